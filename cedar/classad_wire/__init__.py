@@ -1,0 +1,1 @@
+"""cedar.classad_wire"""

@@ -1,0 +1,91 @@
+"""The exception hierarchy of cedar.
+
+Every failure that comes from the network, a peer, or bad input is a :class:`CedarError`, so a
+caller can catch one class.  The subclasses say *what kind* of thing went wrong; the message says
+what happened and, where there is one, what to do about it.  Messages never contain secrets
+(keys, tokens, session ids).
+"""
+
+from __future__ import annotations
+
+
+class CedarError(Exception):
+    """Base class of every error raised by cedar."""
+
+
+class ProtocolError(CedarError):
+    """The peer sent bytes that do not follow the CEDAR protocol (malformed framing or data)."""
+
+    def __init__(self, message: str, *, offset: int | None = None) -> None:
+        self.offset = offset
+        if offset is not None:
+            message = f"{message} (at byte offset {offset})"
+        super().__init__(message)
+
+
+class ClassAdError(CedarError):
+    """A ClassAd or ClassAd expression could not be parsed, built or evaluated."""
+
+
+class ClassAdParseError(ClassAdError, ValueError):
+    """ClassAd expression text is not valid."""
+
+    def __init__(self, message: str, *, text: str | None = None, position: int | None = None):
+        self.text = text
+        self.position = position
+        if position is not None:
+            message = f"{message} (at position {position})"
+        super().__init__(message)
+
+
+class CedarConnectionError(CedarError):
+    """Base for connection-level failures (named so it does not shadow the builtin)."""
+
+
+class ConnectionClosed(CedarConnectionError):
+    """The peer closed (or reset) the connection."""
+
+
+class CedarTimeout(CedarConnectionError):
+    """A network wait took longer than the configured timeout."""
+
+
+class IntegrityError(CedarConnectionError):
+    """An AES-GCM packet failed authentication: the stream was tampered with or keys disagree."""
+
+
+class SecurityError(CedarError):
+    """Base for failures of security negotiation."""
+
+
+class AuthenticationError(SecurityError):
+    """No authentication method succeeded, or a method failed."""
+
+
+class PermissionDenied(SecurityError):
+    """The server refused the command at the requested permission level."""
+
+
+class CommandError(CedarError):
+    """A daemon answered a command with an error."""
+
+
+class ConfigError(CedarError):
+    """HTCondor configuration could not be read or is invalid."""
+
+
+__all__ = [
+    "AuthenticationError",
+    "CedarConnectionError",
+    "CedarError",
+    "CedarTimeout",
+    "ClassAdError",
+    "ClassAdParseError",
+    "CommandError",
+    "ConfigError",
+    "ConnectionClosed",
+    "IntegrityError",
+    "PermissionDenied",
+    "ProtocolError",
+    "SecurityError",
+]

@@ -1,0 +1,1 @@
+"""cedar.server"""

@@ -1,0 +1,181 @@
+"""The sans-I/O state of one CEDAR TCP connection.
+
+:class:`CedarConnection` turns outgoing message payloads into wire bytes and incoming wire bytes
+into complete messages, applying AES-GCM once a key is installed and keeping the handshake
+transcript digests the first encrypted packet of each direction authenticates (spec 01 §4.2.4).
+It never touches a socket: drivers feed it bytes and write out what it returns (the design of
+h11).  Incoming bytes are only parsed when a message is asked for, so a key installed between two
+messages applies to exactly the packets that follow.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from cedar.errors import ConnectionClosed, ProtocolError
+from cedar.stream.crypto import TAG_SIZE, ZERO_DIGEST, AesGcmState
+from cedar.stream.framing import (
+    HEADER_SIZE,
+    MAX_PACKET_PAYLOAD,
+    decode_header,
+    encode_header,
+    split_payload,
+)
+from cedar.stream.primitives import MessageReader, MessageWriter
+
+#: The reference stops feeding transcript digests after about this much data (spec 01 §4.2.4).
+TRANSCRIPT_LIMIT = 1 << 20
+#: Default bound on one reassembled incoming message; a peer announcing more is cut off.
+DEFAULT_MAX_MESSAGE = 64 << 20
+
+
+class _Transcript:
+    """SHA-256 over the plaintext packets of one direction, before encryption starts."""
+
+    __slots__ = ("_hash", "_size")
+
+    def __init__(self) -> None:
+        self._hash = hashlib.sha256()
+        self._size = 0
+
+    def feed(self, packet: bytes) -> None:
+        if self._size < TRANSCRIPT_LIMIT:
+            self._hash.update(packet)
+            self._size += len(packet)
+
+    def digest(self) -> bytes:
+        return self._hash.digest() if self._size else ZERO_DIGEST
+
+
+class CedarConnection:
+    """Framing, crypto and transcript state of one connection, in one role-agnostic object."""
+
+    def __init__(self, *, max_message_size: int = DEFAULT_MAX_MESSAGE) -> None:
+        self.max_message_size = max_message_size
+        self._inbox = bytearray()
+        self._inbox_offset = 0  # stream offset of _inbox[0], for error messages
+        self._partial: list[bytes] = []
+        self._partial_size = 0
+        self._aes: AesGcmState | None = None
+        self._sent = _Transcript()
+        self._received = _Transcript()
+        self._frozen: tuple[bytes, bytes] | None = None
+        self._eof = False
+
+    # -- crypto state -------------------------------------------------------------------------
+
+    @property
+    def encrypted(self) -> bool:
+        """True once an AES key is installed: every later packet is protected, strings prefixed."""
+        return self._aes is not None
+
+    def install_aes_key(self, key: bytes, *, send_iv: bytes | None = None) -> None:
+        """Switch both directions to AES-256-GCM, permanently (spec 01 §4.1)."""
+        self._aes = AesGcmState(key, send_iv=send_iv)
+
+    def reset_transcript(self) -> None:
+        """Restart the digests (after sending a shared-port preamble, spec 03 §8.5)."""
+        self._sent = _Transcript()
+        self._received = _Transcript()
+
+    def _transcript(self, *, sending: bool) -> bytes:
+        if self._frozen is None:
+            self._frozen = (self._sent.digest(), self._received.digest())
+        sent, received = self._frozen
+        return sent + received if sending else received + sent
+
+    def transcript_digests(self) -> tuple[bytes, bytes]:
+        """``(D_sent, D_received)`` as they stand (frozen once encryption started)."""
+        if self._frozen is not None:
+            return self._frozen
+        return self._sent.digest(), self._received.digest()
+
+    # -- sending ------------------------------------------------------------------------------
+
+    def writer(self) -> MessageWriter:
+        """A message builder in the string mode the connection is in."""
+        return MessageWriter(crypto=self.encrypted)
+
+    def send_message(self, message: MessageWriter | bytes) -> bytes:
+        """The wire bytes of one whole message (one packet when it fits in 1 MiB)."""
+        payload = message.getvalue() if isinstance(message, MessageWriter) else bytes(message)
+        if self._aes is None:
+            pieces = split_payload(payload, MAX_PACKET_PAYLOAD)
+            out = bytearray()
+            for index, piece in enumerate(pieces):
+                packet = encode_header(index == len(pieces) - 1, len(piece)) + piece
+                self._sent.feed(packet)
+                out += packet
+            return bytes(out)
+        direction = self._aes.send
+        out = bytearray()
+        # Leave room for the IV and tag inside the 1 MiB packet limit.
+        pieces = split_payload(payload, MAX_PACKET_PAYLOAD - 2 * TAG_SIZE)
+        for index, piece in enumerate(pieces):
+            transcript = self._transcript(sending=True) if direction.counter == 0 else b""
+            out += direction.seal(index == len(pieces) - 1, piece, transcript)
+        return bytes(out)
+
+    # -- receiving ----------------------------------------------------------------------------
+
+    def receive_data(self, data: bytes) -> None:
+        """Buffer bytes read from the socket; ``b""`` means the peer closed the connection."""
+        if data:
+            self._inbox += data
+        else:
+            self._eof = True
+
+    @property
+    def peer_closed(self) -> bool:
+        """True once EOF was fed in."""
+        return self._eof
+
+    def next_message(self) -> MessageReader | None:
+        """The next complete message, or ``None`` if more bytes are needed.
+
+        Raises :class:`ConnectionClosed` if the peer closed before a message was complete, and
+        :class:`ProtocolError`/:class:`IntegrityError` for a malformed or forged packet.
+        """
+        while True:
+            inbox = self._inbox
+            if len(inbox) < HEADER_SIZE:
+                return self._need_more()
+            header = bytes(inbox[:HEADER_SIZE])
+            last, length = decode_header(header, offset=self._inbox_offset)
+            if len(inbox) < HEADER_SIZE + length:
+                return self._need_more()
+            body = bytes(inbox[HEADER_SIZE : HEADER_SIZE + length])
+            del inbox[: HEADER_SIZE + length]
+            self._inbox_offset += HEADER_SIZE + length
+            if self._aes is None:
+                self._received.feed(header + body)
+                plaintext = body
+            else:
+                direction = self._aes.receive
+                transcript = self._transcript(sending=False) if direction.counter == 0 else b""
+                plaintext = direction.open(header, body, transcript)
+            self._partial_size += len(plaintext)
+            if self._partial_size > self.max_message_size:
+                raise ProtocolError(
+                    f"incoming message exceeds the {self.max_message_size}-byte limit",
+                    offset=self._inbox_offset,
+                )
+            self._partial.append(plaintext)
+            if last:
+                payload = b"".join(self._partial)
+                self._partial.clear()
+                self._partial_size = 0
+                return MessageReader(payload, crypto=self.encrypted)
+
+    def _need_more(self) -> None:
+        if self._eof:
+            if self._inbox or self._partial:
+                raise ConnectionClosed(
+                    "connection closed by the peer in the middle of a packet or message"
+                )
+            raise ConnectionClosed("connection closed by the peer")
+        return None
+
+    def __repr__(self) -> str:
+        mode = "AES-GCM" if self._aes else "plain"
+        return f"<CedarConnection {mode}>"

@@ -1,0 +1,304 @@
+"""Drivers that run protocol coroutines over a real transport.
+
+* :class:`SyncChannel` -- a blocking socket (the sync API and the CLIs);
+* :class:`TrioChannel` -- a Trio stream (the async API and the servers);
+* :class:`ReplayChannel` -- recorded bytes (tests and captures).
+
+Every network wait is bounded by ``timeout`` seconds (default 20, applied per read or write as the
+reference does); closed connections, resets and timeouts become :mod:`cedar.errors` exceptions,
+thrown into the protocol first so it can explain them.
+"""
+
+from __future__ import annotations
+
+import errno
+import socket
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import Any, TypeVar
+
+import trio
+
+from cedar.errors import CedarConnectionError, CedarError, CedarTimeout, ConnectionClosed
+from cedar.stream.connection import CedarConnection
+from cedar.stream.primitives import MessageReader
+from cedar.stream.protocol import (
+    Deliver,
+    Finished,
+    Protocol,
+    ProtocolRunner,
+    ReadMessage,
+    Write,
+)
+
+T = TypeVar("T")
+
+DEFAULT_TIMEOUT = 20.0
+_READ_SIZE = 65536
+_RESET_ERRNOS = {errno.ECONNRESET, errno.EPIPE, errno.ECONNABORTED, errno.ENOTCONN}
+
+
+def _describe_os_error(exc: OSError, peer: str) -> CedarConnectionError:
+    if exc.errno in _RESET_ERRNOS:
+        return ConnectionClosed(f"connection to {peer} was closed by the peer ({exc.strerror})")
+    return CedarConnectionError(f"network error talking to {peer}: {exc.strerror or exc}")
+
+
+class _BlockingDriver:
+    """The stepping loop shared by the blocking drivers; subclasses move the bytes."""
+
+    conn: CedarConnection
+
+    def _write(self, data: bytes) -> None:
+        raise NotImplementedError
+
+    def read_message(self) -> MessageReader:
+        """Block until the next whole message has arrived."""
+        raise NotImplementedError
+
+    def _steps(self, protocol: Protocol[Any]) -> Iterator[Deliver | Finished]:
+        runner = ProtocolRunner(self.conn, protocol)
+        try:
+            action = runner.start()
+            while True:
+                if isinstance(action, Finished):
+                    yield action
+                    return
+                try:
+                    if isinstance(action, Write):
+                        self._write(action.data)
+                        action = runner.resume(None)
+                    elif isinstance(action, ReadMessage):
+                        action = runner.resume(self.read_message())
+                    else:
+                        yield action
+                        action = runner.resume(None)
+                except CedarError as exc:
+                    action = runner.throw(exc)
+        finally:
+            runner.close()
+
+    def run(self, protocol: Protocol[T], on_emit: Callable[[Any], None] | None = None) -> T:
+        """Run ``protocol`` to completion and return its result."""
+        for step in self._steps(protocol):
+            if isinstance(step, Finished):
+                return step.result  # type: ignore[no-any-return]
+            if on_emit is not None:
+                on_emit(step.value)
+        raise AssertionError("unreachable: protocol ended without a result")
+
+    def iterate(self, protocol: Protocol[Any]) -> Iterator[Any]:
+        """Run ``protocol``, yielding each value it emits as soon as it is decoded."""
+        for step in self._steps(protocol):
+            if isinstance(step, Deliver):
+                yield step.value
+
+
+class SyncChannel(_BlockingDriver):
+    """A blocking TCP connection driving protocols with :class:`CedarConnection` state."""
+
+    def __init__(
+        self,
+        sock: socket.socket,
+        *,
+        conn: CedarConnection | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        peer: str = "peer",
+    ) -> None:
+        self.sock = sock
+        self.conn = conn or CedarConnection()
+        self.timeout = timeout
+        self.peer = peer
+        sock.settimeout(timeout)
+        try:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        except OSError:
+            pass
+
+    @classmethod
+    def connect(cls, host: str, port: int, *, timeout: float = DEFAULT_TIMEOUT) -> SyncChannel:
+        """Open a TCP connection to ``host:port``."""
+        peer = f"{host}:{port}"
+        try:
+            sock = socket.create_connection((host, port), timeout=timeout)
+        except socket.timeout:
+            raise CedarTimeout(f"timed out after {timeout} s connecting to {peer}") from None
+        except OSError as exc:
+            raise CedarConnectionError(
+                f"cannot connect to {peer}: {exc.strerror or exc}; is the daemon running there?"
+            ) from None
+        return cls(sock, timeout=timeout, peer=peer)
+
+    def _write(self, data: bytes) -> None:
+        try:
+            self.sock.sendall(data)
+        except socket.timeout:
+            raise CedarTimeout(f"timed out after {self.timeout} s sending to {self.peer}") from None
+        except OSError as exc:
+            raise _describe_os_error(exc, self.peer) from None
+
+    def read_message(self) -> MessageReader:
+        """Block until the next whole message has arrived."""
+        while True:
+            message = self.conn.next_message()
+            if message is not None:
+                return message
+            try:
+                data = self.sock.recv(_READ_SIZE)
+            except socket.timeout:
+                raise CedarTimeout(
+                    f"timed out after {self.timeout} s waiting for {self.peer}"
+                ) from None
+            except OSError as exc:
+                raise _describe_os_error(exc, self.peer) from None
+            self.conn.receive_data(data)
+
+    def close(self) -> None:
+        """Close the socket."""
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+
+    def __enter__(self) -> SyncChannel:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+class TrioChannel:
+    """A Trio stream driving protocols with :class:`CedarConnection` state."""
+
+    def __init__(
+        self,
+        stream: trio.abc.Stream,
+        *,
+        conn: CedarConnection | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        peer: str = "peer",
+    ) -> None:
+        self.stream = stream
+        self.conn = conn or CedarConnection()
+        self.timeout = timeout
+        self.peer = peer
+
+    @classmethod
+    async def connect(
+        cls, host: str, port: int, *, timeout: float = DEFAULT_TIMEOUT
+    ) -> TrioChannel:
+        """Open a TCP connection to ``host:port``."""
+        peer = f"{host}:{port}"
+        try:
+            with trio.fail_after(timeout):
+                stream = await trio.open_tcp_stream(host, port)
+        except trio.TooSlowError:
+            raise CedarTimeout(f"timed out after {timeout} s connecting to {peer}") from None
+        except OSError as exc:
+            raise CedarConnectionError(
+                f"cannot connect to {peer}: {exc.strerror or exc}; is the daemon running there?"
+            ) from None
+        return cls(stream, timeout=timeout, peer=peer)
+
+    async def _write(self, data: bytes) -> None:
+        try:
+            with trio.fail_after(self.timeout):
+                await self.stream.send_all(data)
+        except trio.TooSlowError:
+            raise CedarTimeout(f"timed out after {self.timeout} s sending to {self.peer}") from None
+        except trio.BrokenResourceError as exc:
+            raise ConnectionClosed(f"connection to {self.peer} was closed by the peer") from exc
+        except trio.ClosedResourceError:
+            raise ConnectionClosed(f"connection to {self.peer} is already closed") from None
+        except OSError as exc:
+            raise _describe_os_error(exc, self.peer) from None
+
+    async def read_message(self) -> MessageReader:
+        """Wait until the next whole message has arrived."""
+        while True:
+            message = self.conn.next_message()
+            if message is not None:
+                return message
+            try:
+                with trio.fail_after(self.timeout):
+                    data = await self.stream.receive_some(_READ_SIZE)
+            except trio.TooSlowError:
+                raise CedarTimeout(
+                    f"timed out after {self.timeout} s waiting for {self.peer}"
+                ) from None
+            except trio.BrokenResourceError:
+                data = b""  # a reset reads like a close: neither carries information
+            except trio.ClosedResourceError:
+                raise ConnectionClosed(f"connection to {self.peer} is already closed") from None
+            self.conn.receive_data(data)
+
+    async def _steps(self, protocol: Protocol[Any]) -> AsyncIterator[Deliver | Finished]:
+        runner = ProtocolRunner(self.conn, protocol)
+        try:
+            action = runner.start()
+            while True:
+                if isinstance(action, Finished):
+                    yield action
+                    return
+                try:
+                    if isinstance(action, Write):
+                        await self._write(action.data)
+                        action = runner.resume(None)
+                    elif isinstance(action, ReadMessage):
+                        action = runner.resume(await self.read_message())
+                    else:
+                        assert isinstance(action, Deliver)
+                        yield action
+                        action = runner.resume(None)
+                except CedarError as exc:
+                    action = runner.throw(exc)
+        finally:
+            runner.close()
+
+    async def run(self, protocol: Protocol[T], on_emit: Callable[[Any], None] | None = None) -> T:
+        """Run ``protocol`` to completion and return its result."""
+        async for step in self._steps(protocol):
+            if isinstance(step, Finished):
+                return step.result  # type: ignore[no-any-return]
+            if on_emit is not None:
+                on_emit(step.value)
+        raise AssertionError("unreachable: protocol ended without a result")
+
+    async def iterate(self, protocol: Protocol[Any]) -> AsyncIterator[Any]:
+        """Run ``protocol``, yielding each value it emits as soon as it is decoded."""
+        async for step in self._steps(protocol):
+            if isinstance(step, Deliver):
+                yield step.value
+
+    async def aclose(self) -> None:
+        """Close the stream."""
+        await self.stream.aclose()
+
+    async def __aenter__(self) -> TrioChannel:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+
+class ReplayChannel(_BlockingDriver):
+    """Runs a protocol against recorded peer bytes and records what the protocol sends.
+
+    ``peer_bytes`` is everything the peer sent on the connection, in order (wire bytes: packets
+    with headers).  :attr:`sent` collects the wire bytes of each message the protocol sends; a
+    protocol that waits for more than was recorded gets :class:`ConnectionClosed`.
+    """
+
+    def __init__(self, peer_bytes: bytes, *, conn: CedarConnection | None = None) -> None:
+        self.conn = conn or CedarConnection()
+        self.conn.receive_data(peer_bytes)
+        self.conn.receive_data(b"")
+        self.sent: list[bytes] = []
+
+    def _write(self, data: bytes) -> None:
+        self.sent.append(data)
+
+    def read_message(self) -> MessageReader:
+        """The next recorded message (EOF was fed in, so this never waits)."""
+        message = self.conn.next_message()
+        assert message is not None
+        return message

@@ -1,0 +1,62 @@
+"""CEDAR packet framing (spec 01 §2): the 5-byte header and how messages become packets.
+
+The header layout is declared with Construct; the hot receive path uses the compiled form.
+"""
+
+from __future__ import annotations
+
+from construct import Int8ub, Int32ub, Struct
+
+from cedar.errors import ProtocolError
+
+#: ``end`` (1 byte) + big-endian uint32 ``len`` (spec 01 §2.1).
+PACKET_HEADER = Struct("end" / Int8ub, "length" / Int32ub).compile()
+HEADER_SIZE = 5
+#: Largest packet payload either side may send or accept (spec 01 §2.3).
+MAX_PACKET_PAYLOAD = 1 << 20
+#: End flags the reference accepts as "last packet"; senders only use 0 and 1 (spec 01 §2.2).
+MAX_END_FLAG = 10
+#: Payload bytes of a full packet sent by the reference (4096-byte buffer minus the header).
+REFERENCE_PACKET_PAYLOAD = 4091
+
+
+def encode_header(end: bool, length: int) -> bytes:
+    """The 5 header bytes of a packet; ``length`` counts the bytes after the header."""
+    return PACKET_HEADER.build({"end": 1 if end else 0, "length": length})
+
+
+def decode_header(header: bytes, *, offset: int = 0) -> tuple[bool, int]:
+    """Validate a packet header and return ``(is_last_packet, payload_length)``.
+
+    ``offset`` only serves to make the error message point into the stream.
+    """
+    parsed = PACKET_HEADER.parse(header)
+    end, length = parsed.end, parsed.length
+    if end > MAX_END_FLAG:
+        raise ProtocolError(
+            f"unrecognized packet header: end flag {end:#04x} (expected 0..10)", offset=offset
+        )
+    if length == 0:
+        raise ProtocolError("improperly sized packet: length 0", offset=offset)
+    if length > MAX_PACKET_PAYLOAD:
+        raise ProtocolError(
+            f"packet length {length} is larger than the 1 MiB limit", offset=offset + 1
+        )
+    return end != 0, length
+
+
+def split_payload(payload: bytes, chunk: int) -> list[bytes]:
+    """Split a message payload into packet payloads of at most ``chunk`` bytes (at least one)."""
+    if not payload:
+        raise ValueError("CEDAR never sends an empty message")
+    return [payload[i : i + chunk] for i in range(0, len(payload), chunk)]
+
+
+def frame_plain(payload: bytes, *, chunk: int = MAX_PACKET_PAYLOAD) -> bytes:
+    """A whole message in clear: one packet when it fits, else ``chunk``-sized packets."""
+    pieces = split_payload(payload, chunk)
+    out = bytearray()
+    for index, piece in enumerate(pieces):
+        out += encode_header(index == len(pieces) - 1, len(piece))
+        out += piece
+    return bytes(out)
