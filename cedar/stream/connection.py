@@ -139,11 +139,13 @@ class CedarConnection:
         while True:
             inbox = self._inbox
             if len(inbox) < HEADER_SIZE:
-                return self._need_more()
+                self._check_eof()
+                return None
             header = bytes(inbox[:HEADER_SIZE])
             last, length = decode_header(header, offset=self._inbox_offset)
             if len(inbox) < HEADER_SIZE + length:
-                return self._need_more()
+                self._check_eof()
+                return None
             body = bytes(inbox[HEADER_SIZE : HEADER_SIZE + length])
             del inbox[: HEADER_SIZE + length]
             self._inbox_offset += HEADER_SIZE + length
@@ -167,14 +169,14 @@ class CedarConnection:
                 self._partial_size = 0
                 return MessageReader(payload, crypto=self.encrypted)
 
-    def _need_more(self) -> None:
+    def _check_eof(self) -> None:
+        """More bytes are needed: fine unless the peer already closed."""
         if self._eof:
             if self._inbox or self._partial:
                 raise ConnectionClosed(
                     "connection closed by the peer in the middle of a packet or message"
                 )
             raise ConnectionClosed("connection closed by the peer")
-        return None
 
     def __repr__(self) -> str:
         mode = "AES-GCM" if self._aes else "plain"

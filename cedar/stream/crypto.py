@@ -7,6 +7,8 @@ SHA-256 transcript digests of the plaintext handshake in its AAD.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import os
 import struct
 
@@ -15,8 +17,10 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 from cedar.errors import IntegrityError, ProtocolError
+from cedar.stream.framing import encode_header
 
 IV_SIZE = 16
 TAG_SIZE = 16
@@ -39,9 +43,9 @@ def nonce_for(base_iv: bytes, counter: int) -> bytes:
 
 def derive_session_key(shared_secret: bytes, length: int = KEY_SIZE) -> bytes:
     """HKDF-SHA256(IKM = ECDH secret, salt "htcondor", info "keygen") (spec 03 §5.2)."""
-    return HKDF(
-        algorithm=hashes.SHA256(), length=length, salt=HKDF_SALT, info=HKDF_INFO
-    ).derive(shared_secret)
+    return HKDF(algorithm=hashes.SHA256(), length=length, salt=HKDF_SALT, info=HKDF_INFO).derive(
+        shared_secret
+    )
 
 
 class EcdhKeyPair:
@@ -57,21 +61,16 @@ class EcdhKeyPair:
 
     def public_bytes(self) -> bytes:
         """The SEC1 uncompressed point, 65 bytes starting 0x04."""
-        from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
-
-        return self._private.public_key().public_bytes(Encoding.X962, PublicFormat.UncompressedPoint)
+        return self._private.public_key().public_bytes(
+            Encoding.X962, PublicFormat.UncompressedPoint
+        )
 
     def public_base64(self) -> str:
         """The public point as it appears in ``ECDHPublicKey``."""
-        import base64
-
         return base64.b64encode(self.public_bytes()).decode("ascii")
 
     def shared_secret(self, peer_public: bytes | str) -> bytes:
         """The ECDH secret (X coordinate) with the peer's public point (raw or base64)."""
-        import base64
-        import binascii
-
         try:
             if isinstance(peer_public, str):
                 peer_public = base64.b64decode(peer_public, validate=True)
@@ -106,8 +105,6 @@ class AesGcmDirection:
 
     def seal(self, end: bool, plaintext: bytes, transcript: bytes) -> bytes:
         """One whole packet (header + body).  ``transcript`` is ``D_s || D_r`` for the first."""
-        from cedar.stream.framing import encode_header
-
         first = self.counter == 0
         assert self.base_iv is not None
         body_len = len(plaintext) + TAG_SIZE + (IV_SIZE if first else 0)

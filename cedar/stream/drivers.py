@@ -11,6 +11,7 @@ thrown into the protocol first so it can explain them.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import socket
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -109,10 +110,8 @@ class SyncChannel(_BlockingDriver):
         self.timeout = timeout
         self.peer = peer
         sock.settimeout(timeout)
-        try:
+        with contextlib.suppress(OSError):
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        except OSError:
-            pass
 
     @classmethod
     def connect(cls, host: str, port: int, *, timeout: float = DEFAULT_TIMEOUT) -> SyncChannel:
@@ -120,7 +119,7 @@ class SyncChannel(_BlockingDriver):
         peer = f"{host}:{port}"
         try:
             sock = socket.create_connection((host, port), timeout=timeout)
-        except socket.timeout:
+        except TimeoutError:
             raise CedarTimeout(f"timed out after {timeout} s connecting to {peer}") from None
         except OSError as exc:
             raise CedarConnectionError(
@@ -131,7 +130,7 @@ class SyncChannel(_BlockingDriver):
     def _write(self, data: bytes) -> None:
         try:
             self.sock.sendall(data)
-        except socket.timeout:
+        except TimeoutError:
             raise CedarTimeout(f"timed out after {self.timeout} s sending to {self.peer}") from None
         except OSError as exc:
             raise _describe_os_error(exc, self.peer) from None
@@ -144,7 +143,7 @@ class SyncChannel(_BlockingDriver):
                 return message
             try:
                 data = self.sock.recv(_READ_SIZE)
-            except socket.timeout:
+            except TimeoutError:
                 raise CedarTimeout(
                     f"timed out after {self.timeout} s waiting for {self.peer}"
                 ) from None
@@ -154,10 +153,8 @@ class SyncChannel(_BlockingDriver):
 
     def close(self) -> None:
         """Close the socket."""
-        try:
+        with contextlib.suppress(OSError):
             self.sock.close()
-        except OSError:
-            pass
 
     def __enter__(self) -> SyncChannel:
         return self

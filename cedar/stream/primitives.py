@@ -1,9 +1,9 @@
 """CEDAR primitive encodings over the bytes of one message (spec 01 §3).
 
-A :class:`MessageWriter` builds the payload of one message and a :class:`MessageReader` takes one
-apart.  Both work on bytes only; packetisation, encryption and sockets live elsewhere.  The one piece
-of connection state that changes the encoding -- whether the stream is in *crypto mode*, which makes
-strings length-prefixed -- is passed in explicitly.
+A :class:`MessageWriter` builds the payload of one message and a :class:`MessageReader` takes
+one apart.  Both work on bytes only; packets, encryption and sockets live elsewhere.  The one
+piece of connection state that changes the encoding -- whether the stream is in *crypto mode*,
+which makes strings length-prefixed -- is passed in explicitly.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ def _to_bytes(value: str | bytes | None) -> bytes:
 
 
 def decode_text(raw: bytes) -> str:
-    """Bytes of a wire string as ``str``; undecodable bytes survive a round trip (surrogateescape)."""
+    """A wire string as ``str``; undecodable bytes survive a round trip (surrogateescape)."""
     return raw.decode("utf-8", "surrogateescape")
 
 
@@ -53,7 +53,7 @@ class MessageWriter:
         self.crypto = crypto
 
     def put_int(self, value: int) -> MessageWriter:
-        """Any integer type: 8 bytes big-endian; negative values sign-extended, others zero-extended."""
+        """Any integer type: 8 bytes big-endian, negatives sign-extended, others zero-extended."""
         value = int(value)
         if value < _INT64_MIN or value > _UINT64_MAX:
             raise ValueError(f"integer {value} does not fit in 64 bits")

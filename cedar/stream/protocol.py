@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Generator
 from dataclasses import dataclass
-from typing import Any, TypeVar, Union
+from typing import Any, TypeVar
 
 from cedar.stream.connection import CedarConnection
 from cedar.stream.primitives import MessageReader, MessageWriter
@@ -45,7 +45,7 @@ class Emit:
     value: Any
 
 
-Request = Union[Send, Receive, Emit]
+Request = Send | Receive | Emit
 Protocol = Generator[Request, Any, T]
 
 
@@ -75,7 +75,7 @@ class Finished:
     result: Any
 
 
-Action = Union[Write, ReadMessage, Deliver, Finished]
+Action = Write | ReadMessage | Deliver | Finished
 
 
 class ProtocolRunner:

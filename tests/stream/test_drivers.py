@@ -1,0 +1,165 @@
+"""Protocol coroutines run over the three drivers; transport failures become cedar errors."""
+
+from __future__ import annotations
+
+import socket
+import threading
+from collections.abc import Iterator
+from functools import partial
+
+import pytest
+import trio
+import trio.testing
+
+from cedar.errors import CedarConnectionError, CedarTimeout, ConnectionClosed
+from cedar.stream import (
+    CedarConnection,
+    Emit,
+    MessageReader,
+    Protocol,
+    Receive,
+    ReplayChannel,
+    Send,
+    SyncChannel,
+    TrioChannel,
+)
+
+
+def count_client(conn: CedarConnection, upto: int) -> Protocol[int]:
+    """Ask for ``upto`` numbers, emit each as it arrives, return their sum."""
+    yield Send(conn.writer().put_int(upto))
+    total = 0
+    for _ in range(upto):
+        reply: MessageReader = yield Receive()
+        value = reply.get_int()
+        reply.end_of_message()
+        yield Emit(value)
+        total += value
+    return total
+
+
+def count_server(conn: CedarConnection) -> Protocol[None]:
+    request: MessageReader = yield Receive()
+    for value in range(request.get_int()):
+        yield Send(conn.writer().put_int(value * 10))
+
+
+def explaining_client(conn: CedarConnection) -> Protocol[str]:
+    """Shows that transport errors are thrown into the protocol, which may explain them."""
+    yield Send(conn.writer().put_int(1))
+    try:
+        yield Receive()
+    except ConnectionClosed as exc:
+        return f"explained: {exc}"
+    return "no error"
+
+
+@pytest.fixture
+def server_socket() -> Iterator[tuple[socket.socket, int]]:
+    listener = socket.create_server(("127.0.0.1", 0))
+    yield listener, listener.getsockname()[1]
+    listener.close()
+
+
+def serve_once(listener: socket.socket, protocol_factory) -> threading.Thread:  # type: ignore[no-untyped-def]
+    def run() -> None:
+        sock, _ = listener.accept()
+        with SyncChannel(sock, timeout=5) as channel:
+            channel.run(protocol_factory(channel.conn))
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread
+
+
+def test_sync_driver_run_and_iterate(server_socket: tuple[socket.socket, int]) -> None:
+    listener, port = server_socket
+    serve_once(listener, count_server)
+    emitted: list[int] = []
+    with SyncChannel.connect("127.0.0.1", port, timeout=5) as channel:
+        assert channel.run(count_client(channel.conn, 4), emitted.append) == 60
+    assert emitted == [0, 10, 20, 30]
+    serve_once(listener, count_server)
+    with SyncChannel.connect("127.0.0.1", port, timeout=5) as channel:
+        assert list(channel.iterate(count_client(channel.conn, 3))) == [0, 10, 20]
+
+
+def test_sync_driver_times_out_instead_of_hanging(server_socket: tuple[socket.socket, int]) -> None:
+    listener, port = server_socket
+    with (
+        SyncChannel.connect("127.0.0.1", port, timeout=0.2) as channel,
+        pytest.raises(CedarTimeout, match=r"timed out after 0.2 s"),
+    ):
+        channel.run(count_client(channel.conn, 1))
+
+
+def test_sync_driver_peer_close_is_thrown_into_the_protocol(
+    server_socket: tuple[socket.socket, int],
+) -> None:
+    listener, port = server_socket
+
+    def close_at_once() -> None:
+        sock, _ = listener.accept()
+        sock.recv(100)
+        sock.close()
+
+    threading.Thread(target=close_at_once, daemon=True).start()
+    with SyncChannel.connect("127.0.0.1", port, timeout=5) as channel:
+        assert channel.run(explaining_client(channel.conn)).startswith("explained: connection")
+
+
+def test_connect_refused_says_what_to_check() -> None:
+    probe = socket.create_server(("127.0.0.1", 0))
+    port = probe.getsockname()[1]
+    probe.close()
+    with pytest.raises(CedarConnectionError, match=f"cannot connect to 127.0.0.1:{port}"):
+        SyncChannel.connect("127.0.0.1", port, timeout=2)
+
+
+def test_trio_driver_against_trio_server() -> None:
+    async def main() -> None:
+        async def handler(stream: trio.SocketStream) -> None:
+            await TrioChannel(stream, timeout=5).run(count_server(CedarConnection()))
+
+        async with trio.open_nursery() as nursery:
+            listeners = await nursery.start(partial(trio.serve_tcp, handler, 0, host="127.0.0.1"))
+            port = listeners[0].socket.getsockname()[1]
+            channel = await TrioChannel.connect("127.0.0.1", port, timeout=5)
+            async with channel:
+                got = [v async for v in channel.iterate(count_client(channel.conn, 5))]
+            assert got == [0, 10, 20, 30, 40]
+            channel = await TrioChannel.connect("127.0.0.1", port, timeout=5)
+            async with channel:
+                assert await channel.run(count_client(channel.conn, 2)) == 10
+            nursery.cancel_scope.cancel()
+
+    trio.run(main)
+
+
+def test_trio_driver_timeout_and_close() -> None:
+    async def main() -> None:
+        client_stream, server_stream = trio.testing.memory_stream_pair()
+        channel = TrioChannel(client_stream, timeout=0.1)
+        with pytest.raises(CedarTimeout):
+            await channel.run(count_client(channel.conn, 1))
+        await server_stream.aclose()
+        channel = TrioChannel(trio.testing.memory_stream_pair()[0], timeout=1)
+        await channel.stream.aclose()
+        with pytest.raises(ConnectionClosed):
+            await channel.run(count_client(channel.conn, 1))
+
+    trio.run(main)
+
+
+def test_replay_driver_records_what_is_sent() -> None:
+    server = CedarConnection()
+    recorded = b"".join(server.send_message(server.writer().put_int(v)) for v in (7, 8))
+    channel = ReplayChannel(recorded)
+    assert channel.run(count_client(channel.conn, 2)) == 15
+    assert channel.sent == [bytes.fromhex("0100000008") + (2).to_bytes(8, "big")]
+
+
+def test_replay_driver_missing_reply_is_connection_closed() -> None:
+    channel = ReplayChannel(b"")
+    with pytest.raises(ConnectionClosed):
+        channel.run(count_client(channel.conn, 1))

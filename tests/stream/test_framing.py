@@ -1,0 +1,138 @@
+"""Spec 01 §2: packet framing, message reassembly and malformed headers."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from cedar.errors import ConnectionClosed, ProtocolError
+from cedar.stream import CedarConnection, MessageWriter
+from cedar.stream.framing import MAX_PACKET_PAYLOAD, decode_header, encode_header, frame_plain
+
+
+def h(text: str) -> bytes:
+    return bytes.fromhex(text.replace(" ", ""))
+
+
+def feed(*chunks: bytes, eof: bool = False) -> CedarConnection:
+    conn = CedarConnection()
+    for chunk in chunks:
+        conn.receive_data(chunk)
+    if eof:
+        conn.receive_data(b"")
+    return conn
+
+
+def test_first_packet_of_dc_authenticate_header() -> None:
+    # spec 01 §2.8: end=1, len=639
+    assert encode_header(True, 639) == h("01 0000027f")
+    assert decode_header(h("01 0000027f")) == (True, 639)
+
+
+def test_one_packet_per_message_when_it_fits() -> None:
+    wire = CedarConnection().send_message(MessageWriter().put_int(60010))
+    assert wire == h("01 00000008 000000000000ea6a")
+
+
+def test_reference_style_split_is_accepted() -> None:
+    # A 20 KB message sent as 4091-byte packets (spec 01 §2.4) reassembles into one message.
+    payload = bytes(range(256)) * 80
+    conn = feed(frame_plain(payload, chunk=4091))
+    message = conn.next_message()
+    assert message is not None and message.payload == payload
+    assert conn.next_message() is None
+
+
+def test_large_message_is_split_below_one_mib() -> None:
+    payload = b"x" * (MAX_PACKET_PAYLOAD + 10)
+    wire = CedarConnection().send_message(payload)
+    assert wire[:5] == h("00 00100000")
+    assert wire[5 + MAX_PACKET_PAYLOAD : 10 + MAX_PACKET_PAYLOAD] == h("01 0000000a")
+
+
+@pytest.mark.parametrize("end", range(1, 11))
+def test_end_flags_1_to_10_end_a_message(end: int) -> None:
+    message = feed(bytes([end]) + h("00000001 2a")).next_message()
+    assert message is not None and message.get_char() == 0x2A
+
+
+@pytest.mark.parametrize(
+    ("header", "error"),
+    [
+        ("0b 00000001", "end flag 0x0b"),
+        ("80 00000001", "end flag 0x80"),
+        ("01 00000000", "length 0"),
+        ("01 00100001", "larger than the 1 MiB limit"),
+    ],
+)
+def test_bad_headers_are_rejected(header: str, error: str) -> None:
+    with pytest.raises(ProtocolError, match=error):
+        feed(h(header) + b"\0").next_message()
+
+
+def test_bad_header_error_names_the_stream_offset() -> None:
+    conn = feed(h("01 00000001 2a") + h("0c 00000001 2a"))
+    assert conn.next_message() is not None
+    with pytest.raises(ProtocolError, match="offset 6"):
+        conn.next_message()
+
+
+def test_message_split_across_reads_and_packets() -> None:
+    # 10 + 1 + 68 byte packets, end flags 0, 0, 1 (spec 01 §2.3 [live]); fed a byte at a time.
+    payload = bytes(range(79))
+    wire = (
+        h("00 0000000a")
+        + payload[:10]
+        + h("00 00000001")
+        + payload[10:11]
+        + h("01 00000044")
+        + payload[11:]
+    )
+    conn = CedarConnection()
+    for index, byte in enumerate(wire):
+        assert conn.next_message() is None, index
+        conn.receive_data(bytes([byte]))
+    message = conn.next_message()
+    assert message is not None and message.payload == payload
+
+
+def test_reads_never_cross_a_message_boundary() -> None:
+    conn = feed(h("01 00000008 0000000000000004") + h("01 00000008 0000000000000005"))
+    first = conn.next_message()
+    assert first is not None and first.get_int() == 4
+    with pytest.raises(ProtocolError, match="message ends"):
+        first.get_int()
+    second = conn.next_message()
+    assert second is not None and second.get_int() == 5
+
+
+def test_eof_at_a_message_boundary() -> None:
+    conn = feed(eof=True)
+    with pytest.raises(ConnectionClosed, match="closed by the peer"):
+        conn.next_message()
+
+
+@pytest.mark.parametrize("wire", ["01 0000", "01 00000008 00000000", "00 00000001 2a"])
+def test_eof_inside_a_packet_or_message(wire: str) -> None:
+    with pytest.raises(ConnectionClosed, match="middle of a packet or message"):
+        feed(h(wire), eof=True).next_message()
+
+
+def test_oversized_reassembled_message_is_cut_off() -> None:
+    conn = CedarConnection(max_message_size=100)
+    conn.receive_data(frame_plain(b"y" * 101, chunk=60))
+    with pytest.raises(ProtocolError, match="exceeds the 100-byte limit"):
+        conn.next_message()
+
+
+def test_empty_message_is_never_sent() -> None:
+    with pytest.raises(ValueError):
+        CedarConnection().send_message(b"")
+
+
+@given(st.binary(min_size=1, max_size=20000), st.integers(min_value=1, max_value=5000))
+def test_any_packet_split_round_trips(payload: bytes, chunk: int) -> None:
+    conn = feed(frame_plain(payload, chunk=chunk))
+    message = conn.next_message()
+    assert message is not None and message.payload == payload
