@@ -1,0 +1,215 @@
+"""``cedar``: one command with subcommands, in the spirit of the condor_* tools.
+
+``ping``, ``query``, ``token`` and ``decode`` are the stand-alone tools mounted here (their
+modules own their parsers); ``submit``, ``q``, ``hold``, ``release``, ``rm``, ``edit`` and
+``history`` talk to a schedd; ``demo`` and ``pool`` run an embedded mock pool.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from typing import TextIO
+
+from cedar.cli import schedd_tools
+from cedar.errors import CedarError
+
+#: Subcommands implemented by other modules: name -> (module, one-line help).
+MOUNTED = {
+    "ping": ("cedar.cli.ping", "check that a daemon answers and what we may do there"),
+    "query": ("cedar.cli.query", "query the collector (like condor_status)"),
+    "token": ("cedar.cli.token", "IDTOKEN tools"),
+    "decode": ("cedar.cli.decode", "decode a capture of CEDAR traffic"),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The top-level parser (mounted tools are dispatched before it parses)."""
+    parser = argparse.ArgumentParser(
+        prog="cedar", description="HTCondor CEDAR client tools (pure Python)."
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (_, text) in MOUNTED.items():
+        sub.add_parser(name, help=text, add_help=False)
+    schedd_tools.build_parsers(sub)
+    demo = sub.add_parser("demo", help="run a whole job lifecycle against an embedded mock pool")
+    demo.set_defaults(handler=run_demo)
+    pool = sub.add_parser("pool", help="run a mock pool (collector + schedd) in the foreground")
+    pool.add_argument("--port", type=int, default=0, help="port to listen on (default: any)")
+    pool.add_argument("--host", default="127.0.0.1")
+    pool.add_argument("--run-time", type=float, default=10.0, help="simulated job run time (s)")
+    pool.set_defaults(handler=run_pool)
+    return parser
+
+
+def _mounted(name: str, argv: Sequence[str]) -> int:
+    module_name, _ = MOUNTED[name]
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError:
+        print(f"cedar {name}: not available in this installation", file=sys.stderr)
+        return 2
+    args = module.build_parser().parse_args(list(argv))
+    return int(module.run(args))
+
+
+def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
+    """Entry point of the ``cedar`` console script."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    out = out or sys.stdout
+    if argv and argv[0] in MOUNTED:
+        return _mounted(argv[0], argv[1:])
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if getattr(args, "handler", None) is None:
+        parser.print_help(out)
+        return 2
+    try:
+        return int(args.handler(args, out))
+    except CedarError as exc:
+        print(f"cedar {args.command}: {exc}", file=sys.stderr)
+        return 1
+    except ValueError as exc:
+        print(f"cedar {args.command}: {exc}", file=sys.stderr)
+        return 2
+
+
+# --------------------------------------------------------------------------- demo and pool
+
+
+DEMO_SUBMIT = """\
+executable = /bin/echo
+arguments  = hello from job $(Process)
+output     = /dev/null
+queue 3
+"""
+
+
+def _demo_security() -> object:
+    from cedar.auth.client import ClientSecurity, SecurityConfig
+    from cedar.auth.policy import Requirement
+
+    return ClientSecurity(
+        SecurityConfig(
+            methods=["FS"], encryption=Requirement.REQUIRED, integrity=Requirement.REQUIRED
+        )
+    )
+
+
+def run_demo(args: argparse.Namespace, out: TextIO) -> int:
+    """Start a mock pool on loopback (FS + AES-GCM) and walk a job through its life."""
+    from cedar.auth.ping import ping
+    from cedar.commands.collector import Collector
+    from cedar.commands.schedd import Schedd
+    from cedar.commands.submit_lang import Submit
+    from cedar.server.pool import MockPool
+
+    security = _demo_security()
+
+    def step(text: str) -> None:
+        out.write(f"\n== {text}\n")
+        out.flush()
+
+    with MockPool().run_in_thread() as pool:
+        out.write(f"mock pool listening on {pool.host_port} (collector + schedd, FS + AES-GCM)\n")
+        step("ping the schedd at WRITE")
+        result = ping(pool.schedd_address, "WRITE", security=security)  # type: ignore[arg-type]
+        out.write(
+            f"authorized={result.authorized} user={result.user} method={result.method} "
+            f"encryption={result.crypto if result.encrypted else 'none'}\n"
+        )
+        if not result.authorized or not result.encrypted:
+            out.write("demo failed: expected an authorized, encrypted session\n")
+            return 1
+        step("status: the collector's schedd ads")
+        collector = Collector(pool.address, security=security)
+        for ad in collector.query("schedd", projection=["Name", "MyAddress"]):
+            out.write(f"{ad.get('Name')}  {ad.get('MyAddress')}\n")
+        schedd = Schedd(collector.locate("schedd").address, security=security)  # type: ignore[arg-type]
+        step("submit 3 jobs")
+        with tempfile.TemporaryDirectory() as directory:
+            submitted = schedd.submit(Submit(DEMO_SUBMIT), submit_dir=directory)
+        cluster = submitted.cluster
+        out.write(f"{submitted.num_procs} job(s) submitted to cluster {cluster}.\n")
+        step("q")
+        for ad in schedd.query(
+            f"ClusterId == {cluster}", ["ClusterId", "ProcId", "JobStatus", "Args"]
+        ):
+            out.write(
+                f"{ad['ClusterId']}.{ad['ProcId']}  status={ad['JobStatus']}  args={ad['Args']!r}\n"
+            )
+        step(f"hold cluster {cluster}")
+        held = schedd.hold(cluster, "demo hold")
+        out.write(f"All jobs in cluster {cluster} have been held ({held.succeeded} jobs)\n")
+        step(f"release job {cluster}.0")
+        released = schedd.release(f"{cluster}.0", "demo release")
+        out.write(f"Job {cluster}.0 released ({released.succeeded} job)\n")
+        step(f"run: the schedd starts job {cluster}.0 and it completes")
+        now = time.time()
+        pool.schedd.queue.step(now)
+        pool.schedd.queue.step(now + pool.schedd.queue.run_time)
+        step(f"rm cluster {cluster}")
+        removed = schedd.remove(cluster, "demo remove")
+        out.write(
+            f"All jobs in cluster {cluster} have been marked for removal "
+            f"({removed.succeeded} jobs)\n"
+        )
+        step("history")
+        records = list(
+            schedd.history(f"ClusterId == {cluster}", ["ClusterId", "ProcId", "JobStatus"])
+        )
+        for ad in records:
+            out.write(f"{ad['ClusterId']}.{ad['ProcId']}  status={ad['JobStatus']}\n")
+        remaining = schedd.query(f"ClusterId == {cluster}")
+        ok = (
+            held.succeeded == 3
+            and released.succeeded == 1
+            and removed.succeeded == 2
+            and len(records) == 3
+            and not remaining
+        )
+        out.write("\ndemo " + ("succeeded" if ok else "FAILED") + "\n")
+        return 0 if ok else 1
+
+
+def run_pool(args: argparse.Namespace, out: TextIO) -> int:
+    """Serve a mock pool until interrupted and say how to point clients at it."""
+    import trio
+
+    from cedar.server.pool import MockPool
+
+    pool = MockPool(host=args.host, port=args.port, simulate=True, run_time=args.run_time)
+
+    async def serve() -> None:
+        async with trio.open_nursery() as nursery:
+            await nursery.start(pool.serve)
+            hp = pool.host_port
+            out.write(
+                f"mock pool (collector + schedd, FS + AES-GCM) on {hp}\n\n"
+                f"cedar clients:\n"
+                f"  cedar q --pool {hp}\n"
+                f"  cedar submit --pool {hp} job.sub\n\n"
+                f"HTCondor tools and htcondor2 (run as this user, FS authentication):\n"
+                f"  export CONDOR_CONFIG=/dev/null\n"
+                f"  export _condor_COLLECTOR_HOST={hp}\n"
+                f"  export _condor_SEC_CLIENT_AUTHENTICATION_METHODS=FS\n"
+                f"  export _condor_SCHEDD_HOST={pool.schedd.name}\n"
+                f"  condor_q -name {pool.schedd.name}   # or htcondor2.Schedd()\n\n"
+                f"schedd address: {pool.schedd_address}\n"
+                "Ctrl-C stops the pool.\n"
+            )
+            out.flush()
+
+    try:
+        trio.run(serve)
+    except KeyboardInterrupt:
+        out.write("stopped\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,498 @@
+"""The queue-management RPC protocol (QMGMT_WRITE_CMD / QMGMT_READ_CMD, spec 05 §4).
+
+Each function here is one RPC as a protocol coroutine over an already started command
+(:class:`~cedar.stream.connection.CedarConnection` after ``start_command``): it sends
+``I(rpc) …`` EOM and reads the reply ``I(rval) [I(terrno)] [payload]`` EOM (§4.2).  Errors
+become :class:`QmgmtError` subclasses chosen by the schedd's errno.  :func:`submit_transaction`
+composes them into the submission sequence of §4.7.
+"""
+
+from __future__ import annotations
+
+import errno
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import IntFlag
+
+from cedar.classad_wire import ClassAd, get_classad, parse_expr
+from cedar.commands.numbers import QmgmtCall
+from cedar.errors import (
+    CedarError,
+    ClassAdError,
+    CommandError,
+    ConnectionClosed,
+    PermissionDenied,
+    ProtocolError,
+)
+from cedar.stream.connection import CedarConnection
+from cedar.stream.primitives import MessageReader, MessageWriter
+from cedar.stream.protocol import Protocol, Receive, Send
+
+__all__ = [
+    "CommitResult",
+    "InvalidRequest",
+    "JobNotFound",
+    "QmgmtError",
+    "QmgmtPermissionDenied",
+    "SetAttributeFlags",
+    "SubmitRejected",
+    "abort_transaction",
+    "begin_transaction",
+    "check_attribute",
+    "close_socket",
+    "commit_transaction",
+    "delete_attribute",
+    "get_all_jobs_by_constraint",
+    "get_attribute_expr",
+    "get_attribute_float",
+    "get_attribute_int",
+    "get_attribute_string",
+    "get_capabilities",
+    "get_job_ad",
+    "new_cluster",
+    "new_proc",
+    "set_attribute",
+    "set_attribute_by_constraint",
+    "set_effective_owner",
+    "submit_transaction",
+]
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+#: GetAllJobsByConstraint is answered in one message; cap the ads we accept from it.
+MAX_JOBS_IN_ONE_REPLY = 1_000_000
+
+
+class SetAttributeFlags(IntFlag):
+    """Flag byte of SetAttribute2 / SetAttributeByConstraint2 (spec 05 §4.4)."""
+
+    NONE = 0
+    NONDURABLE = 0x01
+    NO_ACK = 0x02
+    SET_DIRTY = 0x04
+    SHOULD_LOG = 0x08
+    ONLY_MY_JOBS = 0x10
+    QUERY_ONLY = 0x20
+    POST_SUBMIT_CLUSTER_CHANGE = 0x80
+
+
+class QmgmtError(CommandError):
+    """The schedd refused a queue-management call.
+
+    ``rval`` is the call's return value, ``errno`` the schedd's error number (may be 0 or,
+    after a NoAck failure, negative), ``reason`` the text of an error ad when one came.
+    """
+
+    def __init__(
+        self, message: str, *, rval: int = -1, errno: int = 0, reason: str | None = None
+    ) -> None:
+        self.rval = rval
+        self.errno = errno
+        self.reason = reason
+        if reason:
+            message = f"{message}: {reason}"
+        super().__init__(message)
+
+
+class QmgmtPermissionDenied(QmgmtError, PermissionDenied):
+    """EACCES/EPERM: not the job's owner, an immutable attribute, or not authenticated."""
+
+
+class JobNotFound(QmgmtError, LookupError):
+    """ENOENT: no such job, or a constraint that matched nothing."""
+
+
+class InvalidRequest(QmgmtError, ValueError):
+    """EINVAL: a bad attribute name or value, or the job is in the wrong state."""
+
+
+class SubmitRejected(QmgmtError):
+    """NewCluster/NewProc or the commit failed (limits, submit requirements, …)."""
+
+
+_NEW_CLUSTER_ERRORS = {
+    -2: "MAX_JOBS_SUBMITTED exceeded",
+    -3: "MAX_JOBS_PER_OWNER exceeded",
+    -4: "MAX_JOBS_PER_SUBMISSION exceeded",
+    -5: "user is disabled",
+    -6: "unknown user",
+    -7: "user not allowed to submit",
+    -10: "internal error in the schedd",
+}
+
+
+def _error(what: str, rval: int, terrno: int, reason: str | None = None) -> QmgmtError:
+    code = abs(terrno)
+    if code in (errno.EACCES, errno.EPERM):
+        cls: type[QmgmtError] = QmgmtPermissionDenied
+        text = f"{what}: permission denied"
+    elif code == errno.ENOENT:
+        cls = JobNotFound
+        text = f"{what}: no such job"
+    elif code == errno.EINVAL:
+        cls = InvalidRequest
+        text = f"{what}: invalid request"
+    else:
+        cls = QmgmtError
+        text = f"{what} failed (rval {rval}, errno {terrno})"
+    return cls(text, rval=rval, errno=terrno, reason=reason)
+
+
+def check_attribute(name: str, value: str) -> None:
+    """Validate a name/value pair before it is sent: the schedd does not parse values and
+    would silently store an unparsable one as ``undefined`` (spec 05 §4.3 notes)."""
+    if not _NAME.match(name):
+        raise InvalidRequest(f"invalid attribute name {name!r}", errno=errno.EINVAL)
+    if not value or "\n" in value or "\r" in value:
+        raise InvalidRequest(
+            f"invalid value for {name}: empty or contains a line break", errno=errno.EINVAL
+        )
+    try:
+        parse_expr(value, old=True)
+    except ClassAdError as exc:
+        raise InvalidRequest(f"value of {name} is not a ClassAd expression: {exc}") from None
+
+
+def _request(conn: CedarConnection, call: QmgmtCall) -> MessageWriter:
+    return conn.writer().put_int(int(call))
+
+
+def _receive(what: str) -> Protocol[MessageReader]:
+    try:
+        reply = yield Receive()
+    except ConnectionClosed:
+        raise ConnectionClosed(
+            f"the schedd closed the connection instead of answering {what}"
+        ) from None
+    return reply  # type: ignore[no-any-return]
+
+
+def _optional_ad(reply: MessageReader) -> ClassAd | None:
+    if reply.at_end():
+        return None
+    return get_classad(reply)
+
+
+def _std_reply(what: str, *, with_ad: bool = False) -> Protocol[tuple[int, MessageReader]]:
+    """Read ``I(rval) [I(terrno)]``; raise on rval < 0 (§4.2)."""
+    reply = yield from _receive(what)
+    rval = reply.get_int()
+    if rval < 0:
+        terrno = reply.get_int()
+        reason = None
+        if with_ad:
+            ad = _optional_ad(reply)
+            if ad is not None:
+                reason = _text(ad, "ErrorReason")
+        raise _error(what, rval, terrno, reason)
+    return rval, reply
+
+
+def _text(ad: ClassAd, name: str) -> str | None:
+    try:
+        value = ad.get(name)
+    except ClassAdError:
+        return None
+    return value if isinstance(value, str) else None
+
+
+# --------------------------------------------------------------------------- the RPCs
+
+
+def get_capabilities(conn: CedarConnection, mask: int = 0) -> Protocol[ClassAd]:
+    """GetCapabilities (10036): the reply is a bare ad (``LateMaterialize`` etc.)."""
+    yield Send(_request(conn, QmgmtCall.GetCapabilities).put_int(mask))
+    reply = yield from _receive("GetCapabilities")
+    ad = get_classad(reply)
+    reply.end_of_message()
+    return ad
+
+
+def new_cluster(conn: CedarConnection) -> Protocol[int]:
+    """NewCluster (10002) → the new cluster id."""
+    yield Send(_request(conn, QmgmtCall.NewCluster))
+    reply = yield from _receive("NewCluster")
+    rval = reply.get_int()
+    if rval < 0:
+        terrno = reply.get_int()
+        ad = _optional_ad(reply)
+        reason = (_text(ad, "ErrorReason") if ad else None) or _NEW_CLUSTER_ERRORS.get(rval)
+        raise SubmitRejected(
+            "the schedd refused to create a cluster", rval=rval, errno=terrno, reason=reason
+        )
+    if rval == 0:
+        raise ProtocolError("NewCluster answered cluster id 0")
+    return rval
+
+
+def new_proc(conn: CedarConnection, cluster: int) -> Protocol[int]:
+    """NewProc (10003) → the new proc id."""
+    yield Send(_request(conn, QmgmtCall.NewProc).put_int(cluster))
+    reply = yield from _receive("NewProc")
+    rval = reply.get_int()
+    if rval < 0:
+        terrno = reply.get_int()
+        reason = _NEW_CLUSTER_ERRORS.get(rval)
+        if abs(terrno) in (errno.EACCES, errno.EPERM):
+            raise _error(f"NewProc({cluster})", rval, terrno, reason)
+        raise SubmitRejected(
+            f"the schedd refused to create a job in cluster {cluster}",
+            rval=rval,
+            errno=terrno,
+            reason=reason,
+        )
+    return rval
+
+
+def set_attribute(
+    conn: CedarConnection,
+    cluster: int,
+    proc: int,
+    name: str,
+    value: str,
+    flags: int = 0,
+) -> Protocol[None]:
+    """SetAttribute (10006) or, with flags, SetAttribute2 (10027).  ``value`` is expression
+    text in wire syntax.  With NO_ACK there is no reply; errors surface at the commit."""
+    check_attribute(name, value)
+    if flags:
+        writer = _request(conn, QmgmtCall.SetAttribute2)
+    else:
+        writer = _request(conn, QmgmtCall.SetAttribute)
+    writer.put_int(cluster).put_int(proc).put_string(value).put_string(name)
+    if flags:
+        writer.put_char(int(flags) & 0xFF)
+    yield Send(writer)
+    if flags & SetAttributeFlags.NO_ACK:
+        return
+    yield from _std_reply(f"SetAttribute({cluster}.{proc}, {name})")
+
+
+def set_attribute_by_constraint(
+    conn: CedarConnection, constraint: str, name: str, value: str, flags: int = 0
+) -> Protocol[int]:
+    """SetAttributeByConstraint (10021) / …2 (10032) → number of jobs matched (always
+    answered, even with NO_ACK, spec 05 §4.3)."""
+    check_attribute(name, value)
+    call = QmgmtCall.SetAttributeByConstraint2 if flags else QmgmtCall.SetAttributeByConstraint
+    writer = _request(conn, call).put_string(constraint).put_string(value).put_string(name)
+    if flags:
+        writer.put_char(int(flags) & 0xFF)
+    yield Send(writer)
+    rval, _ = yield from _std_reply(f"SetAttributeByConstraint({constraint}, {name})")
+    return rval
+
+
+def _get_attribute(
+    conn: CedarConnection, call: QmgmtCall, cluster: int, proc: int, name: str
+) -> Protocol[MessageReader]:
+    yield Send(_request(conn, call).put_int(cluster).put_int(proc).put_string(name))
+    _, reply = yield from _std_reply(f"{call.name}({cluster}.{proc}, {name})")
+    return reply
+
+
+def get_attribute_int(conn: CedarConnection, cluster: int, proc: int, name: str) -> Protocol[int]:
+    """GetAttributeInt (10009)."""
+    reply = yield from _get_attribute(conn, QmgmtCall.GetAttributeInt, cluster, proc, name)
+    return reply.get_int()
+
+
+def get_attribute_float(
+    conn: CedarConnection, cluster: int, proc: int, name: str
+) -> Protocol[float]:
+    """GetAttributeFloat (10008)."""
+    reply = yield from _get_attribute(conn, QmgmtCall.GetAttributeFloat, cluster, proc, name)
+    return reply.get_double()
+
+
+def get_attribute_string(
+    conn: CedarConnection, cluster: int, proc: int, name: str
+) -> Protocol[str]:
+    """GetAttributeString (10010): the string value without quotes."""
+    reply = yield from _get_attribute(conn, QmgmtCall.GetAttributeString, cluster, proc, name)
+    return reply.get_string()
+
+
+def get_attribute_expr(conn: CedarConnection, cluster: int, proc: int, name: str) -> Protocol[str]:
+    """GetAttributeExpr (10011): the expression text."""
+    reply = yield from _get_attribute(conn, QmgmtCall.GetAttributeExpr, cluster, proc, name)
+    return reply.get_string()
+
+
+def delete_attribute(conn: CedarConnection, cluster: int, proc: int, name: str) -> Protocol[None]:
+    """DeleteAttribute (10012)."""
+    yield Send(
+        _request(conn, QmgmtCall.DeleteAttribute).put_int(cluster).put_int(proc).put_string(name)
+    )
+    yield from _std_reply(f"DeleteAttribute({cluster}.{proc}, {name})")
+
+
+def get_job_ad(conn: CedarConnection, cluster: int, proc: int) -> Protocol[ClassAd]:
+    """GetJobAd (10018): the job's ad (proc −1 = the cluster ad)."""
+    yield Send(_request(conn, QmgmtCall.GetJobAd).put_int(cluster).put_int(proc))
+    reply = yield from _receive("GetJobAd")
+    rval = reply.get_int()
+    if rval < 0:
+        terrno = reply.get_int()
+        raise JobNotFound(f"job {cluster}.{proc} does not exist", rval=rval, errno=terrno)
+    return get_classad(reply)
+
+
+def get_all_jobs_by_constraint(
+    conn: CedarConnection, constraint: str, projection: Sequence[str] = ()
+) -> Protocol[list[ClassAd]]:
+    """GetAllJobsByConstraint (10026): every match in one reply message."""
+    yield Send(
+        _request(conn, QmgmtCall.GetAllJobsByConstraint)
+        .put_string(constraint)
+        .put_string(",".join(projection))
+    )
+    reply = yield from _receive("GetAllJobsByConstraint")
+    ads: list[ClassAd] = []
+    while True:
+        rval = reply.get_int()
+        if rval < 0:
+            reply.get_int()
+            return ads
+        if len(ads) >= MAX_JOBS_IN_ONE_REPLY:
+            raise ProtocolError("GetAllJobsByConstraint reply holds too many ads")
+        ads.append(get_classad(reply))
+
+
+def begin_transaction(conn: CedarConnection) -> Protocol[None]:
+    """BeginTransaction (10023): needed before every batch after the first (§4.1)."""
+    yield Send(_request(conn, QmgmtCall.BeginTransaction))
+    yield from _std_reply("BeginTransaction")
+
+
+def abort_transaction(conn: CedarConnection) -> Protocol[None]:
+    """AbortTransaction (10024): drop everything since the transaction began."""
+    yield Send(_request(conn, QmgmtCall.AbortTransaction))
+    yield from _std_reply("AbortTransaction")
+
+
+def set_effective_owner(conn: CedarConnection, owner: str) -> Protocol[None]:
+    """SetEffectiveOwner (10030).  Never send "" (it makes the connection anonymous)."""
+    if not owner:
+        raise ValueError(
+            "SetEffectiveOwner with an empty owner would make the connection anonymous"
+        )
+    yield Send(_request(conn, QmgmtCall.SetEffectiveOwner).put_string(owner))
+    yield from _std_reply(f"SetEffectiveOwner({owner})")
+
+
+@dataclass
+class CommitResult:
+    """The commit reply: ``warning`` from a ``WarningReason`` in the reply ad, if any."""
+
+    ad: ClassAd | None = None
+    warning: str | None = None
+
+
+def commit_transaction(conn: CedarConnection, flags: int | None = None) -> Protocol[CommitResult]:
+    """CommitTransactionNoFlags (10007) or CommitTransaction (10031) with ``flags``.
+
+    The reply ad is optional (present only if the schedd knows our version, §4.5), so it is
+    read only when bytes are left in the message.
+    """
+    if flags is None:
+        yield Send(_request(conn, QmgmtCall.CommitTransactionNoFlags))
+    else:
+        yield Send(_request(conn, QmgmtCall.CommitTransaction).put_int(flags))
+    reply = yield from _receive("CommitTransaction")
+    rval = reply.get_int()
+    if rval < 0:
+        terrno = reply.get_int()
+        ad = _optional_ad(reply)
+        reason = _text(ad, "ErrorReason") if ad is not None else None
+        if abs(terrno) in (errno.EACCES, errno.EPERM):
+            raise QmgmtPermissionDenied(
+                "the schedd rejected the transaction: permission denied",
+                rval=rval,
+                errno=terrno,
+                reason=reason,
+            )
+        raise SubmitRejected(
+            "the schedd rejected the transaction", rval=rval, errno=terrno, reason=reason
+        )
+    ad = _optional_ad(reply)
+    return CommitResult(ad, _text(ad, "WarningReason") if ad is not None else None)
+
+
+def close_socket(conn: CedarConnection) -> Protocol[None]:
+    """CloseSocket (10028): no reply; the schedd ends the session."""
+    yield Send(_request(conn, QmgmtCall.CloseSocket))
+
+
+# --------------------------------------------------------------------------- submission
+
+
+@dataclass
+class SubmitOutcome:
+    """What a submission created."""
+
+    cluster: int
+    num_procs: int
+    cluster_ad: dict[str, str]
+    proc_ads: list[dict[str, str]] = field(default_factory=list)
+    warning: str | None = None
+
+
+ProcAds = tuple[Mapping[str, str], Sequence[Mapping[str, str]]]
+
+
+def submit_transaction(
+    conn: CedarConnection,
+    build: Callable[[int], ProcAds],
+    *,
+    flags: int = SetAttributeFlags.NO_ACK,
+) -> Protocol[SubmitOutcome]:
+    """The whole submission of spec 05 §4.7 on a started QMGMT_WRITE_CMD connection.
+
+    ``build(cluster_id)`` returns (cluster ad, proc ads) as name → wire text; it runs after
+    NewCluster so ``$(Cluster)`` can be expanded.  Any failure before the commit aborts the
+    transaction (explicitly when the connection still works), so nothing is left behind.
+    """
+    yield from get_capabilities(conn)
+    cluster = yield from new_cluster(conn)
+    try:
+        cluster_ad, proc_ads = build(cluster)
+        if not proc_ads:
+            raise ValueError("a submission needs at least one job")
+        for name, value in cluster_ad.items():
+            check_attribute(name, value)
+        for proc_ad in proc_ads:
+            for name, value in proc_ad.items():
+                check_attribute(name, value)
+    except (CedarError, ValueError):
+        yield from _abort_quietly(conn)
+        raise
+    cluster_items = [("ClusterId", str(cluster))] + [
+        (k, v) for k, v in cluster_ad.items() if k.lower() != "clusterid"
+    ]
+    for index, proc_ad in enumerate(proc_ads):
+        proc = yield from new_proc(conn, cluster)
+        if proc != index:
+            yield from _abort_quietly(conn)
+            raise ProtocolError(f"NewProc answered proc {proc}, expected {index}")
+        if index == 0:
+            for name, value in cluster_items:
+                yield from set_attribute(conn, cluster, -1, name, value, flags)
+        items = [("ProcId", str(proc)), ("JobStatus", proc_ad.get("JobStatus", "1"))]
+        items += [(k, v) for k, v in proc_ad.items() if k.lower() not in ("procid", "jobstatus")]
+        for name, value in items:
+            yield from set_attribute(conn, cluster, proc, name, value, flags)
+    result = yield from commit_transaction(conn)
+    yield from close_socket(conn)
+    return SubmitOutcome(
+        cluster, len(proc_ads), dict(cluster_items), [dict(p) for p in proc_ads], result.warning
+    )
+
+
+def _abort_quietly(conn: CedarConnection) -> Protocol[None]:
+    """Abort and close; the schedd also aborts when the connection just drops."""
+    try:
+        yield from abort_transaction(conn)
+        yield from close_socket(conn)
+    except CedarError:
+        pass

@@ -1,0 +1,143 @@
+"""Our client against our mock schedd, sync and async."""
+
+from __future__ import annotations
+
+import pytest
+import trio
+
+from cedar.commands import qmgmt
+from cedar.commands.schedd import AsyncSchedd, JobAction, Schedd
+from cedar.commands.submit_lang import Submit, SubmitError
+from cedar.errors import CedarError
+from cedar.server.pool import MockPool
+from cedar.server.schedd import Transaction
+
+DESCRIPTION = "executable = /bin/echo\narguments = job $(Process)\nqueue 3\n"
+
+
+def _seed_foreign_job(pool: MockPool) -> int:
+    """A job owned by someone else, put into the queue directly."""
+    txn = Transaction(pool.schedd.queue, "alice@elsewhere")
+    cluster = txn.new_cluster()
+    txn.new_proc(cluster)
+    txn.set_attribute(cluster, -1, "Cmd", '"/bin/true"')
+    txn.commit()
+    return cluster
+
+
+def test_sync_lifecycle(pool: MockPool) -> None:
+    schedd = Schedd(pool.schedd_address)
+    result = schedd.submit(Submit(DESCRIPTION))
+    assert result.num_procs == 3 and result.job_ids()[-1] == f"{result.cluster}.2"
+    ads = schedd.query(f"ClusterId == {result.cluster}", ["ProcId", "Args"])
+    assert [ad["Args"] for ad in ads] == ["job 0", "job 1", "job 2"]
+    assert schedd.last_summary is not None and schedd.last_summary["Idle"] == 3
+    assert len(schedd.query(limit=1)) == 1
+    assert schedd.query(limit=0) == []
+
+    held = schedd.act("hold", result.cluster, "maintenance")
+    assert held.succeeded == 3 and held.changed
+    again = schedd.hold(f"{result.cluster}.0")
+    assert again.count(4) == 1 and not again.changed  # already held
+    released = schedd.act(JobAction.Release, [f"{result.cluster}.1"], long=True)
+    assert released.jobs == {f"{result.cluster}.1": 1}
+    assert schedd.edit(result.cluster, "Foo", '"bar"') == 3
+    assert schedd.edit([f"{result.cluster}.0"], "Num", 7) == 1
+    by_proc = {ad["ProcId"]: ad for ad in schedd.query(f"ClusterId == {result.cluster}")}
+    assert by_proc[0]["JobStatus"] == 5 and by_proc[1]["JobStatus"] == 1
+    assert by_proc[0]["HoldReason"].startswith("maintenance (by user ")
+    assert by_proc[2]["Foo"] == "bar" and by_proc[0]["Num"] == 7
+
+    removed = schedd.remove(f"ClusterId == {result.cluster} && ProcId == 2", "done")
+    assert removed.succeeded == 1
+    history = list(schedd.history(f"ClusterId == {result.cluster}", ["ProcId", "RemoveReason"]))
+    assert [ad["ProcId"] for ad in history] == [2]
+    assert history[0]["RemoveReason"].startswith("done (by user ")
+    assert schedd.act("release", 999).succeeded == 0
+
+
+def test_state_machine_runs_jobs_to_completion(pool: MockPool) -> None:
+    schedd = Schedd(pool.schedd_address)
+    result = schedd.submit(Submit(DESCRIPTION))
+    schedd.hold(f"{result.cluster}.2")
+    queue = pool.schedd.queue
+    queue.step(now=1000.0)
+    assert sorted(ad["JobStatus"] for ad in schedd.query()) == [2, 2, 5]
+    queue.step(now=1000.0 + queue.run_time)
+    remaining = schedd.query()
+    assert [(ad["ProcId"], ad["JobStatus"]) for ad in remaining] == [(2, 5)]
+    done = list(schedd.history(projection=["ProcId", "JobStatus", "ExitCode"]))
+    assert sorted((ad["ProcId"], ad["JobStatus"], ad["ExitCode"]) for ad in done) == [
+        (0, 4, 0),
+        (1, 4, 0),
+    ]
+
+
+def test_async_lifecycle(pool: MockPool) -> None:
+    async def main() -> None:
+        schedd = AsyncSchedd(pool.schedd_address)
+        result = await schedd.submit(DESCRIPTION)
+        ads = await schedd.query(f"ClusterId == {result.cluster}", ["ProcId"])
+        assert [ad["ProcId"] for ad in ads] == [0, 1, 2]
+        assert (await schedd.act("hold", result.cluster)).succeeded == 3
+        assert await schedd.edit(result.cluster, "Foo", 1) == 3
+        assert (await schedd.act("remove", [f"{result.cluster}.0"])).succeeded == 1
+        history = [ad async for ad in schedd.history(projection=["ProcId"])]
+        assert [ad["ProcId"] for ad in history] == [0]
+
+    trio.run(main)
+
+
+def test_disconnect_mid_transaction_leaves_queue_unchanged(pool: MockPool) -> None:
+    schedd = Schedd(pool.schedd_address)
+    schedd.submit(Submit(DESCRIPTION))
+    before = [dict(ad) for ad in pool.schedd.queue.all_jobs()]
+
+    class Boom(Exception):
+        pass
+
+    def work(conn):  # type: ignore[no-untyped-def]
+        cluster = yield from qmgmt.new_cluster(conn)
+        yield from qmgmt.new_proc(conn, cluster)
+        yield from qmgmt.set_attribute(conn, cluster, -1, "Cmd", '"/bin/echo"')
+        yield from qmgmt.set_attribute(conn, 1, 0, "Foo", "42")
+        raise Boom  # the connection drops without a commit
+
+    with pytest.raises(Boom):
+        schedd.transaction(work)
+    assert [dict(ad) for ad in pool.schedd.queue.all_jobs()] == before
+
+
+def test_failed_submit_leaves_nothing(pool: MockPool) -> None:
+    schedd = Schedd(pool.schedd_address)
+    with pytest.raises(SubmitError):
+        schedd.submit(Submit("executable = /no/such/program\nqueue 2\n"))
+    with pytest.raises(qmgmt.QmgmtPermissionDenied, match="owner"):
+        schedd.submit({"Cmd": "/bin/echo", "Owner": "nobody"}, count=2)
+    assert pool.schedd.queue.all_jobs() == []
+
+
+def test_editing_someone_elses_job_is_refused(pool: MockPool) -> None:
+    foreign = _seed_foreign_job(pool)
+    schedd = Schedd(pool.schedd_address)
+    with pytest.raises(qmgmt.QmgmtPermissionDenied):
+        schedd.edit([f"{foreign}.0"], "Foo", 1)
+    with pytest.raises(qmgmt.QmgmtPermissionDenied):
+        schedd.edit(foreign, "Foo", 1)
+    with pytest.raises(qmgmt.QmgmtPermissionDenied):
+        schedd.edit([f"{foreign}.0"], "Owner", '"root"')
+    assert schedd.act("hold", foreign).count(5) == 1
+    assert "Foo" not in pool.schedd.queue.all_jobs()[0]
+
+
+def test_query_errors_and_my_jobs(pool: MockPool) -> None:
+    _seed_foreign_job(pool)
+    schedd = Schedd(pool.schedd_address)
+    schedd.submit(Submit("executable = /bin/echo\nqueue\n"))
+    assert len(schedd.query()) == 2
+    mine = schedd.query(my_jobs="somebody", with_auth=True)
+    assert len(mine) == 1 and schedd.last_summary["MyJobs"] == 1
+    with pytest.raises(ValueError):
+        schedd.query("((")
+    with pytest.raises(CedarError):
+        Schedd("<127.0.0.1:1>", timeout=2).query()
