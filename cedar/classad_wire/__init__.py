@@ -1,1 +1,28 @@
-"""cedar.classad_wire"""
+"""ClassAds: the value model, the expression language, and their CEDAR wire encoding.
+
+Spec 02.  ``ClassAd`` is a case-insensitive mapping; ``Expr`` an immutable expression tree;
+``put_classad``/``get_classad`` move ads over a CEDAR message.
+"""
+
+from cedar.classad_wire.classad import ClassAd
+from cedar.classad_wire.evaluate import evaluate
+from cedar.classad_wire.expr import Expr
+from cedar.classad_wire.syntax import parse_expr
+from cedar.classad_wire.unparse import unparse
+from cedar.classad_wire.values import AbsTime, Error, RelTime, Undefined
+from cedar.classad_wire.wire import get_classad, get_handshake_ad, put_classad
+
+__all__ = [
+    "AbsTime",
+    "ClassAd",
+    "Error",
+    "Expr",
+    "RelTime",
+    "Undefined",
+    "evaluate",
+    "get_classad",
+    "get_handshake_ad",
+    "parse_expr",
+    "put_classad",
+    "unparse",
+]

@@ -1,0 +1,120 @@
+"""The HTCondor JSON form of a ClassAd (the reference's ``printJson`` is the oracle).
+
+Literal values map to JSON values (undefined = ``null``, relTime = seconds); everything JSON
+cannot express -- expressions, error, absTime, NaN and infinities -- is a string
+``"/Expr(<new syntax>)/"`` whose slashes are written ``\\/``.  Layout: two-space indent, one
+member per line, members in the reference's storage order, empty containers ``{`` / ``}`` on two
+lines.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from cedar.classad_wire.classad import ClassAd
+from cedar.classad_wire.expr import Expr, ListExpr, Literal, RecordExpr
+from cedar.classad_wire.syntax import parse_expr
+from cedar.classad_wire.unparse import format_real, unparse
+from cedar.classad_wire.values import RelTime, Undefined, UndefinedType
+from cedar.errors import ClassAdParseError
+
+_JSON_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r"}
+_JSON_ESCAPES["\t"] = "\\t"
+
+
+def _json_string(text: str) -> str:
+    out = ['"']
+    for ch in text:
+        esc = _JSON_ESCAPES.get(ch)
+        if esc is not None:
+            out.append(esc)
+        elif ch < " ":
+            out.append(f"\\u{ord(ch):04X}")
+        else:
+            out.append(ch)
+    out.append('"')
+    return "".join(out)
+
+
+def _expr_string(expr: Expr) -> str:
+    # Only the slashes of the /Expr(...)/ marker are escaped (observed).
+    return '"\\/Expr(' + _json_string(unparse(expr))[1:-1] + ')\\/"'
+
+
+def _scalar(expr: Literal) -> str:
+    value = expr.val
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if math.isnan(value) or math.isinf(value):
+            return _expr_string(expr)
+        return format_real(value, old=True)
+    if isinstance(value, str):
+        return _json_string(value)
+    if isinstance(value, UndefinedType):
+        return "null"
+    if isinstance(value, RelTime):
+        return format_real(float(value.seconds), old=True)
+    return _expr_string(expr)
+
+
+def _emit(expr: Expr, indent: int, out: list[str]) -> None:
+    pad = " " * indent
+    if isinstance(expr, RecordExpr):
+        out.append("{\n")
+        members = list(expr.items())
+        for i, (name, value) in enumerate(members):
+            out.append(f"{pad}  {_json_string(name)}: ")
+            _emit(value, indent + 2, out)
+            out.append(",\n" if i + 1 < len(members) else "\n")
+        out.append(pad + "}")
+    elif isinstance(expr, ListExpr):
+        out.append("[\n")
+        for i, item in enumerate(expr.items):
+            out.append(pad + "  ")
+            _emit(item, indent + 2, out)
+            out.append(",\n" if i + 1 < len(expr.items) else "\n")
+        out.append(pad + "]")
+    elif isinstance(expr, Literal):
+        out.append(_scalar(expr))
+    else:
+        out.append(_expr_string(expr))
+
+
+def ad_to_json(ad: ClassAd) -> str:
+    """The JSON text of one ad, byte-compatible with the reference's ``printJson``."""
+    out: list[str] = []
+    _emit(ad.to_expr(), 0, out)
+    return "".join(out)
+
+
+def _from_json_value(value: Any) -> Any:
+    if value is None:
+        return Undefined
+    if isinstance(value, str) and value.startswith("/Expr(") and value.endswith(")/"):
+        return parse_expr(value[6:-2])
+    if isinstance(value, dict):
+        return {k: _from_json_value(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_from_json_value(v) for v in value]
+    return value
+
+
+def ad_from_json(text: str) -> ClassAd:
+    """One ad from its JSON text (a JSON object)."""
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise ClassAdParseError(f"invalid ClassAd JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise ClassAdParseError("ClassAd JSON must be an object")
+    return ClassAd(_from_json_value(data))
+
+
+__all__ = ["ad_from_json", "ad_to_json"]
