@@ -1,0 +1,730 @@
+"""The client role of command start and the ``DC_AUTHENTICATE`` handshake (spec 03 §2-§6).
+
+:func:`start_command` is a protocol coroutine: it either prepares a raw start or runs the whole
+negotiation (policy ads, authentication, ECDH, AES-GCM switch-on, post-auth ad, session cache,
+resumption) and returns a :class:`CommandSession` ready for the command's payload.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import os
+import secrets
+import socket
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from cedar.auth.methods import (
+    UNAUTHENTICATED_USER,
+    AuthContext,
+    MethodResult,
+    canonical_method_name,
+    get_method,
+    method_bits,
+    method_for_bit,
+    names_of_bits,
+)
+from cedar.auth.permissions import DC_AUTHENTICATE, DC_NOP_COMMANDS, DC_SEC_QUERY
+from cedar.auth.policy import Decision, Requirement, apply_dependency, split_list
+from cedar.auth.session import ClientSessionCache, Session
+from cedar.auth.sinful import Sinful
+from cedar.auth.version import CEDAR_VERSION_STRING, built_since
+from cedar.classad_wire import ClassAd, get_handshake_ad, put_classad
+from cedar.errors import (
+    AuthenticationError,
+    ConnectionClosed,
+    PermissionDenied,
+    ProtocolError,
+    SecurityError,
+)
+from cedar.stream.connection import CedarConnection
+from cedar.stream.crypto import EcdhKeyPair
+from cedar.stream.primitives import MessageReader, MessageWriter
+from cedar.stream.protocol import Protocol, Receive, Send
+
+log = logging.getLogger("cedar.auth")
+
+#: HTCondor's Unix default method list, in cedar's wire spelling; unregistered ones drop out.
+DEFAULT_METHODS = ("FS", "TOKEN", "KERBEROS", "SCITOKENS", "SSL")
+#: The only stream cipher cedar implements (spec 01 §4.5).
+SUPPORTED_CRYPTO = ("AES",)
+LEGACY_CRYPTO = {"BLOWFISH", "3DES", "TRIPLEDES"}
+#: Key-message protocol numbers (spec 04 §1.4).
+_KEY_PROTOCOLS = {1: "BLOWFISH", 2: "3DES", 3: "AES"}
+
+
+class CommandDenied(PermissionDenied):
+    """The server refused the command; carries what it said about us."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        command: int | None = None,
+        user: str | None = None,
+        method: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.command = command
+        self.user = user
+        self.method = method
+
+
+class SessionRejected(AuthenticationError):
+    """The server no longer knows the cached session (``SID_NOT_FOUND``); it was dropped."""
+
+
+#: Method knobs copied from a configuration into ``SecurityConfig.options``.
+_METHOD_KNOBS = (
+    "FS_LOCAL_DIR",
+    "FS_REMOTE_DIR",
+    "SEC_CLAIMTOBE_USER",
+    "SEC_CLAIMTOBE_INCLUDE_DOMAIN",
+    "SEC_FS_ENFORCE_CHANNEL_BINDING",
+)
+
+
+def _default_domain() -> str:
+    return socket.gethostname().lower() or "localhost"
+
+
+@dataclass
+class SecurityConfig:
+    """The client's outgoing security policy (the ``SEC_CLIENT_*`` knobs).
+
+    ``methods`` are tried in this order (unregistered or unavailable ones are skipped);
+    ``crypto_methods`` may only contain AES (legacy ciphers are never offered); an empty
+    list means "no key, no encryption".  ``options`` carries method knobs by config name.
+    """
+
+    authentication: Requirement = Requirement.OPTIONAL
+    encryption: Requirement = Requirement.OPTIONAL
+    integrity: Requirement = Requirement.OPTIONAL
+    negotiation: Requirement = Requirement.PREFERRED
+    methods: list[str] = field(default_factory=lambda: list(DEFAULT_METHODS))
+    crypto_methods: list[str] = field(default_factory=lambda: list(SUPPORTED_CRYPTO))
+    subsystem: str = "TOOL"
+    session_duration: int = 60
+    session_lease: int = 3600
+    uid_domain: str = field(default_factory=_default_domain)
+    trust_domain: str | None = None
+    version: str = CEDAR_VERSION_STRING
+    resume_sessions: bool = True
+    cache_tag: str | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for name in ("authentication", "encryption", "integrity", "negotiation"):
+            setattr(self, name, Requirement.parse(getattr(self, name)))
+        for name in self.crypto_methods:
+            if name.upper() in LEGACY_CRYPTO:
+                raise ValueError(
+                    f"crypto method {name} is not supported: cedar implements only AES-GCM"
+                )
+            if name.upper() not in SUPPORTED_CRYPTO:
+                raise ValueError(f"unknown crypto method {name!r}")
+        self.crypto_methods = [name.upper() for name in self.crypto_methods]
+
+    @classmethod
+    def from_config(cls, config: Any) -> SecurityConfig:
+        """The client policy a :class:`cedar.config.Config` describes (``SEC_CLIENT_*``).
+
+        Legacy crypto methods in the configuration are dropped (cedar only speaks AES-GCM).  The
+        ``Config`` itself is passed to methods as ``options["config"]``.
+        """
+        subsystem = str(getattr(config, "subsystem", "TOOL") or "TOOL")
+        duration = config.get_int(f"SEC_{subsystem}_CLIENT_SESSION_DURATION")
+        if duration is None:
+            duration = config.get_int("SEC_CLIENT_SESSION_DURATION", 60)
+        options: dict[str, Any] = {"config": config}
+        for knob in _METHOD_KNOBS:
+            value = config.get(knob)
+            if value is not None:
+                options[knob] = value
+        uid_domain = config.get("UID_DOMAIN") or _default_domain()
+        return cls(
+            authentication=Requirement.parse(config.security_level("AUTHENTICATION")),
+            encryption=Requirement.parse(config.security_level("ENCRYPTION")),
+            integrity=Requirement.parse(config.security_level("INTEGRITY")),
+            negotiation=Requirement.parse(config.security_level("NEGOTIATION")),
+            methods=list(config.authentication_methods("CLIENT")),
+            crypto_methods=[m for m in config.crypto_methods("CLIENT") if m in SUPPORTED_CRYPTO],
+            subsystem=subsystem,
+            session_duration=int(duration or 60),
+            session_lease=int(config.get_int("SEC_CLIENT_SESSION_LEASE", 3600) or 0),
+            uid_domain=uid_domain,
+            trust_domain=config.get("TRUST_DOMAIN") or uid_domain,
+            options=options,
+        )
+
+    def method_context(self, **kwargs: Any) -> AuthContext:
+        """An :class:`AuthContext` for the client role with this configuration's settings."""
+        return AuthContext(
+            role="client",
+            uid_domain=self.uid_domain,
+            trust_domain=self.trust_domain or self.uid_domain,
+            options=self.options,
+            **kwargs,
+        )
+
+
+@dataclass
+class ClientPolicy:
+    """The reconciled outgoing values of spec 03 §3.2 ("client policy construction")."""
+
+    authentication: Requirement
+    authentication_new: Requirement
+    encryption: Requirement
+    integrity: Requirement
+    negotiation: Requirement
+
+
+def build_client_policy(config: SecurityConfig, methods: list[str]) -> ClientPolicy:
+    """Apply the dependency rule; raises :class:`SecurityError` for an impossible policy."""
+    a, e, i, n = config.authentication, config.encryption, config.integrity, config.negotiation
+    a_new = a
+    try:
+        a, e = apply_dependency(a, e)
+        a, i = apply_dependency(a, i)
+        n, a = apply_dependency(n, a)
+        n, e = apply_dependency(n, e)
+        n, i = apply_dependency(n, i)
+    except ValueError as exc:
+        raise SecurityError(f"the client security configuration is contradictory: {exc}") from None
+    if not methods:
+        if a_new is Requirement.REQUIRED:
+            raise AuthenticationError(
+                "authentication is REQUIRED but no usable authentication method is configured "
+                f"(configured: {', '.join(config.methods) or 'none'})"
+            )
+        a_new = Requirement.NEVER
+    if not config.crypto_methods:
+        if Requirement.REQUIRED in (e, i):
+            raise SecurityError("encryption or integrity is REQUIRED but no crypto method is set")
+        e = i = Requirement.NEVER
+    return ClientPolicy(a, a_new, e, i, n)
+
+
+class ClientSecurity:
+    """A client policy plus the session cache its handshakes fill."""
+
+    def __init__(
+        self, config: SecurityConfig | None = None, session_cache: ClientSessionCache | None = None
+    ) -> None:
+        self.config = config or SecurityConfig()
+        self.sessions = session_cache if session_cache is not None else ClientSessionCache()
+
+    def __repr__(self) -> str:
+        return f"<ClientSecurity methods={self.config.methods} sessions={len(self.sessions)}>"
+
+
+_default: ClientSecurity | None = None
+_default_lock = threading.Lock()
+
+
+def default_security() -> ClientSecurity:
+    """The process-wide client security, from the HTCondor configuration (``cedar.config``)."""
+    global _default
+    with _default_lock:
+        if _default is None:
+            from cedar.config import default_config
+
+            _default = ClientSecurity(SecurityConfig.from_config(default_config()))
+        return _default
+
+
+@dataclass(repr=False)
+class CommandSession:
+    """A started command: where to write its payload and what security it runs under."""
+
+    conn: CedarConnection
+    command: int
+    raw: bool
+    authenticated_user: str | None = None
+    method: str | None = None
+    session_id: str | None = None
+    remote_version: str | None = None
+    resumed: bool = False
+    crypto_method: str | None = None
+    server_user: str | None = None
+    valid_commands: frozenset[int] = frozenset()
+    policy: dict[str, Any] = field(default_factory=dict)
+    post_auth_ad: Any = None
+    _raw_writer: MessageWriter | None = None
+
+    @property
+    def encrypted(self) -> bool:
+        """Whether the payload will travel AES-GCM protected."""
+        return self.conn.encrypted
+
+    def payload_writer(self) -> MessageWriter:
+        """The writer for the command payload; for a raw start it already holds the command int."""
+        if self._raw_writer is not None:
+            writer, self._raw_writer = self._raw_writer, None
+            return writer
+        return self.conn.writer()
+
+    def send_empty_payload(self) -> Protocol[None]:
+        """Finish a payload-less command: a raw start still has to send its command int."""
+        if self._raw_writer is not None:
+            yield Send(self.payload_writer())
+
+    def __repr__(self) -> str:  # never the session id
+        return (
+            f"<CommandSession command={self.command} raw={self.raw} "
+            f"user={self.authenticated_user!r} method={self.method} "
+            f"encrypted={self.encrypted} resumed={self.resumed}>"
+        )
+
+
+def offered_methods(config: SecurityConfig, ctx: AuthContext) -> list[str]:
+    """The configured methods cedar can run now, canonical spelling, duplicates removed."""
+    result: list[str] = []
+    for name in config.methods:
+        canonical = canonical_method_name(name)
+        if canonical is None or canonical in result:
+            continue
+        method = get_method(canonical)
+        if method is not None and method.client_available(ctx):
+            result.append(canonical)
+    return result
+
+
+def _policy_ad(
+    config: SecurityConfig,
+    policy: ClientPolicy,
+    methods: list[str],
+    command: int,
+    auth_command: int | None,
+    target: str,
+    ecdh: EcdhKeyPair | None,
+    ctx: AuthContext,
+) -> ClassAd:
+    ad = ClassAd()
+    ad["Enact"] = "NO"
+    ad["Command"] = command
+    if auth_command is not None:
+        ad["AuthCommand"] = auth_command
+    ad["Integrity"] = policy.integrity.name
+    ad["ServerPid"] = os.getpid()
+    ad["Subsystem"] = config.subsystem
+    ad["Encryption"] = policy.encryption.name
+    ad["NewSession"] = "YES"
+    if methods:
+        ad["AuthMethods"] = ",".join(methods)
+    ad["TrustDomain"] = config.trust_domain or config.uid_domain
+    ad["SessionLease"] = int(config.session_lease)
+    ad["ConnectSinful"] = target
+    if config.crypto_methods:
+        ad["CryptoMethods"] = ",".join(config.crypto_methods)
+    if ecdh is not None:
+        ad["ECDHPublicKey"] = ecdh.public_base64()
+    ad["RemoteVersion"] = config.version
+    ad["Authentication"] = policy.authentication.name
+    ad["SessionDuration"] = str(int(config.session_duration))
+    ad["AuthenticationNew"] = policy.authentication_new.name
+    ad["NegotiatedSession"] = True
+    ad["OutgoingNegotiation"] = policy.negotiation.name
+    for name in methods:
+        method = get_method(name)
+        if method is not None:
+            for key, value in method.client_ad_attributes(ctx).items():
+                ad[key] = value
+    return ad
+
+
+def _describe(command: int) -> str:
+    if command in DC_NOP_COMMANDS:
+        return f"command {command} (DC_NOP at level {DC_NOP_COMMANDS[command]})"
+    return f"command {command}"
+
+
+def _receive_or_closed(what: str, detail: str) -> Protocol[MessageReader]:
+    """Receive one message; a close by the peer becomes a :class:`CommandDenied` with ``detail``."""
+    try:
+        message = yield Receive()
+    except ConnectionClosed as exc:
+        if "middle" in str(exc):  # cut inside a packet: a broken stream, not a refusal
+            raise ConnectionClosed(f"truncated message during {what}: {exc}") from None
+        raise CommandDenied(f"Connection closed during {what}. {detail}") from None
+    return message  # type: ignore[no-any-return]
+
+
+def _read_ad(message: MessageReader, what: str) -> ClassAd:
+    ad = get_handshake_ad(message)
+    try:
+        message.end_of_message()
+    except ProtocolError as exc:
+        raise ProtocolError(f"{what}: {exc}") from None
+    return ad
+
+
+def start_command(
+    conn: CedarConnection,
+    command: int,
+    *,
+    security: ClientSecurity | None = None,
+    target: Sinful | str = "",
+    permission_hint: str | None = None,
+    raw: bool | None = None,
+    auth_command: int | None = None,
+    local_address: tuple[str, int] | None = None,
+    peer_address: tuple[str, int] | None = None,
+) -> Protocol[CommandSession]:
+    """Start ``command`` on a fresh connection (after any shared-port preamble).
+
+    ``target`` is the address the caller connected to (it becomes ``ConnectSinful`` and keys
+    the session cache).  ``raw=None`` negotiates unless the client's negotiation setting is
+    OPTIONAL/NEVER.  ``auth_command`` is required for ``DC_SEC_QUERY``/``DC_AUTHENTICATE``
+    (the command whose level is tested).  ``local_address``/``peer_address`` are this
+    connection's socket endpoints (FS binds to them).  ``permission_hint`` only improves error
+    messages.
+    """
+    security = security or default_security()
+    config = security.config
+    target_text = str(target)
+    if raw is None:
+        raw = config.negotiation in (Requirement.OPTIONAL, Requirement.NEVER)
+    if raw:
+        log.debug("starting %s raw (no security negotiation)", _describe(command))
+        return CommandSession(conn, command, True, _raw_writer=conn.writer().put_int(command))
+        yield  # pragma: no cover  (makes this a generator)
+    if command in (DC_SEC_QUERY, DC_AUTHENTICATE) and auth_command is None:
+        raise ValueError(f"command {command} needs auth_command (the command to authorize)")
+    level = f" at level {permission_hint}" if permission_hint else ""
+    session = None
+    if config.resume_sessions and command not in (DC_SEC_QUERY, DC_AUTHENTICATE):
+        session = security.sessions.lookup(target_text, command, config.cache_tag)
+    if session is not None:
+        return (yield from _resume(conn, command, auth_command, security, target_text, session))
+    ctx = config.method_context(
+        local_address=local_address,
+        peer_address=peer_address,
+        connect_sinful=Sinful.parse(target_text) if target_text else None,
+        command=auth_command if auth_command is not None else command,
+        permission=permission_hint,
+    )
+    return (yield from _new_session(conn, command, auth_command, security, target_text, ctx, level))
+
+
+def _resume(
+    conn: CedarConnection,
+    command: int,
+    auth_command: int | None,
+    security: ClientSecurity,
+    target: str,
+    session: Session,
+) -> Protocol[CommandSession]:
+    config = security.config
+    resume_response = built_since(session.remote_version, 9, 9, 0)
+    attributes: dict[str, Any] = {"Command": command, "ConnectSinful": target}
+    if auth_command is not None:
+        attributes["AuthCommand"] = auth_command
+    if session.key is not None and session.crypto_method:
+        attributes["CryptoMethods"] = session.crypto_method
+    attributes["Nonce"] = base64.b64encode(secrets.token_bytes(33)).decode("ascii")
+    attributes["RemoteVersion"] = config.version
+    attributes["ResumeResponse"] = resume_response
+    attributes["Sid"] = session.sid
+    attributes["UseSession"] = "YES"
+    ad = ClassAd()
+    for name in sorted(attributes, key=str.lower):
+        ad[name] = attributes[name]
+    writer = conn.writer().put_int(DC_AUTHENTICATE)
+    put_classad(writer, ad)
+    log.debug("resuming a cached session for %s", _describe(command))
+    yield Send(writer)
+    if resume_response:
+        message = yield from _receive_or_closed(
+            "session resumption", f"The server dropped the resumption of {_describe(command)}."
+        )
+        reply = _read_ad(message, "session resumption response")
+        code = reply.get("ReturnCode")
+        if code == "SID_NOT_FOUND":
+            security.sessions.invalidate(session.sid)
+            raise SessionRejected(
+                "Server rejected our session id (it no longer knows the session); "
+                "the session was dropped and the next command negotiates a new one"
+            )
+        if code not in (None, "", "AUTHORIZED"):
+            security.sessions.invalidate(session.sid)
+            raise CommandDenied(
+                f"Received {code!r} from server when resuming a session for {_describe(command)}",
+                command=command,
+                user=session.user,
+                method=session.method,
+            )
+    if session.key is not None:
+        conn.install_aes_key(session.key)
+    return CommandSession(
+        conn,
+        command,
+        False,
+        authenticated_user=session.user,
+        method=session.method,
+        session_id=session.sid,
+        remote_version=session.remote_version,
+        resumed=True,
+        crypto_method=session.crypto_method if session.key is not None else None,
+        valid_commands=session.valid_commands,
+        policy=dict(session.policy),
+    )
+
+
+def _decision(ad: ClassAd, name: str) -> Decision:
+    value = Decision.parse(ad.get(name))
+    if value is None or value is Decision.FAIL:
+        raise SecurityError(
+            f"the server's security response has no valid {name} decision ({ad.get(name)!r})"
+        )
+    return value
+
+
+def _new_session(
+    conn: CedarConnection,
+    command: int,
+    auth_command: int | None,
+    security: ClientSecurity,
+    target: str,
+    ctx: AuthContext,
+    level: str,
+) -> Protocol[CommandSession]:
+    config = security.config
+    methods = offered_methods(config, ctx)
+    policy = build_client_policy(config, methods)
+    ecdh = EcdhKeyPair() if config.crypto_methods else None
+    m1 = _policy_ad(config, policy, methods, command, auth_command, target, ecdh, ctx)
+    ctx.own_ad = m1
+    writer = conn.writer().put_int(DC_AUTHENTICATE)
+    put_classad(writer, m1)
+    described = _describe(auth_command if auth_command is not None else command)
+    offered = (
+        f"we offered authentication {policy.authentication_new.name} with methods "
+        f"{', '.join(methods) or 'none'}, encryption {policy.encryption.name}, "
+        f"crypto {', '.join(config.crypto_methods) or 'none'}"
+    )
+    log.debug("negotiating a new session for %s%s; %s", described, level, offered)
+    yield Send(writer)
+    message = yield from _receive_or_closed(
+        "command authorization",
+        f"Probably due to an unknown command: the server closed the connection instead of "
+        f"answering the security negotiation for {described}{level} (an unknown command, a "
+        f"denied raw-level policy, or policies that cannot be reconciled; {offered}).",
+    )
+    m2 = _read_ad(message, "server security response")
+    ctx.peer_ad = m2
+    authentication = _decision(m2, "Authentication")
+    encryption = _decision(m2, "Encryption")
+    _decision(m2, "Integrity")
+    crypto_list = split_list(m2.get("CryptoMethods"))
+    crypto = crypto_list[0].upper() if crypto_list else None
+    if crypto is not None and crypto not in SUPPORTED_CRYPTO:
+        if crypto in LEGACY_CRYPTO:
+            raise SecurityError(
+                f"the server insists on the legacy crypto method {crypto}, which cedar does not "
+                "implement (cedar only offers AES-GCM); configure the server's "
+                "SEC_*_CRYPTO_METHODS to include AES"
+            )
+        raise SecurityError(f"the server chose an unknown crypto method {crypto!r}")
+    if encryption is Decision.YES and crypto is None:
+        raise SecurityError(
+            "the server requires encryption but named no crypto method we share "
+            f"(we offered {', '.join(config.crypto_methods) or 'none'})"
+        )
+
+    result: MethodResult | None = None
+    legacy_key: bytes | None = None
+    tried = False
+    if authentication is Decision.YES:
+        tried = True
+        result = yield from _authenticate(conn, ctx, m2, methods, described)
+        if result is not None and result.success:
+            legacy_key = yield from _read_key_message(conn, result)
+
+    key: bytes | None = None
+    if crypto == "AES":
+        server_public = m2.get("ECDHPublicKey")
+        if isinstance(server_public, str) and server_public and ecdh is not None:
+            key = ecdh.session_key(server_public)
+        elif legacy_key is not None:
+            key = legacy_key
+        elif encryption is Decision.YES:
+            raise SecurityError("the server requires encryption but provided no key material")
+    if key is not None:
+        conn.install_aes_key(key)
+
+    message = yield from _receive_or_closed(
+        "command authorization",
+        f"The server closed the connection before confirming authorization of {described}{level}.",
+    )
+    p1 = _read_ad(message, "post-authentication ad")
+    user = p1.get("User")
+    method_name = result.extra.get("method") if result is not None else None
+    code = p1.get("ReturnCode", "AUTHORIZED")
+    if code != "AUTHORIZED":
+        raise CommandDenied(
+            f'Received "{code}" from server for user {user or UNAUTHENTICATED_USER} using '
+            f"method {method_name or 'none'} for {described}{level}",
+            command=auth_command if auth_command is not None else command,
+            user=user if isinstance(user, str) else None,
+            method=method_name,
+        )
+    sid = p1.get("Sid")
+    if not isinstance(sid, str) or not sid:
+        raise ProtocolError("the server's post-authentication ad has no session id")
+    valid = _parse_commands(p1.get("ValidCommands"))
+    if not valid:
+        raise ProtocolError("the server's post-authentication ad lists no valid commands")
+    policy_copy = {
+        name: value
+        for name, value in m2.items()
+        if name.lower() not in ("ecdhpublickey", "negotiatedsession")
+    }
+    session = Session(
+        sid=sid,
+        key=key,
+        crypto_method=crypto if key is not None else None,
+        user=user if isinstance(user, str) else UNAUTHENTICATED_USER,
+        method=method_name,
+        valid_commands=valid,
+        policy=policy_copy,
+        remote_version=m2.get("RemoteVersion")
+        if isinstance(m2.get("RemoteVersion"), str)
+        else None,
+        duration=_number(m2.get("SessionDuration")),
+        lease=_number(m2.get("SessionLease")),
+        tried_authentication=tried,
+    )
+    if security.config.resume_sessions:
+        security.sessions.store(session, target, security.config.cache_tag)
+    log.debug(
+        "new session: %s as %s, method %s, crypto %s",
+        described,
+        session.user,
+        method_name or "none",
+        session.crypto_method or "none",
+    )
+    return CommandSession(
+        conn,
+        command,
+        False,
+        authenticated_user=session.user,
+        method=method_name,
+        session_id=sid,
+        remote_version=session.remote_version,
+        crypto_method=session.crypto_method,
+        valid_commands=valid,
+        policy=policy_copy,
+        post_auth_ad=p1,
+    )
+
+
+def _number(value: object) -> float:
+    try:
+        return float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return 0.0
+
+
+def _parse_commands(value: object) -> frozenset[int]:
+    if not isinstance(value, str):
+        return frozenset()
+    result = set()
+    for item in value.split(","):
+        item = item.strip()
+        if item.lstrip("-").isdigit():
+            result.add(int(item))
+    return frozenset(result)
+
+
+def _authenticate(
+    conn: CedarConnection,
+    ctx: AuthContext,
+    m2: ClassAd,
+    offered: list[str],
+    described: str,
+) -> Protocol[MethodResult | None]:
+    """The method-negotiation loop of spec 03 §4.3 / spec 04 §1.3; ``None`` = unauthenticated."""
+    server_list = [
+        name
+        for name in (
+            canonical_method_name(item)
+            for item in split_list(m2.get("AuthMethodsList") or m2.get("AuthMethods"))
+        )
+        if name is not None
+    ]
+    auth_required = m2.get("AuthRequired", True) is not False
+    if not server_list:
+        raise AuthenticationError(
+            f"authentication for {described} failed: the server accepts none of the methods we "
+            f"offered ({', '.join(offered) or 'none'})"
+        )
+    remaining = [name for name in server_list if name in offered]
+    failures: list[str] = []
+    for _round in range(len(server_list) + 1):
+        mask = method_bits(remaining)
+        yield Send(conn.writer().put_int(mask))
+        try:
+            message = yield Receive()
+            chosen = message.get_int()
+            message.end_of_message()
+        except ConnectionClosed:
+            chosen = 0
+        if chosen == 0:
+            break
+        method = method_for_bit(chosen)
+        if method is None or method.name not in remaining or chosen & (chosen - 1):
+            raise ProtocolError(
+                f"the server chose authentication method {', '.join(names_of_bits(chosen))}, "
+                f"which we did not offer (we offered {', '.join(remaining) or 'none'})"
+            )
+        log.debug("authenticating with %s", method.name)
+        result = yield from method.client(conn, ctx)
+        if result.success:
+            result.extra.setdefault("method", method.name)
+            return result
+        failures.append(result.error or f"{method.name} failed")
+        log.info("authentication method %s failed; trying the next one", method.name)
+        remaining.remove(method.name)
+    unusable = [name for name in server_list if name not in offered]
+    detail = (
+        f"the server offered {', '.join(server_list)}; we could use "
+        f"{', '.join(n for n in server_list if n in offered) or 'none of them'}"
+        + (f" (cedar lacks or cannot use {', '.join(unusable)})" if unusable else "")
+        + (f"; failures: {'; '.join(failures)}" if failures else "")
+    )
+    if auth_required:
+        raise AuthenticationError(f"required authentication for {described} failed: {detail}")
+    log.info("authentication failed but is optional; continuing unauthenticated: %s", detail)
+    return None
+
+
+def _read_key_message(conn: CedarConnection, result: MethodResult) -> Protocol[bytes | None]:
+    """The post-authentication key message (spec 04 §1.4): ``hasKey`` and a legacy key."""
+    message = yield Receive()
+    has_key = message.get_int()
+    message.end_of_message()
+    if has_key == 0:
+        return None
+    if has_key != 1:
+        raise ProtocolError(f"invalid hasKey value {has_key} after authentication")
+    message = yield Receive()
+    key_length = message.get_int()
+    protocol = message.get_int()
+    message.get_int()  # duration: unused
+    size = message.get_int()
+    if not 0 < size <= 1024:
+        raise ProtocolError(f"implausible wrapped key length {size}")
+    wrapped = message.get_bytes(size)
+    message.end_of_message()
+    name = _KEY_PROTOCOLS.get(protocol, f"unknown protocol {protocol}")
+    if name != "AES":
+        raise SecurityError(
+            f"the server sent a {name} session key, which cedar does not implement (AES only)"
+        )
+    key = result.unwrap_key(wrapped) if result.unwrap_key is not None else wrapped
+    if len(key) != 32 or key_length != 32:
+        raise ProtocolError("the server's AES session key does not have 32 bytes")
+    return key

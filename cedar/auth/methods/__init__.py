@@ -1,0 +1,244 @@
+"""The registry of authentication methods (spec 04 §1).
+
+A method is an object with a wire ``name`` and ``bit`` and two protocol coroutines, one per role.
+The security handshake only ever talks to methods through this registry, so another package can
+add TOKEN/SSL/SCITOKENS by calling :func:`register_method` at import time; see ``docs/CONTRACTS.md``
+for the interface.  FS, FS_REMOTE, CLAIMTOBE and ANONYMOUS are registered here.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from cedar.stream.connection import CedarConnection
+from cedar.stream.protocol import Protocol
+
+if TYPE_CHECKING:
+    from cedar.auth.sinful import Sinful
+
+#: Every method bit of the wire protocol (spec 04 §1.2), including ones cedar does not implement,
+#: so that lists from peers can be read and reported by name.
+METHOD_BITS: dict[str, int] = {
+    "CLAIMTOBE": 0x0002,
+    "FS": 0x0004,
+    "FS_REMOTE": 0x0008,
+    "NTSSPI": 0x0010,
+    "GSI": 0x0020,
+    "KERBEROS": 0x0040,
+    "ANONYMOUS": 0x0080,
+    "SSL": 0x0100,
+    "PASSWORD": 0x0200,
+    "MUNGE": 0x0400,
+    "TOKEN": 0x0800,
+    "SCITOKENS": 0x1000,
+}
+
+#: Config spellings rewritten before a list goes on the wire (spec 04 §1.2, spec 03 §4.2).
+METHOD_ALIASES: dict[str, str] = {
+    "TOKENS": "TOKEN",
+    "IDTOKEN": "TOKEN",
+    "IDTOKENS": "TOKEN",
+    "SCITOKEN": "SCITOKENS",
+}
+
+#: Identity of an unauthenticated peer (spec 04 §1.5).
+UNAUTHENTICATED_USER = "unauthenticated@unmapped"
+
+
+def canonical_method_name(name: str) -> str | None:
+    """The wire spelling of a method name, or ``None`` if it is no CEDAR method at all."""
+    upper = name.strip().upper()
+    upper = METHOD_ALIASES.get(upper, upper)
+    return upper if upper in METHOD_BITS else None
+
+
+def method_bits(names: list[str]) -> int:
+    """OR of the bits of ``names`` (unknown names contribute nothing)."""
+    mask = 0
+    for name in names:
+        canonical = canonical_method_name(name)
+        if canonical is not None:
+            mask |= METHOD_BITS[canonical]
+    return mask
+
+
+def names_of_bits(mask: int) -> list[str]:
+    """Method names of the bits set in ``mask`` (for error messages)."""
+    names = [name for name, bit in METHOD_BITS.items() if mask & bit]
+    unknown = mask & ~sum(METHOD_BITS.values())
+    if unknown:
+        names.append(f"unknown bits {unknown:#x}")
+    return names
+
+
+@dataclass
+class AuthContext:
+    """What a method may need to know about the connection it runs on.
+
+    ``local_address``/``peer_address`` are the socket endpoints as this side sees them (FS binds
+    the server's endpoint into its directory name).  ``options`` holds method knobs by their
+    HTCondor config name (``FS_LOCAL_DIR``, ``SEC_CLAIMTOBE_USER``, ``SEC_TOKEN_DIRECTORY`` ...).
+    ``peer_ad``/``own_ad`` are the handshake ads (client: M2/M1, server: M1/M2).
+    """
+
+    role: str  # "client" or "server"
+    local_address: tuple[str, int] | None = None
+    peer_address: tuple[str, int] | None = None
+    uid_domain: str = ""
+    trust_domain: str = ""
+    options: Mapping[str, Any] = field(default_factory=dict)
+    connect_sinful: Sinful | None = None
+    shared_port_id: str | None = None
+    command: int | None = None
+    permission: str | None = None
+    peer_ad: Any = None
+    own_ad: Any = None
+
+
+@dataclass
+class MethodResult:
+    """The outcome of one method exchange.
+
+    On the server, ``user``/``domain`` are the authenticated client; on the client they are the
+    server identity if the method proves one (SSL), else ``None``.  ``error`` says why a method
+    failed (never a secret).  ``wrap_key``/``unwrap_key`` protect a legacy (non-ECDH) session key
+    in the post-authentication key message; ``None`` means the key travels in clear.
+    ``limit_authorization`` restricts the session to these levels (CLAIMTOBE, token scopes).
+    """
+
+    success: bool
+    user: str | None = None
+    domain: str | None = None
+    authenticated_name: str | None = None
+    error: str | None = None
+    wrap_key: Callable[[bytes], bytes] | None = None
+    unwrap_key: Callable[[bytes], bytes] | None = None
+    limit_authorization: list[str] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def fqu(self) -> str | None:
+        """``user@domain`` (or ``user`` without a domain), the form authorization lists match."""
+        if not self.user:
+            return None
+        return f"{self.user}@{self.domain}" if self.domain else self.user
+
+    @classmethod
+    def failed(cls, error: str) -> MethodResult:
+        """A failure with a reason."""
+        return cls(False, error=error)
+
+
+class AuthMethod:
+    """Base class of an authentication method; subclasses set ``name``/``bit`` and the roles.
+
+    ``client_available``/``server_available`` let a method drop out of the offered lists when it
+    cannot run here (no token, no certificate).  ``client_ad_attributes`` and
+    ``server_ad_attributes`` may add literal attributes to M1 / M2 (e.g. ``IssuerKeys``).
+    """
+
+    name: ClassVar[str] = ""
+    bit: ClassVar[int] = 0
+
+    def client_available(self, ctx: AuthContext) -> bool:
+        """Whether this process can run the client role now."""
+        return True
+
+    def server_available(self, ctx: AuthContext) -> bool:
+        """Whether this process can run the server role now."""
+        return True
+
+    def client_ad_attributes(self, ctx: AuthContext) -> dict[str, Any]:
+        """Extra literal attributes for the client policy ad when this method is offered."""
+        return {}
+
+    def server_ad_attributes(self, ctx: AuthContext) -> dict[str, Any]:
+        """Extra literal attributes for the server response ad when this method is configured."""
+        return {}
+
+    def client(self, conn: CedarConnection, ctx: AuthContext) -> Protocol[MethodResult]:
+        """Run the client side of the exchange."""
+        raise NotImplementedError
+        yield  # pragma: no cover
+
+    def server(self, conn: CedarConnection, ctx: AuthContext) -> Protocol[MethodResult]:
+        """Run the server side of the exchange."""
+        raise NotImplementedError
+        yield  # pragma: no cover
+
+    def __repr__(self) -> str:
+        return f"<auth method {self.name}>"
+
+
+_registry: dict[str, AuthMethod] = {}
+_lock = threading.Lock()
+
+
+def register_method(method: AuthMethod, *, replace: bool = False) -> None:
+    """Make ``method`` available to both roles under its wire name."""
+    canonical = canonical_method_name(method.name)
+    if canonical is None or METHOD_BITS[canonical] != method.bit:
+        raise ValueError(f"{method.name!r} with bit {method.bit:#x} is not a CEDAR method")
+    with _lock:
+        if canonical in _registry and not replace:
+            raise ValueError(f"authentication method {canonical} is already registered")
+        _registry[canonical] = method
+
+
+def unregister_method(name: str) -> None:
+    """Remove a method (tests)."""
+    canonical = canonical_method_name(name)
+    with _lock:
+        _registry.pop(canonical or name, None)
+
+
+def get_method(name: str) -> AuthMethod | None:
+    """The registered method for a name in any accepted spelling, or ``None``."""
+    canonical = canonical_method_name(name)
+    return _registry.get(canonical) if canonical else None
+
+
+def method_for_bit(bit: int) -> AuthMethod | None:
+    """The registered method with this bit, or ``None``."""
+    for method in _registry.values():
+        if method.bit == bit:
+            return method
+    return None
+
+
+def registered_methods() -> list[str]:
+    """Wire names of every registered method."""
+    return list(_registry)
+
+
+def _register_builtin() -> None:
+    from cedar.auth.methods.anonymous import Anonymous
+    from cedar.auth.methods.claimtobe import ClaimToBe
+    from cedar.auth.methods.fs import FileSystem, FileSystemRemote
+
+    for method in (FileSystem(), FileSystemRemote(), ClaimToBe(), Anonymous()):
+        if method.name not in _registry:
+            register_method(method)
+
+
+_register_builtin()
+
+__all__ = [
+    "METHOD_ALIASES",
+    "METHOD_BITS",
+    "UNAUTHENTICATED_USER",
+    "AuthContext",
+    "AuthMethod",
+    "MethodResult",
+    "canonical_method_name",
+    "get_method",
+    "method_bits",
+    "method_for_bit",
+    "names_of_bits",
+    "register_method",
+    "registered_methods",
+    "unregister_method",
+]

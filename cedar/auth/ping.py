@@ -1,0 +1,146 @@
+"""``DC_SEC_QUERY``: ask a daemon whether we are authorized at a level (what condor_ping does).
+
+A new session is always negotiated (60040 is never a valid session command), with
+``AuthCommand`` = the level's ``DC_NOP`` command; after an AUTHORIZED post-auth ad the daemon
+sends ``{AuthorizationSucceeded = ...}`` and closes (spec 03 §6.5).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from cedar.auth.client import ClientSecurity, CommandDenied, CommandSession
+from cedar.auth.permissions import DC_SEC_QUERY, NOP_FOR_LEVEL
+from cedar.classad_wire import get_handshake_ad
+from cedar.stream.protocol import Protocol, Receive
+
+
+@dataclass
+class PingResult:
+    """What one ``DC_SEC_QUERY`` told us (never the session id)."""
+
+    level: str
+    command: int
+    authorized: bool
+    user: str | None
+    method: str | None
+    crypto: str | None
+    encrypted: bool
+    remote_version: str | None
+    error: str | None = None
+
+
+def level_command(level: str) -> int:
+    """The command to test for a level name, or a plain command number."""
+    name = level.strip().upper()
+    if name.isdigit():
+        return int(name)
+    if name not in NOP_FOR_LEVEL:
+        raise ValueError(
+            f"unknown permission level {level!r}; use one of {', '.join(NOP_FOR_LEVEL)} "
+            "or a command number"
+        )
+    return NOP_FOR_LEVEL[name]
+
+
+def sec_query_body(session: CommandSession) -> Protocol[bool]:
+    """Read the daemon's final ``{AuthorizationSucceeded}`` ad."""
+    message = yield Receive()
+    ad = get_handshake_ad(message)
+    message.end_of_message()
+    return ad.get("AuthorizationSucceeded") is True
+
+
+def _result(level: str, command: int, session: CommandSession, ok: bool) -> PingResult:
+    return PingResult(
+        level=level,
+        command=command,
+        authorized=ok,
+        user=session.authenticated_user,
+        method=session.method,
+        crypto=session.crypto_method,
+        encrypted=session.encrypted,
+        remote_version=session.remote_version,
+    )
+
+
+def ping(
+    address: str,
+    level: str,
+    *,
+    security: ClientSecurity | None = None,
+    timeout: float = 20.0,
+) -> PingResult:
+    """Whether we are authorized at ``level`` on the daemon at ``address`` (sync)."""
+    from cedar.commands.base import run_command
+
+    command = level_command(level)
+
+    def body(session: CommandSession) -> Protocol[PingResult]:
+        ok = yield from sec_query_body(session)
+        return _result(level, command, session, ok)
+
+    try:
+        return run_command(
+            address,
+            DC_SEC_QUERY,
+            body,
+            security=security,
+            timeout=timeout,
+            raw=False,
+            auth_command=command,
+            permission_hint=level.upper(),
+        )
+    except CommandDenied as exc:
+        return PingResult(
+            level=level,
+            command=command,
+            authorized=False,
+            user=exc.user,
+            method=exc.method,
+            crypto=None,
+            encrypted=False,
+            remote_version=None,
+            error=str(exc),
+        )
+
+
+async def ping_async(
+    address: str,
+    level: str,
+    *,
+    security: ClientSecurity | None = None,
+    timeout: float = 20.0,
+) -> PingResult:
+    """:func:`ping` on Trio."""
+    from cedar.commands.base import run_command_async
+
+    command = level_command(level)
+
+    def body(session: CommandSession) -> Protocol[PingResult]:
+        ok = yield from sec_query_body(session)
+        return _result(level, command, session, ok)
+
+    try:
+        return await run_command_async(
+            address,
+            DC_SEC_QUERY,
+            body,
+            security=security,
+            timeout=timeout,
+            raw=False,
+            auth_command=command,
+            permission_hint=level.upper(),
+        )
+    except CommandDenied as exc:
+        return PingResult(
+            level=level,
+            command=command,
+            authorized=False,
+            user=exc.user,
+            method=exc.method,
+            crypto=None,
+            encrypted=False,
+            remote_version=None,
+            error=str(exc),
+        )

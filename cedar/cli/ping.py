@@ -1,0 +1,123 @@
+"""``cedar-ping``: is this client authorized at these levels? (in the spirit of condor_ping).
+
+For each level a ``DC_SEC_QUERY`` is sent; the output names the authentication method, the crypto
+method, the identity the daemon mapped us to and the daemon's version.  Exit status 0 only if
+every level was authorized.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from collections.abc import Sequence
+from dataclasses import asdict
+
+from cedar.auth.client import ClientSecurity, default_security
+from cedar.auth.ping import PingResult, ping
+from cedar.errors import CedarError
+
+DEFAULT_COLLECTOR_PORT = 9618
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser (shared with ``cedar ping``)."""
+    parser = argparse.ArgumentParser(
+        prog="cedar-ping",
+        description="Test whether this client is authorized at permission levels of a daemon.",
+    )
+    parser.add_argument("--pool", metavar="HOST[:PORT]", help="the collector (default port 9618)")
+    parser.add_argument("--address", metavar="SINFUL", help="the daemon's address")
+    parser.add_argument("--type", metavar="TYPE", help="daemon type to locate (e.g. SCHEDD)")
+    parser.add_argument("--name", metavar="NAME", help="daemon name to locate")
+    parser.add_argument("--timeout", type=float, default=20.0, help="network timeout in seconds")
+    parser.add_argument("--verbose", action="store_true", help="print every detail")
+    parser.add_argument("--json", action="store_true", help="print results as JSON")
+    parser.add_argument(
+        "levels",
+        nargs="*",
+        metavar="LEVEL",
+        help="permission levels (READ, WRITE, ...) or command numbers (default: WRITE)",
+    )
+    return parser
+
+
+def _target(args: argparse.Namespace, security: ClientSecurity) -> str:
+    if args.address:
+        return str(args.address)
+    daemon_type = (args.type or "COLLECTOR").upper()
+    if daemon_type == "COLLECTOR" and not args.name and args.pool:
+        pool = str(args.pool)
+        if pool.startswith("<") or ":" in pool.strip("[]"):
+            return pool
+        return f"{pool}:{DEFAULT_COLLECTOR_PORT}"
+    if args.type or args.name:
+        from cedar.commands.collector import Collector
+
+        collector = Collector(args.pool, security=security, timeout=args.timeout)
+        return collector.locate(daemon_type, args.name).address
+    if args.pool:
+        return str(args.pool)
+    raise CedarError("say which daemon to ping: --address SINFUL, --pool HOST[:PORT] or --type")
+
+
+def _line(result: PingResult, verbose: bool) -> str:
+    if not result.authorized:
+        text = f"{result.level}: NOT authorized"
+        if result.error and verbose:
+            text += f" ({result.error})"
+        return text
+    text = (
+        f"{result.level}: authorized as {result.user or 'unknown'} "
+        f"(authentication {result.method or 'none'}, crypto {result.crypto or 'none'})"
+    )
+    if verbose:
+        text += f"\n    command {result.command}; remote version {result.remote_version}"
+    return text
+
+
+def run(args: argparse.Namespace, security: ClientSecurity | None = None) -> int:
+    """Ping every requested level; 0 iff all were authorized, 1 if not, 2 on errors."""
+    if args.verbose:
+        logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s")
+    levels = args.levels or ["WRITE"]
+    security = security or default_security()
+    try:
+        target = _target(args, security)
+    except (CedarError, ValueError) as exc:
+        print(f"cedar-ping: {exc}", file=sys.stderr)
+        return 2
+    results: list[PingResult] = []
+    status = 0
+    for level in levels:
+        try:
+            result = ping(target, level, security=security, timeout=args.timeout)
+        except ValueError as exc:
+            print(f"cedar-ping: {exc}", file=sys.stderr)
+            return 2
+        except CedarError as exc:
+            result = PingResult(level, 0, False, None, None, None, False, None, error=str(exc))
+            status = 2 if status == 0 else status
+        results.append(result)
+        if not result.authorized and status == 0:
+            status = 1
+    if args.json:
+        print(json.dumps({"address": target, "results": [asdict(r) for r in results]}, indent=2))
+    else:
+        if args.verbose:
+            print(f"Destination: {target}")
+        for result in results:
+            print(_line(result, args.verbose))
+            if not result.authorized and result.error and not args.verbose:
+                print(f"    {result.error}", file=sys.stderr)
+    return 0 if all(r.authorized for r in results) else (status or 1)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Console entry point."""
+    return run(build_parser().parse_args(argv))
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

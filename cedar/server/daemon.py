@@ -1,0 +1,495 @@
+"""A CEDAR daemon framework on Trio: listen, authenticate, authorize, dispatch.
+
+Handlers are protocol coroutines (``handler(request) -> Protocol[None]``), so the same code runs
+under any driver.  Nothing a peer sends may crash, hang or exhaust the daemon: every connection
+has per-read timeouts and a handshake deadline, messages are size-bounded, handshake ads are
+attribute-bounded, concurrent connections are capped, and any failure only ends that connection.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import trio
+
+from cedar.auth.methods import UNAUTHENTICATED_USER, AuthContext, MethodResult
+from cedar.auth.permissions import (
+    DC_AUTHENTICATE,
+    DC_NOP_COMMANDS,
+    SHARED_PORT_CONNECT,
+    implied_levels,
+    normalize_level,
+)
+from cedar.auth.policy import Requirement
+from cedar.auth.server import (
+    CommandInfo,
+    HandshakeEnv,
+    ServerOutcome,
+    authenticate_peer,
+    serve_authenticate,
+    server_methods,
+    user_is_mapped,
+)
+from cedar.auth.server_policy import ServerPolicy
+from cedar.auth.session import ServerSessionCache
+from cedar.auth.sharedport import parse_preamble
+from cedar.auth.sinful import make_sinful
+from cedar.errors import CedarError
+from cedar.stream.connection import CedarConnection
+from cedar.stream.drivers import TrioChannel
+from cedar.stream.primitives import MessageReader, MessageWriter
+from cedar.stream.protocol import Protocol, Receive
+
+log = logging.getLogger("cedar.server")
+
+Handler = Callable[["CommandRequest"], Protocol[None]]
+
+
+@dataclass(repr=False)
+class CommandRequest:
+    """One authorized command as a handler sees it."""
+
+    command: int
+    conn: CedarConnection
+    peer: tuple[str, int] | None
+    user: str | None
+    method: str | None
+    permission: str
+    resumed: bool = False
+    raw: bool = False
+    daemon: Daemon | None = None
+    _first: MessageReader | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def encrypted(self) -> bool:
+        """Whether the connection is AES-GCM protected."""
+        return self.conn.encrypted
+
+    @property
+    def identity(self) -> str:
+        """The identity authorization lists match: ``user@domain`` or unauthenticated@unmapped."""
+        return self.user or UNAUTHENTICATED_USER
+
+    @property
+    def authenticated(self) -> bool:
+        """Whether the peer proved an identity."""
+        return self.user is not None and user_is_mapped(self.user)
+
+    def read_payload(self) -> Protocol[MessageReader]:
+        """The payload: the rest of a raw first message, else the next message."""
+        if self._first is not None:
+            first, self._first = self._first, None
+            return first
+        message = yield Receive()
+        return message  # type: ignore[no-any-return]
+
+    def writer(self) -> MessageWriter:
+        """A writer in the connection's current string mode."""
+        return self.conn.writer()
+
+    def __repr__(self) -> str:
+        return (
+            f"<CommandRequest command={self.command} user={self.user!r} method={self.method} "
+            f"permission={self.permission} resumed={self.resumed}>"
+        )
+
+
+@dataclass(frozen=True)
+class Registration:
+    """A registered command."""
+
+    command: int
+    handler: Handler
+    permission: str
+    force_authentication: bool
+    name: str
+
+
+def _nop_handler(request: CommandRequest) -> Protocol[None]:
+    """``DC_NOP*``: no payload, no reply."""
+    return None
+    yield  # pragma: no cover
+
+
+class Daemon:
+    """A mock-able CEDAR daemon: a command table, a :class:`ServerPolicy` and a listener."""
+
+    def __init__(
+        self,
+        name: str,
+        daemon_type: str,
+        *,
+        policy: ServerPolicy | None = None,
+        host: str = "127.0.0.1",
+        port: int = 0,
+    ) -> None:
+        self.name = name
+        self.daemon_type = daemon_type
+        self.policy = policy or ServerPolicy()
+        self.host = host
+        self.port = port
+        self.sessions = ServerSessionCache(self.policy.max_sessions)
+        self.stats: dict[str, int] = {
+            "connections": 0,
+            "rejected_connections": 0,
+            "new_sessions": 0,
+            "resumed_sessions": 0,
+            "raw_commands": 0,
+            "denied": 0,
+            "errors": 0,
+        }
+        self._commands: dict[int, Registration] = {}
+        self._active = 0
+        self._lock = threading.Lock()
+        self._address: str | None = None
+        self._shared_port_id: str | None = None
+        self._cancel: trio.CancelScope | None = None
+        self._token: trio.lowlevel.TrioToken | None = None
+        for command, level in DC_NOP_COMMANDS.items():
+            self.register(command, _nop_handler, permission=level, name="DC_NOP")
+
+    # -- configuration --------------------------------------------------------------------------
+
+    def register(
+        self,
+        command: int,
+        handler: Handler,
+        *,
+        permission: str = "READ",
+        force_authentication: bool = False,
+        name: str | None = None,
+    ) -> None:
+        """Serve ``command`` with ``handler`` at permission level ``permission``."""
+        level = normalize_level(permission)
+        self._commands[command] = Registration(
+            command,
+            handler,
+            level,
+            force_authentication,
+            name or str(getattr(handler, "__name__", "")),
+        )
+
+    def lookup(self, command: int) -> CommandInfo | None:
+        """How ``command`` is registered, or ``None``."""
+        registration = self._commands.get(command)
+        if registration is None:
+            return None
+        return CommandInfo(registration.permission, registration.force_authentication)
+
+    def valid_commands(self, level: str, mapped: bool) -> list[int]:
+        """Commands a session for ``level`` may run (spec 03 §6.1 ``ValidCommands``)."""
+        result = []
+        for granted in implied_levels(level):
+            for registration in self._commands.values():
+                if registration.permission != granted:
+                    continue
+                if registration.force_authentication and not mapped:
+                    continue
+                result.append(registration.command)
+        return result
+
+    @property
+    def address(self) -> str:
+        """The daemon's sinful string (``<host:port?addrs=...&noUDP[&sock=id]>``)."""
+        if self._address is None:
+            raise RuntimeError(f"daemon {self.name} is not listening yet")
+        return self._address
+
+    @property
+    def shared_port_id(self) -> str | None:
+        """The id this daemon answers to behind a :class:`SharedPortRouter`."""
+        return self._shared_port_id
+
+    def _set_shared_port(self, router_host: str, router_port: int, sock_id: str) -> None:
+        self._shared_port_id = sock_id
+        self._address = make_sinful(router_host, router_port, sock=sock_id)
+
+    # -- serving --------------------------------------------------------------------------------
+
+    async def serve(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
+        """Listen and serve until cancelled; ``task_status.started`` gets the daemon."""
+        listeners = await trio.open_tcp_listeners(self.port, host=self.host)
+        sockname = listeners[0].socket.getsockname()
+        self.port = sockname[1]
+        if self._shared_port_id is None:
+            self._address = make_sinful(sockname[0], sockname[1])
+        log.info("%s %s listening on %s", self.daemon_type, self.name, self._address)
+        with trio.CancelScope() as scope:
+            self._cancel = scope
+            self._token = trio.lowlevel.current_trio_token()
+            async with trio.open_nursery() as nursery:
+                await nursery.start(trio.serve_listeners, self.handle_stream, listeners)
+                task_status.started(self)
+
+    def stop(self) -> None:
+        """Stop serving (callable from any thread)."""
+        scope, token = self._cancel, self._token
+        if scope is None or token is None:
+            return
+        try:
+            trio.from_thread.run_sync(scope.cancel, trio_token=token)
+        except RuntimeError:  # already inside the Trio thread
+            scope.cancel()
+        except trio.RunFinishedError:
+            pass
+
+    @contextlib.contextmanager
+    def run_in_thread(self) -> Iterator[Daemon]:
+        """Serve in a background thread for the duration of a ``with`` block (sync tests)."""
+        with _serve_in_thread(self.serve, self.stop):
+            yield self
+
+    def _connection_slot(self) -> bool:
+        with self._lock:
+            if self._active >= self.policy.max_connections:
+                self.stats["rejected_connections"] += 1
+                return False
+            self._active += 1
+            self.stats["connections"] += 1
+            return True
+
+    def _release_slot(self) -> None:
+        with self._lock:
+            self._active -= 1
+
+    async def handle_stream(
+        self, stream: trio.SocketStream, conn: CedarConnection | None = None
+    ) -> None:
+        """Serve one connection (``conn`` may already hold bytes a router read)."""
+        if not self._connection_slot():
+            log.warning("%s: too many connections; closing a new one", self.name)
+            with contextlib.suppress(Exception):
+                await stream.aclose()
+            return
+        try:
+            await self._serve_connection(stream, conn)
+        finally:
+            self._release_slot()
+            with contextlib.suppress(Exception):
+                await stream.aclose()
+
+    async def _serve_connection(
+        self, stream: trio.SocketStream, conn: CedarConnection | None
+    ) -> None:
+        local = peer = None
+        try:
+            local = _endpoint(stream.socket.getsockname())
+            peer = _endpoint(stream.socket.getpeername())
+        except (OSError, AttributeError):
+            pass
+        channel = TrioChannel(
+            stream,
+            conn=conn or CedarConnection(max_message_size=self.policy.max_message_size),
+            timeout=self.policy.connection_timeout,
+            peer=f"{peer[0]}:{peer[1]}" if peer else "peer",
+        )
+        env = self._env(local, peer)
+        try:
+            with trio.fail_after(self.policy.session_deadline):
+                request = await channel.run(self._accept(channel.conn, env))
+            if request is None:
+                return
+            registration = self._commands[request.command]
+            await channel.run(registration.handler(request))
+        except trio.TooSlowError:
+            log.info("%s: security negotiation exceeded its deadline; closing", self.name)
+        except CedarError as exc:
+            self.stats["errors"] += 1
+            log.info("%s: connection from %s ended: %s", self.name, channel.peer, exc)
+        except Exception:  # a handler bug must not take the daemon down
+            self.stats["errors"] += 1
+            log.exception("%s: unexpected error serving %s", self.name, channel.peer)
+
+    def _env(self, local: tuple[str, int] | None, peer: tuple[str, int] | None) -> HandshakeEnv:
+        return HandshakeEnv(
+            policy=self.policy,
+            sessions=self.sessions,
+            lookup=self.lookup,
+            valid_commands=self.valid_commands,
+            local_address=local,
+            peer_address=peer,
+            shared_port_id=self._shared_port_id,
+        )
+
+    def connection_protocol(
+        self,
+        conn: CedarConnection,
+        *,
+        local_address: tuple[str, int] | None = None,
+        peer_address: tuple[str, int] | None = None,
+    ) -> Protocol[CommandRequest | None]:
+        """Everything the daemon does on one connection, as a protocol (for in-memory tests).
+
+        Returns the served request, or ``None`` when the connection was refused.
+        """
+        request = yield from self._accept(conn, self._env(local_address, peer_address))
+        if request is not None:
+            yield from self._commands[request.command].handler(request)
+        return request
+
+    def _accept(self, conn: CedarConnection, env: HandshakeEnv) -> Protocol[CommandRequest | None]:
+        """Read the first message and turn it into an authorized request (or ``None``)."""
+        message = yield Receive()
+        command = message.get_int()
+        if command == SHARED_PORT_CONNECT:
+            preamble = parse_preamble(message)
+            if preamble.sock_id != self._shared_port_id:
+                log.info("%s: shared-port request for another daemon; closing", self.name)
+                return None
+            conn.reset_transcript()
+            message = yield Receive()
+            command = message.get_int()
+        if command == DC_AUTHENTICATE:
+            outcome = yield from serve_authenticate(conn, message, env)
+            if outcome is None:
+                self.stats["denied"] += 1
+                return None
+            self.stats["resumed_sessions" if outcome.resumed else "new_sessions"] += 1
+            if outcome.finished:
+                return None
+            return self._request(conn, env, outcome)
+        return (yield from self._accept_raw(conn, env, command, message))
+
+    def _request(
+        self,
+        conn: CedarConnection,
+        env: HandshakeEnv,
+        outcome: ServerOutcome,
+        first: MessageReader | None = None,
+        raw: bool = False,
+    ) -> CommandRequest:
+        return CommandRequest(
+            command=outcome.command,
+            conn=conn,
+            peer=env.peer_address,
+            user=None if outcome.user == UNAUTHENTICATED_USER else outcome.user,
+            method=outcome.method,
+            permission=outcome.permission,
+            resumed=outcome.resumed,
+            raw=raw,
+            daemon=self,
+            _first=first,
+        )
+
+    def _accept_raw(
+        self, conn: CedarConnection, env: HandshakeEnv, command: int, message: MessageReader
+    ) -> Protocol[CommandRequest | None]:
+        """A raw command is served only if its level allows it unauthenticated (spec 03 §2)."""
+        info = self.lookup(command)
+        if info is None:
+            log.info("%s: raw command %d is not registered; closing", self.name, command)
+            self.stats["denied"] += 1
+            return None
+        user = UNAUTHENTICATED_USER
+        method = None
+        if info.permission != "ALLOW":
+            resolved = self.policy.resolve(info.permission)
+            if info.force_authentication:
+                result = yield from self._inband_authentication(conn, env, command, message, info)
+                if result is None:
+                    self.stats["denied"] += 1
+                    return None
+                user = result.fqu or UNAUTHENTICATED_USER
+                method = result.extra.get("method")
+                message = None  # type: ignore[assignment]
+            elif Requirement.REQUIRED in (resolved.negotiation, resolved.authentication):
+                log.info(
+                    "PERMISSION DENIED for raw command %d: level %s requires negotiation or "
+                    "authentication; closing",
+                    command,
+                    info.permission,
+                )
+                self.stats["denied"] += 1
+                return None
+            peer = env.peer_address[0] if env.peer_address else None
+            if not self.policy.is_authorized(user, peer, info.permission):
+                log.info(
+                    "PERMISSION DENIED for raw command %d (%s) to %s; closing",
+                    command,
+                    info.permission,
+                    user,
+                )
+                self.stats["denied"] += 1
+                return None
+        self.stats["raw_commands"] += 1
+        outcome = ServerOutcome(
+            command=command,
+            permission=info.permission,
+            user=user,
+            method=method,
+            authenticated=method is not None,
+            resumed=False,
+        )
+        return self._request(conn, env, outcome, first=message, raw=True)
+
+    def _inband_authentication(
+        self,
+        conn: CedarConnection,
+        env: HandshakeEnv,
+        command: int,
+        message: MessageReader,
+        info: CommandInfo,
+    ) -> Protocol[MethodResult | None]:
+        """Raw force-authentication command: the method mask shares the first message (§2)."""
+        ctx = AuthContext(
+            role="server",
+            local_address=env.local_address,
+            peer_address=env.peer_address,
+            uid_domain=self.policy.uid_domain,
+            trust_domain=self.policy.trust_domain or self.policy.uid_domain,
+            options=self.policy.options,
+            shared_port_id=self._shared_port_id,
+            command=command,
+            permission=info.permission,
+        )
+        methods = server_methods(env, self.policy.resolve(info.permission).methods, ctx)
+        result = yield from authenticate_peer(conn, ctx, methods, command, first=message)
+        if result is None or not result.success or not user_is_mapped(result.fqu or ""):
+            log.info("PERMISSION DENIED for raw command %d: in-band authentication failed", command)
+            return None
+        return result
+
+
+def _endpoint(name: Any) -> tuple[str, int]:
+    return str(name[0]), int(name[1])
+
+
+@contextlib.contextmanager
+def _serve_in_thread(serve: Callable[..., Any], stop: Callable[[], None]) -> Iterator[None]:
+    """Run ``serve`` (a Trio ``serve(task_status=...)``) in a thread until the block ends."""
+    started = threading.Event()
+    failure: list[BaseException] = []
+
+    async def main() -> None:
+        async with trio.open_nursery() as nursery:
+            await nursery.start(serve)
+            started.set()
+
+    def target() -> None:
+        try:
+            trio.run(main)
+        except BaseException as exc:  # reported to the caller below
+            failure.append(exc)
+        finally:
+            started.set()
+
+    thread = threading.Thread(target=target, name="cedar-daemon", daemon=True)
+    thread.start()
+    started.wait()
+    if failure:
+        thread.join()
+        raise RuntimeError(f"the daemon failed to start: {failure[0]}") from failure[0]
+    try:
+        yield
+    finally:
+        stop()
+        thread.join(timeout=30)
+
+
+__all__ = ["CommandRequest", "Daemon", "Handler", "Registration"]

@@ -1,0 +1,57 @@
+"""Live-pool fixtures: configured from environment variables (see README.md), skipped otherwise."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from cedar.auth import ClientSecurity, SecurityConfig
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Every test here is ``live`` and skips without ``CEDAR_LIVE_COLLECTOR``."""
+    here = os.path.dirname(__file__)
+    skip = pytest.mark.skip(
+        reason="CEDAR_LIVE_COLLECTOR is not set (see tests/live_pool/README.md)"
+    )
+    for item in items:
+        if str(item.fspath).startswith(here):
+            item.add_marker(pytest.mark.live)
+            if not os.environ.get("CEDAR_LIVE_COLLECTOR"):
+                item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def live_collector() -> str:
+    """The collector's address."""
+    return os.environ["CEDAR_LIVE_COLLECTOR"]
+
+
+@pytest.fixture(scope="session")
+def live_schedd() -> str:
+    """A schedd sinful (normally with ``sock=``); skips when not configured."""
+    value = os.environ.get("CEDAR_LIVE_SCHEDD")
+    if not value:
+        pytest.skip("CEDAR_LIVE_SCHEDD is not set")
+    return value
+
+
+@pytest.fixture(scope="session")
+def live_timeout() -> float:
+    """Network timeout for live tests."""
+    return float(os.environ.get("CEDAR_LIVE_TIMEOUT", "20"))
+
+
+@pytest.fixture
+def live_security():
+    """``live_security(methods, **settings)`` -> a fresh client security (own session cache)."""
+
+    def make(methods: list[str], **settings: object) -> ClientSecurity:
+        settings.setdefault("authentication", "PREFERRED")
+        uid_domain = os.environ.get("CEDAR_LIVE_UID_DOMAIN")
+        if uid_domain:
+            settings.setdefault("uid_domain", uid_domain)
+        return ClientSecurity(SecurityConfig(methods=methods, **settings))  # type: ignore[arg-type]
+
+    return make
