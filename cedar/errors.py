@@ -43,7 +43,15 @@ class CedarConnectionError(CedarError):
 
 
 class ConnectionClosed(CedarConnectionError):
-    """The peer closed (or reset) the connection."""
+    """The peer closed (or reset) the connection.
+
+    ``mid_message`` tells a stream cut inside a packet or message (a broken peer) from a close
+    at a message boundary (how a daemon refuses a command).
+    """
+
+    def __init__(self, message: str, *, mid_message: bool = False) -> None:
+        self.mid_message = mid_message
+        super().__init__(message)
 
 
 class CedarTimeout(CedarConnectionError):

@@ -346,7 +346,7 @@ def _receive_or_closed(what: str, detail: str) -> Protocol[MessageReader]:
     try:
         message = yield Receive()
     except ConnectionClosed as exc:
-        if "middle" in str(exc):  # cut inside a packet: a broken stream, not a refusal
+        if exc.mid_message:  # cut inside a packet: a broken stream, not a refusal
             raise ConnectionClosed(f"truncated message during {what}: {exc}") from None
         raise CommandDenied(f"Connection closed during {what}. {detail}") from None
     return message  # type: ignore[no-any-return]

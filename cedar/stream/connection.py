@@ -174,7 +174,8 @@ class CedarConnection:
         if self._eof:
             if self._inbox or self._partial:
                 raise ConnectionClosed(
-                    "connection closed by the peer in the middle of a packet or message"
+                    "connection closed by the peer in the middle of a packet or message",
+                    mid_message=True,
                 )
             raise ConnectionClosed("connection closed by the peer")
 

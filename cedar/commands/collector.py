@@ -1,0 +1,1090 @@
+"""Collector client: queries, locating daemons, advertising and invalidating ads (spec 05 §2).
+
+The wire work is in protocol coroutines (:func:`query_protocol`, :func:`advertise_protocol`,
+:func:`invalidate_protocol`) that run after :func:`cedar.auth.start_command`, so the same code
+serves :class:`Collector` (blocking) and :class:`AsyncCollector` (Trio) and is tested against
+recorded bytes.  A pool can list several collectors: queries try them in random order and fail
+over on any communication error, as the reference client does (spec 06 §3.1); updates go to
+every collector.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, TypeVar
+
+from cedar.auth.client import ClientSecurity, CommandSession
+from cedar.auth.version import parse_version
+from cedar.classad_wire import ClassAd, get_classad, parse_expr, put_classad
+from cedar.commands.numbers import Command
+from cedar.errors import CedarConnectionError, CedarError, CommandError, ConfigError
+from cedar.stream.primitives import MessageReader, MessageWriter
+from cedar.stream.protocol import Emit, Protocol, Receive, Send
+
+T = TypeVar("T")
+
+DEFAULT_COLLECTOR_PORT = 9618
+#: Collector query timeout when no configuration says otherwise (``QUERY_TIMEOUT``, spec 06 §3.4).
+DEFAULT_QUERY_TIMEOUT = 60.0
+#: What both reference clients ask for when locating a daemon (spec 05 §2.6).
+LOCATE_PROJECTION = ("MyAddress", "AddressV1", "CondorVersion", "CondorPlatform", "Name", "Machine")
+
+
+@dataclass(frozen=True)
+class _TypeInfo:
+    key: str  # keeps members with the same commands distinct
+    command: Command
+    target_type: str
+    update: Command | None
+    invalidate: Command | None
+    #: QUERY_MULTIPLE_* take no default ``Requirements`` (spec 05 §2.1).
+    requirements: bool = True
+
+
+_Q = Command
+
+
+class AdType(Enum):
+    """Every kind of ad a collector stores, with the commands that query/update/remove it.
+
+    ``STARTD`` and ``SLOT`` are the slot ads (``Machine``); ``START_DAEMON`` is the startd's own
+    daemon ad.  ``GENERIC`` and the daemon kinds without a table of their own (``CREDD``,
+    ``DEFRAG``, ...) share QUERY_GENERIC_ADS and differ only by TargetType (spec 05 §2.1).
+    """
+
+    STARTD = _TypeInfo(
+        "startd", _Q.QUERY_STARTD_ADS, "Machine", _Q.UPDATE_STARTD_AD, _Q.INVALIDATE_STARTD_ADS
+    )
+    SLOT = _TypeInfo(
+        "slot", _Q.QUERY_STARTD_ADS, "Machine", _Q.UPDATE_STARTD_AD, _Q.INVALIDATE_STARTD_ADS
+    )
+    START_DAEMON = _TypeInfo(
+        "start_daemon",
+        _Q.QUERY_MULTIPLE_ADS,
+        "StartD",
+        _Q.UPDATE_STARTD_AD,
+        _Q.INVALIDATE_STARTD_ADS,
+        requirements=False,
+    )
+    STARTD_PRIVATE = _TypeInfo("startd_private", _Q.QUERY_STARTD_PVT_ADS, "Machine", None, None)
+    SCHEDD = _TypeInfo(
+        "schedd", _Q.QUERY_SCHEDD_ADS, "Scheduler", _Q.UPDATE_SCHEDD_AD, _Q.INVALIDATE_SCHEDD_ADS
+    )
+    MASTER = _TypeInfo(
+        "master", _Q.QUERY_MASTER_ADS, "DaemonMaster", _Q.UPDATE_MASTER_AD, _Q.INVALIDATE_MASTER_ADS
+    )
+    SUBMITTER = _TypeInfo(
+        "submitter",
+        _Q.QUERY_SUBMITTOR_ADS,
+        "Submitter",
+        _Q.UPDATE_SUBMITTOR_AD,
+        _Q.INVALIDATE_SUBMITTOR_ADS,
+    )
+    COLLECTOR = _TypeInfo(
+        "collector",
+        _Q.QUERY_COLLECTOR_ADS,
+        "Collector",
+        _Q.UPDATE_COLLECTOR_AD,
+        _Q.INVALIDATE_COLLECTOR_ADS,
+    )
+    NEGOTIATOR = _TypeInfo(
+        "negotiator",
+        _Q.QUERY_NEGOTIATOR_ADS,
+        "Negotiator",
+        _Q.UPDATE_NEGOTIATOR_AD,
+        _Q.INVALIDATE_NEGOTIATOR_ADS,
+    )
+    LICENSE = _TypeInfo(
+        "license", _Q.QUERY_LICENSE_ADS, "License", _Q.UPDATE_LICENSE_AD, _Q.INVALIDATE_LICENSE_ADS
+    )
+    STORAGE = _TypeInfo(
+        "storage", _Q.QUERY_STORAGE_ADS, "Storage", _Q.UPDATE_STORAGE_AD, _Q.INVALIDATE_STORAGE_ADS
+    )
+    HAD = _TypeInfo("had", _Q.QUERY_HAD_ADS, "HAD", _Q.UPDATE_HAD_AD, _Q.INVALIDATE_HAD_ADS)
+    GRID = _TypeInfo("grid", _Q.QUERY_GRID_ADS, "Grid", _Q.UPDATE_GRID_AD, _Q.INVALIDATE_GRID_ADS)
+    ACCOUNTING = _TypeInfo(
+        "accounting",
+        _Q.QUERY_ACCOUNTING_ADS,
+        "Accounting",
+        _Q.UPDATE_ACCOUNTING_AD,
+        _Q.INVALIDATE_ACCOUNTING_ADS,
+    )
+    GENERIC = _TypeInfo(
+        "generic", _Q.QUERY_GENERIC_ADS, "Generic", _Q.UPDATE_AD_GENERIC, _Q.INVALIDATE_ADS_GENERIC
+    )
+    CREDD = _TypeInfo(
+        "credd", _Q.QUERY_GENERIC_ADS, "CredD", _Q.UPDATE_AD_GENERIC, _Q.INVALIDATE_ADS_GENERIC
+    )
+    PLACEMENTD = _TypeInfo(
+        "placementd",
+        _Q.QUERY_GENERIC_ADS,
+        "PlacementD",
+        _Q.UPDATE_AD_GENERIC,
+        _Q.INVALIDATE_ADS_GENERIC,
+    )
+    DEFRAG = _TypeInfo(
+        "defrag", _Q.QUERY_GENERIC_ADS, "Defrag", _Q.UPDATE_AD_GENERIC, _Q.INVALIDATE_ADS_GENERIC
+    )
+    ANY = _TypeInfo("any", _Q.QUERY_ANY_ADS, "Any", None, None)
+
+    @property
+    def command(self) -> Command:
+        """The query command."""
+        return self.value.command
+
+    @property
+    def target_type(self) -> str:
+        """The TargetType the reference client sends for this type."""
+        return self.value.target_type
+
+    @property
+    def update_command(self) -> Command | None:
+        """The UPDATE_* command that advertises an ad of this type (None: not advertisable)."""
+        return self.value.update
+
+    @property
+    def invalidate_command(self) -> Command | None:
+        """The INVALIDATE_* command that removes ads of this type."""
+        return self.value.invalidate
+
+    @classmethod
+    def from_name(cls, name: str | AdType) -> AdType:
+        """Accept the enum, its name, or a command-line spelling (``slots``, ``schedds``...)."""
+        if isinstance(name, AdType):
+            return name
+        key = name.strip().lower().replace("-", "_")
+        key = _AD_TYPE_ALIASES.get(key, key)
+        for member in cls:
+            if member.name.lower() == key:
+                return member
+        raise ValueError(
+            f"unknown ad type {name!r}; known types: " + ", ".join(m.name.lower() for m in cls)
+        )
+
+
+_AD_TYPE_ALIASES = {
+    "slots": "slot",
+    "machine": "slot",
+    "startds": "startd",
+    "startdaemon": "start_daemon",
+    "scheduler": "schedd",
+    "schedds": "schedd",
+    "masters": "master",
+    "daemonmaster": "master",
+    "submitters": "submitter",
+    "submittor": "submitter",
+    "collectors": "collector",
+    "negotiators": "negotiator",
+    "accountant": "accounting",
+    "credds": "credd",
+    "startd_private": "startd_private",
+    "startdprivate": "startd_private",
+    "all": "any",
+}
+
+
+class DaemonType(Enum):
+    """Daemons that can be located through the collector, with the ad type that describes them."""
+
+    MASTER = AdType.MASTER
+    SCHEDD = AdType.SCHEDD
+    STARTD = AdType.STARTD
+    COLLECTOR = AdType.COLLECTOR
+    NEGOTIATOR = AdType.NEGOTIATOR
+    CREDD = AdType.CREDD
+    PLACEMENTD = AdType.PLACEMENTD
+    HAD = AdType.HAD
+    GENERIC = AdType.GENERIC
+    DEFRAG = AdType.DEFRAG
+
+    @property
+    def ad_type(self) -> AdType:
+        """The ad type queried to locate this daemon."""
+        return self.value  # type: ignore[no-any-return]
+
+    @classmethod
+    def from_name(cls, name: str | DaemonType) -> DaemonType:
+        """Accept the enum or its (case-insensitive) name."""
+        if isinstance(name, DaemonType):
+            return name
+        key = name.strip().upper()
+        if key in cls.__members__:
+            return cls[key]
+        raise ValueError(
+            f"unknown daemon type {name!r}; known types: " + ", ".join(m.name.lower() for m in cls)
+        )
+
+
+@dataclass(frozen=True)
+class DaemonLocation:
+    """Where a daemon is: its sinful address and version, as read from its location ad."""
+
+    address: str
+    version: str | None
+    name: str | None
+    machine: str | None
+    platform: str | None
+    ad: ClassAd = field(repr=False, compare=False)
+
+    @classmethod
+    def from_ad(cls, ad: ClassAd, daemon_type: DaemonType | None = None) -> DaemonLocation:
+        """Read a location ad; ``<Subsys>IpAddr`` wins over ``MyAddress`` (spec 05 §2.6)."""
+        address = None
+        if daemon_type is not None:
+            address = _string(ad, f"{daemon_type.name.capitalize()}IpAddr")
+        address = address or _string(ad, "MyAddress")
+        if not address:
+            raise CommandError(
+                f"the location ad of {_string(ad, 'Name') or 'the daemon'} has no MyAddress"
+            )
+        return cls(
+            address=address,
+            version=_string(ad, "CondorVersion"),
+            name=_string(ad, "Name"),
+            machine=_string(ad, "Machine"),
+            platform=_string(ad, "CondorPlatform"),
+            ad=ad,
+        )
+
+
+def _string(ad: ClassAd, name: str) -> str | None:
+    try:
+        value = ad.get(name)
+    except CedarError:
+        return None
+    return value if isinstance(value, str) else None
+
+
+# -- building requests --------------------------------------------------------------------------
+
+
+def _quote(value: str) -> str:
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def constraint_requirements(constraint: str | None) -> str:
+    """The ``Requirements`` text for a user constraint: ``((X))``, or ``true`` without one.
+
+    The constraint is parsed first so a typo fails here with a message instead of making the
+    collector drop the connection (spec 05 §2.5).
+    """
+    if constraint is None or not str(constraint).strip():
+        return "true"
+    text = f"(({constraint}))"
+    parse_expr(text, old=True)
+    return text
+
+
+def build_query_ad(
+    ad_type: AdType,
+    constraint: str | None = None,
+    projection: Iterable[str] | None = None,
+    limit: int | None = None,
+    *,
+    location: str | None = None,
+    statistics: str | None = None,
+    target_type: str | None = None,
+    extra: dict[str, Any] | None = None,
+) -> ClassAd:
+    """The query ad the reference tools send for ``ad_type`` (spec 05 §2.2).
+
+    ``target_type`` overrides the type's TargetType, e.g. to name a generic table (``"Foo"``).
+    """
+    ad = ClassAd()
+    ad["MyType"] = "Query"
+    names = _projection_list(projection)
+    if names:
+        ad["Projection"] = " ".join(names)
+    ad["TargetType"] = target_type or ad_type.target_type
+    if limit is not None and limit > 0:
+        ad["LimitResults"] = int(limit)
+    if ad_type.value.requirements or constraint:
+        ad.set_expr("Requirements", parse_expr(constraint_requirements(constraint), old=True))
+    if location is not None:
+        ad["LocationQuery"] = location
+    if statistics:
+        ad["STATISTICS_TO_PUBLISH"] = statistics
+    for name, value in (extra or {}).items():
+        ad[name] = value
+    return ad
+
+
+def _projection_list(projection: Iterable[str] | str | None) -> list[str]:
+    if projection is None:
+        return []
+    if isinstance(projection, str):
+        projection = projection.replace(",", " ").split()
+    names: list[str] = []
+    for name in projection:
+        name = name.strip()
+        if not name:
+            continue
+        if any(c.isspace() or c in ',"' for c in name):
+            raise ValueError(f"projection entry {name!r} is not an attribute name")
+        names.append(name)
+    return names
+
+
+def locate_query_ad(daemon_type: DaemonType, name: str | None) -> ClassAd:
+    """The query that locates one daemon: by Name (by Machine for a startd without ``@``)."""
+    if name is None:
+        return build_query_ad(daemon_type.ad_type, "true", LOCATE_PROJECTION)
+    attr = "Machine" if daemon_type is DaemonType.STARTD and "@" not in name else "Name"
+    return build_query_ad(
+        daemon_type.ad_type,
+        f"{attr} == {_quote(name)}",
+        LOCATE_PROJECTION,
+        limit=1,
+        location=name,
+    )
+
+
+def invalidation_ad(
+    ad_type: AdType,
+    *,
+    constraint: str | None = None,
+    name: str | None = None,
+    address: str | None = None,
+    target_type: str | None = None,
+) -> ClassAd:
+    """An INVALIDATE_* request: by key (``Name`` [+ ``MyAddress``]) or by constraint (§2.8)."""
+    if constraint is None and name is None:
+        raise ValueError("an invalidation needs a name or a constraint")
+    ad = ClassAd()
+    ad["MyType"] = "Query"
+    ad["TargetType"] = target_type or ad_type.target_type
+    if name is not None:
+        ad["Name"] = name
+        if address is not None:
+            ad["MyAddress"] = address
+    if constraint is not None:
+        ad.set_expr("Requirements", parse_expr(constraint_requirements(constraint), old=True))
+    return ad
+
+
+# -- protocols ----------------------------------------------------------------------------------
+
+
+def read_query_results(reply: MessageReader) -> Protocol[int]:
+    """Emit each ad of a result message ``I(1) AD ... I(0)`` (spec 05 §2.4); return the count."""
+    count = 0
+    while True:
+        more = reply.get_int()
+        if not more:
+            break
+        yield Emit(get_classad(reply))
+        count += 1
+    reply.end_of_message()
+    return count
+
+
+def query_protocol(session: CommandSession, query_ad: ClassAd) -> Protocol[int]:
+    """Client payload of every QUERY_* command: the query ad, then the result stream."""
+    writer = session.payload_writer()
+    put_classad(writer, query_ad)
+    yield Send(writer)
+    try:
+        reply = yield Receive()
+    except CedarConnectionError as exc:
+        raise type(exc)(
+            f"{exc}; the daemon dropped the query without answering (it does that for a "
+            "malformed query, an unknown ad type or a refused authorization)"
+        ) from exc
+    return (yield from read_query_results(reply))
+
+
+def _next_writer(session: CommandSession, command: int) -> MessageWriter:
+    """A writer for a further command on a kept-open update connection: ``I(cmd)`` first."""
+    return session.conn.writer().put_int(int(command))
+
+
+def advertise_protocol(
+    session: CommandSession, ads: Sequence[ClassAd], command: Command
+) -> Protocol[int]:
+    """Send each ad as ``[I(cmd)] AD EOM`` on one connection, then DC_NOP (spec 05 §2.8).
+
+    The first ad shares the started command; later ones repeat the command number, as the
+    reference bindings do.  UPDATE_STARTD_AD_WITH_ACK waits for ``I(1)`` after each ad.
+    """
+    for index, ad in enumerate(ads):
+        writer = session.payload_writer() if index == 0 else _next_writer(session, command)
+        put_classad(writer, ad, peer_version=parse_version(session.remote_version))
+        yield Send(writer)
+        if command == Command.UPDATE_STARTD_AD_WITH_ACK:
+            reply = yield Receive()
+            if reply.get_int() != 1:
+                raise CommandError("the collector did not acknowledge the startd ad")
+    yield Send(_next_writer(session, Command.DC_NOP))
+    return len(ads)
+
+
+def invalidate_protocol(session: CommandSession, ad: ClassAd) -> Protocol[None]:
+    """Send an invalidation ad (no reply), then DC_NOP so the collector closes."""
+    writer = session.payload_writer()
+    put_classad(writer, ad)
+    yield Send(writer)
+    yield Send(_next_writer(session, Command.DC_NOP))
+
+
+# -- pools --------------------------------------------------------------------------------------
+
+
+def read_address_file(path: str) -> str | None:
+    """The sinful in a daemon address file (spec 06 §3.2), ``None`` if missing or invalid.
+
+    Either positional (first data line is the sinful) or the ClassAd long form, where a
+    ``<Subsys>IpAddr`` attribute wins over ``MyAddress``.
+    """
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            text = handle.read(1 << 20)
+    except OSError:
+        return None
+    lines = [line.strip() for line in text.splitlines()]
+    lines = [line for line in lines if line and not line.startswith("#")]
+    if not lines:
+        return None
+    if lines[0].startswith("<"):
+        return lines[0]
+    if "=" not in lines[0]:
+        return None
+    try:
+        ad = ClassAd.parse_old("\n".join(lines))
+    except CedarError:
+        return None
+    for name in ad:
+        if name.lower().endswith("ipaddr") and _string(ad, name):
+            return _string(ad, name)
+    return _string(ad, "MyAddress")
+
+
+_read_address_file = read_address_file  # the name cedar.commands.schedd imports
+
+
+def split_pool(pool: str | Sequence[str]) -> list[str]:
+    """``"a, b:9619 <c:1?x=y>"`` or a list into single collector entries."""
+    entries = [pool] if isinstance(pool, str) else list(pool)
+    out: list[str] = []
+    for entry in entries:
+        text = entry.strip()
+        while text:
+            if text.startswith("<"):
+                end = text.find(">")
+                end = len(text) if end < 0 else end + 1
+                out.append(text[:end])
+                text = text[end:].lstrip(" ,\t")
+                continue
+            cut = min(
+                (i for i in (text.find(","), text.find(" "), text.find("\t")) if i >= 0),
+                default=len(text),
+            )
+            out.append(text[:cut])
+            text = text[cut:].lstrip(" ,\t")
+    return [e for e in out if e]
+
+
+def _config() -> Any:
+    try:
+        from cedar.config import default_config
+    except ImportError:  # pragma: no cover - configuration is optional
+        return None
+    return default_config()
+
+
+def resolve_pool(pool: str | Sequence[str] | None) -> list[str]:
+    """Collector addresses of a pool: explicit, else ``COLLECTOR_HOST`` from the configuration.
+
+    A missing port means ``COLLECTOR_PORT`` (9618); port 0 means "read
+    ``COLLECTOR_ADDRESS_FILE``" (how a personal pool publishes its real port, spec 06 §3.1).
+    """
+    config = _config()
+    if pool is None:
+        if config is None:
+            raise ConfigError("no collector given and no configuration to find one in")
+        entries = config.collector_hosts()
+        if not entries:
+            raise ConfigError("COLLECTOR address or hostname not specified in config file")
+    else:
+        entries = split_pool(pool)
+        if not entries:
+            raise ValueError("empty pool: give at least one collector address")
+    default_port = DEFAULT_COLLECTOR_PORT
+    if config is not None:
+        default_port = config.get_int("COLLECTOR_PORT", DEFAULT_COLLECTOR_PORT) or default_port
+    addresses: list[str] = []
+    for entry in entries:
+        if entry.startswith("<"):
+            addresses.append(entry)
+            continue
+        host, port = _host_port(entry)
+        if port is None:
+            port = default_port
+        if port == 0:
+            address_file = config.get("COLLECTOR_ADDRESS_FILE") if config is not None else None
+            found = read_address_file(address_file) if address_file else None
+            if found is None:
+                raise ConfigError(
+                    f"collector {entry} has port 0 but COLLECTOR_ADDRESS_FILE "
+                    f"({address_file or 'unset'}) names no address; is the pool running?"
+                )
+            addresses.append(found)
+            continue
+        addresses.append(f"[{host}]:{port}" if ":" in host else f"{host}:{port}")
+    return addresses
+
+
+def _host_port(entry: str) -> tuple[str, int | None]:
+    if entry.startswith("["):
+        host, _, rest = entry[1:].partition("]")
+        port_text = rest[1:] if rest.startswith(":") else ""
+    elif entry.count(":") == 1:
+        host, _, port_text = entry.partition(":")
+    else:
+        host, port_text = entry, ""
+    if not port_text:
+        return host, None
+    try:
+        return host, int(port_text)
+    except ValueError:
+        raise ValueError(f"bad port in collector address {entry!r}") from None
+
+
+def _default_timeout() -> float:
+    config = _config()
+    if config is not None and hasattr(config, "query_timeout"):
+        try:
+            return float(config.query_timeout())
+        except (CedarError, ValueError, TypeError):
+            pass
+    return DEFAULT_QUERY_TIMEOUT
+
+
+class _PoolState:
+    """The collectors of a pool and the ones that failed recently ("blacklisted")."""
+
+    def __init__(self, pool: str | Sequence[str] | None, *, use_primary: bool) -> None:
+        self.addresses = resolve_pool(pool)
+        self.use_primary = use_primary
+        self.failed: set[str] = set()
+
+    def order(self) -> list[str]:
+        """Try order: random (first if ``use_primary``), recently failed ones last."""
+        order = list(self.addresses)
+        if not self.use_primary:
+            random.shuffle(order)
+        return [a for a in order if a not in self.failed] + [a for a in order if a in self.failed]
+
+    def record(self, address: str, ok: bool) -> None:
+        if ok:
+            self.failed.discard(address)
+        else:
+            self.failed.add(address)
+
+
+def _all_failed(errors: list[tuple[str, CedarError]]) -> CedarError:
+    if len(errors) == 1:
+        return errors[0][1]
+    detail = "; ".join(f"{addr}: {exc}" for addr, exc in errors)
+    first = errors[0][1]
+    error = type(first)(f"no collector of the pool answered ({detail})")
+    error.__cause__ = first
+    return error
+
+
+def _needs_failover(exc: CedarError) -> bool:
+    """Communication failures move on to the next collector; refusals and bad input do not."""
+    from cedar.errors import ProtocolError, SecurityError
+
+    return isinstance(exc, (CedarConnectionError, ProtocolError, SecurityError))
+
+
+# -- clients ------------------------------------------------------------------------------------
+
+
+class _CollectorBase:
+    def __init__(
+        self,
+        pool: str | Sequence[str] | None = None,
+        *,
+        security: ClientSecurity | None = None,
+        timeout: float | None = None,
+        use_primary: bool = False,
+    ) -> None:
+        self._pool = _PoolState(pool, use_primary=use_primary)
+        self.security = security
+        self.timeout = _default_timeout() if timeout is None else timeout
+
+    @property
+    def addresses(self) -> list[str]:
+        """The collectors of the pool."""
+        return list(self._pool.addresses)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {', '.join(self._pool.addresses)}>"
+
+
+def _query_body(query_ad: ClassAd) -> Callable[[CommandSession], Protocol[int]]:
+    return lambda session: query_protocol(session, query_ad)
+
+
+class Collector(_CollectorBase):
+    """Blocking client of a pool's collector(s).
+
+    ``Collector()`` uses ``COLLECTOR_HOST`` from the configuration; ``Collector("host:port")`` or
+    ``Collector(["a", "b"])`` name the collectors explicitly.
+    """
+
+    def _run(self, command: int, body: Callable[[CommandSession], Protocol[T]]) -> T:
+        from cedar.commands.base import run_command
+
+        errors: list[tuple[str, CedarError]] = []
+        for address in self._pool.order():
+            try:
+                result = run_command(
+                    address, command, body, security=self.security, timeout=self.timeout
+                )
+            except CedarError as exc:
+                if not _needs_failover(exc):
+                    raise
+                self._pool.record(address, False)
+                errors.append((address, exc))
+                continue
+            self._pool.record(address, True)
+            return result
+        raise _all_failed(errors)
+
+    def _iterate(self, command: int, query_ad: ClassAd) -> Iterator[ClassAd]:
+        from cedar.commands.base import iterate_command
+
+        errors: list[tuple[str, CedarError]] = []
+        for address in self._pool.order():
+            emitted = False
+            try:
+                for ad in iterate_command(
+                    address,
+                    command,
+                    _query_body(query_ad),
+                    security=self.security,
+                    timeout=self.timeout,
+                ):
+                    emitted = True
+                    yield ad
+            except CedarError as exc:
+                if emitted or not _needs_failover(exc):
+                    raise
+                self._pool.record(address, False)
+                errors.append((address, exc))
+                continue
+            self._pool.record(address, True)
+            return
+        raise _all_failed(errors)
+
+    def query_iter(
+        self,
+        ad_type: AdType | str = AdType.ANY,
+        constraint: str | None = None,
+        projection: Iterable[str] | None = None,
+        limit: int | None = None,
+        *,
+        statistics: str | None = None,
+        target_type: str | None = None,
+    ) -> Iterator[ClassAd]:
+        """Stream the matching ads one at a time.
+
+        The collector sends all results in one message (spec 05 §2.4), so its bytes are
+        buffered -- bounded by the connection's message-size limit -- but each ad is decoded
+        only when it is consumed, and its values only when they are read.
+        """
+        ad_type = AdType.from_name(ad_type)
+        query_ad = build_query_ad(
+            ad_type, constraint, projection, limit, statistics=statistics, target_type=target_type
+        )
+        return self._iterate(ad_type.command, query_ad)
+
+    def query(
+        self,
+        ad_type: AdType | str = AdType.ANY,
+        constraint: str | None = None,
+        projection: Iterable[str] | None = None,
+        limit: int | None = None,
+        *,
+        statistics: str | None = None,
+        target_type: str | None = None,
+    ) -> list[ClassAd]:
+        """The matching ads as a list (see :meth:`query_iter`)."""
+        return list(
+            self.query_iter(
+                ad_type,
+                constraint,
+                projection,
+                limit,
+                statistics=statistics,
+                target_type=target_type,
+            )
+        )
+
+    def locate_all(self, daemon_type: DaemonType | str) -> list[DaemonLocation]:
+        """Every daemon of a type, as locations."""
+        daemon_type = DaemonType.from_name(daemon_type)
+        query_ad = locate_query_ad(daemon_type, None)
+        ads = list(self._iterate(daemon_type.ad_type.command, query_ad))
+        return [DaemonLocation.from_ad(ad, daemon_type) for ad in ads]
+
+    def locate(self, daemon_type: DaemonType | str, name: str | None = None) -> DaemonLocation:
+        """Find one daemon by name; without a name, the only daemon of that type in the pool."""
+        daemon_type = DaemonType.from_name(daemon_type)
+        if name is None:
+            return _only(daemon_type, self.locate_all(daemon_type))
+        query_ad = locate_query_ad(daemon_type, name)
+        ads = list(self._iterate(daemon_type.ad_type.command, query_ad))
+        return _first(daemon_type, name, ads)
+
+    def direct_query(
+        self,
+        daemon_type: DaemonType | str,
+        name: str | None = None,
+        projection: Iterable[str] | None = None,
+        *,
+        ad_type: AdType | str | None = None,
+        constraint: str | None = None,
+    ) -> ClassAd:
+        """Locate a daemon, then ask it for its own ad directly (spec 05 §2.7)."""
+        daemon_type = DaemonType.from_name(daemon_type)
+        location = self.locate(daemon_type, name)
+        kind = AdType.from_name(ad_type) if ad_type is not None else daemon_type.ad_type
+        query_ad = build_query_ad(kind, constraint, projection)
+        from cedar.commands.base import iterate_command
+
+        ads = list(
+            iterate_command(
+                location.address,
+                kind.command,
+                _query_body(query_ad),
+                security=self.security,
+                timeout=self.timeout,
+            )
+        )
+        if not ads:
+            raise CommandError(f"{daemon_type.name.lower()} at {location.address} sent no ad")
+        return ads[0]
+
+    def advertise(
+        self,
+        ads: Iterable[ClassAd],
+        command: Command | str | int = Command.UPDATE_AD_GENERIC,
+    ) -> None:
+        """Send ads with an UPDATE_* command over TCP to every collector of the pool.
+
+        Raises if any collector could not be reached (after trying all of them).
+        """
+        ads = list(ads)
+        cmd = _command(command)
+        errors: list[tuple[str, CedarError]] = []
+        from cedar.commands.base import run_command
+
+        for address in self._pool.addresses:
+            try:
+                run_command(
+                    address,
+                    cmd,
+                    lambda s: advertise_protocol(s, ads, cmd),
+                    security=self.security,
+                    timeout=self.timeout,
+                )
+            except CedarError as exc:
+                errors.append((address, exc))
+        if errors:
+            raise _all_failed(errors)
+
+    def invalidate(
+        self,
+        ad_type: AdType | str,
+        *,
+        name: str | None = None,
+        constraint: str | None = None,
+        address: str | None = None,
+        target_type: str | None = None,
+    ) -> None:
+        """Remove ads of a type from every collector, by name or by constraint."""
+        ad_type = AdType.from_name(ad_type)
+        command = _invalidate_command(ad_type)
+        ad = invalidation_ad(
+            ad_type, constraint=constraint, name=name, address=address, target_type=target_type
+        )
+        from cedar.commands.base import run_command
+
+        errors: list[tuple[str, CedarError]] = []
+        for addr in self._pool.addresses:
+            try:
+                run_command(
+                    addr,
+                    command,
+                    lambda s: invalidate_protocol(s, ad),
+                    security=self.security,
+                    timeout=self.timeout,
+                )
+            except CedarError as exc:
+                errors.append((addr, exc))
+        if errors:
+            raise _all_failed(errors)
+
+
+class AsyncCollector(_CollectorBase):
+    """The Trio twin of :class:`Collector`: same methods, awaited."""
+
+    async def _iterate(self, command: int, query_ad: ClassAd) -> AsyncIterator[ClassAd]:
+        from cedar.commands.base import iterate_command_async
+
+        errors: list[tuple[str, CedarError]] = []
+        for address in self._pool.order():
+            emitted = False
+            try:
+                async for ad in iterate_command_async(
+                    address,
+                    command,
+                    _query_body(query_ad),
+                    security=self.security,
+                    timeout=self.timeout,
+                ):
+                    emitted = True
+                    yield ad
+            except CedarError as exc:
+                if emitted or not _needs_failover(exc):
+                    raise
+                self._pool.record(address, False)
+                errors.append((address, exc))
+                continue
+            self._pool.record(address, True)
+            return
+        raise _all_failed(errors)
+
+    def query_iter(
+        self,
+        ad_type: AdType | str = AdType.ANY,
+        constraint: str | None = None,
+        projection: Iterable[str] | None = None,
+        limit: int | None = None,
+        *,
+        statistics: str | None = None,
+        target_type: str | None = None,
+    ) -> AsyncIterator[ClassAd]:
+        """Stream the matching ads (``async for``)."""
+        ad_type = AdType.from_name(ad_type)
+        query_ad = build_query_ad(
+            ad_type, constraint, projection, limit, statistics=statistics, target_type=target_type
+        )
+        return self._iterate(ad_type.command, query_ad)
+
+    async def query(
+        self,
+        ad_type: AdType | str = AdType.ANY,
+        constraint: str | None = None,
+        projection: Iterable[str] | None = None,
+        limit: int | None = None,
+        *,
+        statistics: str | None = None,
+        target_type: str | None = None,
+    ) -> list[ClassAd]:
+        """The matching ads as a list."""
+        stream = self.query_iter(
+            ad_type, constraint, projection, limit, statistics=statistics, target_type=target_type
+        )
+        return [ad async for ad in stream]
+
+    async def locate_all(self, daemon_type: DaemonType | str) -> list[DaemonLocation]:
+        """Every daemon of a type, as locations."""
+        daemon_type = DaemonType.from_name(daemon_type)
+        query_ad = locate_query_ad(daemon_type, None)
+        ads = [ad async for ad in self._iterate(daemon_type.ad_type.command, query_ad)]
+        return [DaemonLocation.from_ad(ad, daemon_type) for ad in ads]
+
+    async def locate(
+        self, daemon_type: DaemonType | str, name: str | None = None
+    ) -> DaemonLocation:
+        """Find one daemon by name; without a name, the only daemon of that type in the pool."""
+        daemon_type = DaemonType.from_name(daemon_type)
+        if name is None:
+            return _only(daemon_type, await self.locate_all(daemon_type))
+        query_ad = locate_query_ad(daemon_type, name)
+        ads = [ad async for ad in self._iterate(daemon_type.ad_type.command, query_ad)]
+        return _first(daemon_type, name, ads)
+
+    async def direct_query(
+        self,
+        daemon_type: DaemonType | str,
+        name: str | None = None,
+        projection: Iterable[str] | None = None,
+        *,
+        ad_type: AdType | str | None = None,
+        constraint: str | None = None,
+    ) -> ClassAd:
+        """Locate a daemon, then ask it for its own ad directly (spec 05 §2.7)."""
+        from cedar.commands.base import iterate_command_async
+
+        daemon_type = DaemonType.from_name(daemon_type)
+        location = await self.locate(daemon_type, name)
+        kind = AdType.from_name(ad_type) if ad_type is not None else daemon_type.ad_type
+        query_ad = build_query_ad(kind, constraint, projection)
+        ads = [
+            ad
+            async for ad in iterate_command_async(
+                location.address,
+                kind.command,
+                _query_body(query_ad),
+                security=self.security,
+                timeout=self.timeout,
+            )
+        ]
+        if not ads:
+            raise CommandError(f"{daemon_type.name.lower()} at {location.address} sent no ad")
+        return ads[0]
+
+    async def advertise(
+        self,
+        ads: Iterable[ClassAd],
+        command: Command | str | int = Command.UPDATE_AD_GENERIC,
+    ) -> None:
+        """Send ads with an UPDATE_* command over TCP to every collector of the pool."""
+        from cedar.commands.base import run_command_async
+
+        ads = list(ads)
+        cmd = _command(command)
+        errors: list[tuple[str, CedarError]] = []
+        for address in self._pool.addresses:
+            try:
+                await run_command_async(
+                    address,
+                    cmd,
+                    lambda s: advertise_protocol(s, ads, cmd),
+                    security=self.security,
+                    timeout=self.timeout,
+                )
+            except CedarError as exc:
+                errors.append((address, exc))
+        if errors:
+            raise _all_failed(errors)
+
+    async def invalidate(
+        self,
+        ad_type: AdType | str,
+        *,
+        name: str | None = None,
+        constraint: str | None = None,
+        address: str | None = None,
+        target_type: str | None = None,
+    ) -> None:
+        """Remove ads of a type from every collector, by name or by constraint."""
+        from cedar.commands.base import run_command_async
+
+        ad_type = AdType.from_name(ad_type)
+        command = _invalidate_command(ad_type)
+        ad = invalidation_ad(
+            ad_type, constraint=constraint, name=name, address=address, target_type=target_type
+        )
+        errors: list[tuple[str, CedarError]] = []
+        for addr in self._pool.addresses:
+            try:
+                await run_command_async(
+                    addr,
+                    command,
+                    lambda s: invalidate_protocol(s, ad),
+                    security=self.security,
+                    timeout=self.timeout,
+                )
+            except CedarError as exc:
+                errors.append((addr, exc))
+        if errors:
+            raise _all_failed(errors)
+
+
+def locate_address(
+    pool: str | Sequence[str] | None,
+    daemon_type: DaemonType | str,
+    name: str | None = None,
+    *,
+    security: ClientSecurity | None = None,
+    timeout: float | None = None,
+) -> str:
+    """The sinful of a daemon located through the pool's collector (used by ``cedar-ping``).
+
+    The collector itself needs no lookup: without a name it is the pool's first collector.
+    """
+    kind = DaemonType.from_name(daemon_type)
+    if kind is DaemonType.COLLECTOR and name is None:
+        return resolve_pool(pool)[0]
+    return Collector(pool, security=security, timeout=timeout).locate(kind, name).address
+
+
+def _command(command: Command | str | int) -> Command:
+    if isinstance(command, str):
+        try:
+            return Command[command.strip().upper()]
+        except KeyError:
+            raise ValueError(f"unknown command {command!r}") from None
+    return Command(int(command))
+
+
+def _invalidate_command(ad_type: AdType) -> Command:
+    command = ad_type.invalidate_command
+    if command is None:
+        raise ValueError(f"ads of type {ad_type.name.lower()} cannot be invalidated")
+    return command
+
+
+def _first(daemon_type: DaemonType, name: str, ads: list[ClassAd]) -> DaemonLocation:
+    if not ads:
+        raise CommandError(
+            f"no {daemon_type.name.lower()} named {name!r} is known to the collector"
+        )
+    return DaemonLocation.from_ad(ads[0], daemon_type)
+
+
+def _only(daemon_type: DaemonType, found: list[DaemonLocation]) -> DaemonLocation:
+    kind = daemon_type.name.lower()
+    if not found:
+        raise CommandError(f"the collector knows no {kind}")
+    if len(found) > 1:
+        local = _local_name(daemon_type)
+        for location in found:
+            if local is not None and location.name == local:
+                return location
+        names = ", ".join(sorted(str(loc.name) for loc in found))
+        raise CommandError(f"the pool has {len(found)} {kind}s ({names}); name the one you mean")
+    return found[0]
+
+
+def _local_name(daemon_type: DaemonType) -> str | None:
+    """``<SUBSYS>_HOST`` / ``<SUBSYS>_NAME`` from the configuration, when set (spec 06 §3.2)."""
+    config = _config()
+    if config is None:
+        return None
+    for knob in (f"{daemon_type.name}_HOST", f"{daemon_type.name}_NAME"):
+        value = config.get(knob)
+        if value:
+            return str(value)
+    return None
+
+
+__all__ = [
+    "LOCATE_PROJECTION",
+    "AdType",
+    "AsyncCollector",
+    "Collector",
+    "DaemonLocation",
+    "DaemonType",
+    "advertise_protocol",
+    "build_query_ad",
+    "constraint_requirements",
+    "invalidate_protocol",
+    "invalidation_ad",
+    "locate_address",
+    "locate_query_ad",
+    "query_protocol",
+    "read_address_file",
+    "read_query_results",
+    "resolve_pool",
+    "split_pool",
+]

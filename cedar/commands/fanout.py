@@ -1,0 +1,113 @@
+"""The same query against many daemons at once (Trio), one result per daemon.
+
+A pool-wide question ("every schedd's own ad", "the slots of these 50 startds") is a direct
+query to each daemon (spec 05 §2.7).  :func:`query_all_async` runs them concurrently with a
+bounded number in flight and never lets one daemon's failure end the batch: each
+:class:`DaemonResult` carries either the ads or the :class:`~cedar.errors.CedarError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import trio
+
+from cedar.auth.client import ClientSecurity
+from cedar.classad_wire import ClassAd
+from cedar.commands.base import DEFAULT_TIMEOUT, iterate_command_async
+from cedar.commands.collector import AdType, DaemonLocation, build_query_ad, query_protocol
+from cedar.errors import CedarError
+
+#: Connections open at once unless the caller says otherwise.
+DEFAULT_CONCURRENCY = 32
+
+Target = str | ClassAd | DaemonLocation
+
+
+@dataclass
+class DaemonResult:
+    """The outcome for one daemon: its ads, or the error that stopped its query."""
+
+    address: str
+    ads: list[ClassAd] = field(default_factory=list)
+    error: CedarError | None = None
+
+    @property
+    def ok(self) -> bool:
+        """True when the daemon answered."""
+        return self.error is None
+
+
+def target_address(target: Target) -> str:
+    """The address of a target: a sinful/``host:port``, a location, or an ad's ``MyAddress``."""
+    if isinstance(target, DaemonLocation):
+        return target.address
+    if isinstance(target, ClassAd):
+        address = target.get("MyAddress")
+        if not isinstance(address, str):
+            raise ValueError(f"ad {target.get('Name')!r} has no MyAddress to query")
+        return address
+    return target
+
+
+async def query_all_async(
+    targets: Iterable[Target],
+    ad_type: AdType | str = AdType.SCHEDD,
+    constraint: str | None = None,
+    projection: Iterable[str] | None = None,
+    limit: int | None = None,
+    *,
+    security: ClientSecurity | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    concurrency: int = DEFAULT_CONCURRENCY,
+    target_type: str | None = None,
+) -> list[DaemonResult]:
+    """Query every target concurrently; results come back in the order of ``targets``.
+
+    Per-daemon errors (refused connections, timeouts, closed connections, bad addresses) are
+    reported in the results.  Anything that is not a :class:`CedarError` is a bug and raises.
+    """
+    if concurrency < 1:
+        raise ValueError("concurrency must be at least 1")
+    kind = AdType.from_name(ad_type)
+    query_ad = build_query_ad(kind, constraint, projection, limit, target_type=target_type)
+    results: list[DaemonResult] = []
+    for target in targets:
+        try:
+            results.append(DaemonResult(target_address(target)))
+        except ValueError as exc:
+            results.append(DaemonResult(str(target), error=CedarError(str(exc))))
+    limiter = trio.CapacityLimiter(concurrency)
+
+    async def one(result: DaemonResult) -> None:
+        async with limiter:
+            try:
+                async for ad in iterate_command_async(
+                    result.address,
+                    kind.command,
+                    lambda session: query_protocol(session, query_ad),
+                    security=security,
+                    timeout=timeout,
+                ):
+                    result.ads.append(ad)
+            except CedarError as exc:
+                result.error = exc
+                result.ads.clear()
+            except ValueError as exc:  # an unparsable address
+                result.error = CedarError(f"bad address {result.address!r}: {exc}")
+
+    async with trio.open_nursery() as nursery:
+        for result in results:
+            if result.error is None:
+                nursery.start_soon(one, result)
+    return results
+
+
+def query_all(targets: Sequence[Target], *args: Any, **kwargs: Any) -> list[DaemonResult]:
+    """Blocking wrapper of :func:`query_all_async` (runs its own Trio loop)."""
+    return trio.run(lambda: query_all_async(targets, *args, **kwargs))
+
+
+__all__ = ["DEFAULT_CONCURRENCY", "DaemonResult", "query_all", "query_all_async", "target_address"]
