@@ -2,40 +2,34 @@
 
 from __future__ import annotations
 
-#: Command numbers the security layer itself knows (spec 03 §10).
-DC_AUTHENTICATE = 60010
-DC_SEC_QUERY = 60040
-DC_NOP = 60011
-SHARED_PORT_CONNECT = 75
+from cedar.commands.numbers import Command
 
-#: The ``DC_NOP`` variants and the level each is registered at (spec 03 §6.6).
-DC_NOP_COMMANDS: dict[int, str] = {
-    60011: "ALLOW",
-    60020: "READ",
-    60021: "WRITE",
-    60022: "NEGOTIATOR",
-    60023: "ADMINISTRATOR",
-    60024: "ADMINISTRATOR",  # DC_NOP_OWNER: the old OWNER level is now ADMINISTRATOR
-    60025: "CONFIG",
-    60026: "DAEMON",
-    60027: "ADVERTISE_STARTD",
-    60028: "ADVERTISE_SCHEDD",
-    60029: "ADVERTISE_MASTER",
-}
+#: Command numbers the security layer itself knows (spec 03 §10).
+DC_AUTHENTICATE = Command.DC_AUTHENTICATE
+DC_SEC_QUERY = Command.DC_SEC_QUERY
+DC_NOP = Command.DC_NOP
+SHARED_PORT_CONNECT = Command.SHARED_PORT_CONNECT
 
 #: Level name -> the DC_NOP command that tests it (what ``condor_ping LEVEL`` sends).
 NOP_FOR_LEVEL: dict[str, int] = {
-    "ALLOW": 60011,
-    "READ": 60020,
-    "WRITE": 60021,
-    "NEGOTIATOR": 60022,
-    "ADMINISTRATOR": 60023,
-    "OWNER": 60024,
-    "CONFIG": 60025,
-    "DAEMON": 60026,
-    "ADVERTISE_STARTD": 60027,
-    "ADVERTISE_SCHEDD": 60028,
-    "ADVERTISE_MASTER": 60029,
+    "ALLOW": Command.DC_NOP,
+    "READ": Command.DC_NOP_READ,
+    "WRITE": Command.DC_NOP_WRITE,
+    "NEGOTIATOR": Command.DC_NOP_NEGOTIATOR,
+    "ADMINISTRATOR": Command.DC_NOP_ADMINISTRATOR,
+    "OWNER": Command.DC_NOP_OWNER,
+    "CONFIG": Command.DC_NOP_CONFIG,
+    "DAEMON": Command.DC_NOP_DAEMON,
+    "ADVERTISE_STARTD": Command.DC_NOP_ADVERTISE_STARTD,
+    "ADVERTISE_SCHEDD": Command.DC_NOP_ADVERTISE_SCHEDD,
+    "ADVERTISE_MASTER": Command.DC_NOP_ADVERTISE_MASTER,
+}
+
+#: The ``DC_NOP`` variants and the level each is registered at (spec 03 §6.6); the old OWNER
+#: level is now ADMINISTRATOR.
+DC_NOP_COMMANDS: dict[int, str] = {
+    command: "ADMINISTRATOR" if level == "OWNER" else level
+    for level, command in NOP_FOR_LEVEL.items()
 }
 
 #: Levels a daemon can register commands at, with the level each directly implies (§7.1).

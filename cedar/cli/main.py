@@ -13,10 +13,13 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from cedar.cli import schedd_tools
 from cedar.errors import CedarError
+
+if TYPE_CHECKING:
+    from cedar.auth.client import ClientSecurity
 
 #: Subcommands implemented by other modules: name -> (module, one-line help).
 MOUNTED = {
@@ -89,7 +92,7 @@ queue 3
 """
 
 
-def _demo_security() -> object:
+def _demo_security() -> ClientSecurity:
     from cedar.auth.client import ClientSecurity, SecurityConfig
     from cedar.auth.policy import Requirement
 
@@ -117,7 +120,7 @@ def run_demo(args: argparse.Namespace, out: TextIO) -> int:
     with MockPool().run_in_thread() as pool:
         out.write(f"mock pool listening on {pool.host_port} (collector + schedd, FS + AES-GCM)\n")
         step("ping the schedd at WRITE")
-        result = ping(pool.schedd_address, "WRITE", security=security)  # type: ignore[arg-type]
+        result = ping(pool.schedd_address, "WRITE", security=security)
         out.write(
             f"authorized={result.authorized} user={result.user} method={result.method} "
             f"encryption={result.crypto if result.encrypted else 'none'}\n"
@@ -129,7 +132,7 @@ def run_demo(args: argparse.Namespace, out: TextIO) -> int:
         collector = Collector(pool.address, security=security)
         for ad in collector.query("schedd", projection=["Name", "MyAddress"]):
             out.write(f"{ad.get('Name')}  {ad.get('MyAddress')}\n")
-        schedd = Schedd(collector.locate("schedd").address, security=security)  # type: ignore[arg-type]
+        schedd = Schedd(collector.locate("schedd").address, security=security)
         step("submit 3 jobs")
         with tempfile.TemporaryDirectory() as directory:
             submitted = schedd.submit(Submit(DEMO_SUBMIT), submit_dir=directory)
