@@ -14,8 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, BinaryIO, TypeAlias
 
-import dpkt
-
+from cedar.capture._dpkt import dpkt, require_dpkt
 from cedar.capture.errors import CaptureError
 
 _PCAP_MAGICS = {
@@ -98,6 +97,7 @@ Segment: TypeAlias = "TcpSegment | UdpDatagram"
 
 
 def _open_reader(data: bytes, name: str) -> Any:
+    require_dpkt()
     magic = data[:4]
     try:
         if magic in _PCAP_MAGICS:

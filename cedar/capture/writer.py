@@ -12,8 +12,7 @@ import socket
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-import dpkt
-
+from cedar.capture._dpkt import dpkt, require_dpkt
 from cedar.capture.tcp import C2S
 
 Frame = tuple[float, bytes]
@@ -30,6 +29,7 @@ class Endpoints:
 def _frame(
     src: tuple[str, int], dst: tuple[str, int], seq: int, ack: int, flags: int, payload: bytes = b""
 ) -> bytes:
+    require_dpkt()
     tcp = dpkt.tcp.TCP(
         sport=src[1],
         dport=dst[1],
@@ -96,6 +96,7 @@ def udp_frame(
 ) -> Frame:
     """One UDP datagram from the client to the server."""
     ends = endpoints or Endpoints()
+    require_dpkt()
     udp = dpkt.udp.UDP(sport=ends.client[1], dport=ends.server[1], data=payload)
     udp.ulen = len(bytes(udp))
     ip = dpkt.ip.IP(
@@ -114,6 +115,7 @@ def udp_frame(
 
 def write_frames(frames: Sequence[Frame], *, pcapng: bool = False) -> bytes:
     """The bytes of a capture file holding ``frames`` (Ethernet link type)."""
+    require_dpkt()
     out = io.BytesIO()
     writer_class = dpkt.pcapng.Writer if pcapng else dpkt.pcap.Writer
     writer = writer_class(out, snaplen=262144, linktype=dpkt.pcap.DLT_EN10MB)

@@ -69,7 +69,10 @@ def test_spec_vectors_match_reference(classad2: Any, text: str, new: bool) -> No
                 parse_expr(text, old=True, full=False)
             return
         if "Time(" in text:
-            pytest.skip("the bindings' old-format reader converts time literals via Python")
+            # The bindings' old-format reader converts time literals through Python; their
+            # expression parser keeps them (the call syntax is the same in both dialects).
+            ad = classad2.ClassAd()
+            ad["A"] = classad2.ExprTree(text)
         ours = parse_expr(text, old=True, full=False)
         assert ad.printOld() == f"A = {ours.unparse(old=True)}\n"
         return
