@@ -86,6 +86,12 @@ _METHOD_KNOBS = (
 )
 
 
+def _crypto_name(name: str) -> str:
+    """Canonical crypto-method spelling (``TRIPLEDES`` is an alias of ``3DES``)."""
+    upper = name.strip().upper()
+    return "3DES" if upper == "TRIPLEDES" else upper
+
+
 def _default_domain() -> str:
     return socket.gethostname().lower() or "localhost"
 
@@ -95,8 +101,10 @@ class SecurityConfig:
     """The client's outgoing security policy (the ``SEC_CLIENT_*`` knobs).
 
     ``methods`` are tried in this order (unregistered or unavailable ones are skipped);
-    ``crypto_methods`` may only contain AES (legacy ciphers are never offered); an empty
-    list means "no key, no encryption".  ``options`` carries method knobs by config name.
+    ``crypto_methods``: AES, or the legacy BLOWFISH/3DES only with encryption and integrity
+    NEVER (a clear-text session like the real tools' "plain" setting, spec 03 §5.4: cedar never
+    turns a legacy cipher on); an empty list means "no key, no encryption".  ``options``
+    carries method knobs by config name.
     """
 
     authentication: Requirement = Requirement.OPTIONAL
@@ -118,14 +126,16 @@ class SecurityConfig:
     def __post_init__(self) -> None:
         for name in ("authentication", "encryption", "integrity", "negotiation"):
             setattr(self, name, Requirement.parse(getattr(self, name)))
+        self.crypto_methods = [_crypto_name(name) for name in self.crypto_methods]
+        clear = self.encryption is Requirement.NEVER and self.integrity is Requirement.NEVER
         for name in self.crypto_methods:
-            if name.upper() in LEGACY_CRYPTO:
+            if name in LEGACY_CRYPTO and not clear:
                 raise ValueError(
-                    f"crypto method {name} is not supported: cedar implements only AES-GCM"
+                    f"crypto method {name} is not supported: cedar implements only AES-GCM "
+                    "(legacy ciphers may only be offered with encryption and integrity NEVER)"
                 )
-            if name.upper() not in SUPPORTED_CRYPTO:
+            if name not in LEGACY_CRYPTO and name not in SUPPORTED_CRYPTO:
                 raise ValueError(f"unknown crypto method {name!r}")
-        self.crypto_methods = [name.upper() for name in self.crypto_methods]
 
     @classmethod
     def from_config(cls, config: Any) -> SecurityConfig:
@@ -422,7 +432,7 @@ def _resume(
     attributes: dict[str, Any] = {"Command": command, "ConnectSinful": target}
     if auth_command is not None:
         attributes["AuthCommand"] = auth_command
-    if session.key is not None and session.crypto_method:
+    if session.crypto_method:
         attributes["CryptoMethods"] = session.crypto_method
     attributes["Nonce"] = base64.b64encode(secrets.token_bytes(33)).decode("ascii")
     attributes["RemoteVersion"] = config.version
@@ -517,10 +527,15 @@ def _new_session(
     ctx.peer_ad = m2
     authentication = _decision(m2, "Authentication")
     encryption = _decision(m2, "Encryption")
-    _decision(m2, "Integrity")
+    integrity = _decision(m2, "Integrity")
     crypto_list = split_list(m2.get("CryptoMethods"))
-    crypto = crypto_list[0].upper() if crypto_list else None
-    if crypto is not None and crypto not in SUPPORTED_CRYPTO:
+    crypto = _crypto_name(crypto_list[0]) if crypto_list else None
+    clear_legacy = (
+        crypto in LEGACY_CRYPTO
+        and crypto in config.crypto_methods
+        and Decision.YES not in (encryption, integrity)
+    )
+    if crypto is not None and crypto not in SUPPORTED_CRYPTO and not clear_legacy:
         if crypto in LEGACY_CRYPTO:
             raise SecurityError(
                 f"the server insists on the legacy crypto method {crypto}, which cedar does not "
@@ -585,7 +600,8 @@ def _new_session(
     session = Session(
         sid=sid,
         key=key,
-        crypto_method=crypto if key is not None else None,
+        # A clear legacy session keeps its method name: resumption repeats it (spec 03 §6.3).
+        crypto_method=crypto if key is not None or clear_legacy else None,
         user=user if isinstance(user, str) else UNAUTHENTICATED_USER,
         method=method_name,
         valid_commands=valid,
@@ -614,7 +630,7 @@ def _new_session(
         method=method_name,
         session_id=sid,
         remote_version=session.remote_version,
-        crypto_method=session.crypto_method,
+        crypto_method=session.crypto_method if key is not None else None,
         valid_commands=valid,
         policy=policy_copy,
         post_auth_ad=p1,

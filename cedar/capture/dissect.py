@@ -28,30 +28,10 @@ from cedar.capture.errors import CaptureError
 from cedar.capture.messages import Conversation, WireMessage, load_conversations
 from cedar.capture.tcp import C2S, S2C
 from cedar.classad_wire import ClassAd, get_classad, get_handshake_ad
-from cedar.commands.numbers import Command, QmgmtCall
+from cedar.commands.numbers import FORCE_AUTHENTICATION, Command, QmgmtCall
 from cedar.errors import CedarError
 from cedar.stream.primitives import MessageReader
 
-#: Commands whose raw start carries in-band authentication (spec 03 §10 "FA", §2).
-FORCE_AUTHENTICATION = frozenset(
-    {
-        Command.IMPERSONATION_TOKEN_REQUEST,
-        Command.ACT_ON_JOBS,
-        Command.STORE_CRED,
-        Command.SPOOL_JOB_FILES,
-        Command.TRANSFER_DATA,
-        Command.SPOOL_JOB_FILES_WITH_PERMS,
-        Command.TRANSFER_DATA_WITH_PERMS,
-        Command.GET_JOB_CONNECT_INFO,
-        Command.QUERY_JOB_ADS_WITH_AUTH,
-        Command.QUERY_USERREC_ADS,
-        Command.GET_CONTACT_INFO,
-        Command.QMGMT_WRITE_CMD,
-        Command.DC_LIST_TOKEN_REQUEST,
-        Command.DC_APPROVE_TOKEN_REQUEST,
-        Command.DC_EXCHANGE_SCITOKEN,
-    }
-)
 #: SetAttribute flag bits (spec 05 §4.4).
 _SETATTR_FLAGS = {
     0x01: "NonDurable",

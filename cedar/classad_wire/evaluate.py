@@ -37,6 +37,10 @@ from cedar.classad_wire.values import AbsTime, Error, RelTime, Undefined
 
 #: Nested attribute evaluations deeper than this give Error instead of exhausting the stack.
 MAX_REFERENCE_DEPTH = 150
+#: Work budget of one evaluation (a node is one unit, string functions pay per 64 bytes); past
+#: it every node gives Error, so ``a1 = a0 + a0; a2 = a1 + a1; ...`` cannot run for hours.
+MAX_EVAL_STEPS = 1_000_000
+_BYTES_PER_STEP = 64
 
 Value = Any
 
@@ -171,10 +175,10 @@ def _arith(op: str, a: Value, b: Value) -> Value:
 def _time_arith(op: str, a: Value, b: Value) -> Value:
     ta, tb = type(a), type(b)
     if ta is AbsTime and tb is RelTime and op in "+-":
-        delta = int(b.seconds)
+        delta = _trunc(b.seconds)
         return AbsTime(a.seconds + delta if op == "+" else a.seconds - delta, a.offset)
     if ta is RelTime and tb is AbsTime and op == "+":
-        return AbsTime(b.seconds + int(a.seconds), b.offset)
+        return AbsTime(b.seconds + _trunc(a.seconds), b.offset)
     if ta is AbsTime and tb is AbsTime and op == "-":
         return RelTime(float(a.seconds - b.seconds))
     if ta is RelTime and tb is RelTime and op in "+-":
@@ -258,10 +262,15 @@ _SPECIAL = frozenset(("my", "self", "target", "parent", "root", "toplevel"))
 class Evaluator:
     """One evaluation: tracks attributes under evaluation to cut reference cycles."""
 
-    __slots__ = ("active",)
+    __slots__ = ("active", "steps")
 
     def __init__(self) -> None:
         self.active: list[tuple[int, str]] = []
+        self.steps = 0
+
+    def charge(self, size: int) -> None:
+        """Count string work of ``size`` bytes against the budget."""
+        self.steps += size // _BYTES_PER_STEP
 
     # -- attribute resolution --------------------------------------------------------------
     def _member(self, scope: Scope, key: str) -> Value:
@@ -321,6 +330,9 @@ class Evaluator:
 
     # -- expressions -----------------------------------------------------------------------
     def eval(self, node: Expr, scope: Scope) -> Value:
+        self.steps += 1
+        if self.steps > MAX_EVAL_STEPS:
+            return Error
         while True:
             kind = type(node)
             if kind is Literal:
@@ -424,16 +436,20 @@ class Evaluator:
             value = _unary_op(op, value)
         return value
 
-    @staticmethod
-    def _subscript(base: Value, index: Value) -> Value:
+    def _subscript(self, base: Value, index: Value) -> Value:
         bad = _strict(base, index)
         if bad is not None:
             return bad
         if isinstance(base, tuple) and type(index) is int:
             return base[index] if 0 <= index < len(base) else Error
         if isinstance(base, Scope) and type(index) is str:
-            # Members of an ad value are evaluated in that ad.
-            return Evaluator().select(base, index)
+            # Members of an ad value are evaluated in that ad (on the same budget).
+            inner = Evaluator()
+            inner.steps = self.steps
+            try:
+                return inner.select(base, index)
+            finally:
+                self.steps = inner.steps
         return Error
 
 
@@ -499,7 +515,12 @@ def evaluate(expr: Expr | str, my: Any = None, target: Any = None) -> Any:
         target_scope = Scope.of_ad(target)
         my_scope.other = target_scope
         target_scope.other = my_scope
-    return to_python(Evaluator().eval(expr, my_scope))
+    try:
+        return to_python(Evaluator().eval(expr, my_scope))
+    except RecursionError:
+        # Each attribute is bounded by the parser's depth limit, but chains of references
+        # (up to MAX_REFERENCE_DEPTH) can still multiply that beyond the Python stack.
+        return Error
 
 
 # --- built-in functions -------------------------------------------------------------------
@@ -536,7 +557,11 @@ def _strict_function(
                 return Error if undefined_is_error else Undefined
             if any(v is Error for v in values):
                 return Error
-            return function(*values)
+            ev.charge(sum(len(v) for v in values if type(v) is str))
+            result = function(*values)
+            if type(result) is str:
+                ev.charge(len(result))
+            return result
 
         for name in names:
             FUNCTIONS[name.lower()] = call
@@ -607,7 +632,7 @@ def _int(value: Value) -> Value:
     if kind is AbsTime:
         return value.seconds
     if kind is RelTime:
-        return int(value.seconds)
+        return _trunc(value.seconds)
     return Error
 
 
@@ -694,6 +719,8 @@ def _abs(value: Value) -> Value:
 
 @_strict_function("quantize", arity=(2, 2), undefined_is_error=True)
 def _quantize(value: Value, quantum: Value) -> Value:
+    if not _is_number(value):
+        return Error
     if isinstance(quantum, tuple):
         for q in quantum:
             if _is_number(q) and q >= value:
@@ -706,7 +733,10 @@ def _quantize(value: Value, quantum: Value) -> Value:
         return Error
     if quantum == 0:
         return Error
-    steps = math.ceil(value / quantum)
+    ratio = value / quantum
+    if math.isinf(ratio) or math.isnan(ratio):
+        return ratio * quantum  # what the reference's double arithmetic gives
+    steps = math.ceil(ratio)
     if type(value) is int and type(quantum) is int:
         return _wrap(steps * quantum)
     return float(steps * quantum)
@@ -718,7 +748,9 @@ def _strcat(ev: Evaluator, args: tuple[Expr, ...], scope: Scope) -> Value:
     for value in values:  # the first undefined/error argument decides (observed)
         if value is Undefined or value is Error:
             return value
-    return "".join(to_string(v) for v in values)
+    result = "".join(to_string(v) for v in values)
+    ev.charge(len(result))
+    return result
 
 
 @_strict_function("substr", arity=(2, 3))
@@ -790,6 +822,8 @@ _strict_function("identicalMember", arity=(2, 2))(_member_of(identical))
 
 
 def _string_list(text: str, delims: str = ", ") -> list[str]:
+    if not delims:  # no delimiter: the whole string is the one item
+        return [text] if text else []
     return [item for item in re.split("[" + re.escape(delims) + "]", text) if item]
 
 
@@ -842,7 +876,9 @@ def _join(ev: Evaluator, args: tuple[Expr, ...], scope: Scope) -> Value:
         sep, items = values[0], tuple(values[1:])
     if not isinstance(items, tuple) or isinstance(sep, tuple | Scope):
         return Error
-    return to_string(sep).join(to_string(item) for item in items if item is not Undefined)
+    result = to_string(sep).join(to_string(item) for item in items if item is not Undefined)
+    ev.charge(len(result))
+    return result
 
 
 @_strict_function("regexp", arity=(2, 3))
@@ -922,6 +958,7 @@ def _eval_function(ev: Evaluator, args: tuple[Expr, ...], scope: Scope) -> Value
     text = ev.eval(args[0], scope)
     if type(text) is not str:
         return _strict(text) or Error
+    ev.charge(len(text))
     try:
         return ev.eval(parse_expr(text), scope)
     except ClassAdParseError:

@@ -209,7 +209,8 @@ class _Lexer:
             and (len(whole) > 1 or text[end : end + 1] in ("x", "X"))
         ):
             return self._fail(f"integer {literal!r} has a leading zero", start)
-        value = int(literal)
+        # More than 19 digits cannot be in range (and int() refuses > 4300 digits).
+        value = int(literal) if len(whole.lstrip("0")) <= 19 else 0
         if value < INT64_MIN or value > INT64_MAX:
             value = 0  # the reference maps out-of-range integers to 0 (spec 02 §4)
         return ("lit", value, start)
@@ -427,11 +428,19 @@ class _Parser:
         return result
 
     def _postfix(self) -> Expr:
-        """Primary followed by ``.name``, ``[index]`` and ``?: Postfix``."""
+        """Primary followed by ``.name``, ``[index]`` and ``?: Postfix``.
+
+        Each ``.``/``[]`` counts one nesting unit: the tree grows one level per operator and
+        evaluating or printing it recurses along that chain.
+        """
         self._enter(1)
+        entered = 1
         result = self._primary()
         while self.tok[0] == "op":
             op = self.tok[1]
+            if op in (".", "["):
+                self._enter(1)
+                entered += 1
             if op == ".":
                 self._advance()
                 result = Select(result, self._name())
@@ -445,7 +454,7 @@ class _Parser:
                 result = Elvis(result, self._postfix())
             else:
                 break
-        self.depth -= 1
+        self.depth -= entered
         return result
 
     def _primary(self) -> Expr:

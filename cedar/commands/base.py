@@ -47,21 +47,29 @@ def resolve_address(address: str | Sinful) -> Sinful:
     return target
 
 
-def _protocol(
+def command_protocol(
     conn: CedarConnection,
     target: Sinful,
     command: int,
     body: Body[T],
-    security: ClientSecurity | None,
-    raw: bool | None,
-    timeout: float,
-    endpoints: tuple[tuple[str, int] | None, tuple[str, int] | None],
-    options: dict[str, Any],
+    *,
+    security: ClientSecurity | None = None,
+    raw: bool | None = None,
+    deadline: int = int(DEFAULT_TIMEOUT),
+    local_address: tuple[str, int] | None = None,
+    peer_address: tuple[str, int] | None = None,
+    auth_command: int | None = None,
+    permission_hint: str | None = None,
 ) -> Protocol[T]:
+    """One whole client command on a fresh connection: preamble, ``start_command``, ``body``.
+
+    Public so that every driver (sockets here, recorded traffic in :mod:`cedar.capture.replay`)
+    runs the same sequence.  ``deadline`` is the seconds the shared-port preamble announces.
+    """
     sock_id = target.shared_port_id
     if sock_id:
         subsystem = security.config.subsystem if security is not None else "TOOL"
-        yield from send_preamble(conn, sock_id, client_name=subsystem, deadline=int(timeout))
+        yield from send_preamble(conn, sock_id, client_name=subsystem, deadline=deadline)
     try:
         session = yield from start_command(
             conn,
@@ -69,9 +77,10 @@ def _protocol(
             security=security,
             target=str(target),
             raw=raw,
-            local_address=endpoints[0],
-            peer_address=endpoints[1],
-            **options,
+            local_address=local_address,
+            peer_address=peer_address,
+            auth_command=auth_command,
+            permission_hint=permission_hint,
         )
     except CommandDenied as exc:
         if sock_id and "Connection closed" in str(exc):
@@ -98,6 +107,32 @@ def _protocol(
             user=session.authenticated_user,
             method=session.method,
         ) from None
+
+
+def _protocol(
+    conn: CedarConnection,
+    target: Sinful,
+    command: int,
+    body: Body[T],
+    security: ClientSecurity | None,
+    raw: bool | None,
+    timeout: float,
+    endpoints: tuple[tuple[str, int] | None, tuple[str, int] | None],
+    options: dict[str, Any],
+) -> Protocol[T]:
+    """:func:`command_protocol` with the drivers' arguments (socket endpoints, timeout)."""
+    return command_protocol(
+        conn,
+        target,
+        command,
+        body,
+        security=security,
+        raw=raw,
+        deadline=int(timeout),
+        local_address=endpoints[0],
+        peer_address=endpoints[1],
+        **options,
+    )
 
 
 def _endpoints(sock: Any) -> tuple[tuple[str, int] | None, tuple[str, int] | None]:
@@ -272,6 +307,7 @@ async def iterate_command_async(
 __all__ = [
     "DEFAULT_TIMEOUT",
     "Body",
+    "command_protocol",
     "resolve_address",
     "iterate_command",
     "iterate_command_async",

@@ -139,6 +139,30 @@ class Command(IntEnum):
     DC_EXCHANGE_SCITOKEN = 60052
 
 
+#: Commands the reference registers with "force authentication" (spec 03 §10 "FA"): they need a
+#: mapped identity, and a raw start carries the method mask in band (§2).  One set for the
+#: dissector and the server framework's default.
+FORCE_AUTHENTICATION: frozenset[int] = frozenset(
+    {
+        Command.IMPERSONATION_TOKEN_REQUEST,
+        Command.ACT_ON_JOBS,
+        Command.STORE_CRED,
+        Command.SPOOL_JOB_FILES,
+        Command.TRANSFER_DATA,
+        Command.SPOOL_JOB_FILES_WITH_PERMS,
+        Command.TRANSFER_DATA_WITH_PERMS,
+        Command.GET_JOB_CONNECT_INFO,
+        Command.QUERY_JOB_ADS_WITH_AUTH,
+        Command.QUERY_USERREC_ADS,
+        Command.GET_CONTACT_INFO,
+        Command.QMGMT_WRITE_CMD,
+        Command.DC_LIST_TOKEN_REQUEST,
+        Command.DC_APPROVE_TOKEN_REQUEST,
+        Command.DC_EXCHANGE_SCITOKEN,
+    }
+)
+
+
 class QmgmtCall(IntEnum):
     """Queue-management RPC numbers sent inside QMGMT_READ_CMD / QMGMT_WRITE_CMD (spec 05 §4.3)."""
 
@@ -181,4 +205,4 @@ class QmgmtCall(IntEnum):
     SendJobQueueAd = 10040
 
 
-__all__ = ["Command", "QmgmtCall"]
+__all__ = ["FORCE_AUTHENTICATION", "Command", "QmgmtCall"]

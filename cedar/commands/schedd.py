@@ -270,6 +270,9 @@ def history_request(
 # --------------------------------------------------------------------------- protocols
 
 
+_RESULT_TOTAL = re.compile(r"result_total_([0-9]{1,9})")
+
+
 def _int_value(ad: ClassAd, name: str) -> int | None:
     try:
         value = ad.get(name)
@@ -319,15 +322,20 @@ def act_protocol(session: CommandSession, request: ClassAd) -> Protocol[ActResul
         # A refusal is a bare I(0) (a result ad has >= 4 attributes): spec 05 §5.1.
         raise PermissionDenied("the schedd refused the job action (bad request or not allowed)")
     ad = get_classad(reply)
-    action = JobAction(_int_value(ad, "JobAction") or int(request["JobAction"]))
+    code = _int_value(ad, "JobAction") or int(request["JobAction"])
+    try:
+        action = JobAction(code)
+    except ValueError:
+        raise ProtocolError(f"the schedd answered for unknown job action {code}") from None
     result = ActResult(action, ad)
     for name in ad:
         low = name.lower()
         value = _int_value(ad, name)
         if value is None:
             continue
-        if low.startswith("result_total_"):
-            result.totals[int(low[len("result_total_") :])] = value
+        total = _RESULT_TOTAL.fullmatch(low)
+        if total:
+            result.totals[int(total.group(1))] = value
         elif low.startswith("job_"):
             parts = low.split("_")
             if len(parts) == 3:
@@ -384,11 +392,22 @@ def _qmgmt_body(
 
 
 def edit_protocol(
-    conn: CedarConnection, job_spec: Any, attr: str, value: str, flags: int = 0
+    conn: CedarConnection,
+    job_spec: Any,
+    attr: str,
+    value: str,
+    flags: int = 0,
+    *,
+    no_ack: bool = True,
 ) -> Protocol[int]:
-    """Set ``attr`` on the jobs in one transaction; returns the number of jobs changed."""
+    """Set ``attr`` on the jobs in one transaction; returns the number of jobs changed.
+
+    ``no_ack`` adds NoAck as the bindings do; condor_qedit sends without it, so every call
+    is answered (spec 05 §5.5).
+    """
     ids, constraint = parse_job_spec(job_spec)
-    flags |= SetAttributeFlags.NO_ACK
+    if no_ack:
+        flags |= SetAttributeFlags.NO_ACK
     if ids is not None:
         for cluster, proc in ids:
             yield from qmgmt.set_attribute(conn, cluster, proc, attr, value, flags)

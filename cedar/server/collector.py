@@ -9,6 +9,7 @@ never answers a bad query with an error: it closes the connection (spec 05 §2.5
 
 from __future__ import annotations
 
+import itertools
 import logging
 import threading
 import time
@@ -222,6 +223,7 @@ class AdStore:
         self._tables: dict[str, dict[tuple[str, ...], StoredAd]] = {}
         self._generic_names: dict[str, str] = {}
         self._lock = threading.RLock()
+        self._serial = itertools.count()
         self.own_ad: ClassAd | None = None
 
     # -- tables ----------------------------------------------------------------------------
@@ -286,11 +288,23 @@ class AdStore:
         return True
 
     def add(self, ad: ClassAd | dict[str, Any], table: str | None = None) -> None:
-        """Convenience for tests: store an ad in ``table`` (default: from its ``MyType``)."""
+        """Convenience for tests: store an ad in ``table`` (default: from its ``MyType``).
+
+        An ad without its table's key attributes (e.g. a projected query result replayed from a
+        capture) is kept as given under a key of its own: only updates need real keys.
+        """
         if not isinstance(ad, ClassAd):
             ad = ClassAd(ad)
-        if not self.update(table and self.table_name(table), ad):
-            raise ValueError(f"ad lacks the key attributes of its table: {ad}")
+        name = self._table_for_update(table and self.table_name(table), ad)
+        if name is None:
+            raise ValueError(f"ad has no MyType and no table was given: {ad}")
+        if ad_key(name, ad) is not None:
+            self.update(name, ad)
+            return
+        with self._lock:
+            self._tables.setdefault(name, {})[("#unkeyed", str(next(self._serial)))] = StoredAd(
+                ad.copy()
+            )
 
     def invalidate(self, table: str | None, request: ClassAd) -> int:
         """Remove ads by key or by ``Requirements`` (spec 05 §2.8); return how many went."""
@@ -490,13 +504,21 @@ class MockCollector(Daemon):
             else:
                 self.register(command, self._handle_query, permission=level)
 
-    def own_ad(self) -> ClassAd:
-        """The collector's own ad, returned by collector and "any" queries."""
+    def own_ad(self) -> ClassAd | None:
+        """The collector's own ad, returned by collector and "any" queries.
+
+        ``None`` while the collector has no address (driven in memory, e.g. replaying a
+        capture): an ad without ``MyAddress`` would advertise nothing reachable.
+        """
+        try:
+            address = self.address
+        except RuntimeError:
+            return None
         ad = ClassAd()
         ad["MyType"] = "Collector"
         ad["Name"] = self.name
         ad["Machine"] = self.host
-        ad["MyAddress"] = self.address
+        ad["MyAddress"] = address
         ad["CondorVersion"] = MOCK_VERSION
         ad["CondorPlatform"] = MOCK_PLATFORM
         ad["LastHeardFrom"] = int(self.store.clock())

@@ -39,6 +39,7 @@ from cedar.auth.server_policy import ServerPolicy
 from cedar.auth.session import ServerSessionCache
 from cedar.auth.sharedport import parse_preamble
 from cedar.auth.sinful import make_sinful
+from cedar.commands.numbers import FORCE_AUTHENTICATION
 from cedar.errors import CedarError
 from cedar.stream.connection import CedarConnection
 from cedar.stream.drivers import TrioChannel
@@ -162,11 +163,16 @@ class Daemon:
         handler: Handler,
         *,
         permission: str = "READ",
-        force_authentication: bool = False,
+        force_authentication: bool | None = None,
         name: str | None = None,
     ) -> None:
-        """Serve ``command`` with ``handler`` at permission level ``permission``."""
+        """Serve ``command`` with ``handler`` at permission level ``permission``.
+
+        ``force_authentication=None`` registers it as the reference does (``FORCE_AUTHENTICATION``).
+        """
         level = normalize_level(permission)
+        if force_authentication is None:
+            force_authentication = command in FORCE_AUTHENTICATION
         self._commands[command] = Registration(
             command,
             handler,

@@ -27,6 +27,7 @@ from cedar.classad_wire.expr import Expr, fold
 from cedar.commands.numbers import Command, QmgmtCall
 from cedar.commands.schedd import JobAction
 from cedar.errors import CedarError, ClassAdError
+from cedar.server.collector import QueryAnswer, is_match, write_answer
 from cedar.server.daemon import CommandRequest, Daemon
 from cedar.stream.primitives import MessageReader
 from cedar.stream.protocol import Protocol, Receive, Send
@@ -43,6 +44,8 @@ _SPLIT = re.compile(r"[\s,]+")
 #: Hard caps so a client cannot grow the queue without bound.
 MAX_JOBS = 100_000
 MAX_ATTRS_PER_JOB = 2_000
+#: Attribute edits of existing jobs one transaction may hold before it is refused.
+MAX_TXN_EDITS = 200_000
 
 # ACT_ON_JOBS state filters (spec 05 §5.3) as predicates on (status, ad).
 _ACTION_FILTER: dict[JobAction, Callable[[int, ClassAd], bool]] = {
@@ -120,6 +123,7 @@ class Transaction:
     edits: dict[tuple[int, int], dict[str, str | None]] = field(default_factory=dict)
     deferred: QueueError | None = None
     my_cluster: int | None = None
+    edit_count: int = 0
 
     # --- reads through the overlay ---------------------------------------------------------
 
@@ -152,6 +156,10 @@ class Transaction:
         with self.queue.lock:
             cluster = self.queue.next_cluster
             self.queue.next_cluster += 1
+        previous = self.my_cluster
+        if previous is not None and not any(c == previous for c, _ in self.new_jobs):
+            # A cluster without procs leaves nothing at commit: do not keep one per call.
+            self.new_clusters.pop(previous, None)
         self.new_clusters[cluster] = ClassAd()
         self.my_cluster = cluster
         return cluster
@@ -191,7 +199,16 @@ class Transaction:
             _set(target, name, value)
             return
         self._check_existing(cluster, proc, low)
-        self.edits.setdefault((cluster, proc), {})[name] = value
+        self._edit((cluster, proc), name, value)
+
+    def _edit(self, key: tuple[int, int], name: str, value: str | None) -> None:
+        """Record one edit of an existing job, within :data:`MAX_TXN_EDITS`."""
+        edits = self.edits.setdefault(key, {})
+        if name not in edits:
+            if self.edit_count >= MAX_TXN_EDITS:
+                raise QueueError(errno.EINVAL, "too many edits in one transaction")
+            self.edit_count += 1
+        edits[name] = value
 
     def _check_existing(self, cluster: int, proc: int, low: str) -> None:
         q = self.queue
@@ -226,10 +243,10 @@ class Transaction:
             self._check_existing(c, p, fold(name))
         if not flags & 0x20:
             for c, p in targets:
-                self.edits.setdefault((c, p), {})[name] = value
+                self._edit((c, p), name, value)
             if flags & 0x80:
                 for c in {c for c, _ in targets}:
-                    self.edits.setdefault((c, -1), {})[name] = value
+                    self._edit((c, -1), name, value)
         return len(targets)
 
     def delete_attribute(self, cluster: int, proc: int, name: str) -> None:
@@ -239,7 +256,7 @@ class Transaction:
                 target.pop(name, None)
             return
         self._check_existing(cluster, proc, fold(name))
-        self.edits.setdefault((cluster, proc), {})[name] = None
+        self._edit((cluster, proc), name, None)
 
     def commit(self) -> None:
         if self.deferred is not None:
@@ -253,6 +270,7 @@ class Transaction:
         self.edits.clear()
         self.deferred = None
         self.my_cluster = None
+        self.edit_count = 0
 
 
 class JobQueue:
@@ -600,23 +618,18 @@ class MockSchedd(Daemon):
         self.simulate = simulate
         self.tick = tick
         self.register(Command.QUERY_JOB_ADS, self._handle_query, permission="READ")
-        self.register(
-            Command.QUERY_JOB_ADS_WITH_AUTH,
-            self._handle_query,
-            permission="READ",
-            force_authentication=True,
-        )
-        self.register(
-            Command.QMGMT_WRITE_CMD,
-            self._handle_qmgmt,
-            permission="WRITE",
-            force_authentication=True,
-        )
-        self.register(
-            Command.ACT_ON_JOBS, self._handle_act, permission="WRITE", force_authentication=True
-        )
+        # 519, 1112 and 478 force authentication by default (FORCE_AUTHENTICATION).
+        self.register(Command.QUERY_JOB_ADS_WITH_AUTH, self._handle_query, permission="READ")
+        self.register(Command.QMGMT_WRITE_CMD, self._handle_qmgmt, permission="WRITE")
+        self.register(Command.ACT_ON_JOBS, self._handle_act, permission="WRITE")
         self.register(Command.QUERY_SCHEDD_HISTORY, self._handle_history, permission="READ")
         self.register(Command.RESCHEDULE, self._handle_reschedule, permission="WRITE")
+        for command in (
+            Command.QUERY_SCHEDD_ADS,
+            Command.QUERY_SUBMITTOR_ADS,
+            Command.QUERY_STARTD_ADS,
+        ):
+            self.register(command, self._handle_direct_query, permission="READ")
 
     def schedd_ad(self) -> ClassAd:
         """The ad this schedd advertises to a collector."""
@@ -649,6 +662,56 @@ class MockSchedd(Daemon):
         while True:
             await trio.sleep(self.tick)
             self.queue.step()
+
+    def submitter_ads(self) -> list[ClassAd]:
+        """One ``Submitter`` ad per owner with jobs in the queue, with its job counts."""
+        by_owner: dict[str, dict[str, int]] = {}
+        for job in self.queue.all_jobs():
+            owner = job.get("Owner")
+            if isinstance(owner, str):
+                _count(by_owner.setdefault(owner, {}), "", job)
+        ads = []
+        for owner, counts in sorted(by_owner.items()):
+            ad = ClassAd()
+            ad["MyType"] = "Submitter"
+            ad["Name"] = f"{owner}@{self.host}"
+            ad["ScheddName"] = self.name
+            ad["MyAddress"] = self.address
+            ad["IdleJobs"] = counts.get("Idle", 0)
+            ad["RunningJobs"] = counts.get("Running", 0)
+            ad["HeldJobs"] = counts.get("Held", 0)
+            ads.append(ad)
+        return ads
+
+    # --- direct daemon queries ---------------------------------------------------------------
+
+    def _handle_direct_query(self, request: CommandRequest) -> Protocol[None]:
+        """Spec 05 §2.7: the schedd's own or submitter ads, filtered by ``Requirements`` only.
+
+        Like the real schedd it ignores ``Projection`` and ``LimitResults``; it holds no
+        claimed slots, so a slot query (5) gets the empty result.
+        """
+        reader = yield from request.read_payload()
+        try:
+            query = get_classad(reader, strict=True)
+        except CedarError as exc:
+            log.info("%s: unreadable direct query (%s); closing", self.name, exc)
+            return
+        if request.command == Command.QUERY_SCHEDD_ADS:
+            candidates = [self.schedd_ad()]
+        elif request.command == Command.QUERY_SUBMITTOR_ADS:
+            candidates = self.submitter_ads()
+        else:
+            candidates = []
+        requirements = query.get_expr("Requirements")
+        answer = QueryAnswer(
+            results=[
+                (ad, None)
+                for ad in candidates
+                if requirements is None or is_match(evaluate(requirements, ad, query))
+            ]
+        )
+        yield Send(write_answer(request.writer(), answer))
 
     # --- job queries -----------------------------------------------------------------------
 

@@ -315,6 +315,64 @@ def test_blowfish_insisting_server_is_refused():
         channel.run(start_command(channel.conn, 5, security=fs_security(), target=TARGET))
 
 
+def _ads(*ads: dict[str, object]) -> bytes:
+    """Server messages, one ad each, as wire bytes."""
+    conn, out = CedarConnection(), b""
+    for attributes in ads:
+        writer = conn.writer()
+        put_classad(writer, ClassAd(attributes))
+        out += conn.send_message(writer)
+    return out
+
+
+_CLEAR_BLOWFISH_M2 = {
+    "Enact": "YES", "Integrity": "NO", "Encryption": "NO", "AuthMethods": "",
+    "Authentication": "NO", "CryptoMethods": "BLOWFISH", "CryptoMethodsList": "BLOWFISH",
+    "RemoteVersion": "$CondorVersion: 25.13.2 2026-11-22 $",
+}  # fmt: skip
+
+
+def _authenticate_ad(wire: bytes) -> ClassAd:
+    (reader,) = decode([wire])
+    assert reader.get_int() == DC_AUTHENTICATE
+    return get_handshake_ad(reader)
+
+
+def _clear_blowfish_security() -> ClientSecurity:
+    return ClientSecurity(
+        SecurityConfig(crypto_methods=["BLOWFISH"], encryption="NEVER", integrity="NEVER")
+    )
+
+
+def test_offered_blowfish_session_stays_clear_and_resumes_naming_it():
+    """The real tools' "plain" setting (spec 03 §5.4): BLOWFISH negotiated, never switched on."""
+    from cedar.stream.drivers import ReplayChannel
+
+    security = _clear_blowfish_security()
+    p1 = {"Sid": "s:1", "User": "unauthenticated@unmapped", "ReturnCode": "AUTHORIZED",
+          "ValidCommands": "5,6"}  # fmt: skip
+    channel = ReplayChannel(_ads(_CLEAR_BLOWFISH_M2, p1))
+    session = channel.run(start_command(channel.conn, 5, security=security, target=TARGET))
+    m1 = _authenticate_ad(channel.sent[0])
+    assert m1["CryptoMethods"] == "BLOWFISH" and "ECDHPublicKey" in m1
+    assert not session.encrypted and session.crypto_method is None
+    resume = ReplayChannel(_ads({"ReturnCode": "AUTHORIZED"}))
+    resumed = resume.run(start_command(resume.conn, 6, security=security, target=TARGET))
+    assert resumed.resumed and not resumed.encrypted
+    request = _authenticate_ad(resume.sent[0])
+    assert request["UseSession"] == "YES" and request["CryptoMethods"] == "BLOWFISH"
+
+
+def test_offered_blowfish_is_refused_when_the_server_turns_it_on():
+    from cedar.stream.drivers import ReplayChannel
+
+    channel = ReplayChannel(_ads({**_CLEAR_BLOWFISH_M2, "Encryption": "YES"}))
+    with pytest.raises(SecurityError, match="BLOWFISH"):
+        channel.run(
+            start_command(channel.conn, 5, security=_clear_blowfish_security(), target=TARGET)
+        )
+
+
 def test_anonymous(pump):
     daemon, _ = mock_daemon(methods=["ANONYMOUS"])
     security = ClientSecurity(SecurityConfig(methods=["ANONYMOUS"], authentication="REQUIRED"))

@@ -77,6 +77,13 @@ def test_legacy_ciphers_are_never_offered():
         SecurityConfig(crypto_methods=["AES", "BLOWFISH"])
 
 
+def test_legacy_ciphers_may_be_offered_for_clear_text_sessions_only():
+    config = SecurityConfig(crypto_methods=["blowfish", "TRIPLEDES"], encryption=N, integrity=N)
+    assert config.crypto_methods == ["BLOWFISH", "3DES"]
+    with pytest.raises(ValueError, match="NEVER"):
+        SecurityConfig(crypto_methods=["BLOWFISH"], encryption=N)
+
+
 def test_level_implications():
     assert implied_levels("ADMINISTRATOR") == ["ADMINISTRATOR", "WRITE", "READ"]
     assert implied_levels("owner") == ["ADMINISTRATOR", "WRITE", "READ"]

@@ -24,7 +24,7 @@ def expected_commands(name: str, command: str) -> list[int | None]:
     words = command.split()
     tool = words[0] if words[0] != "python" else words[1]
     if tool == "condor_status":
-        chosen = [c for flag, c in _STATUS_TYPES.items() if flag in words]
+        chosen: list[int | None] = [c for flag, c in _STATUS_TYPES.items() if flag in words]
         return chosen or [Command.QUERY_STARTD_ADS]
     if tool == "condor_q":
         # condor_q asks for "my jobs" (authenticated, 519) unless -all (spec 05 §3.1).

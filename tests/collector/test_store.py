@@ -250,3 +250,24 @@ def test_absent_ads_are_hidden_unless_asked_for() -> None:
     assert names(query(store, AdType.MASTER)) == ["here"]
     seen = query(store, AdType.MASTER, "Absent =?= true || Absent =!= true")
     assert names(seen) == ["gone", "here"]
+
+
+def test_unkeyed_ads_are_kept_as_given() -> None:
+    """Projected results (no Name/MyAddress) can seed a store, e.g. to replay a capture."""
+    store = AdStore()
+    store.add({"Name": "slot1@vm", "Memory": 100}, "Machine")
+    store.add({"Name": "slot1@vm", "Memory": 200}, "Machine")  # not a replacement: no key
+    ads = ask(store, Command.QUERY_STARTD_ADS, ClassAd({"Requirements": parse_expr("true")}))
+    assert [dict(ad) for ad in ads or []] == [
+        {"Name": "slot1@vm", "Memory": 100},
+        {"Name": "slot1@vm", "Memory": 200},
+    ]
+    with pytest.raises(ValueError, match="no MyType"):
+        store.add({"Name": "x"})
+
+
+def test_a_collector_that_is_not_listening_has_no_own_ad() -> None:
+    from cedar.server.collector import MockCollector
+
+    collector = MockCollector()
+    assert collector.own_ad() is None

@@ -111,6 +111,23 @@ def test_qedit_by_constraint_matches_condor_qedit() -> None:
     assert channel.sent == [m.wire for m in client]
 
 
+def test_edit_protocol_without_no_ack_is_condor_qedit() -> None:
+    from cedar.commands.schedd import edit_protocol
+
+    first = (10032).to_bytes(8, "big")
+    client, server = after_payload_start(messages("qedit-plain"), first)
+    condor = ReplayChannel(b"".join(m.wire for m in server))
+    flags = SetAttributeFlags.POST_SUBMIT_CLUSTER_CHANGE
+    proto = edit_protocol(
+        condor.conn, "( (ClusterId == 15 ) )", "Foo", '"bar"', flags, no_ack=False
+    )
+    assert condor.run(proto) == 2
+    assert condor.sent == [m.wire for m in client]
+    bindings = ReplayChannel(b"".join(m.wire for m in server))
+    bindings.run(edit_protocol(bindings.conn, "( (ClusterId == 15 ) )", "Foo", '"bar"', flags))
+    assert bindings.sent[0][-1] == flags | SetAttributeFlags.NO_ACK  # the bindings' default
+
+
 @pytest.mark.parametrize(
     ("rval_errno", "exc"),
     [

@@ -1,0 +1,163 @@
+"""The capture dissector on damaged captures: CaptureError (a ProtocolError) or reported problems.
+
+Also replays the reference daemons' recorded replies, mutated, into our client protocols.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cedar.capture import C2S, S2C, CaptureError, dissect, load_conversations
+from cedar.capture.writer import write_capture
+from cedar.commands import collector as cc
+from cedar.commands import schedd as cs
+from cedar.commands.numbers import Command
+from cedar.errors import CedarError, ProtocolError
+from cedar.stream.framing import frame_plain
+
+from .helpers import FUZZ, client_protocol, mutated, mutated_conversation, replay_client
+
+CAPTURES = Path(__file__).resolve().parents[2] / "captures"
+NAMES = [
+    "status-startd-raw",
+    "q-all-raw",
+    "history-bindings-raw",
+    "submit-2procs-plain",
+    "hold-cluster-plain",
+    "qedit-plain",
+    "ping-collector-read-plain",
+    "status-token-aes",
+    "q-fs-aes",
+]
+
+
+@functools.cache
+def capture_bytes(name: str) -> bytes:
+    return (CAPTURES / f"{name}.pcap").read_bytes()
+
+
+@functools.cache
+def conversations(name: str) -> list[list[tuple[str, bytes]]]:
+    """Each conversation of a capture as ``(direction, payload)`` messages."""
+    return [
+        [(m.direction, m.body) for m in conv.messages]
+        for conv in load_conversations(capture_bytes(name))
+        if conv.transport == "tcp"
+    ]
+
+
+def _dissect_all_ways(data: bytes) -> None:
+    try:
+        result = dissect(data)
+    except CaptureError:
+        return
+    for conv in result:
+        conv.to_json(verbose=True)
+        for message in conv.messages:
+            message.to_json(verbose=True)
+    try:
+        dissect(data, strict=True)
+    except CaptureError:
+        pass
+
+
+@pytest.mark.parametrize("name", NAMES)
+@settings(FUZZ, max_examples=40)
+@given(data=st.data())
+def test_damaged_pcap_file(name: str, data: Any) -> None:
+    raw = bytearray(capture_bytes(name))
+    how = data.draw(st.sampled_from(["flip", "truncate", "splice", "zero"]))
+    pos = data.draw(st.integers(0, len(raw) - 1))
+    if how == "flip":
+        raw[pos] ^= 1 << data.draw(st.integers(0, 7))
+    elif how == "truncate":
+        del raw[pos:]
+    elif how == "splice":
+        raw[pos:pos] = data.draw(st.binary(min_size=1, max_size=32))
+    else:
+        raw[pos : pos + 8] = b"\xff" * 8 if data.draw(st.booleans()) else bytes(8)
+    _dissect_all_ways(bytes(raw))
+
+
+@pytest.mark.parametrize("name", NAMES)
+@settings(FUZZ, max_examples=40)
+@given(data=st.data())
+def test_mutated_messages_in_capture(name: str, data: Any) -> None:
+    convs = conversations(name)
+    index = data.draw(st.integers(0, len(convs) - 1))
+    messages = list(convs[index])
+    if not messages:
+        return
+    which = data.draw(st.integers(0, len(messages) - 1))
+    direction, body = messages[which]
+    messages[which] = (direction, data.draw(mutated(body)))
+    chunks = [(d, frame_plain(b) if b else b"") for d, b in messages]
+    if data.draw(st.booleans()):
+        # A raw slice of the stream: cuts mid-packet or mid-header.
+        chunks[-1] = (chunks[-1][0], chunks[-1][1][: data.draw(st.integers(0, 12))])
+    _dissect_all_ways(write_capture([[c for c in chunks if c[1]]]))
+
+
+@settings(FUZZ, max_examples=60)
+@given(st.binary(max_size=300))
+def test_arbitrary_bytes_are_not_a_capture(data: bytes) -> None:
+    with pytest.raises(CaptureError):
+        dissect(data)
+
+
+@settings(FUZZ, max_examples=60)
+@given(st.lists(st.tuples(st.sampled_from([C2S, S2C]), st.binary(min_size=1, max_size=80))))
+def test_arbitrary_streams_in_a_valid_capture(chunks: list[tuple[str, bytes]]) -> None:
+    _dissect_all_ways(write_capture([chunks] if chunks else []))
+
+
+# --------------------------------------------------------------------------- reference replies
+
+QUERY = cc.build_query_ad(cc.AdType.STARTD)
+CLIENTS = {
+    "status-startd-raw": client_protocol(
+        int(Command.QUERY_STARTD_ADS), lambda s: cc.query_protocol(s, QUERY), raw=True
+    ),
+    "q-all-raw": client_protocol(
+        Command.QUERY_JOB_ADS,
+        lambda s: cs.query_protocol(s, cs.query_request(None, (), -1)),
+        raw=True,
+    ),
+    "history-bindings-raw": client_protocol(
+        Command.QUERY_SCHEDD_HISTORY,
+        lambda s: cs.history_protocol(s, cs.history_request(None, (), -1, None)),
+        raw=True,
+    ),
+}
+
+
+def _server_payloads(name: str) -> list[bytes]:
+    (conv,) = [c for c in conversations(name) if any(d == S2C for d, _ in c)][:1]
+    return [body for direction, body in conv if direction == S2C]
+
+
+@pytest.mark.parametrize("name", sorted(CLIENTS))
+def test_reference_replies_replay(name: str) -> None:
+    result, emitted = replay_client(CLIENTS[name], _server_payloads(name))
+    assert emitted
+
+
+@pytest.mark.parametrize("name", sorted(CLIENTS))
+@settings(FUZZ, max_examples=150)
+@given(data=st.data())
+def test_mutated_reference_replies(name: str, data: Any) -> None:
+    bad = data.draw(mutated_conversation(_server_payloads(name)))
+    try:
+        replay_client(CLIENTS[name], bad)
+    except CedarError:
+        pass
+
+
+def test_capture_error_is_a_protocol_error() -> None:
+    assert issubclass(CaptureError, ProtocolError)

@@ -1,0 +1,175 @@
+"""Framing, AES-GCM and primitive readers fed arbitrary bytes: only CedarErrors, bounded memory."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cedar.errors import CedarError, ConnectionClosed, ProtocolError
+from cedar.stream.connection import CedarConnection
+from cedar.stream.framing import MAX_PACKET_PAYLOAD, encode_header
+from cedar.stream.primitives import MAX_CRYPTO_STRING, MessageReader, MessageWriter
+
+from .helpers import FUZZ
+
+KEY = bytes(range(32))
+
+
+def _drain(conn: CedarConnection, data: bytes, chunks: list[int]) -> int:
+    """Feed ``data`` in chunks, pulling messages after each; returns how many came out."""
+    count = 0
+    pos = 0
+    for size in [*chunks, len(data)]:
+        conn.receive_data(data[pos : pos + size])
+        pos += size
+        while conn.next_message() is not None:
+            count += 1
+        if pos >= len(data):
+            break
+    conn.receive_data(b"")
+    try:
+        while conn.next_message() is not None:
+            count += 1
+    except ConnectionClosed:
+        pass
+    return count
+
+
+def _packets(parts: list[tuple[int, bytes]]) -> bytes:
+    return b"".join(bytes([end]) + len(body).to_bytes(4, "big") + body for end, body in parts)
+
+
+@settings(FUZZ, max_examples=300)
+@given(st.binary(max_size=400), st.lists(st.integers(1, 50), max_size=8))
+def test_plain_arbitrary_bytes(data: bytes, chunks: list[int]) -> None:
+    conn = CedarConnection(max_message_size=4096)
+    try:
+        _drain(conn, data, chunks)
+    except CedarError:
+        pass
+
+
+@settings(FUZZ, max_examples=200)
+@given(st.lists(st.tuples(st.integers(0, 255), st.binary(max_size=64)), max_size=8))
+def test_plain_packet_sequences(parts: list[tuple[int, bytes]]) -> None:
+    conn = CedarConnection(max_message_size=128)
+    try:
+        _drain(conn, _packets(parts), [])
+    except CedarError:
+        pass
+
+
+@settings(FUZZ, max_examples=200)
+@given(st.binary(max_size=300), st.lists(st.integers(1, 64), max_size=6))
+def test_aes_arbitrary_bytes(data: bytes, chunks: list[int]) -> None:
+    conn = CedarConnection(max_message_size=4096)
+    conn.install_aes_key(KEY)
+    try:
+        _drain(conn, data, chunks)
+    except CedarError:
+        pass
+
+
+def _sealed_stream(messages: list[bytes]) -> bytes:
+    sender = CedarConnection()
+    sender.install_aes_key(KEY, send_iv=bytes(16))
+    return b"".join(sender.send_message(m) for m in messages)
+
+
+@settings(FUZZ, max_examples=200)
+@given(
+    st.lists(st.binary(min_size=1, max_size=40), min_size=1, max_size=4),
+    st.integers(0, 10_000),
+    st.integers(0, 7),
+    st.sampled_from(["flip", "truncate", "drop-packet", "swap"]),
+)
+def test_aes_tampered_stream(messages: list[bytes], where: int, bit: int, how: str) -> None:
+    wire = bytearray(_sealed_stream(messages))
+    pos = where % len(wire)
+    if how == "flip":
+        wire[pos] ^= 1 << bit
+    elif how == "truncate":
+        del wire[pos:]
+    elif how == "drop-packet":
+        first = 5 + int.from_bytes(wire[1:5], "big")
+        del wire[:first]
+    else:
+        wire = wire[pos:] + wire[:pos]
+    receiver = CedarConnection()
+    receiver.install_aes_key(KEY)
+    try:
+        got = []
+        receiver.receive_data(bytes(wire))
+        receiver.receive_data(b"")
+        while (message := receiver.next_message()) is not None:
+            got.append(message.payload)
+    except CedarError:
+        return
+    # Whatever authenticated must be a prefix of what was sent.
+    assert got == messages[: len(got)]
+
+
+def test_announced_huge_packet_is_refused_before_buffering() -> None:
+    conn = CedarConnection()
+    conn.receive_data(encode_header(False, MAX_PACKET_PAYLOAD + 1) + b"x")
+    with pytest.raises(ProtocolError, match="larger than the 1 MiB limit"):
+        conn.next_message()
+
+
+def test_many_packets_beyond_message_limit_fail() -> None:
+    conn = CedarConnection(max_message_size=1000)
+    conn.receive_data(_packets([(0, b"x" * 400)] * 3))
+    with pytest.raises(ProtocolError, match="exceeds the 1000-byte limit"):
+        conn.next_message()
+
+
+READERS = ["int", "uint", "int32", "char", "double", "string", "nullable", "bytes", "eom"]
+
+
+@settings(FUZZ, max_examples=400)
+@given(st.binary(max_size=64), st.lists(st.sampled_from(READERS), max_size=10), st.booleans())
+def test_reader_getters(payload: bytes, calls: list[str], crypto: bool) -> None:
+    reader = MessageReader(payload, crypto=crypto)
+    for call in calls:
+        try:
+            if call == "int":
+                assert -(1 << 63) <= reader.get_int() < 1 << 63
+            elif call == "uint":
+                assert 0 <= reader.get_uint() < 1 << 64
+            elif call == "int32":
+                assert -(1 << 31) <= reader.get_int32() < 1 << 31
+            elif call == "char":
+                reader.get_char()
+            elif call == "double":
+                assert isinstance(reader.get_double(), float)
+            elif call == "string":
+                assert isinstance(reader.get_string(), str)
+            elif call == "nullable":
+                reader.get_nullable_string()
+            elif call == "bytes":
+                reader.get_bytes(reader.remaining // 2 + 1)
+            else:
+                reader.end_of_message()
+        except ProtocolError:
+            pass
+        assert 0 <= reader.offset <= len(payload)
+
+
+@pytest.mark.parametrize("length", [MAX_CRYPTO_STRING + 1, 1 << 62, (1 << 64) - 1])
+def test_crypto_string_length_prefix_is_bounded(length: int) -> None:
+    reader = MessageReader((length & ((1 << 64) - 1)).to_bytes(8, "big") + b"ab", crypto=True)
+    with pytest.raises(ProtocolError, match="out of range|ends before"):
+        reader.get_string()
+
+
+@settings(FUZZ, max_examples=100)
+@given(st.lists(st.text(max_size=20).filter(lambda s: "\0" not in s), max_size=5), st.booleans())
+def test_strings_round_trip(texts: list[str], crypto: bool) -> None:
+    writer = MessageWriter(crypto=crypto)
+    for text in texts:
+        writer.put_string(text)
+    reader = MessageReader(writer.getvalue(), crypto=crypto)
+    assert [reader.get_string() for _ in texts] == texts
+    reader.end_of_message()
+
