@@ -20,6 +20,7 @@ from cedar.auth.methods import (
     UNAUTHENTICATED_USER,
     AuthContext,
     MethodResult,
+    available_methods,
     canonical_method_name,
     get_method,
     method_bits,
@@ -291,15 +292,7 @@ class CommandSession:
 
 def offered_methods(config: SecurityConfig, ctx: AuthContext) -> list[str]:
     """The configured methods cedar can run now, canonical spelling, duplicates removed."""
-    result: list[str] = []
-    for name in config.methods:
-        canonical = canonical_method_name(name)
-        if canonical is None or canonical in result:
-            continue
-        method = get_method(canonical)
-        if method is not None and method.client_available(ctx):
-            result.append(canonical)
-    return result
+    return available_methods(config.methods, lambda method: method.client_available(ctx))
 
 
 def _policy_ad(

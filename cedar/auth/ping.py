@@ -8,6 +8,7 @@ sends ``{AuthorizationSucceeded = ...}`` and closes (spec 03 §6.5).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TypedDict
 
 from cedar.auth.client import ClientSecurity, CommandDenied, CommandSession
 from cedar.auth.permissions import DC_SEC_QUERY, NOP_FOR_LEVEL
@@ -51,17 +52,55 @@ def sec_query_body(session: CommandSession) -> Protocol[bool]:
     return ad.get("AuthorizationSucceeded") is True
 
 
-def _result(level: str, command: int, session: CommandSession, ok: bool) -> PingResult:
-    return PingResult(
-        level=level,
-        command=command,
-        authorized=ok,
-        user=session.authenticated_user,
-        method=session.method,
-        crypto=session.crypto_method,
-        encrypted=session.encrypted,
-        remote_version=session.remote_version,
-    )
+class _PingOptions(TypedDict):
+    security: ClientSecurity | None
+    timeout: float
+    raw: bool
+    auth_command: int
+    permission_hint: str
+
+
+class _PingRequest:
+    """What :func:`ping` and :func:`ping_async` share around their one I/O call."""
+
+    def __init__(self, level: str, security: ClientSecurity | None, timeout: float) -> None:
+        self.level = level
+        self.command = level_command(level)
+        #: ``run_command*`` options: always a new, negotiated session for ``command``.
+        self.options = _PingOptions(
+            security=security,
+            timeout=timeout,
+            raw=False,
+            auth_command=self.command,
+            permission_hint=level.upper(),
+        )
+
+    def body(self, session: CommandSession) -> Protocol[PingResult]:
+        ok = yield from sec_query_body(session)
+        return PingResult(
+            level=self.level,
+            command=self.command,
+            authorized=ok,
+            user=session.authenticated_user,
+            method=session.method,
+            crypto=session.crypto_method,
+            encrypted=session.encrypted,
+            remote_version=session.remote_version,
+        )
+
+    def denied(self, exc: CommandDenied) -> PingResult:
+        """A refusal is an answer, not an error."""
+        return PingResult(
+            level=self.level,
+            command=self.command,
+            authorized=False,
+            user=exc.user,
+            method=exc.method,
+            crypto=None,
+            encrypted=False,
+            remote_version=None,
+            error=str(exc),
+        )
 
 
 def ping(
@@ -74,35 +113,11 @@ def ping(
     """Whether we are authorized at ``level`` on the daemon at ``address`` (sync)."""
     from cedar.commands.base import run_command
 
-    command = level_command(level)
-
-    def body(session: CommandSession) -> Protocol[PingResult]:
-        ok = yield from sec_query_body(session)
-        return _result(level, command, session, ok)
-
+    request = _PingRequest(level, security, timeout)
     try:
-        return run_command(
-            address,
-            DC_SEC_QUERY,
-            body,
-            security=security,
-            timeout=timeout,
-            raw=False,
-            auth_command=command,
-            permission_hint=level.upper(),
-        )
+        return run_command(address, DC_SEC_QUERY, request.body, **request.options)
     except CommandDenied as exc:
-        return PingResult(
-            level=level,
-            command=command,
-            authorized=False,
-            user=exc.user,
-            method=exc.method,
-            crypto=None,
-            encrypted=False,
-            remote_version=None,
-            error=str(exc),
-        )
+        return request.denied(exc)
 
 
 async def ping_async(
@@ -115,32 +130,8 @@ async def ping_async(
     """:func:`ping` on Trio."""
     from cedar.commands.base import run_command_async
 
-    command = level_command(level)
-
-    def body(session: CommandSession) -> Protocol[PingResult]:
-        ok = yield from sec_query_body(session)
-        return _result(level, command, session, ok)
-
+    request = _PingRequest(level, security, timeout)
     try:
-        return await run_command_async(
-            address,
-            DC_SEC_QUERY,
-            body,
-            security=security,
-            timeout=timeout,
-            raw=False,
-            auth_command=command,
-            permission_hint=level.upper(),
-        )
+        return await run_command_async(address, DC_SEC_QUERY, request.body, **request.options)
     except CommandDenied as exc:
-        return PingResult(
-            level=level,
-            command=command,
-            authorized=False,
-            user=exc.user,
-            method=exc.method,
-            crypto=None,
-            encrypted=False,
-            remote_version=None,
-            error=str(exc),
-        )
+        return request.denied(exc)

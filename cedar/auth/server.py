@@ -22,7 +22,7 @@ from cedar.auth.methods import (
     UNAUTHENTICATED_USER,
     AuthContext,
     MethodResult,
-    canonical_method_name,
+    available_methods,
     get_method,
     method_bits,
 )
@@ -212,15 +212,8 @@ def _ad_message(conn: CedarConnection, attributes: dict[str, Any]) -> Any:
 
 
 def server_methods(env: HandshakeEnv, names: list[str], ctx: AuthContext) -> list[str]:
-    result: list[str] = []
-    for name in names:
-        canonical = canonical_method_name(name)
-        if canonical is None or canonical in result:
-            continue
-        method = get_method(canonical)
-        if method is not None and method.server_available(ctx):
-            result.append(canonical)
-    return result
+    """The policy's methods this server can run now."""
+    return available_methods(names, lambda method: method.server_available(ctx))
 
 
 def _new_session(

@@ -239,22 +239,41 @@ def _handshake_rounds(conn: CedarConnection, engine: _Engine, *, client: bool) -
     raise TlsFailure("TLS handshake did not finish")
 
 
-def _server_key_rounds(conn: CedarConnection, engine: _Engine, key: bytes) -> Protocol[None]:
-    """Phase 2, server: write ``W`` through TLS and wait for the client to hold it."""
-    mine, theirs = RECEIVING, RECEIVING
-    for r in range(MAX_ROUNDS):
-        if mine != HOLDING:
-            engine.tls.write(key)
-            mine = HOLDING
-        if r % 2 == 0:
-            yield _send_data(conn, mine, engine.pending())
+def _write_rounds(
+    conn: CedarConnection,
+    engine: _Engine,
+    payload: bytes,
+    *,
+    first_round: int,
+    rejected: str,
+    unfinished: str,
+) -> Protocol[None]:
+    """Write ``payload`` through TLS, then alternate data messages, ours first, until the peer
+    holds it too: the server's phase 2 (the key) and the client's phase 3 (the SciToken)."""
+    engine.tls.write(payload)
+    theirs = RECEIVING
+    for r in range(first_round, MAX_ROUNDS):
+        if (r - first_round) % 2 == 0:
+            yield _send_data(conn, HOLDING, engine.pending())
         else:
             theirs = yield from _receive_data(engine)
         if theirs == QUITTING:
-            raise TlsFailure("the client aborted after the TLS handshake")
-        if mine == HOLDING and theirs == HOLDING:
+            raise TlsFailure(rejected)
+        if theirs == HOLDING:
             return
-    raise TlsFailure("key transfer did not finish")
+    raise TlsFailure(unfinished)
+
+
+def _server_key_rounds(conn: CedarConnection, engine: _Engine, key: bytes) -> Protocol[None]:
+    """Phase 2, server: write ``W`` through TLS and wait for the client to hold it."""
+    yield from _write_rounds(
+        conn,
+        engine,
+        key,
+        first_round=0,
+        rejected="the client aborted after the TLS handshake",
+        unfinished="key transfer did not finish",
+    )
 
 
 def _client_key_rounds(conn: CedarConnection, engine: _Engine) -> Protocol[bytes]:
@@ -296,6 +315,26 @@ class TlsOutcome:
     detail: Any = None
 
 
+def _succeed(
+    conn: CedarConnection,
+    engine: _Engine,
+    key: bytes,
+    cert: dict[str, Any] | None,
+    phase3: Callable[[CedarConnection, _Engine], Protocol[Any]] | None,
+) -> Protocol[TlsOutcome]:
+    """After the key transfer, both roles: the optional phase 3, then the successful outcome."""
+    detail = None
+    if phase3 is not None:
+        detail = yield from phase3(conn, engine)
+    return TlsOutcome(
+        True,
+        material=key,
+        peer_cert=cert,
+        peer_dn=oneline_dn(cert) if cert else None,
+        detail=detail,
+    )
+
+
 def client_tls(
     conn: CedarConnection,
     settings: TlsClientSettings,
@@ -335,18 +374,9 @@ def client_tls(
                 yield _send_data(conn, QUITTING, b"")
             return TlsOutcome(False, check_error)
         key = yield from _client_key_rounds(conn, engine)
-        detail = None
-        if phase3 is not None:
-            detail = yield from phase3(conn, engine)
+        return (yield from _succeed(conn, engine, key, cert, phase3))
     except TlsFailure as exc:
         return TlsOutcome(False, str(exc))
-    return TlsOutcome(
-        True,
-        material=key,
-        peer_cert=cert,
-        peer_dn=oneline_dn(cert) if cert else None,
-        detail=detail,
-    )
 
 
 def _client_post_check(settings: TlsClientSettings, cert: dict[str, Any] | None) -> str | None:
@@ -395,18 +425,9 @@ def server_tls(
         cert = engine.tls.getpeercert() or None
         key = secrets.token_bytes(SESSION_KEY_SIZE)
         yield from _server_key_rounds(conn, engine, key)
-        detail = None
-        if phase3 is not None:
-            detail = yield from phase3(conn, engine)
+        return (yield from _succeed(conn, engine, key, cert, phase3))
     except TlsFailure as exc:
         return TlsOutcome(False, str(exc))
-    return TlsOutcome(
-        True,
-        material=key,
-        peer_cert=cert,
-        peer_dn=oneline_dn(cert) if cert else None,
-        detail=detail,
-    )
 
 
 # -- phase 3: the SciToken ----------------------------------------------------------------------
@@ -419,20 +440,14 @@ def client_send_token(token: str) -> Callable[[CedarConnection, _Engine], Protoc
     blob = _LENGTH.pack(len(token.encode())) + token.encode()
 
     def run(conn: CedarConnection, engine: _Engine) -> Protocol[None]:
-        mine, theirs = RECEIVING, RECEIVING
-        for r in range(1, MAX_ROUNDS):
-            if mine != HOLDING:
-                engine.tls.write(blob)
-                mine = HOLDING
-            if r % 2 == 1:
-                yield _send_data(conn, mine, engine.pending())
-            else:
-                theirs = yield from _receive_data(engine)
-            if theirs == QUITTING:
-                raise TlsFailure("the server rejected our SciToken")
-            if mine == HOLDING and theirs == HOLDING:
-                return
-        raise TlsFailure("token transfer did not finish")
+        yield from _write_rounds(
+            conn,
+            engine,
+            blob,
+            first_round=1,
+            rejected="the server rejected our SciToken",
+            unfinished="token transfer did not finish",
+        )
 
     return run
 

@@ -494,7 +494,12 @@ def to_python(value: Value) -> Any:
 
 
 def value_to_expr(value: Value) -> Expr:
-    """A runtime value as an expression (for ``string()`` and friends)."""
+    """A runtime value as an expression (for ``string()`` and friends).
+
+    A list literal prints as written (``string({A})`` is ``"{ A }"``, as in the reference).
+    """
+    if isinstance(value, ListValue) and getattr(value, "source", None) is not None:
+        return value.source
     if isinstance(value, tuple):
         return ListExpr(value_to_expr(v) for v in value)
     if isinstance(value, Scope):

@@ -137,6 +137,22 @@ def _fmt_value(ad: ClassAd, name: str) -> str:
     return str(value)
 
 
+def _write_json_or_af(args: argparse.Namespace, ads: list[ClassAd], out: TextIO) -> bool:
+    """Write ``ads`` as ``--json`` or ``--af`` asked; False when neither was (a table follows)."""
+    if args.json:
+        out.write(json.dumps([_plain(ad) for ad in ads], indent=1) + "\n")
+        return True
+    if args.af:
+        for ad in ads:
+            out.write(" ".join(_fmt_value(ad, n) for n in args.af) + "\n")
+        return True
+    return False
+
+
+def _command_line(ad: ClassAd) -> str:
+    return " ".join(str(x) for x in (ad.get("Cmd") or "", ad.get("Args") or "")).strip()
+
+
 def run_q(args: argparse.Namespace, out: TextIO) -> int:
     """``cedar q``: one line per job, then the totals, as ``condor_q -nobatch``."""
     schedd = schedd_from(args)
@@ -158,12 +174,7 @@ def run_q(args: argparse.Namespace, out: TextIO) -> int:
     )
     ads = schedd.query(_constraint(args.ids, args.constraint), projection, args.limit)
     summary = schedd.last_summary or ClassAd()
-    if args.json:
-        out.write(json.dumps([_plain(ad) for ad in ads], indent=1) + "\n")
-        return 0
-    if args.af:
-        for ad in ads:
-            out.write(" ".join(_fmt_value(ad, n) for n in args.af) + "\n")
+    if _write_json_or_af(args, ads, out):
         return 0
     if args.long:
         for ad in ads:
@@ -180,7 +191,7 @@ def run_q(args: argparse.Namespace, out: TextIO) -> int:
         run_time = (
             f"{wall // 86400}+{wall % 86400 // 3600:02d}:{wall % 3600 // 60:02d}:{wall % 60:02d}"
         )
-        cmd = " ".join(str(x) for x in (ad.get("Cmd") or "", ad.get("Args") or "")).strip()
+        cmd = _command_line(ad)
         out.write(
             f"{ad.get('ClusterId')}.{ad.get('ProcId'):<6} {str(ad.get('Owner')):<14} "
             f"{submitted:>12} {run_time:>12} {_letter(ad)}  "
@@ -258,12 +269,7 @@ def run_history(args: argparse.Namespace, out: TextIO) -> int:
         "Args",
     ]
     ads = list(schedd.history(_constraint(args.ids, args.constraint), projection, args.limit))
-    if args.json:
-        out.write(json.dumps([_plain(ad) for ad in ads], indent=1) + "\n")
-        return 0
-    if args.af:
-        for ad in ads:
-            out.write(" ".join(_fmt_value(ad, n) for n in args.af) + "\n")
+    if _write_json_or_af(args, ads, out):
         return 0
     out.write(" ID     OWNER          ST COMPLETED   CMD\n")
     for ad in ads:
@@ -273,7 +279,7 @@ def run_history(args: argparse.Namespace, out: TextIO) -> int:
             if isinstance(done, int) and done
             else "???"
         )
-        cmd = " ".join(str(x) for x in (ad.get("Cmd") or "", ad.get("Args") or "")).strip()
+        cmd = _command_line(ad)
         out.write(
             f"{ad.get('ClusterId')}.{ad.get('ProcId'):<5} {str(ad.get('Owner')):<14} "
             f"{_letter(ad)}  {when:<11} {cmd}\n"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator, Callable, Iterator
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 from cedar.auth.client import (
     ClientSecurity,
@@ -109,30 +109,63 @@ def command_protocol(
         ) from None
 
 
-def _protocol(
-    conn: CedarConnection,
-    target: Sinful,
-    command: int,
-    body: Body[T],
-    security: ClientSecurity | None,
-    raw: bool | None,
-    timeout: float,
-    endpoints: tuple[tuple[str, int] | None, tuple[str, int] | None],
-    options: dict[str, Any],
-) -> Protocol[T]:
-    """:func:`command_protocol` with the drivers' arguments (socket endpoints, timeout)."""
-    return command_protocol(
-        conn,
-        target,
-        command,
-        body,
-        security=security,
-        raw=raw,
-        deadline=int(timeout),
-        local_address=endpoints[0],
-        peer_address=endpoints[1],
-        **options,
-    )
+class _CommandAttempts(Generic[T]):
+    """What every driver of one command shares: the target, the protocol, the one retry.
+
+    A cached session the server has forgotten (:class:`SessionRejected`) is retried once on a
+    new connection with a full handshake, unless results were already handed out.
+    """
+
+    def __init__(
+        self,
+        address: str | Sinful,
+        command: int,
+        body: Body[T],
+        security: ClientSecurity | None,
+        timeout: float,
+        raw: bool | None,
+        auth_command: int | None,
+        permission_hint: str | None,
+    ) -> None:
+        self.target = resolve_address(address)
+        self.host, self.port = self.target.endpoint
+        self.timeout = timeout
+        self._command = command
+        self._body = body
+        self._security = security
+        self._raw = raw
+        self._auth_command = auth_command
+        self._permission_hint = permission_hint
+        self._attempt = 0
+
+    def protocol(self, channel: SyncChannel | TrioChannel) -> Protocol[T]:
+        """:func:`command_protocol` on a new connection (its socket gives the endpoints)."""
+        self._attempt += 1
+        if isinstance(channel, SyncChannel):
+            sock: Any = channel.sock
+        else:
+            sock = getattr(channel.stream, "socket", None)
+        local_address, peer_address = _endpoints(sock)
+        return command_protocol(
+            channel.conn,
+            self.target,
+            self._command,
+            self._body,
+            security=self._security,
+            raw=self._raw,
+            deadline=int(self.timeout),
+            local_address=local_address,
+            peer_address=peer_address,
+            auth_command=self._auth_command,
+            permission_hint=self._permission_hint,
+        )
+
+    def retry(self, *, emitted: bool = False) -> bool:
+        """After :class:`SessionRejected`: whether to try again on a new connection."""
+        if self._attempt >= 2 or emitted:
+            return False
+        log.info("the server forgot our session; retrying with a new one")
+        return True
 
 
 def _endpoints(sock: Any) -> tuple[tuple[str, int] | None, tuple[str, int] | None]:
@@ -155,29 +188,16 @@ def run_command(
     permission_hint: str | None = None,
 ) -> T:
     """Run one command synchronously and return what ``body`` returns."""
-    options = {"auth_command": auth_command, "permission_hint": permission_hint}
-    target = resolve_address(address)
-    for attempt in (1, 2):
-        host, port = target.endpoint
-        with SyncChannel.connect(host, port, timeout=timeout) as channel:
-            protocol = _protocol(
-                channel.conn,
-                target,
-                command,
-                body,
-                security,
-                raw,
-                timeout,
-                _endpoints(channel.sock),
-                options,
-            )
+    attempts = _CommandAttempts(
+        address, command, body, security, timeout, raw, auth_command, permission_hint
+    )
+    while True:
+        with SyncChannel.connect(attempts.host, attempts.port, timeout=timeout) as channel:
             try:
-                return channel.run(protocol)
+                return channel.run(attempts.protocol(channel))
             except SessionRejected:
-                if attempt == 2:
+                if not attempts.retry():
                     raise
-                log.info("the server forgot our session; retrying with a new one")
-    raise AssertionError("unreachable")
 
 
 def iterate_command(
@@ -192,41 +212,20 @@ def iterate_command(
     permission_hint: str | None = None,
 ) -> Iterator[Any]:
     """Run one command synchronously, yielding each value ``body`` emits as it arrives."""
-    options = {"auth_command": auth_command, "permission_hint": permission_hint}
-    target = resolve_address(address)
-    for attempt in (1, 2):
+    attempts = _CommandAttempts(
+        address, command, body, security, timeout, raw, auth_command, permission_hint
+    )
+    while True:
         emitted = False
-        host, port = target.endpoint
-        with SyncChannel.connect(host, port, timeout=timeout) as channel:
-            protocol = _protocol(
-                channel.conn,
-                target,
-                command,
-                body,
-                security,
-                raw,
-                timeout,
-                _endpoints(channel.sock),
-                options,
-            )
+        with SyncChannel.connect(attempts.host, attempts.port, timeout=timeout) as channel:
             try:
-                for value in channel.iterate(protocol):
+                for value in channel.iterate(attempts.protocol(channel)):
                     emitted = True
                     yield value
                 return
             except SessionRejected:
-                if attempt == 2 or emitted:
+                if not attempts.retry(emitted=emitted):
                     raise
-                log.info("the server forgot our session; retrying with a new one")
-
-
-async def _open(target: Sinful, timeout: float) -> TrioChannel:
-    host, port = target.endpoint
-    return await TrioChannel.connect(host, port, timeout=timeout)
-
-
-def _trio_endpoints(channel: TrioChannel) -> tuple[tuple[str, int] | None, tuple[str, int] | None]:
-    return _endpoints(getattr(channel.stream, "socket", None))
 
 
 async def run_command_async(
@@ -241,28 +240,18 @@ async def run_command_async(
     permission_hint: str | None = None,
 ) -> T:
     """Run one command on Trio and return what ``body`` returns."""
-    options = {"auth_command": auth_command, "permission_hint": permission_hint}
-    target = resolve_address(address)
-    for attempt in (1, 2):
-        async with await _open(target, timeout) as channel:
-            protocol = _protocol(
-                channel.conn,
-                target,
-                command,
-                body,
-                security,
-                raw,
-                timeout,
-                _trio_endpoints(channel),
-                options,
-            )
+    attempts = _CommandAttempts(
+        address, command, body, security, timeout, raw, auth_command, permission_hint
+    )
+    while True:
+        async with await TrioChannel.connect(
+            attempts.host, attempts.port, timeout=timeout
+        ) as channel:
             try:
-                return await channel.run(protocol)
+                return await channel.run(attempts.protocol(channel))
             except SessionRejected:
-                if attempt == 2:
+                if not attempts.retry():
                     raise
-                log.info("the server forgot our session; retrying with a new one")
-    raise AssertionError("unreachable")
 
 
 async def iterate_command_async(
@@ -277,31 +266,22 @@ async def iterate_command_async(
     permission_hint: str | None = None,
 ) -> AsyncIterator[Any]:
     """Run one command on Trio, yielding each value ``body`` emits as it arrives."""
-    options = {"auth_command": auth_command, "permission_hint": permission_hint}
-    target = resolve_address(address)
-    for attempt in (1, 2):
+    attempts = _CommandAttempts(
+        address, command, body, security, timeout, raw, auth_command, permission_hint
+    )
+    while True:
         emitted = False
-        async with await _open(target, timeout) as channel:
-            protocol = _protocol(
-                channel.conn,
-                target,
-                command,
-                body,
-                security,
-                raw,
-                timeout,
-                _trio_endpoints(channel),
-                options,
-            )
+        async with await TrioChannel.connect(
+            attempts.host, attempts.port, timeout=timeout
+        ) as channel:
             try:
-                async for value in channel.iterate(protocol):
+                async for value in channel.iterate(attempts.protocol(channel)):
                     emitted = True
                     yield value
                 return
             except SessionRejected:
-                if attempt == 2 or emitted:
+                if not attempts.retry(emitted=emitted):
                     raise
-                log.info("the server forgot our session; retrying with a new one")
 
 
 __all__ = [

@@ -601,10 +601,68 @@ def _needs_failover(exc: CedarError) -> bool:
     return isinstance(exc, (CedarConnectionError, ProtocolError, SecurityError))
 
 
+class _Attempts:
+    """The collectors one call tries, in order; ``with attempt:`` records how each one did.
+
+    The policy lives here once so that the blocking and the Trio client only differ by their
+    ``await``.  A query (``failover=True``) tries the pool's order: a communication failure is
+    recorded and swallowed, so the caller's loop moves on to the next collector, unless results
+    were already handed out (``attempt.emitted``); any other error propagates.  An update
+    (``failover=False``) goes to every collector and swallows every :class:`CedarError`;
+    :meth:`error` then describes them all.
+    """
+
+    def __init__(self, pool: _PoolState, *, failover: bool) -> None:
+        self._pool = pool
+        self._failover = failover
+        self.errors: list[tuple[str, CedarError]] = []
+
+    def __iter__(self) -> Iterator[_Attempt]:
+        addresses = self._pool.order() if self._failover else self._pool.addresses
+        return (_Attempt(self, address) for address in addresses)
+
+    def _finished(self, attempt: _Attempt, exc: BaseException | None) -> bool:
+        """Record how ``attempt`` ended; True swallows ``exc`` (the loop moves on)."""
+        if exc is None:
+            if self._failover:
+                self._pool.record(attempt.address, True)
+            return False
+        if not isinstance(exc, CedarError):
+            return False
+        if self._failover:
+            if attempt.emitted or not _needs_failover(exc):
+                return False
+            self._pool.record(attempt.address, False)
+        self.errors.append((attempt.address, exc))
+        return True
+
+    def error(self) -> CedarError:
+        """The error to raise when no collector answered (or, for updates, some did not)."""
+        return _all_failed(self.errors)
+
+
+class _Attempt:
+    """One collector of :class:`_Attempts`; a context manager that may swallow its error."""
+
+    def __init__(self, attempts: _Attempts, address: str) -> None:
+        self.address = address
+        #: Set once a result reached the caller: failing over then would repeat results.
+        self.emitted = False
+        self._attempts = attempts
+
+    def __enter__(self) -> _Attempt:
+        return self
+
+    def __exit__(self, exc_type: object, exc: BaseException | None, tb: object) -> bool:
+        return self._attempts._finished(self, exc)
+
+
 # -- clients ------------------------------------------------------------------------------------
 
 
 class _CollectorBase:
+    """What both clients share: the pool and its try policy (:class:`_Attempts`)."""
+
     def __init__(
         self,
         pool: str | Sequence[str] | None = None,
@@ -625,9 +683,69 @@ class _CollectorBase:
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {', '.join(self._pool.addresses)}>"
 
+    def _failover(self) -> _Attempts:
+        return _Attempts(self._pool, failover=True)
+
+    def _every_collector(self) -> _Attempts:
+        return _Attempts(self._pool, failover=False)
+
 
 def _query_body(query_ad: ClassAd) -> Callable[[CommandSession], Protocol[int]]:
     return lambda session: query_protocol(session, query_ad)
+
+
+def _query_request(
+    ad_type: AdType | str,
+    constraint: str | None,
+    projection: Iterable[str] | None,
+    limit: int | None,
+    statistics: str | None,
+    target_type: str | None,
+) -> tuple[Command, ClassAd]:
+    """The command and query ad of ``query``/``query_iter``."""
+    kind = AdType.from_name(ad_type)
+    query_ad = build_query_ad(
+        kind, constraint, projection, limit, statistics=statistics, target_type=target_type
+    )
+    return kind.command, query_ad
+
+
+def _locate_request(daemon_type: DaemonType, name: str | None) -> tuple[Command, ClassAd]:
+    return daemon_type.ad_type.command, locate_query_ad(daemon_type, name)
+
+
+def _direct_request(
+    daemon_type: DaemonType,
+    ad_type: AdType | str | None,
+    constraint: str | None,
+    projection: Iterable[str] | None,
+) -> tuple[Command, ClassAd]:
+    """What ``direct_query`` asks the located daemon: its own ad type unless told otherwise."""
+    kind = AdType.from_name(ad_type) if ad_type is not None else daemon_type.ad_type
+    return kind.command, build_query_ad(kind, constraint, projection)
+
+
+def _direct_result(
+    daemon_type: DaemonType, location: DaemonLocation, ads: list[ClassAd]
+) -> ClassAd:
+    if not ads:
+        raise CommandError(f"{daemon_type.name.lower()} at {location.address} sent no ad")
+    return ads[0]
+
+
+def _invalidate_request(
+    ad_type: AdType | str,
+    constraint: str | None,
+    name: str | None,
+    address: str | None,
+    target_type: str | None,
+) -> tuple[Command, ClassAd]:
+    kind = AdType.from_name(ad_type)
+    command = _invalidate_command(kind)
+    ad = invalidation_ad(
+        kind, constraint=constraint, name=name, address=address, target_type=target_type
+    )
+    return command, ad
 
 
 class Collector(_CollectorBase):
@@ -640,47 +758,45 @@ class Collector(_CollectorBase):
     def _run(self, command: int, body: Callable[[CommandSession], Protocol[T]]) -> T:
         from cedar.commands.base import run_command
 
-        errors: list[tuple[str, CedarError]] = []
-        for address in self._pool.order():
-            try:
-                result = run_command(
-                    address, command, body, security=self.security, timeout=self.timeout
+        attempts = self._failover()
+        for attempt in attempts:
+            with attempt:
+                return run_command(
+                    attempt.address, command, body, security=self.security, timeout=self.timeout
                 )
-            except CedarError as exc:
-                if not _needs_failover(exc):
-                    raise
-                self._pool.record(address, False)
-                errors.append((address, exc))
-                continue
-            self._pool.record(address, True)
-            return result
-        raise _all_failed(errors)
+        raise attempts.error()
 
     def _iterate(self, command: int, query_ad: ClassAd) -> Iterator[ClassAd]:
         from cedar.commands.base import iterate_command
 
-        errors: list[tuple[str, CedarError]] = []
-        for address in self._pool.order():
-            emitted = False
-            try:
+        attempts = self._failover()
+        for attempt in attempts:
+            with attempt:
                 for ad in iterate_command(
-                    address,
+                    attempt.address,
                     command,
                     _query_body(query_ad),
                     security=self.security,
                     timeout=self.timeout,
                 ):
-                    emitted = True
+                    attempt.emitted = True
                     yield ad
-            except CedarError as exc:
-                if emitted or not _needs_failover(exc):
-                    raise
-                self._pool.record(address, False)
-                errors.append((address, exc))
-                continue
-            self._pool.record(address, True)
-            return
-        raise _all_failed(errors)
+                return
+        raise attempts.error()
+
+    def _run_everywhere(
+        self, command: int, body: Callable[[CommandSession], Protocol[Any]]
+    ) -> None:
+        from cedar.commands.base import run_command
+
+        attempts = self._every_collector()
+        for attempt in attempts:
+            with attempt:
+                run_command(
+                    attempt.address, command, body, security=self.security, timeout=self.timeout
+                )
+        if attempts.errors:
+            raise attempts.error()
 
     def query_iter(
         self,
@@ -698,11 +814,9 @@ class Collector(_CollectorBase):
         buffered -- bounded by the connection's message-size limit -- but each ad is decoded
         only when it is consumed, and its values only when they are read.
         """
-        ad_type = AdType.from_name(ad_type)
-        query_ad = build_query_ad(
-            ad_type, constraint, projection, limit, statistics=statistics, target_type=target_type
+        return self._iterate(
+            *_query_request(ad_type, constraint, projection, limit, statistics, target_type)
         )
-        return self._iterate(ad_type.command, query_ad)
 
     def query(
         self,
@@ -729,8 +843,7 @@ class Collector(_CollectorBase):
     def locate_all(self, daemon_type: DaemonType | str) -> list[DaemonLocation]:
         """Every daemon of a type, as locations."""
         daemon_type = DaemonType.from_name(daemon_type)
-        query_ad = locate_query_ad(daemon_type, None)
-        ads = list(self._iterate(daemon_type.ad_type.command, query_ad))
+        ads = list(self._iterate(*_locate_request(daemon_type, None)))
         return [DaemonLocation.from_ad(ad, daemon_type) for ad in ads]
 
     def locate(self, daemon_type: DaemonType | str, name: str | None = None) -> DaemonLocation:
@@ -738,8 +851,7 @@ class Collector(_CollectorBase):
         daemon_type = DaemonType.from_name(daemon_type)
         if name is None:
             return _only(daemon_type, self.locate_all(daemon_type))
-        query_ad = locate_query_ad(daemon_type, name)
-        ads = list(self._iterate(daemon_type.ad_type.command, query_ad))
+        ads = list(self._iterate(*_locate_request(daemon_type, name)))
         return _first(daemon_type, name, ads)
 
     def direct_query(
@@ -752,24 +864,21 @@ class Collector(_CollectorBase):
         constraint: str | None = None,
     ) -> ClassAd:
         """Locate a daemon, then ask it for its own ad directly (spec 05 §2.7)."""
-        daemon_type = DaemonType.from_name(daemon_type)
-        location = self.locate(daemon_type, name)
-        kind = AdType.from_name(ad_type) if ad_type is not None else daemon_type.ad_type
-        query_ad = build_query_ad(kind, constraint, projection)
         from cedar.commands.base import iterate_command
 
+        daemon_type = DaemonType.from_name(daemon_type)
+        location = self.locate(daemon_type, name)
+        command, query_ad = _direct_request(daemon_type, ad_type, constraint, projection)
         ads = list(
             iterate_command(
                 location.address,
-                kind.command,
+                command,
                 _query_body(query_ad),
                 security=self.security,
                 timeout=self.timeout,
             )
         )
-        if not ads:
-            raise CommandError(f"{daemon_type.name.lower()} at {location.address} sent no ad")
-        return ads[0]
+        return _direct_result(daemon_type, location, ads)
 
     def advertise(
         self,
@@ -782,22 +891,7 @@ class Collector(_CollectorBase):
         """
         ads = list(ads)
         cmd = _command(command)
-        errors: list[tuple[str, CedarError]] = []
-        from cedar.commands.base import run_command
-
-        for address in self._pool.addresses:
-            try:
-                run_command(
-                    address,
-                    cmd,
-                    lambda s: advertise_protocol(s, ads, cmd),
-                    security=self.security,
-                    timeout=self.timeout,
-                )
-            except CedarError as exc:
-                errors.append((address, exc))
-        if errors:
-            raise _all_failed(errors)
+        self._run_everywhere(cmd, lambda s: advertise_protocol(s, ads, cmd))
 
     def invalidate(
         self,
@@ -809,27 +903,8 @@ class Collector(_CollectorBase):
         target_type: str | None = None,
     ) -> None:
         """Remove ads of a type from every collector, by name or by constraint."""
-        ad_type = AdType.from_name(ad_type)
-        command = _invalidate_command(ad_type)
-        ad = invalidation_ad(
-            ad_type, constraint=constraint, name=name, address=address, target_type=target_type
-        )
-        from cedar.commands.base import run_command
-
-        errors: list[tuple[str, CedarError]] = []
-        for addr in self._pool.addresses:
-            try:
-                run_command(
-                    addr,
-                    command,
-                    lambda s: invalidate_protocol(s, ad),
-                    security=self.security,
-                    timeout=self.timeout,
-                )
-            except CedarError as exc:
-                errors.append((addr, exc))
-        if errors:
-            raise _all_failed(errors)
+        command, ad = _invalidate_request(ad_type, constraint, name, address, target_type)
+        self._run_everywhere(command, lambda s: invalidate_protocol(s, ad))
 
 
 class AsyncCollector(_CollectorBase):
@@ -838,28 +913,34 @@ class AsyncCollector(_CollectorBase):
     async def _iterate(self, command: int, query_ad: ClassAd) -> AsyncIterator[ClassAd]:
         from cedar.commands.base import iterate_command_async
 
-        errors: list[tuple[str, CedarError]] = []
-        for address in self._pool.order():
-            emitted = False
-            try:
+        attempts = self._failover()
+        for attempt in attempts:
+            with attempt:
                 async for ad in iterate_command_async(
-                    address,
+                    attempt.address,
                     command,
                     _query_body(query_ad),
                     security=self.security,
                     timeout=self.timeout,
                 ):
-                    emitted = True
+                    attempt.emitted = True
                     yield ad
-            except CedarError as exc:
-                if emitted or not _needs_failover(exc):
-                    raise
-                self._pool.record(address, False)
-                errors.append((address, exc))
-                continue
-            self._pool.record(address, True)
-            return
-        raise _all_failed(errors)
+                return
+        raise attempts.error()
+
+    async def _run_everywhere(
+        self, command: int, body: Callable[[CommandSession], Protocol[Any]]
+    ) -> None:
+        from cedar.commands.base import run_command_async
+
+        attempts = self._every_collector()
+        for attempt in attempts:
+            with attempt:
+                await run_command_async(
+                    attempt.address, command, body, security=self.security, timeout=self.timeout
+                )
+        if attempts.errors:
+            raise attempts.error()
 
     def query_iter(
         self,
@@ -872,11 +953,9 @@ class AsyncCollector(_CollectorBase):
         target_type: str | None = None,
     ) -> AsyncIterator[ClassAd]:
         """Stream the matching ads (``async for``)."""
-        ad_type = AdType.from_name(ad_type)
-        query_ad = build_query_ad(
-            ad_type, constraint, projection, limit, statistics=statistics, target_type=target_type
+        return self._iterate(
+            *_query_request(ad_type, constraint, projection, limit, statistics, target_type)
         )
-        return self._iterate(ad_type.command, query_ad)
 
     async def query(
         self,
@@ -897,8 +976,7 @@ class AsyncCollector(_CollectorBase):
     async def locate_all(self, daemon_type: DaemonType | str) -> list[DaemonLocation]:
         """Every daemon of a type, as locations."""
         daemon_type = DaemonType.from_name(daemon_type)
-        query_ad = locate_query_ad(daemon_type, None)
-        ads = [ad async for ad in self._iterate(daemon_type.ad_type.command, query_ad)]
+        ads = [ad async for ad in self._iterate(*_locate_request(daemon_type, None))]
         return [DaemonLocation.from_ad(ad, daemon_type) for ad in ads]
 
     async def locate(
@@ -908,8 +986,7 @@ class AsyncCollector(_CollectorBase):
         daemon_type = DaemonType.from_name(daemon_type)
         if name is None:
             return _only(daemon_type, await self.locate_all(daemon_type))
-        query_ad = locate_query_ad(daemon_type, name)
-        ads = [ad async for ad in self._iterate(daemon_type.ad_type.command, query_ad)]
+        ads = [ad async for ad in self._iterate(*_locate_request(daemon_type, name))]
         return _first(daemon_type, name, ads)
 
     async def direct_query(
@@ -926,21 +1003,18 @@ class AsyncCollector(_CollectorBase):
 
         daemon_type = DaemonType.from_name(daemon_type)
         location = await self.locate(daemon_type, name)
-        kind = AdType.from_name(ad_type) if ad_type is not None else daemon_type.ad_type
-        query_ad = build_query_ad(kind, constraint, projection)
+        command, query_ad = _direct_request(daemon_type, ad_type, constraint, projection)
         ads = [
             ad
             async for ad in iterate_command_async(
                 location.address,
-                kind.command,
+                command,
                 _query_body(query_ad),
                 security=self.security,
                 timeout=self.timeout,
             )
         ]
-        if not ads:
-            raise CommandError(f"{daemon_type.name.lower()} at {location.address} sent no ad")
-        return ads[0]
+        return _direct_result(daemon_type, location, ads)
 
     async def advertise(
         self,
@@ -948,24 +1022,9 @@ class AsyncCollector(_CollectorBase):
         command: Command | str | int = Command.UPDATE_AD_GENERIC,
     ) -> None:
         """Send ads with an UPDATE_* command over TCP to every collector of the pool."""
-        from cedar.commands.base import run_command_async
-
         ads = list(ads)
         cmd = _command(command)
-        errors: list[tuple[str, CedarError]] = []
-        for address in self._pool.addresses:
-            try:
-                await run_command_async(
-                    address,
-                    cmd,
-                    lambda s: advertise_protocol(s, ads, cmd),
-                    security=self.security,
-                    timeout=self.timeout,
-                )
-            except CedarError as exc:
-                errors.append((address, exc))
-        if errors:
-            raise _all_failed(errors)
+        await self._run_everywhere(cmd, lambda s: advertise_protocol(s, ads, cmd))
 
     async def invalidate(
         self,
@@ -977,27 +1036,8 @@ class AsyncCollector(_CollectorBase):
         target_type: str | None = None,
     ) -> None:
         """Remove ads of a type from every collector, by name or by constraint."""
-        from cedar.commands.base import run_command_async
-
-        ad_type = AdType.from_name(ad_type)
-        command = _invalidate_command(ad_type)
-        ad = invalidation_ad(
-            ad_type, constraint=constraint, name=name, address=address, target_type=target_type
-        )
-        errors: list[tuple[str, CedarError]] = []
-        for addr in self._pool.addresses:
-            try:
-                await run_command_async(
-                    addr,
-                    command,
-                    lambda s: invalidate_protocol(s, ad),
-                    security=self.security,
-                    timeout=self.timeout,
-                )
-            except CedarError as exc:
-                errors.append((addr, exc))
-        if errors:
-            raise _all_failed(errors)
+        command, ad = _invalidate_request(ad_type, constraint, name, address, target_type)
+        await self._run_everywhere(command, lambda s: invalidate_protocol(s, ad))
 
 
 def locate_address(

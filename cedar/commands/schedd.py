@@ -468,6 +468,35 @@ def locate_schedd(name: str | None = None, pool: str | None = None, *, security:
 # --------------------------------------------------------------------------- clients
 
 
+# Requests and bodies built once for both clients, which then differ only by their ``await``.
+
+
+def _act_body(
+    action: JobAction | str | int, job_spec: Any, reason: str | None, long: bool
+) -> Callable[[CommandSession], Protocol[ActResult]]:
+    request = act_request(JobAction.from_name(action), job_spec, reason, long=long)
+    return lambda session: act_protocol(session, request)
+
+
+def _edit_work(
+    job_spec: Any, attr: str, value: Any, flags: int
+) -> Callable[[CedarConnection], Protocol[int]]:
+    text = _value_text(value)
+    return lambda conn: edit_protocol(conn, job_spec, attr, text, flags)
+
+
+def _history_body(
+    constraint: str | None, projection: Iterable[str], match: int, since: int | str | None
+) -> Callable[[CommandSession], Protocol[ClassAd]]:
+    request = history_request(constraint, projection, match, since)
+    return lambda session: history_protocol(session, request)
+
+
+def _reschedule_body(session: CommandSession) -> Protocol[None]:
+    """The payload-less RESCHEDULE sent after a submit (a hint to the negotiator)."""
+    return session.send_empty_payload()
+
+
 class _ScheddBase:
     def __init__(
         self,
@@ -527,6 +556,28 @@ class _ScheddBase:
         cluster_ad.pop("ProcId", None)
         return lambda cluster: (cluster_ad, proc_ads)
 
+    def _query_call(
+        self,
+        constraint: str | None,
+        projection: Iterable[str],
+        limit: int,
+        with_auth: bool,
+        summary_only: bool,
+        my_jobs: str | None,
+    ) -> tuple[Command, Callable[[CommandSession], Protocol[ClassAd]]]:
+        """The command and body of ``query_iter``; the body keeps :attr:`last_summary`."""
+        request = query_request(
+            constraint, projection, limit, summary_only=summary_only, my_jobs=my_jobs
+        )
+        command = Command.QUERY_JOB_ADS_WITH_AUTH if with_auth else Command.QUERY_JOB_ADS
+
+        def body(session: CommandSession) -> Protocol[ClassAd]:
+            summary = yield from query_protocol(session, request)
+            self.last_summary = summary
+            return summary
+
+        return command, body
+
     @staticmethod
     def _result(outcome: SubmitOutcome) -> SubmitResult:
         ad = ClassAd()
@@ -563,17 +614,8 @@ class Schedd(_ScheddBase):
         my_jobs: str | None = None,
     ) -> Iterator[ClassAd]:
         """Stream job ads as they arrive; :attr:`last_summary` is set at the end."""
-        request = query_request(
-            constraint, projection, limit, summary_only=summary_only, my_jobs=my_jobs
-        )
-        command = Command.QUERY_JOB_ADS_WITH_AUTH if with_auth else Command.QUERY_JOB_ADS
-
-        def body(session: CommandSession) -> Protocol[ClassAd]:
-            summary = yield from query_protocol(session, request)
-            self.last_summary = summary
-            return summary
-
-        yield from self._iterate(command, body)
+        call = self._query_call(constraint, projection, limit, with_auth, summary_only, my_jobs)
+        yield from self._iterate(*call)
 
     def query(
         self,
@@ -607,7 +649,7 @@ class Schedd(_ScheddBase):
 
     def _reschedule(self) -> None:
         with contextlib.suppress(CedarError):  # only a hint to the negotiator
-            self._run(Command.RESCHEDULE, lambda s: s.send_empty_payload())
+            self._run(Command.RESCHEDULE, _reschedule_body)
 
     def act(
         self,
@@ -618,9 +660,7 @@ class Schedd(_ScheddBase):
         long: bool = False,
     ) -> ActResult:
         """Hold/release/remove/… jobs by ids, cluster or constraint (ACT_ON_JOBS)."""
-        act = JobAction.from_name(action)
-        request = act_request(act, job_spec, reason, long=long)
-        return self._run(Command.ACT_ON_JOBS, lambda s: act_protocol(s, request))
+        return self._run(Command.ACT_ON_JOBS, _act_body(action, job_spec, reason, long))
 
     def hold(self, job_spec: Any, reason: str | None = None) -> ActResult:
         """Hold jobs."""
@@ -637,8 +677,7 @@ class Schedd(_ScheddBase):
     def edit(self, job_spec: Any, attr: str, value: Any, flags: int = 0) -> int:
         """Set ``attr`` to ``value`` (expression text, or a Python value) on jobs, in one
         transaction; returns the number of jobs."""
-        text = _value_text(value)
-        return self.transaction(lambda conn: edit_protocol(conn, job_spec, attr, text, flags))
+        return self.transaction(_edit_work(job_spec, attr, value, flags))
 
     def history(
         self,
@@ -648,10 +687,8 @@ class Schedd(_ScheddBase):
         since: int | str | None = None,
     ) -> Iterator[ClassAd]:
         """Stream history records, newest first."""
-        request = history_request(constraint, projection, match, since)
-        yield from self._iterate(
-            Command.QUERY_SCHEDD_HISTORY, lambda s: history_protocol(s, request)
-        )
+        body = _history_body(constraint, projection, match, since)
+        yield from self._iterate(Command.QUERY_SCHEDD_HISTORY, body)
 
 
 class AsyncSchedd(_ScheddBase):
@@ -659,6 +696,13 @@ class AsyncSchedd(_ScheddBase):
 
     async def _run(self, command: int, body: Callable[[CommandSession], Protocol[T]]) -> T:
         return await run_command_async(
+            self.address, command, body, security=self.security, timeout=self.timeout
+        )
+
+    def _iterate(
+        self, command: int, body: Callable[[CommandSession], Protocol[Any]]
+    ) -> AsyncIterator[Any]:
+        return iterate_command_async(
             self.address, command, body, security=self.security, timeout=self.timeout
         )
 
@@ -673,19 +717,8 @@ class AsyncSchedd(_ScheddBase):
         my_jobs: str | None = None,
     ) -> AsyncIterator[ClassAd]:
         """Stream job ads as they arrive."""
-        request = query_request(
-            constraint, projection, limit, summary_only=summary_only, my_jobs=my_jobs
-        )
-        command = Command.QUERY_JOB_ADS_WITH_AUTH if with_auth else Command.QUERY_JOB_ADS
-
-        def body(session: CommandSession) -> Protocol[ClassAd]:
-            summary = yield from query_protocol(session, request)
-            self.last_summary = summary
-            return summary
-
-        async for ad in iterate_command_async(
-            self.address, command, body, security=self.security, timeout=self.timeout
-        ):
+        call = self._query_call(constraint, projection, limit, with_auth, summary_only, my_jobs)
+        async for ad in self._iterate(*call):
             yield ad
 
     async def query(
@@ -714,7 +747,7 @@ class AsyncSchedd(_ScheddBase):
         build = self._build(description, count, itemdata, submit_dir)
         outcome = await self.transaction(lambda conn: qmgmt.submit_transaction(conn, build))
         with contextlib.suppress(CedarError):
-            await self._run(Command.RESCHEDULE, lambda s: s.send_empty_payload())
+            await self._run(Command.RESCHEDULE, _reschedule_body)
         return self._result(outcome)
 
     async def act(
@@ -726,14 +759,11 @@ class AsyncSchedd(_ScheddBase):
         long: bool = False,
     ) -> ActResult:
         """As :meth:`Schedd.act`."""
-        act = JobAction.from_name(action)
-        request = act_request(act, job_spec, reason, long=long)
-        return await self._run(Command.ACT_ON_JOBS, lambda s: act_protocol(s, request))
+        return await self._run(Command.ACT_ON_JOBS, _act_body(action, job_spec, reason, long))
 
     async def edit(self, job_spec: Any, attr: str, value: Any, flags: int = 0) -> int:
         """As :meth:`Schedd.edit`."""
-        text = _value_text(value)
-        return await self.transaction(lambda conn: edit_protocol(conn, job_spec, attr, text, flags))
+        return await self.transaction(_edit_work(job_spec, attr, value, flags))
 
     async def history(
         self,
@@ -743,12 +773,6 @@ class AsyncSchedd(_ScheddBase):
         since: int | str | None = None,
     ) -> AsyncIterator[ClassAd]:
         """As :meth:`Schedd.history`."""
-        request = history_request(constraint, projection, match, since)
-        async for ad in iterate_command_async(
-            self.address,
-            Command.QUERY_SCHEDD_HISTORY,
-            lambda s: history_protocol(s, request),
-            security=self.security,
-            timeout=self.timeout,
-        ):
+        body = _history_body(constraint, projection, match, since)
+        async for ad in self._iterate(Command.QUERY_SCHEDD_HISTORY, body):
             yield ad

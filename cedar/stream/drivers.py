@@ -44,6 +44,35 @@ def _describe_os_error(exc: OSError, peer: str) -> CedarConnectionError:
     return CedarConnectionError(f"network error talking to {peer}: {exc.strerror or exc}")
 
 
+def _connect_timed_out(peer: str, timeout: float) -> CedarTimeout:
+    return CedarTimeout(f"timed out after {timeout} s connecting to {peer}")
+
+
+def _connect_failed(peer: str, exc: OSError) -> CedarConnectionError:
+    return CedarConnectionError(
+        f"cannot connect to {peer}: {exc.strerror or exc}; is the daemon running there?"
+    )
+
+
+class _Transport:
+    """What the socket and the Trio channel share: their state and how failures are worded.
+
+    Both translate their transport's errors into :mod:`cedar.errors` with the same texts, so a
+    caller sees the same message whichever API it uses.
+    """
+
+    def __init__(self, conn: CedarConnection | None, timeout: float, peer: str) -> None:
+        self.conn = conn or CedarConnection()
+        self.timeout = timeout
+        self.peer = peer
+
+    def _timed_out(self, doing: str) -> CedarTimeout:
+        return CedarTimeout(f"timed out after {self.timeout} s {doing} {self.peer}")
+
+    def _already_closed(self) -> ConnectionClosed:
+        return ConnectionClosed(f"connection to {self.peer} is already closed")
+
+
 class _BlockingDriver:
     """The stepping loop shared by the blocking drivers; subclasses move the bytes."""
 
@@ -94,7 +123,7 @@ class _BlockingDriver:
                 yield step.value
 
 
-class SyncChannel(_BlockingDriver):
+class SyncChannel(_Transport, _BlockingDriver):
     """A blocking TCP connection driving protocols with :class:`CedarConnection` state."""
 
     def __init__(
@@ -105,10 +134,8 @@ class SyncChannel(_BlockingDriver):
         timeout: float = DEFAULT_TIMEOUT,
         peer: str = "peer",
     ) -> None:
+        super().__init__(conn, timeout, peer)
         self.sock = sock
-        self.conn = conn or CedarConnection()
-        self.timeout = timeout
-        self.peer = peer
         sock.settimeout(timeout)
         with contextlib.suppress(OSError):
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -120,18 +147,16 @@ class SyncChannel(_BlockingDriver):
         try:
             sock = socket.create_connection((host, port), timeout=timeout)
         except TimeoutError:
-            raise CedarTimeout(f"timed out after {timeout} s connecting to {peer}") from None
+            raise _connect_timed_out(peer, timeout) from None
         except OSError as exc:
-            raise CedarConnectionError(
-                f"cannot connect to {peer}: {exc.strerror or exc}; is the daemon running there?"
-            ) from None
+            raise _connect_failed(peer, exc) from None
         return cls(sock, timeout=timeout, peer=peer)
 
     def _write(self, data: bytes) -> None:
         try:
             self.sock.sendall(data)
         except TimeoutError:
-            raise CedarTimeout(f"timed out after {self.timeout} s sending to {self.peer}") from None
+            raise self._timed_out("sending to") from None
         except OSError as exc:
             raise _describe_os_error(exc, self.peer) from None
 
@@ -144,9 +169,7 @@ class SyncChannel(_BlockingDriver):
             try:
                 data = self.sock.recv(_READ_SIZE)
             except TimeoutError:
-                raise CedarTimeout(
-                    f"timed out after {self.timeout} s waiting for {self.peer}"
-                ) from None
+                raise self._timed_out("waiting for") from None
             except OSError as exc:
                 raise _describe_os_error(exc, self.peer) from None
             self.conn.receive_data(data)
@@ -163,7 +186,7 @@ class SyncChannel(_BlockingDriver):
         self.close()
 
 
-class TrioChannel:
+class TrioChannel(_Transport):
     """A Trio stream driving protocols with :class:`CedarConnection` state."""
 
     def __init__(
@@ -174,10 +197,8 @@ class TrioChannel:
         timeout: float = DEFAULT_TIMEOUT,
         peer: str = "peer",
     ) -> None:
+        super().__init__(conn, timeout, peer)
         self.stream = stream
-        self.conn = conn or CedarConnection()
-        self.timeout = timeout
-        self.peer = peer
 
     @classmethod
     async def connect(
@@ -189,11 +210,9 @@ class TrioChannel:
             with trio.fail_after(timeout):
                 stream = await trio.open_tcp_stream(host, port)
         except trio.TooSlowError:
-            raise CedarTimeout(f"timed out after {timeout} s connecting to {peer}") from None
+            raise _connect_timed_out(peer, timeout) from None
         except OSError as exc:
-            raise CedarConnectionError(
-                f"cannot connect to {peer}: {exc.strerror or exc}; is the daemon running there?"
-            ) from None
+            raise _connect_failed(peer, exc) from None
         return cls(stream, timeout=timeout, peer=peer)
 
     async def _write(self, data: bytes) -> None:
@@ -201,11 +220,11 @@ class TrioChannel:
             with trio.fail_after(self.timeout):
                 await self.stream.send_all(data)
         except trio.TooSlowError:
-            raise CedarTimeout(f"timed out after {self.timeout} s sending to {self.peer}") from None
+            raise self._timed_out("sending to") from None
         except trio.BrokenResourceError as exc:
             raise ConnectionClosed(f"connection to {self.peer} was closed by the peer") from exc
         except trio.ClosedResourceError:
-            raise ConnectionClosed(f"connection to {self.peer} is already closed") from None
+            raise self._already_closed() from None
         except OSError as exc:
             raise _describe_os_error(exc, self.peer) from None
 
@@ -219,13 +238,11 @@ class TrioChannel:
                 with trio.fail_after(self.timeout):
                     data = await self.stream.receive_some(_READ_SIZE)
             except trio.TooSlowError:
-                raise CedarTimeout(
-                    f"timed out after {self.timeout} s waiting for {self.peer}"
-                ) from None
+                raise self._timed_out("waiting for") from None
             except trio.BrokenResourceError:
                 data = b""  # a reset reads like a close: neither carries information
             except trio.ClosedResourceError:
-                raise ConnectionClosed(f"connection to {self.peer} is already closed") from None
+                raise self._already_closed() from None
             self.conn.receive_data(data)
 
     async def _steps(self, protocol: Protocol[Any]) -> AsyncIterator[Deliver | Finished]:

@@ -19,25 +19,13 @@ import pytest
 
 from cedar.server.daemon import Daemon
 from cedar.server.testing import RecordingQueryHandler, mock_daemon
+from tests.support import reference_import_problem
 
 REFERENCE_TIMEOUT = 90
 
 
 def _probe_reference() -> str:
-    env = dict(os.environ, CONDOR_CONFIG="/dev/null")
-    try:
-        result = subprocess.run(
-            [sys.executable, "-c", "import htcondor2"],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=REFERENCE_TIMEOUT,
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return f"cannot run the reference client: {exc}"
-    if result.returncode != 0:
-        return f"import htcondor2 failed: {result.stderr.strip()[-300:]}"
-    return ""
+    return reference_import_problem(REFERENCE_TIMEOUT) or ""
 
 
 _REFERENCE_PROBLEM: str | None = None

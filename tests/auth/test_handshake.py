@@ -18,6 +18,7 @@ from cedar.errors import AuthenticationError, ConnectionClosed, SecurityError
 from cedar.server.testing import mock_daemon
 from cedar.stream.connection import CedarConnection
 from cedar.stream.protocol import Receive, Send
+from tests.support import query_names
 
 SERVER = ("127.0.0.1", 9618)
 CLIENT = ("127.0.0.1", 40000)
@@ -29,14 +30,7 @@ def query(session: CommandSession):
     ad = ClassAd()
     ad["MyType"] = "Query"
     ad["Requirements"] = True
-    writer = session.payload_writer()
-    put_classad(writer, ad)
-    yield Send(writer)
-    reply = yield Receive()
-    names = []
-    while reply.get_int() == 1:
-        names.append(get_classad(reply)["Name"])
-    return names
+    return (yield from query_names(session, ad))
 
 
 def exchange(pump, daemon, security, command=5, body=query, **options):

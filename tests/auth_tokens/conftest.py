@@ -20,6 +20,7 @@ from cedar.auth.sinful import Sinful
 from cedar.auth.tls import TlsServerSettings
 from cedar.config import Config
 from cedar.server.daemon import Daemon
+from tests.support import reference_import_problem
 
 from .pki import Issuer, Pki, make_issuer, make_pki
 
@@ -109,23 +110,12 @@ except Exception as exc:
 """
 
 
-def _reference_problem() -> str | None:
-    probe = subprocess.run(
-        [sys.executable, "-c", "import htcondor2"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={**os.environ, "CONDOR_CONFIG": "/dev/null"},
-    )
-    return None if probe.returncode == 0 else (probe.stderr.strip().splitlines() or ["?"])[-1]
-
-
 @pytest.fixture(scope="session")
 def reference_ping(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., dict[str, Any]]:
     """``reference_ping(address, level, **knobs)`` runs ``htcondor2.ping`` in a subprocess."""
-    problem = _reference_problem()
+    problem = reference_import_problem()
     if problem is not None:
-        pytest.skip(f"import htcondor2 failed: {problem}")
+        pytest.skip(problem)
     logdir = tmp_path_factory.mktemp("reflog")
 
     def ping(

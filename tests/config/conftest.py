@@ -10,6 +10,8 @@ from collections.abc import Iterable, Mapping
 
 import pytest
 
+from tests.support import reference_import_problem
+
 _ORACLE = """
 import json, sys
 import htcondor2
@@ -23,23 +25,12 @@ print(json.dumps(out))
 """
 
 
-def _reference_importable() -> str | None:
-    probe = subprocess.run(
-        [sys.executable, "-c", "import htcondor2"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={**os.environ, "CONDOR_CONFIG": "/dev/null"},
-    )
-    return None if probe.returncode == 0 else probe.stderr.strip().splitlines()[-1]
-
-
 @pytest.fixture(scope="session")
 def reference_param():  # type: ignore[no-untyped-def]
     """``reference_param(env, names) -> {name: value-or-None}`` using the reference bindings."""
-    problem = _reference_importable()
+    problem = reference_import_problem()
     if problem is not None:
-        pytest.skip(f"import htcondor2 failed: {problem}")
+        pytest.skip(problem)
 
     def run(env: Mapping[str, str], names: Iterable[str], cwd: str | None = None) -> dict:
         clean = {k: v for k, v in os.environ.items() if not k.lower().startswith("_condor_")}

@@ -5,6 +5,7 @@ Also replays the reference daemons' recorded replies, mutated, into our client p
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from pathlib import Path
 from typing import Any
@@ -61,10 +62,8 @@ def _dissect_all_ways(data: bytes) -> None:
         conv.to_json(verbose=True)
         for message in conv.messages:
             message.to_json(verbose=True)
-    try:
+    with contextlib.suppress(CaptureError):
         dissect(data, strict=True)
-    except CaptureError:
-        pass
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -153,10 +152,8 @@ def test_reference_replies_replay(name: str) -> None:
 @given(data=st.data())
 def test_mutated_reference_replies(name: str, data: Any) -> None:
     bad = data.draw(mutated_conversation(_server_payloads(name)))
-    try:
+    with contextlib.suppress(CedarError):
         replay_client(CLIENTS[name], bad)
-    except CedarError:
-        pass
 
 
 def test_capture_error_is_a_protocol_error() -> None:

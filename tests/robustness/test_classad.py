@@ -8,8 +8,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cedar.classad_wire import ClassAd, evaluate, get_classad, get_handshake_ad, parse_expr
-from cedar.classad_wire import put_classad, unparse
+from cedar.classad_wire import (
+    ClassAd,
+    evaluate,
+    get_classad,
+    get_handshake_ad,
+    parse_expr,
+    put_classad,
+    unparse,
+)
 from cedar.classad_wire.evaluate import MAX_EVAL_STEPS
 from cedar.classad_wire.expr import Expr
 from cedar.classad_wire.syntax import MAX_DEPTH
@@ -209,9 +216,9 @@ def test_long_select_chain_is_a_parse_error() -> None:
         ("absTime(0) + relTime(1e309)", "any"),
         ("relTime(1e309) + absTime(0)", "any"),
         ("int(relTime(1e309))", -(1 << 63)),
-        ("int(relTime(real(\"NaN\")))", -(1 << 63)),
+        ('int(relTime(real("NaN")))', -(1 << 63)),
         ('quantize("a", {1})', Error),
-        ('quantize(true, {1})', Error),
+        ("quantize(true, {1})", Error),
         ('quantize(real("INF"), 1)', math.inf),
         ("quantize(-1e308, 1e-308)", -math.inf),
         ("quantize(1e308, 1e-308)", math.inf),
@@ -262,8 +269,9 @@ def test_budget_allows_big_literal_lists() -> None:
 @given(
     st.dictionaries(
         st.sampled_from(["a", "b", "c", "d"]),
-        st.lists(EXPR_ALPHABET | st.sampled_from(["a", "b", "c", "d", " + ", ","]), max_size=12)
-        .map("".join),
+        st.lists(
+            EXPR_ALPHABET | st.sampled_from(["a", "b", "c", "d", " + ", ","]), max_size=12
+        ).map("".join),
         max_size=4,
     )
 )

@@ -53,7 +53,9 @@ def _submit(conn: Any) -> Protocol[Any]:
 
 def _collector() -> MockCollector:
     daemon = MockCollector("c", policy=plain_policy(), store=AdStore(clock=lambda: FIXED_NOW))
-    daemon.store.add({"MyType": "Machine", "Name": "slot1@x", "Cpus": 1, "MyAddress": "<1.2.3.4:5>"})
+    daemon.store.add(
+        {"MyType": "Machine", "Name": "slot1@x", "Cpus": 1, "MyAddress": "<1.2.3.4:5>"}
+    )
     return daemon
 
 
@@ -171,7 +173,9 @@ def _fresh_schedd(daemon: MockSchedd) -> JobQueue:
     """A copy of the fixture's queue (one submitted cluster) for one example."""
     queue = JobQueue(name="s", clock=lambda: FIXED_NOW)
     with daemon.queue.lock:
-        queue.jobs = {k: type(j)(j.cluster, j.proc, j.ad.copy()) for k, j in daemon.queue.jobs.items()}
+        queue.jobs = {
+            k: type(j)(j.cluster, j.proc, j.ad.copy()) for k, j in daemon.queue.jobs.items()
+        }
         queue.clusters = {k: a.copy() for k, a in daemon.queue.clusters.items()}
         queue.next_cluster = daemon.queue.next_cluster
     return queue

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from cedar.server.pool import MockPool
+from tests.support import reference_import_problem
 
 REFERENCE_TIMEOUT = 120
 
@@ -35,15 +34,6 @@ def reference_env(log: Path) -> dict[str, str]:
 @pytest.fixture(scope="session")
 def reference_available() -> None:
     """Skip (with the reason) only when ``import htcondor2`` truly fails."""
-    try:
-        result = subprocess.run(
-            [sys.executable, "-c", "import htcondor2"],
-            env=dict(os.environ, CONDOR_CONFIG="/dev/null"),
-            capture_output=True,
-            text=True,
-            timeout=REFERENCE_TIMEOUT,
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        pytest.skip(f"cannot run the reference client: {exc}")
-    if result.returncode != 0:
-        pytest.skip(f"import htcondor2 failed: {result.stderr.strip()[-300:]}")
+    problem = reference_import_problem(REFERENCE_TIMEOUT)
+    if problem is not None:
+        pytest.skip(problem)

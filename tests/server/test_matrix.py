@@ -17,7 +17,7 @@ import trio
 from cedar.auth import ClientSecurity, CommandDenied, SecurityConfig
 from cedar.auth.client import CommandSession
 from cedar.auth.ping import PingResult, ping, ping_async
-from cedar.classad_wire import ClassAd, get_classad, put_classad
+from cedar.classad_wire import ClassAd
 from cedar.commands.base import (
     iterate_command,
     iterate_command_async,
@@ -26,19 +26,14 @@ from cedar.commands.base import (
 )
 from cedar.server import SharedPortRouter
 from cedar.server.testing import mock_daemon, wait_for
-from cedar.stream.protocol import Emit, Receive, Send
+from cedar.stream.protocol import Emit
+from tests.support import query_names
 
 
 def query(session: CommandSession):
     ad = ClassAd()
     ad["MyType"] = "Query"
-    writer = session.payload_writer()
-    put_classad(writer, ad)
-    yield Send(writer)
-    reply = yield Receive()
-    names = []
-    while reply.get_int() == 1:
-        names.append(get_classad(reply)["Name"])
+    names = yield from query_names(session, ad)
     return session, names
 
 

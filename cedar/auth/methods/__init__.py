@@ -9,7 +9,7 @@ for the interface.  FS, FS_REMOTE, CLAIMTOBE and ANONYMOUS are registered here.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -209,6 +209,23 @@ def method_for_bit(bit: int) -> AuthMethod | None:
     return None
 
 
+def available_methods(names: Iterable[str], available: Callable[[AuthMethod], bool]) -> list[str]:
+    """The registered methods among ``names`` for which ``available(method)`` holds.
+
+    Canonical spelling, first mention wins, unknown names dropped: the client's offer and the
+    server's list are filtered the same way, only the availability hook differs.
+    """
+    result: list[str] = []
+    for name in names:
+        canonical = canonical_method_name(name)
+        if canonical is None or canonical in result:
+            continue
+        method = get_method(canonical)
+        if method is not None and available(method):
+            result.append(canonical)
+    return result
+
+
 def registered_methods() -> list[str]:
     """Wire names of every registered method."""
     return list(_registry)
@@ -233,6 +250,7 @@ __all__ = [
     "AuthContext",
     "AuthMethod",
     "MethodResult",
+    "available_methods",
     "canonical_method_name",
     "get_method",
     "method_bits",

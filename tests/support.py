@@ -1,0 +1,46 @@
+"""Helpers shared by several test packages (``from tests.support import ...``)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Generator
+from typing import Any
+
+from cedar.auth.client import CommandSession
+from cedar.classad_wire import ClassAd, get_classad, put_classad
+from cedar.stream.protocol import Receive, Send
+
+
+def reference_import_problem(timeout: float = 60) -> str | None:
+    """Why the reference client (``htcondor2``) cannot be used, or None when it can.
+
+    Probed in a subprocess because the reference reads its configuration at import time; tests
+    that need it skip with this text, so a skip always says why.
+    """
+    try:
+        probe = subprocess.run(
+            [sys.executable, "-c", "import htcondor2"],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env={**os.environ, "CONDOR_CONFIG": "/dev/null"},
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"cannot run the reference client: {exc}"
+    if probe.returncode == 0:
+        return None
+    return f"import htcondor2 failed: {(probe.stderr.strip().splitlines() or ['?'])[-1]}"
+
+
+def query_names(session: CommandSession, query_ad: ClassAd) -> Generator[Any, Any, list[str]]:
+    """Send ``query_ad`` as the payload of a QUERY_* command; the ``Name`` of each ad returned."""
+    writer = session.payload_writer()
+    put_classad(writer, query_ad)
+    yield Send(writer)
+    reply = yield Receive()
+    names = []
+    while reply.get_int() == 1:
+        names.append(get_classad(reply)["Name"])
+    return names
