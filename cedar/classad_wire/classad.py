@@ -8,15 +8,57 @@ attribute when it is first used.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator, Mapping, MutableMapping
-from typing import Any
+from itertools import repeat
+from typing import TYPE_CHECKING, Any
 
-from cedar.classad_wire.expr import Expr, RecordExpr, fold, storage_key, to_expr
-from cedar.classad_wire.syntax import parse_expr
+from cedar.classad_wire.expr import (
+    Expr,
+    Literal,
+    RecordExpr,
+    fold,
+    make_literal,
+    storage_key,
+    to_expr,
+)
+from cedar.classad_wire.syntax import parse_expr, simple_value
 from cedar.classad_wire.unparse import unparse
 from cedar.errors import ClassAdParseError
 
 _LINE_WS = " \t\r\n\v\f"
+
+#: One attribute: (spelling, Expr or raw wire text, Python value of that raw text or None).
+Entry = tuple[str, Any, Any]
+
+
+#: Lines as every writer prints them, ``Name = value``, each followed by a NUL: the text of an ad
+#: read in bulk (see :mod:`cedar.classad_wire.wire`).  For such a line the name and value are
+#: exactly what spec 02 §2.8 step 3 takes: no whitespace or ``=`` in the name, a value starting
+#: with a non-blank character.
+_CANONICAL_LINES = re.compile(r"(?:[^=\0 \t\r\n\v\f]+ = [^\0 \t\r\n\v\f][^\0]*\0)*")
+#: One such line; splitting the text with it gives ``[before, name, value, between, ...]``.
+_CANONICAL_LINE = re.compile(r"([^=\0 \t\r\n\v\f]+) = ([^\0 \t\r\n\v\f][^\0]*)\0")
+
+#: Parsed wire values that needed the full parser, by text.  The ads of one query mostly share
+#: their expressions (every slot of a pool has the same ``Start``, ``Requirements``, ...), and
+#: expression trees are immutable, so one tree can serve them all.  Bounded in entries and in
+#: text length, so a peer cannot make it hold much.
+_PARSED: dict[str, Expr] = {}
+_PARSED_MAX_ENTRIES = 512
+_PARSED_MAX_TEXT = 1024
+
+
+def _parse_wire_value(text: str) -> Expr:
+    """A wire right-hand side that is not a simple literal, through the shared cache (§2.8)."""
+    expr = _PARSED.get(text)
+    if expr is None:
+        expr = parse_expr(text, old=True, full=False)
+        if len(text) <= _PARSED_MAX_TEXT:
+            if len(_PARSED) >= _PARSED_MAX_ENTRIES:
+                _PARSED.clear()
+            _PARSED[text] = expr
+    return expr
 
 
 def split_line(line: str) -> tuple[str, str]:
@@ -43,23 +85,77 @@ class ClassAd(MutableMapping[str, Any]):
     always gives the expression.  Iteration follows insertion order.
     """
 
-    __slots__ = ("_entries",)
+    __slots__ = ("_entries", "_pending", "_wire")
+    _pending: str | tuple[list[str], list[str]] | None
+    # Entries, by folded name: (spelling, Expr or raw wire text, value of that text or None).
+    # They are immutable tuples, replaced on every change: a query result holds hundreds of
+    # thousands, and tuples of strings and numbers drop out of the garbage collector's sight.
+    # The third item caches the Python value of a raw simple literal (see simple_value), so
+    # reading values builds no expression nodes.
 
     def __init__(self, values: Mapping[str, Any] | Iterable[tuple[str, Any]] | None = None):
-        # folded name -> [spelling, Expr or raw wire text]
-        self._entries: dict[str, list[Any]] = {}
+        self._entries: dict[str, Entry] = {}
+        # put_classad's encodings of this ad, by options; any change drops them.
+        self._wire: dict[Any, Any] | None = None
         if values is not None:
             self.update(values)
 
     # -- storage ---------------------------------------------------------------------------
+    @classmethod
+    def _from_wire(cls, lines: str | tuple[list[str], list[str]]) -> ClassAd:
+        """An ad of already-validated wire lines whose entries are only built on first use.
+
+        ``lines`` is the NUL-terminated text of lines that :data:`_CANONICAL_LINES` matches, or
+        (names, values) already split.  A query result can hold thousands of ads that a caller
+        only counts or reads a few of; splitting lines and building the entry table is most of
+        the cost of reading one.
+        """
+        ad = cls.__new__(cls)
+        ad._pending = lines
+        ad._wire = None
+        return ad
+
+    if not TYPE_CHECKING:  # hidden from type checkers: no attribute of ClassAd is dynamic
+
+        def __getattr__(self, name: str) -> Any:
+            # Only reached while the _entries slot is empty, i.e. for an ad from _from_wire.
+            if name != "_entries":
+                raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+            return self._materialize()
+
+    def _materialize(self) -> dict[str, Entry]:
+        """Build the entry table of an ad from :meth:`_from_wire` (on its first use)."""
+        try:
+            pending = self._pending
+        except AttributeError:
+            raise AttributeError("_entries") from None
+        if isinstance(pending, str):
+            parts = _CANONICAL_LINE.split(pending)
+            names, values = parts[1::3], parts[2::3]
+            ascii_names = pending.isascii()
+        elif pending is not None:
+            names, values = pending
+            ascii_names = all(map(str.isascii, names))
+        else:
+            raise AttributeError("_entries")
+        keys = list(map(str.lower if ascii_names else fold, names))
+        entries: dict[str, Entry] = dict(zip(keys, zip(names, values, repeat(None)), strict=True))
+        if len(entries) != len(keys):
+            # A repeated name: the later value wins, the first spelling and place stay (§2.8).
+            entries = {}
+            for key, spelling, value in zip(keys, names, values, strict=True):
+                entry = entries.get(key)
+                entries[key] = (spelling if entry is None else entry[0], value, None)
+        self._entries = entries
+        self._pending = None
+        return entries
+
     def _set_raw(self, name: str, raw: str) -> None:
         """Store unparsed wire text (used by the wire reader; parsed on first access)."""
         key = fold(name)
         entry = self._entries.get(key)
-        if entry is None:
-            self._entries[key] = [name, raw]
-        else:
-            entry[1] = raw
+        self._entries[key] = (name if entry is None else entry[0], raw, None)
+        self._wire = None
 
     def set_expr(self, name: str, expr: Expr) -> None:
         """Set an attribute to an expression tree."""
@@ -67,20 +163,42 @@ class ClassAd(MutableMapping[str, Any]):
             raise TypeError(f"ClassAd attribute names are str, not {type(name).__name__}")
         key = fold(name)
         entry = self._entries.get(key)
-        if entry is None:
-            self._entries[key] = [name, expr]
-        else:
-            entry[1] = expr
+        self._entries[key] = (name if entry is None else entry[0], expr, None)
+        self._wire = None
 
-    def _expr(self, entry: list[Any]) -> Expr:
+    def _expr(self, key: str, entry: Entry) -> Expr:
+        """The expression of the entry stored under ``key``, parsed (once) if still raw."""
         value = entry[1]
-        if isinstance(value, str):
+        if not isinstance(value, str):
+            return value  # type: ignore[no-any-return]
+        native = entry[2]
+        if native is None:
+            native = simple_value(value)
+        if native is not None:
+            # What the parser builds for a simple literal (booleans included: equal nodes).
+            expr: Expr = make_literal(native)
+        else:
             try:
-                value = parse_expr(value, old=True, full=False)
+                expr = _parse_wire_value(value)
             except ClassAdParseError as exc:
                 raise ClassAdParseError(f"attribute {entry[0]!r}: {exc}") from None
-            entry[1] = value
-        return value  # type: ignore[no-any-return]
+        self._entries[key] = (entry[0], expr, native)
+        return expr
+
+    def _value(self, key: str, entry: Entry) -> Any:
+        """``ad[name]`` of the entry under ``key``: a raw simple literal's value is not parsed."""
+        value = entry[1]
+        if isinstance(value, str):
+            native = entry[2]
+            if native is None:
+                native = simple_value(value)
+                if native is None:
+                    return self._expr(key, entry).value()
+                self._entries[key] = (entry[0], value, native)
+            return native
+        if value.__class__ is Literal:
+            return value.val
+        return value.value()
 
     def raw_text(self, name: str) -> str:
         """The wire-syntax text of an attribute (the received text if it was never parsed)."""
@@ -90,13 +208,15 @@ class ClassAd(MutableMapping[str, Any]):
 
     # -- mapping protocol ------------------------------------------------------------------
     def __getitem__(self, name: str) -> Any:
-        return self._expr(self._entries[fold(name)]).value()
+        key = name.lower() if name.isascii() else fold(name)
+        return self._value(key, self._entries[key])
 
     def __setitem__(self, name: str, value: Any) -> None:
         self.set_expr(name, to_expr(value))
 
     def __delitem__(self, name: str) -> None:
         del self._entries[fold(name)]
+        self._wire = None
 
     def __contains__(self, name: object) -> bool:
         return isinstance(name, str) and fold(name) in self._entries
@@ -112,8 +232,8 @@ class ClassAd(MutableMapping[str, Any]):
             if self._entries.keys() != other._entries.keys():
                 return False
             return all(
-                self._expr(entry) == other._expr(other._entries[key])
-                for key, entry in self._entries.items()
+                self._expr(key, entry) == other._expr(key, other._entries[key])
+                for key, entry in list(self._entries.items())
             )
         if isinstance(other, Mapping):
             return dict(self.items()) == dict(other.items())
@@ -124,7 +244,7 @@ class ClassAd(MutableMapping[str, Any]):
     def copy(self) -> ClassAd:
         """A shallow copy (expressions are immutable, so this is a full copy in effect)."""
         new = ClassAd()
-        new._entries = {key: list(entry) for key, entry in self._entries.items()}
+        new._entries = dict(self._entries)  # entries are immutable tuples
         return new
 
     __copy__ = copy
@@ -132,12 +252,14 @@ class ClassAd(MutableMapping[str, Any]):
     # -- expressions -----------------------------------------------------------------------
     def lookup(self, name: str) -> Expr:
         """The attribute's expression tree (KeyError when absent)."""
-        return self._expr(self._entries[fold(name)])
+        key = fold(name)
+        return self._expr(key, self._entries[key])
 
     def get_expr(self, name: str) -> Expr | None:
         """The attribute's expression tree, or None when absent."""
-        entry = self._entries.get(fold(name))
-        return None if entry is None else self._expr(entry)
+        key = fold(name)
+        entry = self._entries.get(key)
+        return None if entry is None else self._expr(key, entry)
 
     def spelling(self, name: str) -> str:
         """The stored spelling of a (case-insensitively matched) attribute name."""
@@ -162,7 +284,25 @@ class ClassAd(MutableMapping[str, Any]):
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dict of names to values (nested ads become dicts; expressions stay Expr)."""
-        return {name: _to_plain(self[name]) for name in self}
+        # _value() inlined: this loop is the whole cost of reading a query result's values.
+        plain = {}
+        entries = self._entries
+        for key, entry in list(entries.items()):
+            value = entry[1]
+            if isinstance(value, str):
+                native = entry[2]
+                if native is None:
+                    native = simple_value(value)
+                    if native is None:
+                        plain[entry[0]] = _to_plain(self._expr(key, entry).value())
+                        continue
+                    entries[key] = (entry[0], value, native)
+                plain[entry[0]] = native
+            elif value.__class__ is Literal:
+                plain[entry[0]] = value.val
+            else:
+                plain[entry[0]] = _to_plain(value.value())
+        return plain
 
     def to_expr(self) -> RecordExpr:
         """The ad as a record expression (``[ ... ]``)."""

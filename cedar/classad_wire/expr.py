@@ -11,7 +11,7 @@ stack, so neither recurses: a peer can send a left-deep chain like ``1+1+...+1``
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from cedar.classad_wire.values import AbsTime, ErrorType, RelTime, UndefinedType
@@ -155,10 +155,7 @@ class Literal(Expr):
     val: Scalar
 
     def __init__(self, val: Scalar) -> None:
-        # Literals are the most common node; build the hash directly (same scheme as _seal).
-        _set = object.__setattr__
-        _set(self, "val", val)
-        _set(self, "_hash", hash(("Literal", _scalar_key(val))))
+        _set_literal(self, val)
 
     def own(self) -> tuple[object, ...]:
         return _scalar_key(self.val)
@@ -169,6 +166,28 @@ class Literal(Expr):
 
     def value(self) -> Any:
         return self.val
+
+
+_new_object = object.__new__
+_set_val: Callable[[Literal, Scalar], None] = Literal.__dict__["val"].__set__
+_set_hash: Callable[[Expr, int], None] = Expr.__dict__["_hash"].__set__
+
+
+def _set_literal(node: Literal, val: Scalar) -> None:
+    # Literals are the most common node and reading a query result builds one per value, so the
+    # slots are set through their descriptors and the hash is the value's own: equal literals
+    # (equal _scalar_key) have equal values of one type.  Floats go through the key, because a
+    # NaN's own hash is its identity while all NaN literals are equal.
+    _set_val(node, val)
+    _set_hash(node, hash(_scalar_key(val)) if val.__class__ is float else hash(val))
+
+
+def make_literal(val: Scalar) -> Literal:
+    """``Literal(val)`` without the call overhead of the class, for the wire reader's hot path."""
+    node: Literal = _new_object(Literal)
+    _set_val(node, val)
+    _set_hash(node, hash(_scalar_key(val)) if val.__class__ is float else hash(val))
+    return node
 
 
 class AttrRef(Expr):

@@ -29,6 +29,7 @@ from cedar.classad_wire.expr import (
     Subscript,
     Ternary,
     Unary,
+    make_literal,
 )
 from cedar.classad_wire.values import Error, Undefined, parse_abstime, parse_reltime
 from cedar.errors import ClassAdParseError
@@ -41,10 +42,6 @@ _NUMBER = re.compile(r"(\d*)(\.\d+)?([eE][+-]?\d+)?")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _IDENT_FULL = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _PLAIN_NEW = re.compile(r'[^"\\]*')
-_SIMPLE_STRING = re.compile(r'"[^"\\\n]*"')
-_SIMPLE_INT = re.compile(r"-?(?:0|[1-9][0-9]{0,17})")
-_SIMPLE_REAL = re.compile(r"-?[0-9]+\.[0-9]+(?:[eE][+-]?[0-9]+)?")
-_SIMPLE_WORDS: dict[str, Expr] = {}
 
 _KEYWORDS: dict[str, tuple[str, object]] = {
     "true": ("lit", True),
@@ -536,29 +533,55 @@ class _Parser:
         return RecordExpr(members)
 
 
-def _fast_literal(text: str) -> Expr | None:
-    """The common literal shapes without running the tokenizer (a plain int or simple string)."""
-    if _SIMPLE_INT.fullmatch(text):
-        return Literal(int(text))
-    if _SIMPLE_STRING.fullmatch(text):
-        return Literal(text[1:-1])
-    if _SIMPLE_REAL.fullmatch(text):
-        return Literal(float(text))
-    word = _SIMPLE_WORDS.get(text)
-    if word is not None:
-        return word
-    return None
-
-
-_SIMPLE_WORDS.update(
-    {"true": Literal(True), "false": Literal(False), "TRUE": Literal(True), "FALSE": Literal(False)}
+#: The literal shapes worth recognising without the tokenizer, one group each: a plain int (at
+#: most 18 digits, so always in range), a backslash-free string, a plain real, a boolean.
+_SIMPLE_LITERAL = re.compile(
+    r'(-?(?:0|[1-9][0-9]{0,17}))|"([^"\\\n]*)"|(-?[0-9]+\.[0-9]+(?:[eE][+-]?[0-9]+)?)'
+    r"|(true|TRUE)|(false|FALSE)"
 )
+_TRUE = Literal(True)
+_FALSE = Literal(False)
+
+
+def simple_value(text: str) -> int | float | str | bool | None:
+    """The Python value of ``text`` when it is exactly one of the common literal shapes.
+
+    ``None`` otherwise.  Reading every value of a query result is dominated by these, so they
+    skip the tokenizer (and, for callers that want the value, the expression node); the value
+    is the one the parser's literal would hold.
+    """
+    match = _SIMPLE_LITERAL.fullmatch(text)
+    if match is None:
+        return None
+    kind = match.lastindex
+    if kind == 1:
+        return int(text)
+    if kind == 2:
+        return match.group(2)
+    if kind == 3:
+        return float(text)
+    return kind == 4
+
+
+def simple_literal(text: str) -> Expr | None:
+    """``text`` as a literal when it is exactly one of the common shapes (see simple_value)."""
+    match = _SIMPLE_LITERAL.fullmatch(text)
+    if match is None:
+        return None
+    kind = match.lastindex
+    if kind == 1:
+        return make_literal(int(text))
+    if kind == 2:
+        return make_literal(match.group(2))
+    if kind == 3:
+        return make_literal(float(text))
+    return _TRUE if kind == 4 else _FALSE
 
 
 def parse_expr(text: str, old: bool = False, *, full: bool = True) -> Expr:
     """Parse one expression; with ``full=False`` trailing text is ignored (wire lines, §2.8)."""
     stripped = text.strip(_WS)
-    fast = _fast_literal(stripped)
+    fast = simple_literal(stripped)
     if fast is not None:
         return fast
     parser = _Parser(text, old)
@@ -580,4 +603,12 @@ def literal_token(text: str) -> Expr | None:
     return Literal(value)  # type: ignore[arg-type]
 
 
-__all__ = ["BINARY_PRECEDENCE", "MAX_DEPTH", "is_identifier", "literal_token", "parse_expr"]
+__all__ = [
+    "BINARY_PRECEDENCE",
+    "MAX_DEPTH",
+    "is_identifier",
+    "literal_token",
+    "parse_expr",
+    "simple_literal",
+    "simple_value",
+]

@@ -1,18 +1,21 @@
 """Putting ClassAds on a CEDAR message and taking them off (spec 02 §2).
 
-The reader is the hot path of every query: it splits each line and stores the right-hand side
-unparsed (see :mod:`cedar.classad_wire.classad`).  The writer prints every value in wire syntax;
-values read from the wire and never touched are re-sent as received only when they are already in
-canonical form (plain integers and backslash-free strings), so a malformed value is never
-forwarded.
+The reader is the hot path of every query.  It takes all strings of an ad at once, checks every
+line with one regular expression and leaves splitting them to the ad's first use; right-hand
+sides stay unparsed until read (see :mod:`cedar.classad_wire.classad`).  Anything unusual goes
+through a line-by-line reader, the reference for errors and offsets.  The writer prints every
+value in wire syntax; values read from the wire and never touched are re-sent as received only
+when they are already in canonical form (plain integers and backslash-free strings), so a
+malformed value is never forwarded.  A server's stored ads keep their encoding between queries.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
-from cedar.classad_wire.classad import ClassAd, split_line
+from cedar.classad_wire.classad import _CANONICAL_LINES, ClassAd, Entry, split_line
 from cedar.classad_wire.expr import AttrRef, Expr, Select, fold
 from cedar.classad_wire.syntax import literal_token, parse_expr
 from cedar.classad_wire.unparse import unparse
@@ -48,9 +51,12 @@ def is_private(name: str, extra: frozenset[str] = frozenset()) -> bool:
 
 def _line(ad: ClassAd, name: str, spelling: str | None = None) -> str:
     """``Name = value`` for one attribute, refusing what the wire cannot carry (§2.2)."""
-    entry = ad._entries[fold(name)]
-    if spelling is None:
-        spelling = str(entry[0])
+    key = fold(name)
+    entry = ad._entries[key]
+    return _entry_line(ad, key, entry, str(entry[0]) if spelling is None else spelling)
+
+
+def _entry_line(ad: ClassAd, key: str, entry: Entry, spelling: str) -> str:
     if (
         not spelling
         or "=" in spelling
@@ -63,7 +69,7 @@ def _line(ad: ClassAd, name: str, spelling: str | None = None) -> str:
     if isinstance(value, str) and _CANONICAL_RAW.fullmatch(value):
         text = value
     else:
-        text = unparse(ad._expr(entry), old=True)
+        text = unparse(ad._expr(key, entry), old=True)
     line = f"{spelling} = {text}"
     if "\0" in line:
         raise ClassAdError(f"attribute {spelling!r} contains a NUL byte, which CEDAR cannot carry")
@@ -105,7 +111,7 @@ def _expand_projection(ad: ClassAd, names: Iterable[str], expand: bool) -> list[
             pending.append(key)
     while expand and pending:
         key = pending.pop()
-        expr = ad._expr(ad._entries[key])
+        expr = ad._expr(key, ad._entries[key])
         if expr.is_literal:
             continue
         for ref in references(expr):
@@ -138,43 +144,100 @@ def put_classad(
     """
     extra = frozenset(fold(n) for n in private_names)
     exclude_v2 = exclude_private or peer_version is None or peer_version < _V2_MIN_VERSION
-    items: list[tuple[bool, str]] = []  # (secret, line)
+    crypto = writer.crypto
     if projection is None:
-        for name in ad:
-            key = fold(name)
-            if exclude_private and is_private(name, extra):
-                continue
-            if exclude_v2 and key.startswith(_PRIVATE_V2_PREFIX):
-                continue
-            # With AES-GCM secrets are a no-op, so ZKM marks private lines only while an
-            # exclusion rule is in force (§2.7 rules 3-4; example B).
-            items.append((exclude_v2 and is_private(name, extra), _line(ad, name)))
+        count, body = _encoded(
+            ad,
+            (crypto, exclude_private, exclude_v2, extra),
+            lambda: _all_strings(ad, exclude_private, exclude_v2, extra),
+        )
     else:
         if isinstance(projection, str):
             projection = [p for p in _PROJECTION_SPLIT.split(projection) if p]
-        for name in _expand_projection(ad, projection, expand_projection):
-            key = fold(name)
-            if server_time is not None and key == "servertime":
-                continue
-            if exclude_private and (key in PRIVATE_V1 or key in extra):
-                continue
-            if exclude_v2 and key.startswith(_PRIVATE_V2_PREFIX):
-                continue
-            # Spelled as in the projection (§2.3).  With AES-GCM the projection path never
-            # needs the ZKM marker: it is only used when secrets are not a no-op.
-            items.append((False, _line(ad, name, name)))
+        names = tuple(projection)
+        skip_time = server_time is not None
+
+        def strings() -> tuple[int, list[str | bytes]]:
+            lines: list[str | bytes] = []
+            for name in _expand_projection(ad, names, expand_projection):
+                key = fold(name)
+                if skip_time and key == "servertime":
+                    continue
+                if exclude_private and (key in PRIVATE_V1 or key in extra):
+                    continue
+                if exclude_v2 and key.startswith(_PRIVATE_V2_PREFIX):
+                    continue
+                # Spelled as in the projection (§2.3).  With AES-GCM the projection path never
+                # needs the ZKM marker: it is only used when secrets are not a no-op.
+                lines.append(_line(ad, name, name))
+            return len(lines), lines
+
+        if all(isinstance(name, str) for name in names):
+            options = (crypto, exclude_private, exclude_v2, extra, names, expand_projection)
+            count, body = _encoded(ad, (*options, skip_time), strings)
+        else:  # not a key; fails below as it always did
+            count, body = _encode(crypto, *strings())
     if server_time is not None:
-        items.append((False, f"ServerTime = {int(server_time)}"))
-    writer.put_int(len(items))
-    for secret, line in items:
-        if secret:
-            writer.put_string(SECRET_MARKER)
-            writer.put_secret(line)
-        else:
-            writer.put_string(line)
+        time_line = f"ServerTime = {int(server_time)}"
+        writer.put_int(count + 1).put_bytes(body).put_string(time_line)
+    else:
+        writer.put_int(count).put_bytes(body)
     if types:
         writer.put_string("")
         writer.put_string("")
+
+
+#: Most encodings one ad keeps (one per distinct set of options and projection).
+_WIRE_CACHE_MAX = 16
+
+
+def _encoded(
+    ad: ClassAd, options: tuple[Any, ...], strings: Callable[[], tuple[int, list[str | bytes]]]
+) -> tuple[int, bytes]:
+    """Item count and encoded items for ``options``, cached on the ad from its second encoding.
+
+    A server sends the same stored ads to every query; an ad sent once (most client-side ads)
+    keeps nothing.  Any change to the ad drops its cache (:class:`ClassAd` ``_wire``).
+    """
+    cache = ad._wire
+    if cache is not None:
+        cached: tuple[int, bytes] | None = cache.get(options)
+        if cached is not None:
+            return cached
+    encoded = _encode(options[0], *strings())
+    if cache is None:
+        ad._wire = {}  # encoded once: cache from the next time on
+    else:
+        if len(cache) >= _WIRE_CACHE_MAX:
+            cache.clear()
+        cache[options] = encoded
+    return encoded
+
+
+def _encode(crypto: bool, count: int, strings: list[str | bytes]) -> tuple[int, bytes]:
+    return count, MessageWriter(crypto=crypto).put_strings(strings).getvalue()
+
+
+def _all_strings(
+    ad: ClassAd, exclude_private: bool, exclude_v2: bool, extra: frozenset[str]
+) -> tuple[int, list[str | bytes]]:
+    """Item count and strings of a whole ad (``ZKM`` markers included)."""
+    strings: list[str | bytes] = []
+    count = 0
+    for key, entry in list(ad._entries.items()):  # keys are the folded names
+        private = key in PRIVATE_V1 or key.startswith(_PRIVATE_V2_PREFIX) or key in extra
+        if exclude_private and private:
+            continue
+        if exclude_v2 and key.startswith(_PRIVATE_V2_PREFIX):
+            continue
+        line = _entry_line(ad, key, entry, str(entry[0]))
+        # With AES-GCM secrets are a no-op, so ZKM marks private lines only while an
+        # exclusion rule is in force (§2.7 rules 3-4; example B).
+        if exclude_v2 and private:
+            strings.append(SECRET_MARKER)
+        strings.append(line)
+        count += 1
+    return count, strings
 
 
 def _read_count(reader: MessageReader, limit: int) -> int:
@@ -196,6 +259,16 @@ def _read_line(reader: MessageReader, index: int, allow_secret: bool) -> tuple[s
     return decode_text(raw), start
 
 
+#: Any well-formed line: leading whitespace, a name that is not empty once trailing spaces go,
+#: ``=``, spaces, and the value.  Other lines are left to the line-by-line reader, which reports
+#: them.  Written to match in linear time (a greedy name backtracks only over its own trailing
+#: spaces; no lookahead over the value), since a hostile peer controls these bytes.  Blank
+#: values are rejected after the split.
+_WIRE_LINE = re.compile(
+    r"(?:\A|(?<=\0))[ \t\r\n\v\f]*([^=\0 \t\r\n\v\f](?:[^=\0]*[^=\0 ])?) *= *([^\0]*)\0"
+)
+
+
 def get_classad(reader: MessageReader, *, types: bool = True, strict: bool = False) -> ClassAd:
     """Read one ad written by :func:`put_classad` (spec 02 §2.8).
 
@@ -203,6 +276,50 @@ def get_classad(reader: MessageReader, *, types: bool = True, strict: bool = Fal
     and a malformed one fails the whole ad, as the reference does.
     """
     count = _read_count(reader, MAX_ATTRIBUTES)
+    if not strict:
+        ad = _get_classad_fast(reader, count, types)
+        if ad is not None:
+            return ad
+    return _get_classad_lines(reader, count, types, strict)
+
+
+def _get_classad_fast(reader: MessageReader, count: int, types: bool) -> ClassAd | None:
+    """The common case in bulk: every string at once, one decode, one regex pass.
+
+    Returns ``None`` (the reader back where it was) for anything unusual -- a NULL string, a
+    ``ZKM`` item, a line the pattern does not take, a read error -- so that the line-by-line
+    reader handles it with its exact semantics and errors.  The entry table is built when the
+    ad is first used (:meth:`ClassAd._from_wire`).
+    """
+    start = reader.offset
+    try:
+        raws = reader.get_strings(count + 2 if types else count)
+    except ProtocolError:
+        reader.seek(start)
+        return None
+    if None in raws or SECRET_MARKER in raws:
+        reader.seek(start)
+        return None
+    if types:
+        del raws[count:]
+    raws.append(b"")
+    # Lines hold no NUL (the reader cuts at the first one), so NUL ends each exactly, and UTF-8
+    # decoding never joins bytes across an ASCII NUL.
+    text = b"\0".join(raws).decode("utf-8", "surrogateescape")  # type: ignore[arg-type]
+    if _CANONICAL_LINES.fullmatch(text):
+        return ClassAd._from_wire(text)  # split on first use
+    # One match per line: [before, name, value, between, name, value, ..., after].
+    parts = _WIRE_LINE.split(text)
+    if len(parts) == 3 * count + 1:
+        values = parts[2::3]
+        if not any(not value or value.isspace() for value in values):
+            return ClassAd._from_wire((parts[1::3], values))
+    reader.seek(start)
+    return None
+
+
+def _get_classad_lines(reader: MessageReader, count: int, types: bool, strict: bool) -> ClassAd:
+    """The line-by-line reader: any input, exact error offsets, ``strict`` parsing."""
     ad = ClassAd()
     entries = ad._entries
     read = reader.get_nullable_string_bytes
@@ -215,7 +332,7 @@ def get_classad(reader: MessageReader, *, types: bool = True, strict: bool = Fal
         if raw is None:
             raise ProtocolError(f"ClassAd item {index} is a NULL string", offset=start)
         line = raw.decode("utf-8", "surrogateescape")
-        # Spec 02 §2.8 step 3, inlined from split_line() because this is the hot loop.
+        # Spec 02 §2.8 step 3, inlined from split_line().
         body = line.lstrip(_LINE_WS)
         eq = body.find("=")
         name = body[:eq].rstrip(" ")
@@ -229,15 +346,13 @@ def get_classad(reader: MessageReader, *, types: bool = True, strict: bool = Fal
             raise ProtocolError(f"attribute {name!r} has no value", offset=start)
         key = name.lower() if name.isascii() else fold(name)
         entry = entries.get(key)
-        if entry is None:
-            entries[key] = entry = [name, rhs]
-        else:
-            entry[1] = rhs
+        value: Expr | str = rhs
         if strict:
             try:
-                entry[1] = parse_expr(rhs, old=True, full=False)
+                value = parse_expr(rhs, old=True, full=False)
             except ClassAdParseError as exc:
                 raise ProtocolError(f"attribute {name!r}: {exc}", offset=start) from None
+        entries[key] = (name if entry is None else entry[0], value, None)
     if types:
         reader.get_string_bytes()
         reader.get_string_bytes()

@@ -1,0 +1,202 @@
+"""The bulk ClassAd reader, the value fast paths and the encoding cache change nothing observable.
+
+``get_classad`` reads an ad in bulk and builds its entries on first use; the line-by-line
+reader it falls back to is the reference behaviour.  On any input both must give the same ad
+(names, spellings, order, raw values) and leave the reader at the same place, or raise the same
+``ProtocolError`` (message and offset).
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cedar.classad_wire import ClassAd, get_classad, put_classad
+from cedar.classad_wire.expr import Literal
+from cedar.classad_wire.wire import _get_classad_lines, _read_count
+from cedar.errors import ClassAdParseError, ProtocolError
+from cedar.stream.primitives import MessageReader, MessageWriter
+
+_NAMES = st.sampled_from(["A", "a", "Cpus", "MyType", "x_1", "Ümlaut", "b c", "ZKM", ""])
+_VALUES = st.sampled_from(
+    ["1", "-7", "1.5", '"s"', "true", "FALSE", "A + 1", "{1, 2}", "[a = 1]", " ", "", '"a\\"b"']
+)
+_SEPARATORS = st.sampled_from([" = ", "=", "  =  ", " =", "= ", "\t= ", " == "])
+
+
+@st.composite
+def _line(draw: st.DrawFn) -> bytes | None:
+    """A wire item: mostly ``Name = value`` lines in their many spellings, sometimes worse."""
+    kind = draw(st.sampled_from(["line"] * 8 + ["null", "zkm", "noeq", "bytes"]))
+    if kind == "null":
+        return None
+    if kind == "zkm":
+        return b"ZKM"
+    if kind == "noeq":
+        return draw(_NAMES).encode()
+    if kind == "bytes":
+        return draw(st.binary(max_size=8))
+    lead = draw(st.sampled_from(["", "", " ", "\t", "\n "]))
+    text = lead + draw(_NAMES) + draw(_SEPARATORS) + draw(_VALUES)
+    return text.encode("utf-8") + draw(st.sampled_from([b"", b"", b"\xff", b" ", b"\0junk"]))
+
+
+def _payload(count: int, items: list[bytes | None], crypto: bool, types: bool) -> bytes:
+    writer = MessageWriter(crypto=crypto)
+    writer.put_int(count)
+    for item in items:
+        if item is None:
+            writer.put_null_string()
+        elif crypto:
+            writer.put_bytes(struct.pack(">Q", len(item) + 1) + item + b"\0")
+        else:
+            writer.put_bytes(item + b"\0")
+    if types:
+        writer.put_string("").put_string("")
+    return writer.getvalue()
+
+
+def _entries(ad: ClassAd) -> list[tuple[str, str, Any]]:
+    return [(key, entry[0], entry[1]) for key, entry in ad._entries.items()]
+
+
+def _outcome(payload: bytes, crypto: bool, types: bool, fast: bool) -> tuple[object, int]:
+    reader = MessageReader(payload, crypto=crypto)
+    try:
+        if fast:
+            result: object = _entries(get_classad(reader, types=types))
+        else:
+            count = _read_count(reader, 1_000_000)
+            result = _entries(_get_classad_lines(reader, count, types, False))
+    except ProtocolError as exc:
+        result = ("error", str(exc), exc.offset)
+    return result, reader.offset
+
+
+@settings(max_examples=500)
+@given(
+    st.lists(_line(), max_size=7),
+    st.integers(-1, 2),
+    st.booleans(),
+    st.booleans(),
+    st.integers(0, 12),
+)
+def test_bulk_reader_matches_line_reader(
+    items: list[bytes | None], extra: int, crypto: bool, types: bool, cut: int
+) -> None:
+    payload = _payload(max(0, len(items) + extra), items, crypto, types)
+    if cut > 6:
+        payload = payload[: len(payload) - (cut - 6)]
+    assert _outcome(payload, crypto, types, True) == _outcome(payload, crypto, types, False)
+
+
+@pytest.mark.parametrize("crypto", [False, True])
+def test_canonical_ad_round_trip_is_read_in_bulk_and_lazily(crypto: bool) -> None:
+    ad = ClassAd({"A": 1, "b": "x", "Ümlaut": 2.5, "R": ClassAd.parse_old("R = A + 1").lookup("R")})
+    writer = MessageWriter(crypto=crypto)
+    put_classad(writer, ad)
+    back = get_classad(MessageReader(writer.getvalue(), crypto=crypto))
+    assert back._pending is not None  # entries not built yet
+    assert len(back) == 4 and back._pending is None
+    assert back == ad
+    assert list(back) == ["A", "b", "Ümlaut", "R"]
+
+
+def test_repeated_names_in_bulk_keep_first_spelling_and_place_last_value() -> None:
+    items: list[bytes | None] = [b"Foo = 1", b"bar = 2", b"FOO = 3"]
+    for crypto in (False, True):
+        ad = get_classad(MessageReader(_payload(3, items, crypto, True), crypto=crypto))
+        assert list(ad) == ["Foo", "bar"]
+        assert ad["foo"] == 3
+
+
+def test_simple_values_are_cached_and_lookup_stays_equal() -> None:
+    ad = ClassAd.parse_old('I = 42\nS = "text"\nR = 2.5\nB = true\nE = I + 1\n')
+    wire = MessageWriter(crypto=True)
+    put_classad(wire, ad)
+    back = get_classad(MessageReader(wire.getvalue(), crypto=True))
+    assert back.to_dict() == {"I": 42, "S": "text", "R": 2.5, "B": True, "E": ad.lookup("E")}
+    assert back["I"] == 42 and back._entries["i"][2] == 42  # cached, still raw
+    assert isinstance(back._entries["i"][1], str)
+    for name in ("I", "S", "R", "B", "E"):
+        assert back.lookup(name) == ad.lookup(name)
+        assert back[name] == ad[name]
+    assert isinstance(back.lookup("I"), Literal)
+    back["I"] = 7
+    assert back["I"] == 7 and back.lookup("I") == Literal(7)
+
+
+def test_bad_value_still_reported_on_access() -> None:
+    payload = _payload(2, [b"A = 1", b"B = (1 +"], True, True)
+    ad = get_classad(MessageReader(payload, crypto=True))
+    assert ad["A"] == 1
+    with pytest.raises(ClassAdParseError, match="'B'"):
+        ad["B"]
+    with pytest.raises(ClassAdParseError, match="'B'"):
+        ad.to_dict()
+
+
+def test_nan_literals_are_equal_and_hash_alike() -> None:
+    one, two = Literal(float("nan")), Literal(float("nan"))
+    assert one == two and hash(one) == hash(two)
+    assert Literal(1) != Literal(True) and Literal(1) == Literal(1)
+
+
+def _encode(ad: ClassAd, **options: Any) -> bytes:
+    writer = MessageWriter(crypto=True)
+    put_classad(writer, ad, **options)
+    return writer.getvalue()
+
+
+def test_encoding_cache_is_dropped_by_every_change() -> None:
+    ad = ClassAd({"A": 1, "B": "x", "ClaimId": "secret"})
+    options: dict[str, Any] = {"exclude_private": True}
+    first = _encode(ad, **options)
+    assert _encode(ad, **options) == first == _encode(ad, **options)  # now from the cache
+    assert _encode(ad, projection=["A"]) == _encode(ad, projection=["A"])
+    changes = [
+        lambda: ad.__setitem__("A", 2),
+        lambda: ad.__setitem__("New", 3),
+        lambda: ad.__delitem__("B"),
+        lambda: ad.set_expr("B", Literal("y")),
+        lambda: ad._set_raw("C", "4"),
+        lambda: ad.pop("C"),
+        lambda: ad.update({"D": 5}),
+        lambda: ad.clear(),
+    ]
+    for change in changes:
+        _encode(ad, **options)
+        _encode(ad, projection=["A", "D"])
+        change()
+        fresh = ClassAd()
+        for name in ad:
+            fresh.set_expr(ad.spelling(name), ad.lookup(name))
+        assert _encode(ad, **options) == _encode(fresh, **options)
+        assert _encode(ad, projection=["A", "D"]) == _encode(fresh, projection=["A", "D"])
+
+
+def test_encoding_cache_keys_on_options() -> None:
+    ad = ClassAd({"A": 1, "ClaimId": "secret", "_condor_privX": "p"})
+    variants: list[dict[str, Any]] = [
+        {},
+        {"exclude_private": True},
+        {"peer_version": (25, 0, 0)},
+        {"private_names": ["A"]},
+        {"projection": "A ClaimId"},
+        {"projection": ["A"], "server_time": 5},
+        {"projection": ["A"], "expand_projection": False},
+        {"server_time": 7, "types": False},
+    ]
+    expected = [_encode(ClassAd(dict(ad)), **v) for v in variants]
+    for _ in range(3):
+        assert [_encode(ad, **v) for v in variants] == expected
+    plain = MessageWriter()
+    put_classad(plain, ad)
+    put_classad(plain, ad)
+    single = MessageWriter()
+    put_classad(single, ClassAd(dict(ad)))
+    assert plain.getvalue() == single.getvalue() * 2
