@@ -6,11 +6,15 @@ import os
 import subprocess
 import sys
 from collections.abc import Generator
+from pathlib import Path
 from typing import Any
 
 from cedar.auth.client import CommandSession
 from cedar.classad_wire import ClassAd, get_classad, put_classad
 from cedar.stream.protocol import Receive, Send
+
+#: The recorded traffic and its pool files, copied into the repository (self-contained in CI).
+CAPTURES = Path(__file__).resolve().parent.parent / "captures"
 
 
 def reference_import_problem(timeout: float = 60) -> str | None:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from cedar.errors import CedarError
+from tests.support import CAPTURES
 
 ROOT = Path(__file__).resolve().parent.parent
 RUNTIME = {"cryptography", "pyjwt", "scitokens", "construct", "trio"}
@@ -68,4 +69,4 @@ def test_capture_reading_without_dpkt_says_how_to_get_it(monkeypatch: pytest.Mon
 
     monkeypatch.setattr(optional, "dpkt", None)
     with pytest.raises(CedarError, match=r"htc-cedar\[capture\]"):
-        read_segments((ROOT / "captures" / "q-all-raw.pcap").read_bytes())
+        read_segments((CAPTURES / "q-all-raw.pcap").read_bytes())

@@ -9,18 +9,13 @@ must send exactly the recorded server message.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from cedar.auth.signing_key import SigningKey, SigningKeyStore
 from cedar.auth.token import IdToken, client_exchange, derive_k, server_exchange, server_mac
 from cedar.stream.drivers import ReplayChannel
 from cedar.stream.primitives import MessageReader
-
-CAPTURES = Path(__file__).resolve().parents[3] / "shared" / "captures"
-if not CAPTURES.is_dir():  # the work tree may sit elsewhere; the shared dir is a sibling of it
-    CAPTURES = Path("/work/shared/captures")
+from tests.support import CAPTURES
 
 TOKEN_BIT = (0x800).to_bytes(8, "big")
 

@@ -11,9 +11,9 @@ from cedar.capture.tcp import C2S, S2C
 from cedar.classad_wire import ClassAd, put_classad
 from cedar.stream.connection import CedarConnection
 from cedar.stream.primitives import MessageWriter
+from tests.support import CAPTURES
 
 #: The captures the tests use live in the repository (CI must not depend on ../shared).
-CAPTURES = Path(__file__).resolve().parents[2] / "captures"
 
 
 def capture_index() -> list[dict[str, str]]:

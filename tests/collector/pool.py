@@ -23,13 +23,8 @@ from cedar.commands.collector import read_query_results
 from cedar.server.collector import AdStore, MockCollector
 from cedar.stream import CedarConnection, ReplayChannel
 from cedar.stream.protocol import Protocol, Receive
+from tests.support import CAPTURES
 
-_REPO_CAPTURES = Path(__file__).resolve().parents[2] / "captures"
-CAPTURES = (
-    _REPO_CAPTURES
-    if _REPO_CAPTURES.is_dir()
-    else Path(os.environ.get("CEDAR_CAPTURES", "/work/shared/captures"))
-)
 #: A moment just after the captures were taken (their ads' LastHeardFrom is 1795307123).
 CAPTURE_TIME = 1795307200
 

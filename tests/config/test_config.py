@@ -9,11 +9,9 @@ import pytest
 
 from cedar.config import Config, default_config, set_default_config
 from cedar.errors import ConfigError
+from tests.support import CAPTURES
 
-POOL_CONFIG = Path("/work/shared/captures/pool/condor_config")
-_HERE = Path(__file__).resolve()
-if (_HERE.parents[3] / "shared" / "captures" / "pool" / "condor_config").exists():
-    POOL_CONFIG = _HERE.parents[3] / "shared" / "captures" / "pool" / "condor_config"
+POOL_CONFIG = CAPTURES / "pool" / "condor_config"
 
 
 def write(tmp_path: Path, text: str, name: str = "condor_config") -> str:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,10 +20,10 @@ from cedar.commands import schedd as cs
 from cedar.commands.numbers import Command
 from cedar.errors import CedarError, ProtocolError
 from cedar.stream.framing import frame_plain
+from tests.support import CAPTURES
 
 from .helpers import FUZZ, client_protocol, mutated, mutated_conversation, replay_client
 
-CAPTURES = Path(__file__).resolve().parents[2] / "captures"
 NAMES = [
     "status-startd-raw",
     "q-all-raw",

@@ -1,15 +1,11 @@
-"""Helpers to replay the clear-text schedd captures of /work/shared/captures."""
+"""Helpers to replay the clear-text schedd captures of the repository's captures/."""
 
 from __future__ import annotations
-
-import os
-from pathlib import Path
 
 import pytest
 
 from cedar.capture.messages import WireMessage, load_conversations
-
-CAPTURES = Path(os.environ.get("CEDAR_CAPTURES", "/work/shared/captures"))
+from tests.support import CAPTURES
 
 
 def messages(name: str, conversation: int = 0) -> list[WireMessage]:
