@@ -105,6 +105,26 @@ def _is_number(value: Value) -> bool:
     return kind is int or kind is float
 
 
+def _is_numeric(value: Value) -> bool:
+    """A number or a boolean: the math functions take booleans as 0/1 (observed)."""
+    kind = type(value)
+    return kind is int or kind is float or kind is bool
+
+
+def _c_pow(base: float, exponent: float) -> float:
+    """C ``pow``: infinities and NaN instead of exceptions, as the reference returns them."""
+    try:
+        return math.pow(base, exponent)
+    except OverflowError:
+        odd = exponent == math.floor(exponent) and exponent % 2 == 1
+        return -math.inf if base < 0 and odd else math.inf
+    except ValueError:
+        if base == 0:  # zero to a negative power
+            odd = exponent == math.floor(exponent) and exponent % 2 == 1
+            return math.copysign(math.inf, base) if odd else math.inf
+        return math.nan  # negative base, fractional exponent
+
+
 def _as_bool(value: Value) -> Value:
     """Truth value for logical operators: True/False, or Undefined/Error."""
     kind = type(value)
@@ -683,6 +703,8 @@ def _rounding(function: Callable[[float], float]) -> Callable[[Value], Value]:
         kind = type(value)
         if kind is int:
             return value
+        if kind is bool:
+            return int(value)
         if kind is str:
             value = _real(value)
             if value is Error:
@@ -703,14 +725,12 @@ _strict_function("round", arity=(1, 1), undefined_is_error=True)(_rounding(round
 
 @_strict_function("pow", arity=(2, 2), undefined_is_error=True)
 def _pow(base: Value, exponent: Value) -> Value:
-    if not (_is_number(base) and _is_number(exponent)):
+    if not (_is_numeric(base) and _is_numeric(exponent)):
         return Error
+    result = _c_pow(float(base), float(exponent))
     if type(base) is int and type(exponent) is int and exponent >= 0:
-        return _wrap(pow(base, exponent, 1 << 64))
-    try:
-        return math.pow(float(base), float(exponent))
-    except (OverflowError, ValueError):
-        return Error
+        return _trunc(result)  # computed in double, then a C cast (pow(3, 39) is inexact)
+    return result  # booleans give a real, as observed
 
 
 @_strict_function("abs", arity=(1, 1))
@@ -724,17 +744,17 @@ def _abs(value: Value) -> Value:
 
 @_strict_function("quantize", arity=(2, 2), undefined_is_error=True)
 def _quantize(value: Value, quantum: Value) -> Value:
-    if not _is_number(value):
+    if not _is_numeric(value):
         return Error
     if isinstance(quantum, tuple):
         for q in quantum:
-            if _is_number(q) and q >= value:
+            if _is_numeric(q) and q >= value:
                 return q
         last = quantum[-1] if quantum else Error
-        if not _is_number(last) or last == 0:
+        if not _is_numeric(last) or last == 0:
             return Error
         return _quantize(value, last)
-    if not (_is_number(value) and _is_number(quantum)):
+    if not (_is_numeric(value) and _is_numeric(quantum)):
         return Error
     if quantum == 0:
         return Error

@@ -218,7 +218,7 @@ def test_long_select_chain_is_a_parse_error() -> None:
         ("int(relTime(1e309))", -(1 << 63)),
         ('int(relTime(real("NaN")))', -(1 << 63)),
         ('quantize("a", {1})', Error),
-        ("quantize(true, {1})", Error),
+        ("quantize(true, {1})", 1),  # booleans count as numbers (classad2 prints 1)
         ('quantize(real("INF"), 1)', math.inf),
         ("quantize(-1e308, 1e-308)", -math.inf),
         ("quantize(1e308, 1e-308)", math.inf),
