@@ -111,6 +111,10 @@ def run_demo(args: argparse.Namespace, out: TextIO) -> int:
     from cedar.commands.submit_lang import Submit
     from cedar.server.pool import MockPool
 
+    from cedar.config import Config, set_default_config
+
+    # The demo is self-contained: no HTCondor configuration on this machine is read or needed.
+    set_default_config(Config())
     security = _demo_security()
 
     def step(text: str) -> None:
