@@ -109,9 +109,8 @@ def run_demo(args: argparse.Namespace, out: TextIO) -> int:
     from cedar.commands.collector import Collector
     from cedar.commands.schedd import Schedd
     from cedar.commands.submit_lang import Submit
-    from cedar.server.pool import MockPool
-
     from cedar.config import Config, set_default_config
+    from cedar.server.pool import MockPool
 
     # The demo is self-contained: no HTCondor configuration on this machine is read or needed.
     set_default_config(Config())

@@ -5,7 +5,13 @@ Everything here except :mod:`cedar.stream.drivers` is free of I/O.
 
 from cedar.stream.connection import CedarConnection
 from cedar.stream.crypto import EcdhKeyPair, derive_session_key
-from cedar.stream.drivers import DEFAULT_TIMEOUT, ReplayChannel, SyncChannel, TrioChannel
+from cedar.stream.drivers import (
+    DEFAULT_TIMEOUT,
+    MemoryPair,
+    ReplayChannel,
+    SyncChannel,
+    TrioChannel,
+)
 from cedar.stream.primitives import MessageReader, MessageWriter
 from cedar.stream.protocol import Emit, Protocol, ProtocolRunner, Receive, Send
 
@@ -13,6 +19,7 @@ __all__ = [
     "DEFAULT_TIMEOUT",
     "CedarConnection",
     "EcdhKeyPair",
+    "MemoryPair",
     "Emit",
     "MessageReader",
     "MessageWriter",

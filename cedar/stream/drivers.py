@@ -316,3 +316,84 @@ class ReplayChannel(_BlockingDriver):
         message = self.conn.next_message()
         assert message is not None
         return message
+
+
+class MemoryPair:
+    """Runs a client and a server protocol against each other in memory, without sockets.
+
+    For tests of both roles and for trying a handler without a network: each side has its own
+    :class:`CedarConnection`, bytes go straight from one to the other, and a side that finishes
+    closes its end (the peer then sees :class:`ConnectionClosed` on its next read).  Records
+    the wire bytes per direction (:attr:`sent`, keys ``"c2s"``/``"s2c"``), every message in clear
+    in order (:attr:`log`, ``(direction, payload)``) and the values each side emitted.
+    ``tamper(direction, index, data)`` may alter bytes in flight (fault tests).
+    """
+
+    def __init__(
+        self,
+        client_conn: CedarConnection | None = None,
+        server_conn: CedarConnection | None = None,
+        *,
+        tamper: Callable[[str, int, bytes], bytes] | None = None,
+    ) -> None:
+        self.client_conn = client_conn or CedarConnection()
+        self.server_conn = server_conn or CedarConnection()
+        self.tamper = tamper
+        self.sent: dict[str, list[bytes]] = {"c2s": [], "s2c": []}
+        self.log: list[tuple[str, bytes]] = []
+        self.emitted: dict[str, list[Any]] = {"client": [], "server": []}
+
+    def run(
+        self, client: Protocol[Any], server: Protocol[Any], *, max_steps: int = 1_000_000
+    ) -> tuple[Any, Any]:
+        """Step both protocols until both return; ``(client_result, server_result)``.
+
+        A protocol's own exception propagates; both waiting for a message is a deadlock and
+        raises ``RuntimeError`` (a bug in the protocols, not a network condition).
+        """
+        sides = {
+            "client": (ProtocolRunner(self.client_conn, client), self.server_conn, "c2s"),
+            "server": (ProtocolRunner(self.server_conn, server), self.client_conn, "s2c"),
+        }
+        own = {"client": self.client_conn, "server": self.server_conn}
+        actions = {name: runner.start() for name, (runner, _peer, _dir) in sides.items()}
+        results: dict[str, Any] = {}
+        for _ in range(max_steps):
+            if len(results) == 2:
+                return results["client"], results["server"]
+            progressed = False
+            for name, (runner, peer, direction) in sides.items():
+                action = actions[name]
+                if name in results:
+                    continue
+                if isinstance(action, Finished):
+                    results[name] = action.result
+                    peer.receive_data(b"")  # this side is done: the peer sees EOF
+                    progressed = True
+                elif isinstance(action, Write):
+                    data = action.data
+                    if self.tamper is not None:
+                        data = self.tamper(direction, len(self.sent[direction]), data)
+                    self.sent[direction].append(data)
+                    self.log.append((direction, action.payload))
+                    peer.receive_data(data)
+                    actions[name] = runner.resume(None)
+                    progressed = True
+                elif isinstance(action, ReadMessage):
+                    try:
+                        message = own[name].next_message()
+                    except CedarError as exc:
+                        actions[name] = runner.throw(exc)
+                        progressed = True
+                        continue
+                    if message is not None:
+                        actions[name] = runner.resume(message)
+                        progressed = True
+                else:
+                    assert isinstance(action, Deliver)
+                    self.emitted[name].append(action.value)
+                    actions[name] = runner.resume(None)
+                    progressed = True
+            if not progressed:
+                raise RuntimeError("deadlock: both protocols wait for a message")
+        raise RuntimeError(f"protocols did not finish within {max_steps} steps")

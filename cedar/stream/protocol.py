@@ -51,9 +51,10 @@ Protocol = Generator[Request, Any, T]
 
 @dataclass(frozen=True)
 class Write:
-    """Driver action: write these bytes to the transport."""
+    """Driver action: write these bytes to the transport (``payload``: the message in clear)."""
 
     data: bytes
+    payload: bytes = b""
 
 
 @dataclass(frozen=True)
@@ -87,7 +88,9 @@ class ProtocolRunner:
 
     def _translate(self, request: Request) -> Action:
         if isinstance(request, Send):
-            return Write(self.conn.send_message(request.message))
+            message = request.message
+            payload = message.getvalue() if isinstance(message, MessageWriter) else bytes(message)
+            return Write(self.conn.send_message(payload), payload)
         if isinstance(request, Receive):
             return ReadMessage()
         if isinstance(request, Emit):

@@ -17,8 +17,10 @@ from typing import Any
 
 import pytest
 
+from cedar.errors import CedarError
 from cedar.server.daemon import Daemon
 from cedar.server.testing import RecordingQueryHandler, mock_daemon
+from cedar.stream.drivers import MemoryPair
 from tests.support import reference_import_problem
 
 REFERENCE_TIMEOUT = 90
@@ -98,79 +100,24 @@ def served() -> Iterator[tuple[Daemon, RecordingQueryHandler]]:
         yield daemon, handler
 
 
-class Pump:
-    """Runs a client and a server protocol against each other in memory, byte for byte.
+class Pump(MemoryPair):
+    """:class:`~cedar.stream.drivers.MemoryPair` plus a wrapper that records a server failure.
 
     ``tamper(direction, index, data)`` may rewrite the wire bytes of the ``index``-th message
-    sent in ``direction`` ("c2s"/"s2c").  Errors raised by either side propagate; a deadlock
-    (both sides waiting) raises ``AssertionError`` instead of hanging.
+    sent in ``direction`` ("c2s"/"s2c").
     """
 
     def __init__(self, tamper: Any = None) -> None:
-        from cedar.stream.connection import CedarConnection
-
-        self.client_conn = CedarConnection()
-        self.server_conn = CedarConnection()
-        self.tamper = tamper
-        self.sent: dict[str, list[bytes]] = {"c2s": [], "s2c": []}
-
-    server_error: Exception | None = None
+        super().__init__(tamper=tamper)
+        self.server_error: Exception | None = None
 
     def closing(self, server: Any) -> Any:
         """Wrap a server protocol so a failure closes the connection, as the daemon does."""
-        from cedar.errors import CedarError
-
         try:
             return (yield from server)
         except CedarError as exc:
             self.server_error = exc
             return None
-
-    def run(self, client: Any, server: Any) -> tuple[Any, Any]:
-        from cedar.errors import CedarError
-        from cedar.stream.protocol import Finished, ProtocolRunner, ReadMessage, Write
-
-        sides = {
-            "client": (ProtocolRunner(self.client_conn, client), self.server_conn, "c2s"),
-            "server": (ProtocolRunner(self.server_conn, server), self.client_conn, "s2c"),
-        }
-        actions = {name: runner.start() for name, (runner, _peer, _d) in sides.items()}
-        results: dict[str, Any] = {}
-        while len(results) < 2:
-            progressed = False
-            for name, (runner, peer, direction) in sides.items():
-                action = actions[name]
-                if name in results:
-                    continue
-                own = self.client_conn if name == "client" else self.server_conn
-                if isinstance(action, Finished):
-                    results[name] = action.result
-                    peer.receive_data(b"")  # this side is done: the peer sees EOF
-                    progressed = True
-                elif isinstance(action, Write):
-                    data = action.data
-                    if self.tamper is not None:
-                        data = self.tamper(direction, len(self.sent[direction]), data)
-                    self.sent[direction].append(data)
-                    peer.receive_data(data)
-                    actions[name] = runner.resume(None)
-                    progressed = True
-                elif isinstance(action, ReadMessage):
-                    try:
-                        message = own.next_message()
-                    except CedarError as exc:
-                        actions[name] = runner.throw(exc)
-                        progressed = True
-                        continue
-                    if message is not None:
-                        actions[name] = runner.resume(message)
-                        progressed = True
-                else:
-                    actions[name] = runner.resume(None)
-                    progressed = True
-            if not progressed:
-                raise AssertionError("deadlock: both sides wait for a message")
-        return results["client"], results["server"]
 
 
 @pytest.fixture

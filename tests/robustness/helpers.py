@@ -18,10 +18,10 @@ from cedar.auth.server_policy import LevelPolicy, ServerPolicy
 from cedar.errors import CedarError
 from cedar.server.daemon import Daemon
 from cedar.stream.connection import CedarConnection
-from cedar.stream.drivers import ReplayChannel
+from cedar.stream.drivers import MemoryPair, ReplayChannel
 from cedar.stream.framing import frame_plain
 from cedar.stream.primitives import MessageReader, MessageWriter
-from cedar.stream.protocol import Deliver, Finished, Protocol, ProtocolRunner, ReadMessage, Write
+from cedar.stream.protocol import Protocol
 
 #: Every fuzz test: reproducible in CI (no example database, derandomized), no deadline.
 FUZZ = settings(
@@ -118,60 +118,18 @@ def server_protocol(daemon: Daemon, conn: CedarConnection) -> Protocol[Any]:
     )
 
 
-@dataclass
-class _Side:
-    conn: CedarConnection
-    runner: ProtocolRunner
-    action: Any = None
-
-
 def converse(daemon: Daemon, client: Callable[..., Protocol[Any]]) -> Recording:
     """Run a client protocol against ``daemon`` in memory and record every payload."""
-    rec = Recording()
-    cconn = CedarConnection(max_message_size=MAX_MESSAGE)
-    sconn = CedarConnection(max_message_size=MAX_MESSAGE)
-    for conn, sink in ((cconn, rec.client_payloads), (sconn, rec.server_payloads)):
-        original = conn.send_message
-
-        def capture(message: Any, _orig: Any = original, _sink: list[bytes] = sink) -> bytes:
-            _sink.append(message.getvalue() if hasattr(message, "getvalue") else bytes(message))
-            return _orig(message)  # type: ignore[no-any-return]
-
-        conn.send_message = capture  # type: ignore[method-assign]
-    me_client = _Side(cconn, ProtocolRunner(cconn, client(cconn)))
-    me_server = _Side(sconn, ProtocolRunner(sconn, server_protocol(daemon, sconn)))
-    for side in (me_client, me_server):
-        side.action = side.runner.start()
-    for _ in range(100_000):
-        progressed = False
-        for me, peer in ((me_client, me_server), (me_server, me_client)):
-            if isinstance(me.action, Write):
-                peer.conn.receive_data(me.action.data)
-                me.action = me.runner.resume(None)
-                progressed = True
-            elif isinstance(me.action, ReadMessage):
-                message = me.conn.next_message()
-                if message is not None:
-                    me.action = me.runner.resume(message)
-                    progressed = True
-                elif isinstance(peer.action, Finished) and not me.conn.peer_closed:
-                    me.conn.receive_data(b"")  # the peer is done: it closes
-                    try:
-                        me.conn.next_message()
-                    except CedarError as exc:
-                        me.action = me.runner.throw(exc)
-                    progressed = True
-            elif isinstance(me.action, Deliver):
-                if me is me_client:
-                    rec.emitted.append(me.action.value)
-                me.action = me.runner.resume(None)
-                progressed = True
-        if isinstance(me_client.action, Finished) and isinstance(me_server.action, Finished):
-            rec.result = me_client.action.result
-            return rec
-        if not progressed:
-            raise AssertionError("client and server are both waiting")
-    raise AssertionError("conversation did not finish")
+    pair = MemoryPair(
+        CedarConnection(max_message_size=MAX_MESSAGE), CedarConnection(max_message_size=MAX_MESSAGE)
+    )
+    result, _ = pair.run(client(pair.client_conn), server_protocol(daemon, pair.server_conn))
+    return Recording(
+        client_payloads=[payload for d, payload in pair.log if d == "c2s"],
+        server_payloads=[payload for d, payload in pair.log if d == "s2c"],
+        result=result,
+        emitted=pair.emitted["client"],
+    )
 
 
 def frame(payloads: list[bytes]) -> bytes:

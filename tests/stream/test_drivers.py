@@ -15,6 +15,7 @@ from cedar.errors import CedarConnectionError, CedarTimeout, ConnectionClosed
 from cedar.stream import (
     CedarConnection,
     Emit,
+    MemoryPair,
     MessageReader,
     Protocol,
     Receive,
@@ -163,3 +164,40 @@ def test_replay_driver_missing_reply_is_connection_closed() -> None:
     channel = ReplayChannel(b"")
     with pytest.raises(ConnectionClosed):
         channel.run(count_client(channel.conn, 1))
+
+
+def test_memory_pair_runs_both_roles_and_records_the_conversation() -> None:
+    pair = MemoryPair()
+    client_result, server_result = pair.run(
+        count_client(pair.client_conn, 3), count_server(pair.server_conn)
+    )
+    assert (client_result, server_result) == (30, None)
+    assert pair.emitted["client"] == [0, 10, 20]
+    assert [d for d, _ in pair.log] == ["c2s", "s2c", "s2c", "s2c"]
+    assert pair.log[0][1] == (3).to_bytes(8, "big")
+    assert len(pair.sent["s2c"]) == 3
+
+
+def test_memory_pair_finished_side_closes_its_end() -> None:
+    def hangs_up(conn: CedarConnection) -> Protocol[None]:
+        yield Receive()  # reads the request, then returns without answering
+
+    pair = MemoryPair()
+    result, _ = pair.run(explaining_client(pair.client_conn), hangs_up(pair.server_conn))
+    assert result.startswith("explained: connection closed")
+
+
+def test_memory_pair_tamper_and_deadlock() -> None:
+    def flip(direction: str, index: int, data: bytes) -> bytes:
+        return data[:-1] + bytes([data[-1] ^ 1]) if direction == "s2c" else data
+
+    pair = MemoryPair(tamper=flip)
+    pair.run(count_client(pair.client_conn, 1), count_server(pair.server_conn))
+    assert pair.emitted["client"] == [1]  # 0 * 10 with its last bit flipped in flight
+
+    def waits(conn: CedarConnection) -> Protocol[None]:
+        yield Receive()
+
+    pair = MemoryPair()
+    with pytest.raises(RuntimeError, match="deadlock"):
+        pair.run(waits(pair.client_conn), waits(pair.server_conn))
