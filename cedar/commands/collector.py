@@ -755,17 +755,6 @@ class Collector(_CollectorBase):
     ``Collector(["a", "b"])`` name the collectors explicitly.
     """
 
-    def _run(self, command: int, body: Callable[[CommandSession], Protocol[T]]) -> T:
-        from cedar.commands.base import run_command
-
-        attempts = self._failover()
-        for attempt in attempts:
-            with attempt:
-                return run_command(
-                    attempt.address, command, body, security=self.security, timeout=self.timeout
-                )
-        raise attempts.error()
-
     def _iterate(self, command: int, query_ad: ClassAd) -> Iterator[ClassAd]:
         from cedar.commands.base import iterate_command
 
