@@ -898,25 +898,10 @@ class Config:
         )
 
     def _version_condition(self, op: str, literal: str, where: _Source) -> bool:
-        parts = literal.split(".")
         try:
-            numbers = [int(p) for p in parts]
-        except ValueError:
-            raise self._error(where, "the version literal is invalid") from None
-        if len(numbers) < 2 or numbers[0] < 6 or len(numbers) > 3:
-            raise self._error(where, "the version literal is invalid")
-        if len(numbers) == 2:
-            numbers.append(EMULATED_VERSION[2])
-        mine = EMULATED_VERSION
-        theirs = tuple(numbers)
-        return {
-            "==": mine == theirs,
-            "!=": mine != theirs,
-            ">=": mine >= theirs,
-            "<=": mine <= theirs,
-            ">": mine > theirs,
-            "<": mine < theirs,
-        }[op]
+            return version_condition(op, literal)
+        except ValueError as exc:
+            raise self._error(where, str(exc)) from None
 
     @staticmethod
     def _substitute_args(text: str, args: list[str]) -> str:
@@ -1237,6 +1222,32 @@ def default_config() -> Config:
             log.warning("%s; continuing with defaults only", exc)
             _default = Config()
     return _default
+
+
+def version_condition(op: str, literal: str) -> bool:
+    """``if version <op> X.Y[.Z]`` of the config and submit languages (spec 06 §1.5, §4.1).
+
+    Compares with :data:`EMULATED_VERSION`; a missing ``.Z`` is taken from it.  An invalid
+    literal (not numbers, fewer than two or more than three parts, major < 6) raises
+    ``ValueError("the version literal is invalid")``.
+    """
+    try:
+        numbers = [int(part) for part in literal.split(".")]
+    except ValueError:
+        raise ValueError("the version literal is invalid") from None
+    if not 2 <= len(numbers) <= 3 or numbers[0] < 6:
+        raise ValueError("the version literal is invalid")
+    if len(numbers) == 2:
+        numbers.append(EMULATED_VERSION[2])
+    mine, theirs = EMULATED_VERSION, tuple(numbers)
+    return {
+        "==": mine == theirs,
+        "!=": mine != theirs,
+        ">=": mine >= theirs,
+        "<=": mine <= theirs,
+        ">": mine > theirs,
+        "<": mine < theirs,
+    }[op]
 
 
 def set_default_config(config: Config | None) -> None:

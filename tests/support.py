@@ -11,6 +11,7 @@ from typing import Any
 
 from cedar.auth.client import CommandSession
 from cedar.classad_wire import ClassAd, get_classad, put_classad
+from cedar.stream.connection import CedarConnection
 from cedar.stream.protocol import Receive, Send
 
 #: The recorded traffic and its pool files, copied into the repository (self-contained in CI).
@@ -48,3 +49,14 @@ def query_names(session: CommandSession, query_ad: ClassAd) -> Generator[Any, An
     while reply.get_int() == 1:
         names.append(get_classad(reply)["Name"])
     return names
+
+
+def ad_messages(*ads: dict[str, Any], extra: bytes = b"") -> bytes:
+    """Wire bytes of one plain message per ad (as a peer before encryption sends them)."""
+    conn = CedarConnection()
+    out = b""
+    for attributes in ads:
+        writer = conn.writer()
+        put_classad(writer, ClassAd(attributes))
+        out += conn.send_message(writer)
+    return out + extra

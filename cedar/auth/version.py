@@ -8,6 +8,8 @@ import re
 #: servers answer resumptions with a response ad; the BuildID names the implementation.
 CEDAR_VERSION = "25.0.0"
 CEDAR_VERSION_STRING = f"$CondorVersion: {CEDAR_VERSION} 2025-01-01 BuildID: htc-cedar $"
+#: The ``CondorPlatform`` cedar's daemons publish in their ads.
+CEDAR_PLATFORM_STRING = "$CondorPlatform: X86_64-Python $"
 
 _VERSION = re.compile(r"\$CondorVersion: (\d+)\.(\d+)\.(\d+) ")
 

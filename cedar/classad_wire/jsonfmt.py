@@ -16,7 +16,7 @@ from typing import Any
 from cedar.classad_wire.classad import ClassAd
 from cedar.classad_wire.expr import Expr, ListExpr, Literal, RecordExpr
 from cedar.classad_wire.syntax import parse_expr
-from cedar.classad_wire.unparse import format_real, unparse
+from cedar.classad_wire.unparse import format_real, format_scalar, unparse
 from cedar.classad_wire.values import RelTime, Undefined, UndefinedType
 from cedar.errors import ClassAdParseError
 
@@ -45,23 +45,15 @@ def _expr_string(expr: Expr) -> str:
 
 def _scalar(expr: Literal) -> str:
     value = expr.val
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        if math.isnan(value) or math.isinf(value):
-            return _expr_string(expr)
-        return format_real(value, old=True)
     if isinstance(value, str):
         return _json_string(value)
     if isinstance(value, UndefinedType):
         return "null"
     if isinstance(value, RelTime):
         return format_real(float(value.seconds), old=True)
-    return _expr_string(expr)
+    if isinstance(value, (bool, int)) or (isinstance(value, float) and math.isfinite(value)):
+        return format_scalar(value, old=True)  # JSON booleans and numbers read as in wire syntax
+    return _expr_string(expr)  # absTime, error, NaN, INF: as an expression
 
 
 def _emit(expr: Expr, indent: int, out: list[str]) -> None:

@@ -29,6 +29,7 @@ from cedar.commands.submit_macros import (
     SubmitError,
     next_logical_line,
 )
+from cedar.config import version_condition
 from cedar.errors import CedarError
 
 __all__ = [
@@ -688,19 +689,12 @@ class Submit(Mapping[str, str]):
         if m:
             result = bool(self._expand_plain(self._values.get(m.group(1).lower(), "")))
         else:
-            m2 = re.match(r"version\s*(==|>=|<=|!=|>|<)\s*(\d+)\.(\d+)(?:\.(\d+))?\Z", cond, re.I)
+            m2 = re.match(r"version\s*(==|>=|<=|!=|>|<)\s*(\S+)\Z", cond, re.I)
             if m2:
-                mine = (25, 13, 2)
-                theirs = (int(m2.group(2)), int(m2.group(3)), int(m2.group(4) or mine[2]))
-                op = m2.group(1)
-                result = {
-                    "==": mine == theirs,
-                    "!=": mine != theirs,
-                    ">=": mine >= theirs,
-                    "<=": mine <= theirs,
-                    ">": mine > theirs,
-                    "<": mine < theirs,
-                }[op]
+                try:
+                    result = version_condition(m2.group(1), m2.group(2))
+                except ValueError as exc:
+                    raise SubmitError(f"line {line_no}: {exc}") from None
             else:
                 text = self._expand_plain(cond) if "$" in cond else cond
                 low = text.strip().lower()

@@ -20,6 +20,7 @@ from typing import Any
 from cedar.auth.methods import UNAUTHENTICATED_USER
 from cedar.auth.policy import Requirement
 from cedar.auth.server_policy import ServerPolicy
+from cedar.auth.version import CEDAR_PLATFORM_STRING, CEDAR_VERSION_STRING
 from cedar.classad_wire.classad import ClassAd
 from cedar.classad_wire.expr import Expr, Literal, fold
 from cedar.classad_wire.wire import get_classad, put_classad, references
@@ -33,9 +34,6 @@ log = logging.getLogger(__name__)
 
 #: ``CLASSAD_LIFETIME`` default: seconds an ad lives without a new update.
 DEFAULT_LIFETIME = 900
-#: Version string the mock publishes in its own ad.
-MOCK_VERSION = "$CondorVersion: 25.0.0 2025-01-01 BuildID: pycedar $"
-MOCK_PLATFORM = "$CondorPlatform: X86_64-Python $"
 
 # Fixed tables, named by the TargetType that selects them.  The order is QUERY_ANY_ADS's (§2.4).
 ACCOUNTING = "Accounting"
@@ -519,8 +517,8 @@ class MockCollector(Daemon):
         ad["Name"] = self.name
         ad["Machine"] = self.host
         ad["MyAddress"] = address
-        ad["CondorVersion"] = MOCK_VERSION
-        ad["CondorPlatform"] = MOCK_PLATFORM
+        ad["CondorVersion"] = CEDAR_VERSION_STRING
+        ad["CondorPlatform"] = CEDAR_PLATFORM_STRING
         ad["LastHeardFrom"] = int(self.store.clock())
         ad["MyCurrentTime"] = int(self.store.clock())
         return ad

@@ -21,6 +21,7 @@ from typing import Any
 import trio
 
 from cedar.auth.server_policy import ServerPolicy
+from cedar.auth.version import CEDAR_PLATFORM_STRING, CEDAR_VERSION_STRING
 from cedar.classad_wire import ClassAd, get_classad, parse_expr, put_classad
 from cedar.classad_wire.evaluate import evaluate
 from cedar.classad_wire.expr import Expr, fold
@@ -34,8 +35,6 @@ from cedar.stream.protocol import Protocol, Receive, Send
 
 log = logging.getLogger(__name__)
 
-MOCK_VERSION = "$CondorVersion: 25.0.0 2025-01-01 BuildID: pycedar $"
-MOCK_PLATFORM = "$CondorPlatform: X86_64-Python $"
 
 IDLE, RUNNING, REMOVED, COMPLETED, HELD, TRANSFERRING, SUSPENDED = 1, 2, 3, 4, 5, 6, 7
 IMMUTABLE = {"clusterid", "procid", "owner", "user", "myjobs"}
@@ -639,8 +638,8 @@ class MockSchedd(Daemon):
         ad["Machine"] = self.host
         ad["MyAddress"] = self.address
         ad["ScheddIpAddr"] = self.address
-        ad["CondorVersion"] = MOCK_VERSION
-        ad["CondorPlatform"] = MOCK_PLATFORM
+        ad["CondorVersion"] = CEDAR_VERSION_STRING
+        ad["CondorPlatform"] = CEDAR_PLATFORM_STRING
         counts: dict[str, int] = {}
         for job in self.queue.all_jobs():
             _count(counts, "", job)

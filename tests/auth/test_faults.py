@@ -13,6 +13,7 @@ from cedar.errors import AuthenticationError, ConnectionClosed, IntegrityError, 
 from cedar.server.testing import mock_daemon, wait_for
 from cedar.stream.connection import CedarConnection
 from cedar.stream.drivers import ReplayChannel
+from tests.support import ad_messages
 
 from .test_handshake import TARGET, exchange, fs_security
 
@@ -47,19 +48,6 @@ def test_wrong_gcm_tag_from_client(pump):
     assert handler.seen == []
 
 
-def server_bytes(*ads: dict, extra: bytes = b"") -> bytes:
-    conn = CedarConnection()
-    out = b""
-    for attributes in ads:
-        ad = ClassAd()
-        for name, value in attributes.items():
-            ad[name] = value
-        writer = conn.writer()
-        put_classad(writer, ad)
-        out += conn.send_message(writer)
-    return out + extra
-
-
 M2_FS = {
     "Enact": "YES",
     "Integrity": "NO",
@@ -80,7 +68,7 @@ def run_client(peer_bytes: bytes, security=None):
 
 
 def test_truncated_handshake():
-    data = server_bytes(M2_FS)
+    data = ad_messages(M2_FS)
     channel, proto = run_client(data[: len(data) // 2])
     with pytest.raises(ConnectionClosed, match="truncated"):
         channel.run(proto)
@@ -88,7 +76,7 @@ def test_truncated_handshake():
 
 def test_ad_over_the_attribute_limit_from_server():
     big = {f"Attr{i}": i for i in range(101)}
-    channel, proto = run_client(server_bytes(big))
+    channel, proto = run_client(ad_messages(big))
     with pytest.raises(ProtocolError, match="101"):
         channel.run(proto)
 
@@ -117,7 +105,7 @@ def test_ad_over_the_attribute_limit_from_client(pump):
 def test_server_offers_only_methods_we_lack():
     m2 = dict(M2_FS, AuthMethods="KERBEROS", AuthMethodsList="KERBEROS,MUNGE")
     zero = CedarConnection().send_message(CedarConnection().writer().put_int(0))
-    channel, proto = run_client(server_bytes(m2, extra=zero))
+    channel, proto = run_client(ad_messages(m2, extra=zero))
     with pytest.raises(AuthenticationError) as info:
         channel.run(proto)
     message = str(info.value)
@@ -127,21 +115,21 @@ def test_server_offers_only_methods_we_lack():
 
 def test_server_with_an_empty_method_list():
     m2 = dict(M2_FS, AuthMethods="", AuthMethodsList="")
-    channel, proto = run_client(server_bytes(m2))
+    channel, proto = run_client(ad_messages(m2))
     with pytest.raises(AuthenticationError, match="accepts none of the methods .*FS"):
         channel.run(proto)
     assert len(channel.sent) == 1  # no mask sent
 
 
 def test_peer_closes_mid_handshake_client_side():
-    channel, proto = run_client(server_bytes(M2_FS))  # EOF while waiting for the chosen method
+    channel, proto = run_client(ad_messages(M2_FS))  # EOF while waiting for the chosen method
     with pytest.raises(AuthenticationError, match="required authentication"):
         channel.run(proto)
 
 
 def test_peer_closes_inside_a_method():
     chosen = CedarConnection().send_message(CedarConnection().writer().put_int(4))
-    channel, proto = run_client(server_bytes(M2_FS, extra=chosen))  # EOF before F1
+    channel, proto = run_client(ad_messages(M2_FS, extra=chosen))  # EOF before F1
     with pytest.raises(ConnectionClosed):
         channel.run(proto)
 
@@ -208,7 +196,7 @@ def test_daemon_closes_idle_and_half_finished_connections(hostile):
 
 
 def test_peer_closes_mid_handshake_server_side(hostile):
-    m1 = server_bytes({"Command": 5, "Enact": "NO", "AuthenticationNew": "REQUIRED",
+    m1 = ad_messages({"Command": 5, "Enact": "NO", "AuthenticationNew": "REQUIRED",
                        "AuthMethods": "FS", "CryptoMethods": "AES"})  # fmt: skip
     payload = b"\x01" + (len(m1) - 5 + 8).to_bytes(4, "big") + (60010).to_bytes(8, "big") + m1[5:]
     with connect(hostile) as sock:

@@ -12,6 +12,7 @@ from cedar.errors import CedarError
 from cedar.server.testing import mock_daemon
 from cedar.stream.connection import CedarConnection
 from cedar.stream.drivers import ReplayChannel
+from tests.support import ad_messages
 
 DAEMON, _HANDLER = mock_daemon()
 
@@ -70,16 +71,7 @@ M2_NAMES = [
 def test_client_survives_random_server_ads(ads, trailer):
     from cedar.auth import ClientSecurity, SecurityConfig, start_command
 
-    conn = CedarConnection()
-    data = b""
-    for attributes in ads:
-        ad = ClassAd()
-        for name, value in attributes.items():
-            ad[name] = value
-        writer = conn.writer()
-        put_classad(writer, ad)
-        data += conn.send_message(writer)
-    channel = ReplayChannel(data + trailer)
+    channel = ReplayChannel(ad_messages(*ads, extra=trailer))
     security = ClientSecurity(SecurityConfig(methods=["CLAIMTOBE", "ANONYMOUS"]))
     with contextlib.suppress(CedarError):
         channel.run(start_command(channel.conn, 5, security=security, target="<127.0.0.1:1>"))

@@ -162,6 +162,31 @@ def test_comments_continuations_and_conditionals(tmp_path: Path) -> None:
     assert ads.cluster_ad["Recent"] == "true"
 
 
+@pytest.mark.parametrize("literal", ["25", "5.1", "25.x", "25.1.2.3"])
+def test_invalid_version_literal_is_an_error(literal: str, tmp_path: Path) -> None:
+    # Spec 06 §1.5 (live): at least major.minor, major >= 6, else "the version literal is invalid".
+    text = f"executable = /bin/echo\nif version > {literal}\nMY.X = 1\nendif\nqueue\n"
+    with pytest.raises(SubmitError, match="the version literal is invalid"):
+        Submit(text).build(1, settings=SubmitSettings(), submit_dir=str(tmp_path), now=1)
+
+
+def test_version_conditions_agree_with_the_config_reader(tmp_path: Path) -> None:
+    from cedar.config import EMULATED_VERSION, Config
+
+    major, minor, _ = EMULATED_VERSION
+    # A missing .Z is taken from the emulated version: == X.Y holds, > X.Y does not (spec 06 §1.5).
+    for condition, holds in (
+        (f"version == {major}.{minor}", True),
+        (f"version > {major}.{minor}", False),
+    ):
+        submitted = Submit(
+            f"executable = /bin/echo\nif {condition}\nMY.X = 1\nendif\nqueue\n"
+        ).build(1, settings=SubmitSettings(), submit_dir=str(tmp_path), now=1)
+        config = Config.from_text(f"if {condition}\nX = 1\nendif\n")
+        assert ("X" in submitted.cluster_ad) is holds, condition
+        assert (config.get("X") == "1") is holds, condition
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [
