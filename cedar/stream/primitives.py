@@ -8,9 +8,7 @@ which makes strings length-prefixed -- is passed in explicitly.
 
 from __future__ import annotations
 
-import functools
 import math
-import re
 import struct
 from collections.abc import Iterable
 
@@ -40,39 +38,6 @@ def _to_bytes(value: str | bytes | None) -> bytes:
 def decode_text(raw: bytes) -> str:
     """A wire string as ``str``; undecodable bytes survive a round trip (surrogateescape)."""
     return raw.decode("utf-8", "surrogateescape")
-
-
-#: Crypto-mode string runs longer than this are read one string at a time.
-_BULK_CRYPTO_MAX = 4096
-#: One crypto-mode string of the common shape: length < 2**24, not the NULL marker, no NUL.
-_CRYPTO_ITEM = rb"\0\0\0\0\0[\0-\xff]{3}(?:[^\0\xad][^\0]*)?\0"
-_CRYPTO_ITEMS = re.compile(rb"(\0\0\0\0\0[\0-\xff]{3})((?:[^\0\xad][^\0]*)?)\0")
-
-
-@functools.lru_cache(maxsize=64)
-def _crypto_run(count: int) -> re.Pattern[bytes]:
-    """A pattern matching exactly ``count`` common-shape strings in a row."""
-    return re.compile(b"(?:" + _CRYPTO_ITEM + b"){%d}" % count)
-
-
-def _crypto_strings_bulk(data: bytes, pos: int, count: int) -> tuple[int, list[bytes]] | None:
-    """``count`` length-prefixed strings by two regex passes, or ``None`` if any is unusual.
-
-    Each string is ``u64 length`` + bytes + NUL; one pattern bounds the run, one takes it
-    apart, and the prefixes are checked against the lengths all at once.  Anything else (an
-    empty or NULL string, a wrong prefix, a short message) is left to the exact reader.
-    """
-    run = _crypto_run(count).match(data, pos)
-    if run is None:
-        return None
-    end = run.end()
-    if count == 0:
-        return end, []
-    prefixes, strings = zip(*_CRYPTO_ITEMS.findall(data, pos, end), strict=True)
-    expected = map(_UINT64.pack, map((1).__add__, map(len, strings)))
-    if b"".join(prefixes) != b"".join(expected):
-        return None
-    return end, list(strings)
 
 
 class MessageTruncated(ProtocolError):
@@ -326,11 +291,6 @@ class MessageReader:
                 pos = self._pos
             self._pos = pos
             return out
-        if count <= _BULK_CRYPTO_MAX:
-            bulk = _crypto_strings_bulk(data, pos, count)
-            if bulk is not None:
-                self._pos, strings = bulk
-                return strings
         unpack = _INT64.unpack_from
         slow = False
         while len(out) < count:
