@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator, Mapping, MutableMapping
 from itertools import repeat
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from cedar.classad_wire.expr import (
@@ -39,6 +40,8 @@ Entry = tuple[str, Any, Any]
 _CANONICAL_LINES = re.compile(r"(?:[^=\0 \t\r\n\v\f]+ = [^\0 \t\r\n\v\f][^\0]*\0)*")
 #: One such line; splitting the text with it gives ``[before, name, value, between, ...]``.
 _CANONICAL_LINE = re.compile(r"([^=\0 \t\r\n\v\f]+) = ([^\0 \t\r\n\v\f][^\0]*)\0")
+_FIRST = itemgetter(0)
+_THIRD = itemgetter(2)
 
 #: Parsed wire values that needed the full parser, by text.  The ads of one query mostly share
 #: their expressions (every slot of a pool has the same ``Start``, ``Requirements``, ...), and
@@ -130,8 +133,12 @@ class ClassAd(MutableMapping[str, Any]):
         except AttributeError:
             raise AttributeError("_entries") from None
         if isinstance(pending, str):
-            parts = _CANONICAL_LINE.split(pending)
-            names, values = parts[1::3], parts[2::3]
+            # Canonical lines: the first " = " ends the name (names hold no blank, no "=").
+            lines = pending.split("\0")
+            lines.pop()  # after the last NUL
+            parts = list(map(str.partition, lines, repeat(" = ")))
+            names = list(map(_FIRST, parts))
+            values = list(map(_THIRD, parts))
             ascii_names = pending.isascii()
         elif pending is not None:
             names, values = pending
