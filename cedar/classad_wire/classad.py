@@ -40,6 +40,8 @@ Entry = tuple[str, Any, Any]
 _CANONICAL_LINES = re.compile(r"(?:[^=\0 \t\r\n\v\f]+ = [^\0 \t\r\n\v\f][^\0]*\0)*")
 #: One such line; splitting the text with it gives ``[before, name, value, between, ...]``.
 _CANONICAL_LINE = re.compile(r"([^=\0 \t\r\n\v\f]+) = ([^\0 \t\r\n\v\f][^\0]*)\0")
+#: Names and folded keys of the ad materialized last (see ClassAd._materialize).
+_last_shape: list[tuple[list[str], list[str]]] = [([], [])]
 _FIRST = itemgetter(0)
 _THIRD = itemgetter(2)
 
@@ -145,7 +147,14 @@ class ClassAd(MutableMapping[str, Any]):
             ascii_names = all(map(str.isascii, names))
         else:
             raise AttributeError("_entries")
-        keys = list(map(str.lower if ascii_names else fold, names))
+        shape = _last_shape[0]  # read once: a consistent pair even with threads
+        if names == shape[0]:
+            # The ads of one query mostly list the same names: share the name and key strings
+            # (half the memory of a large result, and no case folding).
+            names, keys = shape
+        else:
+            keys = list(map(str.lower if ascii_names else fold, names))
+            _last_shape[0] = (names, keys)
         entries: dict[str, Entry] = dict(zip(keys, zip(names, values, repeat(None)), strict=True))
         if len(entries) != len(keys):
             # A repeated name: the later value wins, the first spelling and place stay (§2.8).
