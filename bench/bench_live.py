@@ -143,11 +143,23 @@ def child_htcondor2(case: dict[str, Any]) -> tuple[float, int]:
     raise ValueError(kind)
 
 
+def _peak_rss_kb() -> int:
+    """This process's peak RSS (``VmHWM``; ``ru_maxrss`` can carry the forking parent's)."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
 def run_child(spec: str) -> None:
     case = json.loads(spec)
     runner = child_cedar if case["client"] == "cedar" else child_htcondor2
     seconds, count = runner(case)
-    rss_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    rss_kb = _peak_rss_kb()
     print(json.dumps({"seconds": seconds, "count": count, "rss_kb": rss_kb}))
 
 

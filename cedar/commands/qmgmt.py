@@ -271,8 +271,9 @@ def set_attribute(
     writer.put_int(cluster).put_int(proc).put_string(value).put_string(name)
     if flags:
         writer.put_char(int(flags) & 0xFF)
-    yield Send(writer)
-    if flags & SetAttributeFlags.NO_ACK:
+    unanswered = bool(flags & SetAttributeFlags.NO_ACK)
+    yield Send(writer, flush=not unanswered)  # unanswered: may leave with the next call
+    if unanswered:
         return
     yield from _std_reply(f"SetAttribute({cluster}.{proc}, {name})")
 
@@ -479,14 +480,14 @@ def submit_transaction(
     cluster_items = [("ClusterId", str(cluster))] + [
         (k, v) for k, v in cluster_ad.items() if k.lower() != "clusterid"
     ]
-    # NewProc is the only call per proc that is answered.  After the first one, requests go
-    # out without waiting and the answers are read up to PIPELINE_WINDOW procs behind, as a
-    # stream (the schedd handles the calls of one connection in order); a proc id other than
-    # the expected one aborts the whole submission.
+    # NewProc is the only call per proc that is answered.  After the first one, the calls of
+    # PIPELINE_WINDOW procs go out in one write without waiting, then their answers are read
+    # (the schedd handles the calls of one connection in order); a proc id other than the
+    # expected one aborts the whole submission.
     unanswered: deque[int] = deque()
     pipelined = bool(flags & SetAttributeFlags.NO_ACK)
     for index, proc_ad in enumerate(proc_ads):
-        yield Send(_request(conn, QmgmtCall.NewProc).put_int(cluster))
+        yield Send(_request(conn, QmgmtCall.NewProc).put_int(cluster), flush=index == 0)
         if index == 0 or not pipelined:
             yield from _expect_proc(conn, cluster, index)
         else:
@@ -498,8 +499,9 @@ def submit_transaction(
         items += [(k, v) for k, v in proc_ad.items() if k.lower() not in ("procid", "jobstatus")]
         for name, value in items:
             yield from set_attribute(conn, cluster, index, name, value, flags)
-        if len(unanswered) >= PIPELINE_WINDOW:
-            yield from _expect_proc(conn, cluster, unanswered.popleft())
+        if len(unanswered) >= PIPELINE_WINDOW:  # one write, then a window of answers
+            while unanswered:
+                yield from _expect_proc(conn, cluster, unanswered.popleft())
     while unanswered:
         yield from _expect_proc(conn, cluster, unanswered.popleft())
     result = yield from commit_transaction(conn)

@@ -73,15 +73,16 @@ class _Transport:
         return ConnectionClosed(f"connection to {self.peer} is already closed")
 
 
-#: Messages sent back to back are written together up to this many bytes.
+#: Held-back messages (``Send(flush=False)``) are written once they reach this many bytes.
 _WRITE_BATCH = 256 << 10
 
 
 class _PendingWrites:
-    """Messages a protocol sent in a row, written in one go before it waits or finishes.
+    """Messages sent with ``Send(flush=False)``, written in one go with the next one to flush.
 
-    One write instead of several: a resumed command's two messages leave in one segment (no
-    Nagle/delayed-ACK stall at the peer) and a pipelined submission costs a few syscalls.
+    A pipelined submission sends thousands of unanswered messages; one write per batch instead
+    of one per message saves most of their syscalls.  Whatever is pending is written before the
+    protocol waits for a message, emits a value or finishes.
     """
 
     __slots__ = ("_chunks", "_size")
@@ -90,14 +91,15 @@ class _PendingWrites:
         self._chunks: list[bytes] = []
         self._size = 0
 
-    def add(self, data: bytes) -> bool:
-        """Queue ``data``; true when the batch is big enough to be written now."""
-        self._chunks.append(data)
-        self._size += len(data)
-        return self._size >= _WRITE_BATCH
+    def add(self, write: Write) -> bool:
+        """Queue the bytes of ``write``; true when they (and what is queued) must go out now."""
+        self._chunks.append(write.data)
+        self._size += len(write.data)
+        return write.flush or self._size >= _WRITE_BATCH
 
     def take(self) -> bytes:
-        data = b"".join(self._chunks)
+        """Everything queued, in order; the queue is then empty."""
+        data = self._chunks[0] if len(self._chunks) == 1 else b"".join(self._chunks)
         self._chunks.clear()
         self._size = 0
         return data
@@ -110,7 +112,7 @@ class _BlockingDriver:
     """The stepping loop shared by the blocking drivers; subclasses move the bytes."""
 
     conn: CedarConnection
-    #: Whether messages sent back to back go out in one write (see :class:`_PendingWrites`).
+    #: Whether ``Send(flush=False)`` messages may be held back (see :class:`_PendingWrites`).
     batch_writes = True
 
     def _write(self, data: bytes) -> None:
@@ -128,7 +130,7 @@ class _BlockingDriver:
             while True:
                 try:
                     if isinstance(action, Write):
-                        if pending.add(action.data) or not self.batch_writes:
+                        if pending.add(action) or not self.batch_writes:
                             self._write(pending.take())
                         action = runner.resume(None)
                         continue
@@ -293,7 +295,7 @@ class TrioChannel(_Transport):
             while True:
                 try:
                     if isinstance(action, Write):
-                        if pending.add(action.data):
+                        if pending.add(action):
                             await self._write(pending.take())
                         action = runner.resume(None)
                         continue
