@@ -181,7 +181,7 @@ class Pool:
         env["CONDOR_CONFIG"] = str(directory / "etc" / "condor_config")
         env["PATH"] = f"{directory}/release/bin:{directory}/release/sbin:{env['PATH']}"
         self.env = env
-        # As root, the pool's IDTOKEN maps to testuser (who may own jobs); the clients use it.
+        # As root, the pool's IDTOKEN maps to testuser (who may own jobs): B4's clients use it.
         self.user_env = dict(
             env,
             _condor_SEC_CLIENT_AUTHENTICATION_METHODS="IDTOKENS",
@@ -279,7 +279,7 @@ def measure(pool: Pool, case: dict[str, Any], repeat: int, after_run: Any = None
             spec = json.dumps({**case, "client": client})
             done = subprocess.run(
                 [sys.executable, __file__, "--child", spec],
-                env=pool.user_env,
+                env=pool.user_env if case["case"] == "B4" else pool.env,
                 capture_output=True,
                 text=True,
                 timeout=1800,
@@ -333,6 +333,7 @@ def main() -> None:
         "--big", type=int, default=50000, help="from this size on, B1 only touches every key"
     )
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--big-repeat", type=int, default=1, help="repeats from --big on")
     parser.add_argument("--cases", default="B1,B2,B3,B4")
     parser.add_argument("--delay", type=float, default=0.020, help="B3 proxy delay per direction")
     parser.add_argument("--json", type=Path, help="write the results here")
@@ -357,13 +358,12 @@ def main() -> None:
             try:
                 for size in (int(s) for s in args.sizes.split(",") if s):
                     filler.fill_to(size)
-                    modes = ["keys"] if size >= args.big else ["keys", "values", "projection"]
+                    big = size >= args.big
+                    modes = ["keys"] if big else ["keys", "values", "projection"]
                     for mode in modes:
                         label = f"B1 {size} slots, {mode}"
-                        rows.append(
-                            measure(pool, {**base, "case": "B1", "mode": mode, "label": label},
-                                    args.repeat)
-                        )  # fmt: skip
+                        case = {**base, "case": "B1", "mode": mode, "label": label}
+                        rows.append(measure(pool, case, args.big_repeat if big else args.repeat))
             finally:
                 filler.remove()
         if "B2" in cases:
