@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from cedar.classad_wire import ClassAd, parse_expr
 from cedar.classad_wire.evaluate import evaluate
 from cedar.classad_wire.expr import Expr, fold
-from cedar.numbers import ACTION_REASON_ATTRIBUTE, JobAction, JobStatus, SetAttributeFlags
 from cedar.errors import CedarError, ClassAdError
+from cedar.numbers import ACTION_REASON_ATTRIBUTE, JobAction, JobStatus, SetAttributeFlags
 
 IDLE, RUNNING, REMOVED, COMPLETED = (
     JobStatus.IDLE,
@@ -227,7 +227,8 @@ class Transaction:
             for c, p in list(self.queue.jobs):
                 ad = self.queue.merged(c, p)
                 if ad is not None and matches(expr, ad):
-                    if flags & SetAttributeFlags.ONLY_MY_JOBS and not self.queue.may_edit(self.user, c):
+                    mine_only = flags & SetAttributeFlags.ONLY_MY_JOBS
+                    if mine_only and not self.queue.may_edit(self.user, c):
                         continue
                     targets.append((c, p))
         if not targets:
