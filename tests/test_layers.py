@@ -22,7 +22,7 @@ LAYERS: list[set[str]] = [
     {"auth"},  # the security handshake in both roles, methods, sessions, tokens
     {"commands"},  # the clients of each daemon command
     {"server"},  # the mock daemons
-    {"capture"},  # dissector and replay (use both roles)
+    {"capture", "conformance"},  # dissector and replay; the conformance battery (clients)
     {"cli", "compat"},  # programs and compatibility layers
     {"__init__", "__main__"},  # the package's public face
 ]
