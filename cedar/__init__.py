@@ -8,7 +8,17 @@ The names here are the public API; see the README for a tour::
 """
 
 from cedar.auth import ClientSecurity, SecurityConfig
-from cedar.classad_wire import AbsTime, ClassAd, Error, Expr, RelTime, Undefined, evaluate
+from cedar.classad_wire import (
+    AbsTime,
+    ClassAd,
+    Error,
+    Expr,
+    RelTime,
+    Undefined,
+    evaluate,
+    parse_ads,
+    parse_next,
+)
 from cedar.commands.collector import (
     AdType,
     AsyncCollector,
@@ -49,6 +59,8 @@ __all__ = [
     "SubmitResult",
     "Undefined",
     "evaluate",
+    "parse_ads",
+    "parse_next",
     "ping",
     "ping_async",
     "query_all",
