@@ -629,9 +629,9 @@ class Collector(_CollectorBase):
     ) -> Iterator[ClassAd]:
         """Stream the matching ads one at a time.
 
-        The collector sends all results in one message (spec 05 §2.4), so its bytes are
-        buffered -- bounded by the connection's message-size limit -- but each ad is decoded
-        only when it is consumed, and its values only when they are read.
+        The collector sends all results in one message of any size (spec 05 §2.4); ads are
+        decoded as its packets arrive and handed out one by one, so memory holds one ad (plus
+        what the caller keeps), and values are parsed only when read.
         """
         return self._iterate(
             *_query_request(ad_type, constraint, projection, limit, statistics, target_type)
