@@ -146,3 +146,32 @@ def test_bytes_after_the_final_zero_are_refused() -> None:
     channel = ReplayChannel(frame_plain(payload, chunk=64))
     with pytest.raises(ProtocolError, match="unread bytes"):
         list(channel.iterate(_results(StreamedMessage(part_size=64))))
+
+
+def test_async_driver_streams_a_reply_beyond_the_message_limit() -> None:
+    import trio
+    import trio.testing
+
+    from cedar.stream.drivers import TrioChannel
+
+    payload = _reply_payload(1000, crypto=True)
+    wire = _wire(payload, crypto=True)
+
+    async def main() -> list[str]:
+        ours, theirs = trio.testing.memory_stream_pair()
+        names: list[str] = []
+        async with trio.open_nursery() as nursery:
+
+            async def serve() -> None:
+                for start in range(0, len(wire), 10_000):
+                    await theirs.send_all(wire[start : start + 10_000])
+                await theirs.aclose()
+
+            nursery.start_soon(serve)
+            channel = TrioChannel(ours, conn=_client(True), timeout=10)
+            async for ad in channel.iterate(_results(StreamedMessage(part_size=8192))):
+                names.append(ad["Name"])
+        return names
+
+    names = trio.run(main)
+    assert names == [f"slot{i}@host" for i in range(1000)]
