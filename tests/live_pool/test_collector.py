@@ -18,7 +18,8 @@ import pytest
 import trio
 
 from cedar.auth import ClientSecurity, SecurityConfig
-from cedar.commands.collector import AdType, AsyncCollector, Collector, DaemonType
+from cedar.commands import AsyncCollector, Collector
+from cedar.numbers import AdType, DaemonType
 
 #: (our ad type, condor_status option, MyType of the ads) for what a personal pool advertises.
 TYPES = [

@@ -11,8 +11,7 @@ import pytest
 
 from cedar.auth import CommandDenied
 from cedar.classad_wire import ClassAd, get_classad, put_classad
-from cedar.commands.base import run_command
-from cedar.commands.ping import ping
+from cedar.commands import ping, run_command
 from cedar.stream.protocol import Receive, Send
 
 QUERY_STARTD_ADS = 5

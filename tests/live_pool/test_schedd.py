@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from cedar.commands.schedd import Schedd
+from cedar.commands import Schedd
 from cedar.commands.submit_lang import Submit
 
 pytestmark = pytest.mark.live
