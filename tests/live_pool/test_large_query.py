@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from cedar.commands.collector import AdType, Collector
+from cedar.commands import Collector
+from cedar.numbers import AdType
 
 SLOTS = int(os.environ.get("CEDAR_LIVE_LARGE_SLOTS", "20000"))
 DOMAIN = "cedar-live-large"
