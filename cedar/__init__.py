@@ -13,7 +13,17 @@ from cedar.auth.scitoken import SciTokenError
 from cedar.auth.signing_key import CredentialError
 from cedar.auth.tls import TlsFailure
 from cedar.auth.token import TokenError
-from cedar.classad_wire import AbsTime, ClassAd, Error, Expr, RelTime, Undefined, evaluate
+from cedar.classad_wire import (
+    AbsTime,
+    ClassAd,
+    Error,
+    Expr,
+    RelTime,
+    Undefined,
+    evaluate,
+    parse_ads,
+    parse_next,
+)
 from cedar.commands import (
     DEFAULT_TIMEOUT,
     MAX_RESULTS,
@@ -86,6 +96,8 @@ __all__ = [
     "SubmitResult",
     "Undefined",
     "evaluate",
+    "parse_ads",
+    "parse_next",
     "ping",
     "ping_async",
     "query_all",

@@ -22,8 +22,8 @@ LAYERS: list[set[str]] = [
     {"auth"},  # the security handshake in both roles, methods, sessions, tokens
     {"commands"},  # the clients of each daemon command
     {"server"},  # the mock daemons
-    {"capture"},  # dissector and replay (use both roles)
-    {"cli", "compat"},  # programs and compatibility layers
+    {"capture", "conformance"},  # dissector and replay; the conformance battery (clients)
+    {"cli", "compat", "conformance"},  # programs, compatibility layers, conformance battery
     {"__init__", "__main__"},  # the package's public face
 ]
 RANK = {name: rank for rank, names in enumerate(LAYERS) for name in names}

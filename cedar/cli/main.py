@@ -27,6 +27,7 @@ MOUNTED = {
     "query": ("cedar.cli.query", "query the collector (like condor_status)"),
     "token": ("cedar.cli.token", "IDTOKEN tools"),
     "decode": ("cedar.cli.decode", "decode a capture of CEDAR traffic"),
+    "conformance": ("cedar.cli.conformance", "run the CEDAR conformance battery against a pool"),
 }
 
 

@@ -34,7 +34,7 @@ from cedar.errors import (
 )
 from cedar.numbers import AdType, Command, DaemonType
 from cedar.stream.primitives import MessageReader, MessageWriter
-from cedar.stream.protocol import Emit, Protocol, Receive, Send
+from cedar.stream.protocol import Emit, Protocol, Receive, Send, StreamedMessage
 
 T = TypeVar("T")
 
@@ -193,16 +193,27 @@ def invalidation_ad(
 # -- protocols ----------------------------------------------------------------------------------
 
 
-def read_query_results(reply: MessageReader) -> Protocol[int]:
-    """Emit each ad of a result message ``I(1) AD ... I(0)`` (spec 05 §2.4); return the count."""
+def _next_query_result(reader: MessageReader) -> ClassAd | None:
+    """One ``I(more) AD`` item of a query reply; ``None`` for the final ``I(0)``."""
+    if not reader.get_int():
+        return None
+    return get_classad(reader)
+
+
+def read_query_results(stream: StreamedMessage) -> Protocol[int]:
+    """Emit each ad of a result message ``I(1) AD ... I(0)`` (spec 05 §2.4); return the count.
+
+    The message holds the whole answer (any size); ads are decoded and emitted as its packets
+    arrive, so memory holds one ad at a time.
+    """
     count = 0
     while True:
-        more = reply.get_int()
-        if not more:
+        ad = yield from stream.read(_next_query_result)
+        if ad is None:
             break
-        yield Emit(get_classad(reply))
+        yield Emit(ad)
         count += 1
-    reply.end_of_message()
+    yield from stream.end_of_message()
     return count
 
 
@@ -211,14 +222,19 @@ def query_protocol(session: CommandSession, query_ad: ClassAd) -> Protocol[int]:
     writer = session.payload_writer()
     put_classad(writer, query_ad)
     yield Send(writer)
+    stream = StreamedMessage()
     try:
-        reply = yield Receive()
+        first = yield from stream.read(_next_query_result)
     except CedarConnectionError as exc:
         raise type(exc)(
             f"{exc}; the daemon dropped the query without answering (it does that for a "
             "malformed query, an unknown ad type or a refused authorization)"
         ) from exc
-    return (yield from read_query_results(reply))
+    if first is None:
+        yield from stream.end_of_message()
+        return 0
+    yield Emit(first)
+    return 1 + (yield from read_query_results(stream))
 
 
 def _next_writer(session: CommandSession, command: int) -> MessageWriter:
