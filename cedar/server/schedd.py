@@ -350,7 +350,7 @@ class MockSchedd(Daemon):
         return me if isinstance(me, str) else None
 
     @staticmethod
-    def _ad(request: CommandRequest, ad: ClassAd) -> Any:
+    def _ad(request: CommandRequest, ad: ClassAd) -> MessageWriter:
         writer = request.writer()
         put_classad(writer, ad)
         return writer
