@@ -1,5 +1,10 @@
 """A whole mock pool on one port: a mock collector and a mock schedd behind the shared-port
 router, with FS + AES-GCM security by default (for tests, ``cedar demo`` and ``cedar pool``).
+
+Besides the collector's and the schedd's own ads the collector holds what a personal pool's
+collector holds — a master, a negotiator, a startd daemon ad and the schedd's submitter ads — so
+``condor_status`` for every type has something to show.  Those daemons are simulated only by
+their ads (their ``MyAddress`` is the collector's; they answer no command of their own).
 """
 
 from __future__ import annotations
@@ -11,6 +16,8 @@ from typing import Any
 import trio
 
 from cedar.auth.server_policy import LevelPolicy, ServerPolicy
+from cedar.auth.version import CEDAR_PLATFORM_STRING, CEDAR_VERSION_STRING
+from cedar.classad_wire import ClassAd
 from cedar.server.collector import MockCollector
 from cedar.server.daemon import _serve_in_thread
 from cedar.server.router import SharedPortRouter
@@ -28,6 +35,29 @@ def pool_policy(
         crypto_methods=["AES"],
     )
     return ServerPolicy(levels={"DEFAULT": level}, **kwargs)
+
+
+#: ``cedar pool --security`` choices: the server policy and what a client must be told.
+SECURITY_SETUPS: dict[str, tuple[list[str], str, dict[str, str]]] = {
+    # name: (methods, encryption, the client's _condor_ settings)
+    "fs": (["FS", "CLAIMTOBE"], "REQUIRED", {"SEC_CLIENT_AUTHENTICATION_METHODS": "FS"}),
+    "claimtobe-clear": (
+        ["CLAIMTOBE"],
+        "NEVER",
+        {
+            "SEC_CLIENT_AUTHENTICATION_METHODS": "CLAIMTOBE",
+            "SEC_CLIENT_ENCRYPTION": "NEVER",
+            "SEC_CLIENT_INTEGRITY": "NEVER",
+        },
+    ),
+}
+
+
+def host_name() -> str:
+    """The name HTCondor's tools give this host (FULL_HOSTNAME): the local schedd's name."""
+    from cedar.config import detected_macros
+
+    return detected_macros("TOOL", None)["FULL_HOSTNAME"]
 
 
 class MockPool:
@@ -48,8 +78,11 @@ class MockPool:
         tick: float = 1.0,
         run_time: float = 2.0,
         superusers: tuple[str, ...] = (),
+        machine: str | None = None,
     ) -> None:
         self.policy = policy or pool_policy()
+        #: ``Machine`` of every ad the pool advertises (a host name, as real daemons say).
+        self.machine = machine or host_name()
         self.router = SharedPortRouter(host=host, port=port)
         self.collector = MockCollector("collector", policy=self.policy, host=host)
         self.schedd = MockSchedd(
@@ -60,6 +93,7 @@ class MockPool:
             simulate=simulate,
             tick=tick,
         )
+        self.collector.machine = self.machine
         self.router.attach(self.collector, "collector", default=True)
         self.router.attach(self.schedd, "schedd")
 
@@ -79,8 +113,39 @@ class MockPool:
         return self.schedd.address
 
     def advertise(self) -> None:
-        """Put (or refresh) the schedd's ad in the collector."""
-        self.collector.store.add(self.schedd.schedd_ad(), "Scheduler")
+        """Put (or refresh) the schedd's, its submitters' and the simulated daemons' ads."""
+        store = self.collector.store
+        schedd = self.schedd.schedd_ad()
+        schedd["Machine"] = self.machine
+        store.add(schedd, "Scheduler")
+        for submitter in self.schedd.submitter_ads():
+            submitter["Machine"] = self.machine
+            store.add(submitter, "Submitter")
+        for my_type, name in (
+            ("DaemonMaster", self.machine),
+            ("Negotiator", self.machine),
+            ("StartD", self.machine),
+        ):
+            store.add(self._daemon_ad(my_type, name))
+
+    def _daemon_ad(self, my_type: str, name: str) -> ClassAd:
+        ad = ClassAd()
+        ad["MyType"] = my_type
+        ad["Name"] = name
+        ad["Machine"] = self.machine
+        ad["MyAddress"] = self.collector.address
+        ad["CondorVersion"] = CEDAR_VERSION_STRING
+        ad["CondorPlatform"] = CEDAR_PLATFORM_STRING
+        return ad
+
+    def client_environment(self, setup: str = "fs") -> dict[str, str]:
+        """The environment pointing HTCondor's tools and ``htcondor2`` at this pool.
+
+        The schedd is found the way the tools find a local one (its Name is this host's
+        FULL_HOSTNAME), so no ``SCHEDD_HOST`` is set."""
+        env = {"CONDOR_CONFIG": "/dev/null", "_condor_COLLECTOR_HOST": self.host_port}
+        env.update({f"_condor_{k}": v for k, v in SECURITY_SETUPS[setup][2].items()})
+        return env
 
     async def serve(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
         """Serve everything until cancelled."""
