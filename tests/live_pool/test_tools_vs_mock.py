@@ -100,10 +100,10 @@ def _run_rows(env: dict[str, str]) -> Iterator[tuple[str, int, str, str]]:
 
 
 @pytest.fixture(scope="module")
-def real_rows() -> dict[str, tuple[int, str, str]]:
+def real_rows(live_token_dir: str | None) -> dict[str, tuple[int, str, str]]:
     _tools()
-    token_dir = os.environ.get("CEDAR_LIVE_TOKEN_DIR", "")
-    if not os.access(token_dir, os.R_OK):
+    token_dir = live_token_dir
+    if not token_dir:
         pytest.skip("the pool's IDTOKEN directory is not readable by this user")
     env = _base_env()
     env.update(
