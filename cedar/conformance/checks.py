@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 
 from cedar.auth import ClientSecurity, CommandDenied, SecurityConfig
 from cedar.auth.client import CommandSession
-from cedar.auth.ping import PingResult, ping
 from cedar.auth.policy import Requirement
 from cedar.auth.sinful import Sinful
 from cedar.classad_wire import ClassAd
 from cedar.commands.base import run_command
 from cedar.commands.collector import AdType, Collector, DaemonType, build_query_ad, query_protocol
+from cedar.commands.ping import PingResult, ping
 from cedar.commands.schedd import Schedd
 from cedar.commands.submit_lang import Submit
 from cedar.errors import AuthenticationError, CedarError
