@@ -48,10 +48,10 @@ def build_parser() -> argparse.ArgumentParser:
     pool.add_argument("--run-time", type=float, default=10.0, help="simulated job run time (s)")
     pool.add_argument(
         "--security",
-        choices=["fs", "claimtobe-clear"],
+        choices=["fs", "claimtobe-clear", "tokens"],
         default="fs",
         help="fs: FS (or CLAIMTOBE) with AES-GCM required (default); claimtobe-clear: CLAIMTOBE, "
-        "no encryption",
+        "no encryption; tokens: IDTOKENS only (a token for you is written to a new directory)",
     )
     pool.add_argument("--schedd-name", help="the schedd's Name (default: this host's full name)")
     pool.set_defaults(handler=run_pool)
@@ -195,15 +195,14 @@ def run_pool(args: argparse.Namespace, out: TextIO) -> int:
     """Serve a mock pool until interrupted and say how to point clients at it."""
     import trio
 
-    from cedar.server.pool import SECURITY_SETUPS, MockPool, host_name, pool_policy
+    from cedar.server.pool import MockPool, host_name
 
-    methods, encryption, _ = SECURITY_SETUPS[args.security]
-    pool = MockPool(
+    pool = MockPool.for_setup(
+        args.security,
         host=args.host,
         port=args.port,
         simulate=True,
         run_time=args.run_time,
-        policy=pool_policy(methods, encryption=encryption),
         schedd_name=args.schedd_name or host_name(),
     )
 
@@ -211,9 +210,7 @@ def run_pool(args: argparse.Namespace, out: TextIO) -> int:
         async with trio.open_nursery() as nursery:
             await nursery.start(pool.serve)
             hp = pool.host_port
-            exports = "".join(
-                f"  export {k}={v}\n" for k, v in pool.client_environment(args.security).items()
-            )
+            exports = "".join(f"  export {k}={v}\n" for k, v in pool.client_environment().items())
             out.write(
                 f"mock pool (collector + schedd, {args.security}) on {hp}\n\n"
                 f"cedar clients:\n"

@@ -213,8 +213,10 @@ def _authorized(result: PingResult, what: str) -> PingResult:
 
 
 def _auth_methods(target: Target) -> list[str]:
-    """What the generic checks offer: FS where it can work, and CLAIMTOBE (a pool offers one)."""
-    return ["FS", "CLAIMTOBE"] if target.is_local() else ["CLAIMTOBE"]
+    """What the generic checks offer: FS where it can work, CLAIMTOBE, and the given tokens."""
+    methods = ["FS", "CLAIMTOBE"] if target.is_local() else ["CLAIMTOBE"]
+    methods += ["TOKEN"] if target.token_dir else []
+    return methods + (["SCITOKENS"] if target.scitoken_file else [])
 
 
 def _read_ping(target: Target) -> PingResult:
@@ -237,11 +239,19 @@ def sec_query(target: Target) -> str:
 
 @check("handshake.policy")
 def policy(target: Target) -> str:
-    """The level table for a claimed user: READ allowed, every refusal a clean DENIED."""
+    """The level table for a claimed user (else our identity): READ allowed, refusals DENIED."""
     rows = []
+    methods = ["CLAIMTOBE"]
     for level in ("READ", "WRITE", "ADMINISTRATOR", "DAEMON"):
-        security = target.security(["CLAIMTOBE"], authentication="PREFERRED")
-        result = ping(target.pool, level, security=security, timeout=target.timeout)
+        security = target.security(methods, authentication="PREFERRED")
+        try:
+            result = ping(target.pool, level, security=security, timeout=target.timeout)
+        except AuthenticationError as exc:
+            if "accepts none of the methods" not in str(exc) or methods != ["CLAIMTOBE"]:
+                raise
+            methods = _auth_methods(target)  # the pool does not offer CLAIMTOBE
+            security = target.security(methods, authentication="PREFERRED")
+            result = ping(target.pool, level, security=security, timeout=target.timeout)
         if not result.authorized:
             _require(
                 'Received "DENIED"' in (result.error or ""),

@@ -10,12 +10,17 @@ their ads (their ``MyAddress`` is the collector's; they answer no command of the
 from __future__ import annotations
 
 import contextlib
+import getpass
+import os
+import tempfile
 from collections.abc import Iterator
 from typing import Any
 
 import trio
 
 from cedar.auth.server_policy import LevelPolicy, ServerPolicy
+from cedar.auth.signing_key import SigningKey, SigningKeyStore
+from cedar.auth.token import create_token
 from cedar.auth.version import CEDAR_PLATFORM_STRING, CEDAR_VERSION_STRING
 from cedar.classad_wire import ClassAd
 from cedar.server.collector import MockCollector
@@ -32,7 +37,7 @@ def pool_policy(
         methods=methods or ["FS", "CLAIMTOBE"],
         encryption=encryption,
         integrity=encryption,
-        crypto_methods=["AES"],
+        crypto_methods=[] if encryption == "NEVER" else ["AES"],  # AES would force encryption
     )
     return ServerPolicy(levels={"DEFAULT": level}, **kwargs)
 
@@ -41,6 +46,8 @@ def pool_policy(
 SECURITY_SETUPS: dict[str, tuple[list[str], str, dict[str, str]]] = {
     # name: (methods, encryption, the client's _condor_ settings)
     "fs": (["FS", "CLAIMTOBE"], "REQUIRED", {"SEC_CLIENT_AUTHENTICATION_METHODS": "FS"}),
+    # + SEC_TOKEN_DIRECTORY: a directory holding a token the pool issued for this user
+    "tokens": (["TOKEN"], "REQUIRED", {"SEC_CLIENT_AUTHENTICATION_METHODS": "IDTOKENS"}),
     "claimtobe-clear": (
         ["CLAIMTOBE"],
         "NEVER",
@@ -81,6 +88,8 @@ class MockPool:
         machine: str | None = None,
     ) -> None:
         self.policy = policy or pool_policy()
+        self.setup = "fs"  #: which of SECURITY_SETUPS (see :meth:`for_setup`)
+        self.token_dir: str | None = None  #: where ``for_setup("tokens")`` put its token
         #: ``Machine`` of every ad the pool advertises (a host name, as real daemons say).
         self.machine = machine or host_name()
         self.router = SharedPortRouter(host=host, port=port)
@@ -138,13 +147,38 @@ class MockPool:
         ad["CondorPlatform"] = CEDAR_PLATFORM_STRING
         return ad
 
-    def client_environment(self, setup: str = "fs") -> dict[str, str]:
+    @classmethod
+    def for_setup(cls, setup: str, *, token_dir: str | None = None, **options: Any) -> MockPool:
+        """A pool with one of :data:`SECURITY_SETUPS`; ``tokens`` makes a signing key and puts
+        a token for the current user into ``token_dir`` (default: a new temporary directory)."""
+        methods, encryption, _ = SECURITY_SETUPS[setup]
+        extra: dict[str, Any] = {}
+        key = None
+        if setup == "tokens":
+            key = SigningKey.generate("POOL")
+            extra["signing_keys"] = SigningKeyStore([key])
+        policy = pool_policy(methods, encryption=encryption, options=extra)
+        pool = cls(policy=policy, **options)
+        pool.setup = setup
+        if key is not None:
+            pool.token_dir = token_dir or tempfile.mkdtemp(prefix="cedar-pool-tokens-")
+            domain = policy.trust_domain or policy.uid_domain
+            token = create_token(key, issuer=domain, subject=f"{getpass.getuser()}@{domain}")
+            path = os.path.join(pool.token_dir, "cedar-pool.token")
+            with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as out:
+                out.write(token + "\n")
+        return pool
+
+    def client_environment(self, setup: str | None = None) -> dict[str, str]:
         """The environment pointing HTCondor's tools and ``htcondor2`` at this pool.
 
         The schedd is found the way the tools find a local one (its Name is this host's
         FULL_HOSTNAME), so no ``SCHEDD_HOST`` is set."""
+        setup = setup or self.setup
         env = {"CONDOR_CONFIG": "/dev/null", "_condor_COLLECTOR_HOST": self.host_port}
         env.update({f"_condor_{k}": v for k, v in SECURITY_SETUPS[setup][2].items()})
+        if setup == "tokens" and self.token_dir:
+            env["_condor_SEC_TOKEN_DIRECTORY"] = self.token_dir
         return env
 
     async def serve(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
