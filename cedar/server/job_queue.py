@@ -474,7 +474,8 @@ class JobQueue:
         del self.jobs[key]
         self.started.pop(key, None)
         if ad is not None:
-            ad["CompletionDate"] = now if int_attr(ad, "JobStatus") == COMPLETED else 0
+            if int_attr(ad, "JobStatus") == COMPLETED:  # a real schedd leaves it unset otherwise
+                ad["CompletionDate"] = now
             self.history.append(ad)
         if not any(c == key[0] for c, _ in self.jobs):
             self.clusters.pop(key[0], None)

@@ -13,6 +13,7 @@ import contextlib
 import getpass
 import os
 import tempfile
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -89,6 +90,8 @@ class MockPool:
     ) -> None:
         self.policy = policy or pool_policy()
         self.setup = "fs"  #: which of SECURITY_SETUPS (see :meth:`for_setup`)
+        self._started = int(time.time())
+        self._sequence = 0
         self.token_dir: str | None = None  #: where ``for_setup("tokens")`` put its token
         #: ``Machine`` of every ad the pool advertises (a host name, as real daemons say).
         self.machine = machine or host_name()
@@ -126,8 +129,26 @@ class MockPool:
         store = self.collector.store
         schedd = self.schedd.schedd_ad()
         schedd["Machine"] = self.machine
+        self._sequence += 1
+        submitters = self.schedd.submitter_ads()
+        schedd.update(  # a few more of what a real schedd publishes (it has ~180 attributes)
+            {
+                "CollectorHost": self.host_port,
+                "DaemonStartTime": self._started,
+                "MyCurrentTime": int(time.time()),
+                "UpdateSequenceNumber": self._sequence,
+                "NumUsers": len(submitters),
+                "MaxJobsRunning": 10000,
+                "ShadowsRunning": schedd.get("TotalRunningJobs", 0),
+                "TotalRemovedJobs": 0,
+                "TotalLocalJobsIdle": 0,
+                "TotalLocalJobsRunning": 0,
+                "TotalSchedulerJobsIdle": 0,
+                "TotalSchedulerJobsRunning": 0,
+            }
+        )
         store.add(schedd, "Scheduler")
-        for submitter in self.schedd.submitter_ads():
+        for submitter in submitters:
             submitter["Machine"] = self.machine
             store.add(submitter, "Submitter")
         for my_type, name in (

@@ -22,7 +22,11 @@ SUBMIT = "executable = /bin/sleep\narguments = 300\nhold = true\niwd = {iwd}\nqu
 
 #: (row id, argv with {C} for the cluster) in the order they run: a whole held-job life.
 ROWS = [
-    ("status-schedd", ["condor_status", "-schedd", "-af", "MyType"]),
+    ("status-schedd", ["condor_status", "-schedd", "-af", "MyType", "Name", "Machine"]),
+    ("status-master", ["condor_status", "-master", "-af", "MyType", "Name", "Machine"]),
+    ("status-negotiator", ["condor_status", "-negotiator", "-af", "MyType", "Machine"]),
+    ("status-startd", ["condor_status", "-startd", "-af", "MyType", "Machine"]),
+    ("status-collector", ["condor_status", "-collector", "-af", "MyType", "Machine"]),
     ("status-types", ["condor_status", "-any", "-af", "MyType"]),
     ("submit", ["condor_submit", "{sub}"]),
     ("q", ["condor_q", "{C}", "-af", "ClusterId", "ProcId", "JobStatus", "Cmd", "Args"]),
@@ -33,7 +37,10 @@ ROWS = [
     ("hold", ["condor_hold", "{C}"]),
     ("q-held", ["condor_q", "{C}", "-af", "JobStatus", "HoldReasonCode"]),
     ("rm", ["condor_rm", "{C}"]),
-    ("history", ["condor_history", "{C}", "-af", "ClusterId", "ProcId", "JobStatus"]),
+    (
+        "history",
+        ["condor_history", "{C}", "-af", "ClusterId", "ProcId", "JobStatus", "CompletionDate"],
+    ),
     ("ping", ["condor_ping", "-type", "schedd", "WRITE"]),
     ("token-list", ["condor_token_list"]),
 ]
