@@ -256,12 +256,14 @@ def _bitwise(op: str, a: Value, b: Value) -> Value:
         return _wrap(a << shift)
     if op == ">>":
         return a >> shift
-    return (a & 0xFFFFFFFFFFFFFFFF) >> shift if shift else a
+    if not shift:
+        return a if a >= 0 else 0  # observed: a negative number >>> 0 is 0
+    return (a & 0xFFFFFFFFFFFFFFFF) >> shift
 
 
 _ARITH = frozenset("+-*/%")
 _COMPARE = frozenset(("==", "!=", "<", "<=", ">", ">="))
-_SPECIAL = frozenset(("my", "self", "target", "parent", "root", "toplevel"))
+_SPECIAL = frozenset(("my", "self", "target", "other", "parent", "root", "toplevel"))
 
 
 class Evaluator:
@@ -294,7 +296,7 @@ class Evaluator:
     def _special(self, key: str, scope: Scope) -> Value:
         if key in ("my", "self"):
             return scope
-        if key == "target":
+        if key == "target" or key == "other":
             other = scope.root().other
             return Undefined if other is None else other
         if key == "parent":
@@ -325,8 +327,16 @@ class Evaluator:
 
     def select(self, base: Value, name: str) -> Value:
         if isinstance(base, Scope):
-            found = self._member(base, fold(name))
-            return Undefined if found is None else found
+            # Observed: a name a nested ad lacks is looked up in its enclosing scopes
+            # ([x = 1; B = [].x] gives B = 1).
+            key = fold(name)
+            current: Scope | None = base
+            while current is not None:
+                found = self._member(current, key)
+                if found is not None:
+                    return found
+                current = current.parent
+            return Undefined
         if base is Undefined:
             return Undefined
         if isinstance(base, tuple):
@@ -341,7 +351,9 @@ class Evaluator:
         while True:
             kind = type(node)
             if kind is Literal:
-                return node.val  # type: ignore[attr-defined]
+                value = node.val  # type: ignore[attr-defined]
+                # Observed: a relTime("...") literal evaluates to a real (isReal is true).
+                return value if type(value) is not RelTime else value.seconds
             if kind is Paren:
                 node = node.inner  # type: ignore[attr-defined]
                 continue
