@@ -22,7 +22,6 @@ from cedar.classad_wire.evaluate import (
     _compare,
     _is_number,
     _is_numeric,
-    _strict,
     _trunc,
     _wrap,
     identical,
@@ -133,6 +132,16 @@ _LEADING_REAL = re.compile(
 )
 
 
+def _time_number(value: Value) -> Value:
+    """An absTime as its seconds, a relTime as its whole seconds (as the math functions see
+    them, observed: real(relTime(2.5)) is 2.0); other values unchanged."""
+    if type(value) is AbsTime:
+        return value.seconds
+    if type(value) is RelTime:
+        return _trunc(value.seconds)
+    return value
+
+
 @_strict_function("int", arity=(1, 1))
 def _int(value: Value) -> Value:
     kind = type(value)
@@ -154,6 +163,7 @@ def _int(value: Value) -> Value:
 
 @_strict_function("real", arity=(1, 1))
 def _real(value: Value) -> Value:
+    value = _time_number(value)
     kind = type(value)
     if kind in (int, float, bool):
         return float(value)
@@ -174,6 +184,8 @@ def _string(value: Value) -> Value:
 
 @_strict_function("bool", arity=(1, 1))
 def _bool(value: Value) -> Value:
+    if type(value) is RelTime:
+        value = _time_number(value)
     kind = type(value)
     if kind is bool:
         return value
@@ -191,6 +203,7 @@ def _bool(value: Value) -> Value:
 
 def _rounding(function: Callable[[float], float]) -> Callable[[Value], Value]:
     def call(value: Value) -> Value:
+        value = _time_number(value)
         kind = type(value)
         if kind is int:
             return value
@@ -216,6 +229,10 @@ _strict_function("round", arity=(1, 1), undefined_is_error=True)(_rounding(round
 
 @_strict_function("pow", arity=(2, 2), undefined_is_error=True)
 def _pow(base: Value, exponent: Value) -> Value:
+    if type(base) in (AbsTime, RelTime):
+        base = float(_time_number(base))
+    if type(exponent) in (AbsTime, RelTime):
+        exponent = float(_time_number(exponent))
     if type(base) is str or type(exponent) is str:
         # Observed: strings are read as reals (pow("2", 3) is 8.0).
         base, exponent = _real(base), _real(exponent)
@@ -225,19 +242,35 @@ def _pow(base: Value, exponent: Value) -> Value:
         return Error
     result = _c_pow(float(base), float(exponent))
     if type(base) is int and type(exponent) is int and exponent >= 0:
-        return _trunc(result)  # computed in double, then a C cast (pow(3, 39) is inexact)
+        # Computed in double, then rounded as (long long)(x + 0.5): pow(-2, 3) is -7 (observed).
+        return _trunc(result + 0.5)
     return result  # booleans give a real, as observed
 
 
 @_strict_function("quantize", arity=(2, 2), undefined_is_error=True)
-def _quantize(value: Value, quantum: Value) -> Value:
+def _quantize(original: Value, quantum: Value) -> Value:
+    """Observed: strings and times are read as numbers; a zero quantum (or an empty list)
+    returns the first argument unchanged, whatever it is."""
+    timed = type(original) in (AbsTime, RelTime) or type(quantum) in (AbsTime, RelTime)
+    value, quantum = _time_number(original), _time_number(quantum)
+    if timed:  # observed: times make the arithmetic real
+        value = float(value) if _is_number(value) else value
+        quantum = float(quantum) if _is_number(quantum) else quantum
+    if type(value) is str:
+        value = _real(value)
+    if type(quantum) is str:
+        quantum = _real(quantum)
     if not _is_numeric(value):
         return Error
+    if quantum == () or (_is_numeric(quantum) and quantum == 0):
+        return original
     if isinstance(quantum, tuple):
         for q in quantum:
-            if _is_numeric(q) and q >= value:
+            if not _is_numeric(q):
+                return Error
+            if q >= value:
                 return q
-        last = quantum[-1] if quantum else Error
+        last = quantum[-1]
         if not _is_numeric(last) or last == 0:
             return Error
         return _quantize(value, last)
@@ -330,18 +363,35 @@ def _member_of(equal: Callable[[Value, Value], Value]) -> Callable[[Value, Value
 
 
 _strict_function("member", arity=(2, 2))(_member_of(lambda a, b: _compare("==", a, b)))
-_strict_function("identicalMember", arity=(2, 2))(_member_of(identical))
+
+
+@_register("identicalMember")
+def _identical_member(ev: Evaluator, args: tuple[Expr, ...], scope: Scope) -> Value:
+    """Not strict: ``identicalMember(undefined, {undefined})`` is true (observed)."""
+    if len(args) != 2:
+        return Error
+    item, items = ev.eval(args[0], scope), ev.eval(args[1], scope)
+    if items is Undefined:
+        return Undefined
+    if not isinstance(items, tuple):
+        return Error
+    if isinstance(item, tuple | Scope):
+        return Error
+    return any(identical(item, element) is True for element in items)
 
 
 _LIST_BLANKS = " \t\r\n"
 
 
-def _string_list(text: str, delims: str = ", ") -> list[str]:
-    """A StringList: items between delimiters, blanks trimmed, empty items dropped."""
-    if not delims:  # no delimiter: the whole string is the one item
-        return [text] if text.strip(_LIST_BLANKS) else []
-    items = re.split("[" + re.escape(delims) + "]", text)
-    return [stripped for item in items if (stripped := item.strip(_LIST_BLANKS))]
+def _string_list(text: str, delims: str = ", ", trim: bool = True) -> list[str]:
+    """A StringList: the items between delimiters, blanks trimmed, empty items dropped.
+
+    ``stringListsIntersect`` compares untrimmed items (observed), hence ``trim``.
+    """
+    items = re.split("[" + re.escape(delims) + "]", text) if delims else [text]
+    if trim:
+        items = [item.strip(_LIST_BLANKS) for item in items]
+    return [item for item in items if item]
 
 
 def _string_list_args(values: list[Value], count: int) -> tuple[list[str], str] | Value:
@@ -392,10 +442,12 @@ def _member_call(fold_case: bool) -> Function:
             return Error
         if len(values) == 3 and values[2] is Undefined:
             values[2] = ", "  # observed: an undefined delimiter means the default
+        if any(type(v) is not str and v is not Undefined for v in values):
+            return Error
+        if values[0] is Undefined and values[1] is Undefined:
+            return Undefined
         if values[0] is Undefined or values[1] is Undefined:
             return False  # observed: stringListMember(undefined, "a") is false
-        if any(type(v) is not str for v in values):
-            return Error
         item, text = values[0], values[1]
         delims = values[2] if len(values) == 3 else ", "
         ev.charge(len(text))
@@ -417,6 +469,7 @@ def _string_list_size(text: str, delims: str) -> Value:
 
 
 _LIST_INT = re.compile(r"[+-]?\d+")
+_FLT_MIN = 1.1754943508222875e-38
 
 
 def _list_numbers(text: str, delims: str) -> list[int | float] | None:
@@ -426,16 +479,19 @@ def _list_numbers(text: str, delims: str) -> list[int | float] | None:
         if _LIST_INT.fullmatch(item):
             numbers.append(_wrap(int(item)))
             continue
-        number = _strtod(item)
+        prefix = _STRTOD.match(item)
+        if prefix is None:
+            return None
+        number = _strtod(prefix.group())
         if number is None:
             return None
-        numbers.append(number)
+        numbers.append(number)  # observed: a number prefix is enough ("1,x" as one item is 1.0)
     return numbers
 
 
 _STRTOD = re.compile(
-    r"[+-]?(?:\d+\.?\d*(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?|inf(?:inity)?|nan"
-    r"|0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][+-]?\d+)?)",
+    r"[+-]?(?:0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][+-]?\d+)?"
+    r"|\d+\.?\d*(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?|inf(?:inity)?|nan)",
     re.IGNORECASE,
 )
 
@@ -469,7 +525,8 @@ def _list_reduce(kind: str) -> Callable[[str, str], Value]:
             for n in numbers:
                 total = _arith("+", total, n)
             return _arith("/", total, float(len(numbers)) if real else len(numbers))
-        pick = min(numbers) if kind == "min" else max(numbers)
+        # Observed: the maximum starts from 0 (ints) or FLT_MIN (reals).
+        pick = min(numbers) if kind == "min" else max([*numbers, _FLT_MIN if real else 0])
         return float(pick) if real else pick
 
     return call
@@ -483,14 +540,19 @@ for _kind in ("sum", "avg", "min", "max"):
 
 @_string_list_function("stringListsIntersect", count=2)
 def _lists_intersect(first: str, second: str, delims: str) -> Value:
-    return bool(set(_string_list(first, delims)) & set(_string_list(second, delims)))
+    delims = delims or ", "  # observed: an empty delimiter string means the default here
+    first_items = _string_list(first, delims, trim=False)
+    return bool(set(first_items) & set(_string_list(second, delims, trim=False)))
 
 
 def _subset(fold_case: bool) -> Callable[[str, str, str], Value]:
     def call(first: str, second: str, delims: str) -> Value:
         norm = fold if fold_case else str
+        items = _string_list(first, delims)
+        if not items:
+            return False  # observed: a list of only blanks is a subset of nothing
         superset = {norm(i) for i in _string_list(second, delims)}
-        return all(norm(i) in superset for i in _string_list(first, delims))
+        return all(norm(i) in superset for i in items)
 
     return call
 
@@ -500,10 +562,21 @@ def _subset_call(fold_case: bool) -> Function:
 
     def call(ev: Evaluator, args: tuple[Expr, ...], scope: Scope) -> Value:
         values = [ev.eval(arg, scope) for arg in args]
-        if len(values) not in (2, 3) or any(v is Error for v in values):
+        if len(values) not in (2, 3):
             return Error
+        if any(v is Error or (type(v) is not str and v is not Undefined) for v in values):
+            return Error
+        # Observed: "" is a subset of anything; so is undefined, except of undefined.
+        if values[0] == "":
+            return True
         if values[0] is Undefined:
-            return True  # observed: an undefined subset is a subset of anything
+            return Undefined if values[1] is Undefined else True
+        if values[1] is Undefined:
+            return False
+        if len(values) == 3 and values[2] is Undefined:
+            values[2] = ", "  # an undefined delimiter means the default
+        if not _string_list(values[0], ", " if len(values) == 2 else str(values[2])):
+            return values[0] == ""  # observed: "" is a subset of anything, " " of nothing
         parsed = _string_list_args(values, 2)
         if not isinstance(parsed, tuple):
             return parsed
@@ -528,6 +601,8 @@ def _string_list_regexp_member(ev: Evaluator, args: tuple[Expr, ...], scope: Sco
     compiled = _compile(pattern, options)
     if compiled is None:
         return Error
+    if not _string_list(text, delims):
+        return Undefined  # observed: an empty list gives undefined
     ev.charge(len(text))
     try:
         return any(
@@ -537,24 +612,33 @@ def _string_list_regexp_member(ev: Evaluator, args: tuple[Expr, ...], scope: Sco
         return Error
 
 
-def _split_items(text: str, delims: str, skip_blanks: bool) -> list[str]:
-    """``split``: an item ends at a delimiter; empty items kept, except at the end.
+def _split_items(text: str, delims: str) -> list[str]:
+    """``split``: blank delimiters are soft (a run is one separator), others hard (one each).
 
-    Observed: ``split("a,,b")`` is ``{"a","","b"}`` but ``split("a  b")`` is ``{"a","b"}``:
-    with the default delimiters blanks before an item are skipped.
+    A separator is a run of blanks with at most one hard delimiter in it; the text may start
+    with one.  So ``split("a,,b")`` is ``{"a","","b"}`` and ``split("a  b")`` is ``{"a","b"}``.
     """
-    items: list[str] = []
-    pos, end = 0, len(text)
-    while pos < end:
-        while skip_blanks and pos < end and text[pos] in " \t":
+    soft = "".join(c for c in delims if c in " \t")
+    hard = "".join(c for c in delims if c not in " \t")
+    end = len(text)
+
+    def separator(pos: int) -> int:
+        while pos < end and text[pos] in soft:
             pos += 1
-        if pos >= end:
-            break
+        if pos < end and text[pos] in hard:
+            pos += 1
+            while pos < end and text[pos] in soft:
+                pos += 1
+        return pos
+
+    items: list[str] = []
+    pos = separator(0)
+    while pos < end:
         start = pos
         while pos < end and text[pos] not in delims:
             pos += 1
         items.append(text[start:pos])
-        pos += 1
+        pos = separator(pos)
     return items
 
 
@@ -564,7 +648,7 @@ def _split(text: Value, delims: Value = None) -> Value:
         return Error
     if delims == "":
         return (text,) if text else ()
-    return tuple(_split_items(text, delims or " ,\t", skip_blanks=delims is None))
+    return tuple(_split_items(text, " ,\t" if delims is None else delims))
 
 
 @_register("join")
@@ -574,8 +658,10 @@ def _join(ev: Evaluator, args: tuple[Expr, ...], scope: Scope) -> Value:
         return Error
     if len(values) == 1:
         # Observed: join(list) concatenates; join(",") alone is "" (a separator, no items).
+        if values[0] is Undefined:
+            return Undefined
         items, sep = (values[0], "") if isinstance(values[0], tuple) else ((), values[0])
-    elif len(values) == 2 and isinstance(values[1], tuple):
+    elif len(values) == 2 and (isinstance(values[1], tuple) or values[1] is Undefined):
         sep, items = values
     else:
         sep, items = values[0], tuple(values[1:])
@@ -583,12 +669,18 @@ def _join(ev: Evaluator, args: tuple[Expr, ...], scope: Scope) -> Value:
         return Error
     if items is Undefined:
         return Undefined
-    if not isinstance(items, tuple) or isinstance(sep, tuple | Scope):
+    if not isinstance(items, tuple):
         return Error
     if any(item is Error for item in items):
         return Error
+    if items and all(item is Undefined for item in items):
+        return Undefined
     glue = "" if sep is Undefined else to_string(sep)
-    result = glue.join(to_string(item) for item in items if item is not Undefined)
+    # Observed: undefined items are left out, and the separator only follows non-empty text.
+    result = ""
+    for item in items:
+        if item is not Undefined:
+            result = (result + glue if result else result) + to_string(item)
     ev.charge(len(result))
     return result
 
@@ -682,6 +774,8 @@ def _regex_args(values: list[Value], count: int) -> list[str] | Value:
     """``count`` string arguments plus an optional options string; undefined wins over error."""
     if len(values) not in (count, count + 1):
         return Error
+    if any(v is Error for v in values):
+        return Error
     if any(v is Undefined for v in values):
         return Undefined
     if any(type(v) is not str for v in values):
@@ -712,6 +806,8 @@ def _regexp_member(ev: Evaluator, args: tuple[Expr, ...], scope: Scope) -> Value
         return Error
     pattern, items = values[0], values[1]
     options = values[2] if len(values) == 3 else ""
+    if pattern is Error or items is Error or options is Error:
+        return Error
     if pattern is Undefined or items is Undefined or options is Undefined:
         return Undefined
     if type(pattern) is not str or type(options) is not str or not isinstance(items, tuple):
@@ -815,69 +911,59 @@ def _digit_run(data: bytes, pos: int) -> int:
 
 
 def version_compare(left: str, right: str) -> int:
-    """The reference's ``versioncmp``: digit runs compare as numbers, leading zeros as fractions.
+    """The reference's ``versioncmp`` (a black-box model; strverscmp-like order).
 
-    Black-box model (strverscmp-like order, its own return values): a difference in plain
-    characters gives the signed byte difference; digit runs without leading zeros compare by
-    length (the difference) and then by their first differing digit; a run with more leading
-    zeros is smaller (by the difference in zeros); runs with equally many leading zeros compare
-    their remaining digits as characters, a run of only zeros being the larger.
+    At the first differing byte: inside a digit run whose common part is only zeros, the end
+    of a run is larger (+1/-1); inside one that starts with a zero, bytes compare as
+    characters; inside one that starts with another digit, the longer run is larger (by the
+    difference in length).  At the start of two digit runs the longer is larger, except that a
+    run starting with a zero is a fraction (the longer one is smaller).  Otherwise the result
+    is the difference of the two (signed) bytes.
     """
     a, b = left.encode("utf-8", "surrogateescape"), right.encode("utf-8", "surrogateescape")
-    i = j = 0
-    while True:
-        ca = a[i] if i < len(a) else 0
-        cb = b[j] if j < len(b) else 0
-        a_digit, b_digit = 48 <= ca <= 57, 48 <= cb <= 57
-        if not (a_digit and b_digit):
-            if ca != cb:
-                return _signed(ca) - _signed(cb)
-            if ca == 0:
-                return 0
-            i, j = i + 1, j + 1
-            continue
-        end_a, end_b = _digit_run(a, i), _digit_run(b, j)
-        run_a, run_b = a[i:end_a], b[j:end_b]
-        zeros_a = len(run_a) - len(run_a.lstrip(b"0"))
-        zeros_b = len(run_b) - len(run_b.lstrip(b"0"))
-        if zeros_a != zeros_b:
-            return zeros_b - zeros_a
-        if zeros_a == 0:
-            if len(run_a) != len(run_b):
-                return len(run_a) - len(run_b)
-            for x, y in zip(run_a, run_b, strict=True):
-                if x != y:
-                    return x - y
-            i, j = end_a, end_b
-            continue
-        rest_a, rest_b = run_a[zeros_a:], run_b[zeros_b:]
-        if rest_a == rest_b:
-            i, j = end_a, end_b
-            continue
-        if not rest_a or not rest_b:
-            return 1 if not rest_a else -1
-        # Fractional parts: plain character comparison from the first non-zero digit on.
-        i, j = i + zeros_a, j + zeros_b
-        while True:
-            ca = a[i] if i < len(a) else 0
-            cb = b[j] if j < len(b) else 0
-            if ca != cb:
-                return _signed(ca) - _signed(cb)
-            if ca == 0:
-                return 0
-            i, j = i + 1, j + 1
-            if not (i < len(a) and 48 <= a[i] <= 57) and not (j < len(b) and 48 <= b[j] <= 57):
-                break
+    p = 0
+    while p < len(a) and p < len(b) and a[p] == b[p]:
+        p += 1
+    c1 = a[p] if p < len(a) else 0
+    c2 = b[p] if p < len(b) else 0
+    if c1 == c2:
+        return 0
+    diff = _signed(c1) - _signed(c2)
+    d1, d2 = 48 <= c1 <= 57, 48 <= c2 <= 57
+    k = p
+    while k > 0 and 48 <= a[k - 1] <= 57:
+        k -= 1
+    if k < p:  # inside a digit run
+        common = a[k:p]
+        if not common.strip(b"0"):
+            if d1 != d2:
+                return -1 if d1 else 1
+            return diff
+        if common[0] == 48:
+            return diff
+        if d1 or d2:
+            length = (_digit_run(a, k) - k) - (_digit_run(b, k) - k)
+            return length if length else diff
+        return diff
+    if d1 and d2:
+        la, lb = _digit_run(a, p) - p, _digit_run(b, p) - p
+        if la == lb:
+            return diff
+        if c1 == 48:  # a fraction is smaller, by its count of leading zeros
+            return -(la - len(a[p : p + la].lstrip(b"0")))
+        if c2 == 48:
+            return lb - len(b[p : p + lb].lstrip(b"0"))
+        return la - lb
+    return diff
 
 
 def _version_strings(ev: Evaluator, args: tuple[Expr, ...], scope: Scope, count: int) -> Value:
     if len(args) != count:
         return Error
     values = [ev.eval(arg, scope) for arg in args]
-    bad = _strict(*values)
-    if bad is not None:
-        return bad
-    if any(isinstance(v, tuple | Scope) for v in values):
+    if any(v is Undefined for v in values):
+        return Undefined  # observed: undefined wins over error here
+    if any(v is Error for v in values):
         return Error
     return [to_string(v) for v in values]
 
@@ -909,10 +995,17 @@ FUNCTIONS["versioneq"] = _version_test(lambda c: c == 0)
 
 @_register("version_in_range")
 def _version_in_range(ev: Evaluator, args: tuple[Expr, ...], scope: Scope) -> Value:
-    strings = _version_strings(ev, args, scope, 3)
-    if not isinstance(strings, list):
-        return strings
-    version, low, high = strings
+    """Observed: the bounds are checked last to first; an undefined version is an error."""
+    if len(args) != 3:
+        return Error
+    values = [ev.eval(arg, scope) for arg in args]
+    if values[2] is Undefined or values[1] is Undefined:
+        return Undefined
+    if values[2] is Error or values[1] is Error:
+        return Error
+    if values[0] is Undefined or values[0] is Error:
+        return Error
+    version, low, high = (to_string(v) for v in values)
     return version_compare(low, version) <= 0 and version_compare(version, high) <= 0
 
 
@@ -944,12 +1037,16 @@ def _list_compare(want_all: bool) -> Function:
         if len(args) != 3:
             return Error
         op, items, value = (ev.eval(arg, scope) for arg in args)
-        if op is Undefined or items is Undefined:
+        if op is Undefined:
             return Undefined
-        if type(op) is not str or not isinstance(items, tuple):
+        if type(op) is not str:
             return Error
         name = fold(op)
         if name not in _COMPARE_OPS and name not in ("is", "isnt"):
+            return Error
+        if items is Undefined:
+            return Undefined
+        if not isinstance(items, tuple):
             return Error
         for item in items:
             if name == "is":
@@ -957,6 +1054,8 @@ def _list_compare(want_all: bool) -> Function:
             elif name == "isnt":
                 same = identical(item, value)
                 result = same if same is Error else not same
+            elif value is Undefined:
+                result = Undefined  # observed: not an error even for an error element
             else:
                 result = _compare(_COMPARE_OPS[name], item, value)
             if result is Error:
@@ -976,13 +1075,21 @@ FUNCTIONS["allcompare"] = _list_compare(want_all=True)
 
 @_register("countMatches")
 def _count_matches(ev: Evaluator, args: tuple[Expr, ...], scope: Scope) -> Value:
-    """Observed: the reference returns 0 for any list (or undefined) argument."""
+    """The ads of the list in which the first argument (an expression) evaluates to true."""
     if len(args) != 2:
         return Error
     items = ev.eval(args[1], scope)
-    if items is Undefined or isinstance(items, tuple):
+    if items is Undefined:
         return 0
-    return Error
+    if not isinstance(items, tuple):
+        return Error
+    count = 0
+    for item in items:
+        if isinstance(item, Scope):
+            inner = Scope(item.members, scope, item.source)
+            if _as_bool(ev.eval(args[0], inner)) is True:
+                count += 1
+    return count
 
 
 @_register("evalInEachContext")
@@ -997,7 +1104,7 @@ def _eval_in_each_context(ev: Evaluator, args: tuple[Expr, ...], scope: Scope) -
     results = []
     for context in contexts:
         if not isinstance(context, Scope):
-            results.append(Error)
+            results.append(Undefined if context is Undefined else Error)
             continue
         inner = Scope(context.members, scope, context.source)
         results.append(ev.eval(args[0], inner))
@@ -1066,7 +1173,10 @@ def _eval_function(ev: Evaluator, args: tuple[Expr, ...], scope: Scope) -> Value
         return Error
     text = ev.eval(args[0], scope)
     if type(text) is not str:
-        return _strict(text) or Error
+        # Observed: other values evaluate to themselves, except times, undefined and error.
+        if text is Undefined or type(text) in (AbsTime, RelTime):
+            return Error
+        return text
     ev.charge(len(text))
     try:
         return ev.eval(parse_expr(text), scope)
@@ -1090,6 +1200,8 @@ def _abs_time(value: Value = None, offset: Value = None) -> Value:
 
 @_strict_function("relTime", arity=(1, 1))
 def _rel_time(value: Value) -> Value:
+    if type(value) in (AbsTime, RelTime):
+        return RelTime(float(_time_number(value)) if type(value) is AbsTime else value.seconds)
     if _is_number(value):
         return RelTime(float(value))
     if type(value) is str:
@@ -1123,6 +1235,10 @@ def _interval(value: Value) -> Value:
         if parsed is Error:
             return Error
         seconds = parsed
+    elif type(value) is AbsTime:
+        seconds = value.seconds
+    elif type(value) is float and not -(2.0**63) <= value < 2.0**63:
+        seconds = 0  # observed: out of range gives "0"
     else:
         found = _seconds_of(value)
         if found is None:
@@ -1239,13 +1355,14 @@ def _time_field(kind: str) -> Callable[[Value], Value]:
             return fields.get(kind, Error)
         if type(value) is RelTime and kind in ("days", "hours", "minutes", "seconds"):
             whole = _trunc(value.seconds)
+            sign, whole = (-1 if whole < 0 else 1), abs(whole)
             parts = {
                 "days": whole // 86400,
                 "hours": (whole % 86400) // 3600,
                 "minutes": (whole % 3600) // 60,
                 "seconds": whole % 60,
             }
-            return parts[kind]
+            return sign * parts[kind]
         return Error
 
     return call
@@ -1379,7 +1496,7 @@ def _env_v2(pairs: list[tuple[str, str]]) -> str:
 
 def _parse_env_v2(text: str) -> list[tuple[str, str]] | None:
     args = _split_args(text)
-    if args is None:
+    if args is None or any("=" not in arg for arg in args):
         return None
     return [(name, value) for name, _, value in (arg.partition("=") for arg in args)]
 
@@ -1391,7 +1508,9 @@ def _env_v1_to_v2(text: Value) -> Value:
     pairs = []
     for item in text.split(";"):
         if item:
-            name, _, value = item.partition("=")
+            name, equals, value = item.partition("=")
+            if not equals:
+                return Error
             pairs.append((name, value))
     return _env_v2(pairs)
 
@@ -1410,7 +1529,7 @@ def _merge_environment(ev: Evaluator, args: tuple[Expr, ...], scope: Scope) -> V
             return Error
         for name, text in pairs:
             merged[name] = text
-    return _env_v2(list(merged.items()))
+    return _env_v2(sorted(merged.items()))  # observed: sorted by name
 
 
 # --- users --------------------------------------------------------------------------------------
@@ -1439,4 +1558,7 @@ def _user_map(ev: Evaluator, args: tuple[Expr, ...], scope: Scope) -> Value:
     """No user maps are configured in cedar: the default (fourth argument) or undefined."""
     if not 2 <= len(args) <= 4:
         return Error
-    return ev.eval(args[3], scope) if len(args) == 4 else Undefined
+    values = [ev.eval(arg, scope) for arg in args]
+    if any(v is Error for v in values[:2]):
+        return Error
+    return values[3] if len(values) == 4 else Undefined

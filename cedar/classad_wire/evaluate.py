@@ -32,7 +32,14 @@ from cedar.classad_wire.expr import (
     fold,
     to_expr,
 )
-from cedar.classad_wire.values import AbsTime, Error, RelTime, Undefined
+from cedar.classad_wire.values import (
+    AbsTime,
+    Error,
+    RelTime,
+    Undefined,
+    format_abstime,
+    format_reltime,
+)
 
 #: Nested attribute evaluations deeper than this give Error instead of exhausting the stack.
 MAX_REFERENCE_DEPTH = 150
@@ -547,8 +554,13 @@ def evaluate(expr: Expr | str, my: Any = None, target: Any = None) -> Any:
 
 def to_string(value: Value) -> str:
     """``string()`` of a value: strings as is, everything else printed in new syntax."""
-    if type(value) is str:
+    kind = type(value)
+    if kind is str:
         return value
+    if kind is AbsTime:
+        return format_abstime(value)
+    if kind is RelTime:  # observed: whole seconds (string(relTime(2.5)) is "02")
+        return format_reltime(float(_trunc(value.seconds)))
     return value_to_expr(value).unparse(old=False)
 
 
