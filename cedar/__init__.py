@@ -8,7 +8,6 @@ The names here are the public API; see the README for a tour::
 """
 
 from cedar.auth import ClientSecurity, SecurityConfig
-from cedar.auth.ping import PingResult, ping, ping_async
 from cedar.classad_wire import (
     AbsTime,
     ClassAd,
@@ -28,6 +27,7 @@ from cedar.commands.collector import (
     DaemonType,
 )
 from cedar.commands.fanout import DaemonResult, query_all, query_all_async
+from cedar.commands.ping import PingResult, ping, ping_async
 from cedar.commands.schedd import ActResult, AsyncSchedd, JobAction, Schedd, SubmitResult
 from cedar.commands.submit_lang import Submit
 from cedar.config import Config
