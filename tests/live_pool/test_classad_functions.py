@@ -17,7 +17,8 @@ import pytest
 
 from cedar.auth import ClientSecurity, SecurityConfig
 from cedar.classad_wire import parse_expr
-from cedar.commands.collector import AdType, Collector
+from cedar.commands import Collector
+from cedar.numbers import AdType
 
 CONSTRAINTS = [
     'versionGE(split(CondorVersion)[1], "25.0.0") && versionLT(split(CondorVersion)[1], "99")',
