@@ -108,12 +108,8 @@ class AsyncCollector:
         statistics: str | None = None,
         target_type: str | None = None,
     ) -> AsyncIterator[ClassAd]:
-        """Stream the matching ads one at a time.
-
-        The collector sends all results in one message of any size (spec 05 §2.4); ads are
-        decoded as its packets arrive and handed out one by one, so memory holds one ad (plus
-        what the caller keeps), and values are parsed only when read.
-        """
+        """Stream the matching ads one at a time, each decoded as its packets arrive (the
+        collector sends all results in one message, spec 05 §2.4)."""
         return self._iterate(
             *collector_query(ad_type, constraint, projection, limit, statistics, target_type)
         )
