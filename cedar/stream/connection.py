@@ -119,7 +119,7 @@ class CedarConnection:
 
     # -- receiving ----------------------------------------------------------------------------
 
-    def receive_data(self, data: bytes | bytearray) -> None:
+    def receive_data(self, data: bytes) -> None:
         """Buffer bytes read from the socket; ``b""`` means the peer closed the connection."""
         if data:
             self._inbox += data

@@ -360,7 +360,7 @@ class TrioChannel(_Transport):
                 data = b""  # a reset reads like a close: neither carries information
             except trio.ClosedResourceError:
                 raise self._already_closed() from None
-            self.conn.receive_data(data)
+            self.conn.receive_data(bytes(data))  # Trio may hand out a bytearray
 
     async def _steps(self, protocol: Protocol[Any]) -> AsyncIterator[Deliver | Finished]:
         runner = ProtocolRunner(self.conn, protocol)
