@@ -19,7 +19,7 @@ from cedar.commands.collector import (
 )
 from cedar.commands.fanout import DaemonResult, query_all, query_all_async
 from cedar.commands.schedd import ActResult, AsyncSchedd, JobAction, Schedd, SubmitResult
-from cedar.commands.submit_lang import Submit
+from cedar.commands.submit import Submit
 from cedar.config import Config
 from cedar.errors import *  # noqa: F403
 from cedar.errors import __all__ as _errors_all

@@ -108,7 +108,7 @@ def run_demo(args: argparse.Namespace, out: TextIO) -> int:
     from cedar.auth.ping import ping
     from cedar.commands.collector import Collector
     from cedar.commands.schedd import Schedd
-    from cedar.commands.submit_lang import Submit
+    from cedar.commands.submit import Submit
     from cedar.config import Config, set_default_config
     from cedar.server.pool import MockPool
 

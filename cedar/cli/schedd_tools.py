@@ -16,7 +16,7 @@ from typing import Any, TextIO
 
 from cedar.classad_wire import ClassAd
 from cedar.commands.schedd import ActResult, JobAction, Schedd, parse_job_spec
-from cedar.commands.submit_lang import Submit
+from cedar.commands.submit import Submit
 from cedar.errors import CedarError
 
 STATUS_LETTER = {1: "I", 2: "R", 3: "X", 4: "C", 5: "H", 6: ">", 7: "S"}

@@ -26,7 +26,7 @@ from cedar.commands.base import (
 )
 from cedar.commands.numbers import Command
 from cedar.commands.qmgmt import SetAttributeFlags, SubmitOutcome
-from cedar.commands.submit_lang import Submit, SubmitSettings
+from cedar.commands.submit import Submit, SubmitSettings
 from cedar.errors import CedarError, ClassAdError, CommandError, PermissionDenied, ProtocolError
 from cedar.stream.connection import CedarConnection
 from cedar.stream.primitives import MessageReader

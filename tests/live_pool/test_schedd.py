@@ -10,7 +10,7 @@ import time
 import pytest
 
 from cedar.commands.schedd import Schedd
-from cedar.commands.submit_lang import Submit
+from cedar.commands.submit import Submit
 
 pytestmark = pytest.mark.live
 

@@ -7,7 +7,7 @@ import trio
 
 from cedar.commands import qmgmt
 from cedar.commands.schedd import AsyncSchedd, JobAction, Schedd
-from cedar.commands.submit_lang import Submit, SubmitError
+from cedar.commands.submit import Submit, SubmitError
 from cedar.errors import CedarError
 from cedar.server.pool import MockPool
 from cedar.server.schedd import Transaction

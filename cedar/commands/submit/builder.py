@@ -1,0 +1,718 @@
+"""Translating the commands of one job into its ad (spec 06 §5.1-§5.3)."""
+
+from __future__ import annotations
+
+import fnmatch
+import math
+import os
+import re
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from cedar.commands.submit.encodings import (
+    ATTR_NAME,
+    URL_SCHEME,
+    bool_value,
+    encode_arguments,
+    encode_env_v2,
+    evaluate_text,
+    join_path,
+    literal_value,
+    parse_environment,
+    parse_units,
+    quote,
+    reprint,
+    requirement_references,
+    size_kib,
+    v2_quote,
+    v2_tokens,
+)
+from cedar.commands.submit.errors import SubmitError
+from cedar.commands.submit.queue import split_items
+from cedar.config.macros import MacroExpander
+
+if TYPE_CHECKING:
+    from cedar.commands.submit.jobad import Translator
+
+HOLD_REASON = "submitted on hold at user's request"
+UNIVERSES = {
+    "standard": 1,
+    "vanilla": 5,
+    "docker": 5,
+    "container": 5,
+    "scheduler": 7,
+    "mpi": 8,
+    "grid": 9,
+    "java": 10,
+    "parallel": 11,
+    "local": 12,
+    "vm": 13,
+}
+NOTIFICATION = {"never": 0, "always": 1, "complete": 2, "error": 3, "start": 4}
+
+
+class JobBuilder:
+    """Translates the commands of one job into its ad (spec 06 §5.1–§5.3)."""
+
+    def __init__(
+        self, translator: Translator, commands: Mapping[str, str], expander: MacroExpander
+    ) -> None:
+        self.t = translator
+        self.s = translator.settings
+        self.commands = commands
+        self.expander = expander
+        self.ad: dict[str, str] = {}
+
+    def get(self, *names: str) -> str | None:
+        """Expanded value of the first given command; empty counts as absent."""
+        for name in names:
+            raw = self.commands.get(name.lower())
+            if raw is not None:
+                value = self.expander.expand(raw).strip()
+                if value:
+                    return value
+        return None
+
+    def has(self, name: str) -> bool:
+        return name.lower() in self.commands
+
+    def boolean(self, name: str, default: bool) -> bool:
+        value = self.get(name)
+        return default if value is None else bool_value(name, value)
+
+    def set_expr(self, attr: str, text: str) -> None:
+        self.ad[attr] = reprint(text, attr)
+
+    def set_str(self, attr: str, value: str) -> None:
+        self.ad[attr] = quote(value)
+
+    def build(self, proc: int) -> dict[str, str]:
+        ad = self.ad
+        ad["ClusterId"] = str(self.t.cluster_id)
+        ad["ProcId"] = str(proc)
+        universe_name, universe = self._universe()
+        container = False
+        docker_image = self.get("docker_image")
+        container_image = self.get("container_image")
+        if universe_name == "docker":
+            ad["WantDocker"] = "true"
+        if (
+            universe_name == "container"
+            or container_image
+            or (docker_image and universe_name != "docker")
+        ):
+            container = True
+            ad["WantContainer"] = "true"
+        ad["JobUniverse"] = str(universe)
+        if universe != 5:
+            ad["KillSig"] = quote("SIGTERM")
+        self._iwd()
+        size = self._executable(universe_name, docker_image or container_image)
+        self._arguments()
+        self._environment()
+        self._streams()
+        self._log()
+        self._requests(universe)
+        self._misc()
+        self._transfer(universe, universe_name)
+        disk = size + self._input_sizes()
+        if container_image:
+            self._container(container_image)
+        if docker_image:
+            self.set_str("DockerImage", docker_image)
+            if universe_name != "docker":
+                ad["WantDockerImage"] = "true"
+        self._hold()
+        self._policy()
+        self._custom_attrs()
+        ad["ExecutableSize"] = str(size)
+        image = self.get("image_size")
+        if image is not None:
+            units = parse_units(image, "K")
+            ad["ImageSize"] = str(units) if units is not None else reprint(image, "ImageSize")
+        else:
+            ad["ImageSize"] = str(size)
+        ad["DiskUsage"] = str(disk)
+        ad["TransferInputSizeMB"] = str(math.ceil(disk / 1024))
+        self._requirements(universe, universe_name, container)
+        return ad
+
+    # --- pieces --------------------------------------------------------------------------
+
+    def _universe(self) -> tuple[str, int]:
+        value = self.get("universe", "JobUniverse") or self.s.default_universe
+        low = value.lower()
+        if low.isdigit():
+            number = int(low)
+            names = {v: k for k, v in UNIVERSES.items() if k not in ("docker", "container")}
+            if number not in names:
+                raise SubmitError(f"unknown universe {value}")
+            low = names[number]
+        if low == "standard":
+            raise SubmitError("'Standard' is not a supported universe.")
+        if low not in UNIVERSES:
+            raise SubmitError(f"I don't know about the '{value}' universe.")
+        return low, UNIVERSES[low]
+
+    def _iwd(self) -> None:
+        value = self.get("initialdir", "iwd", "initial_dir", "job_iwd")
+        iwd = self.t.submit_dir if value is None else join_path(self.t.submit_dir, value)
+        if value is not None and not os.path.isdir(iwd):
+            raise SubmitError(f"No such directory: {iwd}")
+        self.iwd = iwd
+        self.set_str("Iwd", iwd)
+
+    def _executable(self, universe_name: str, image: str | None) -> int:
+        shell = self.get("shell")
+        if shell is not None:
+            self.set_str("Cmd", "/bin/sh")
+            self.set_str("Arguments", "-c " + v2_quote(shell).replace("'", "'", -1))
+            self.ad["TransferExecutable"] = "false"
+            return size_kib("/bin/sh")
+        value = self.get("executable")
+        transfer = self.get("transfer_executable")
+        no_transfer = transfer is not None and transfer[:1] in ("F", "f")
+        if no_transfer:
+            self.ad["TransferExecutable"] = "false"
+        if value is None:
+            if universe_name in ("docker", "container") or image:
+                self.set_str("Cmd", "")
+                self.ad["TransferExecutable"] = "false"
+                return 0
+            raise SubmitError("No 'executable' parameter was provided")
+        if no_transfer:
+            self.set_str("Cmd", value)
+            return 0
+        path = join_path(self.t.submit_dir, value)
+        if not os.path.exists(path):
+            raise SubmitError(f"Can't access executable file {value}: No such file or directory")
+        self.set_str("Cmd", path)
+        return size_kib(path)
+
+    def _arguments(self) -> None:
+        v2 = self.get("arguments2")
+        if v2 is not None:
+            self.set_str("Arguments", " ".join(v2_quote(a) for a in v2_tokens(v2)))
+            return
+        if self.has("shell"):
+            return
+        value = self.get("arguments", "args")
+        if value is None:
+            self.set_str("Arguments", "")
+            return
+        attr, text = encode_arguments(value)
+        self.set_str(attr, text)
+
+    def _environment(self) -> None:
+        v2 = self.get("environment2")
+        env_cmd = self.get("env")
+        value = self.get("environment")
+        chosen = value if value is not None else env_cmd
+        entries: dict[str, str] = {}
+        is_v2 = False
+        if v2 is not None:
+            entries, _ = parse_environment('"' + v2 + '"')
+            is_v2 = True
+        elif chosen is not None:
+            entries, is_v2 = parse_environment(chosen)
+        getenv = self.get("getenv")
+        if getenv is not None and getenv.lower() != "false":
+            inherited = self._getenv(getenv)
+            for name, val in inherited.items():
+                entries.setdefault(name, val)
+        if env_cmd is not None and v2 is None and not parse_environment(env_cmd)[1]:
+            self.set_str("Env", ";".join(f"{k}={entries[k]}" for k in sorted(entries)))
+            self.set_str("EnvDelim", ";")
+            return
+        del is_v2
+        self.set_str("Environment", encode_env_v2(entries))
+
+    @staticmethod
+    def _getenv(spec: str) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if "\n" not in v}
+        if spec.lower() == "true":
+            return env
+        patterns = [p for p in re.split(r"[\s,;]+", spec) if p]
+        include = [p for p in patterns if not p.startswith("!")]
+        exclude = [p[1:] for p in patterns if p.startswith("!")]
+        out = {}
+        for name, value in env.items():
+            low = name.lower()
+            if any(fnmatch.fnmatchcase(low, p.lower()) for p in include) and not any(
+                fnmatch.fnmatchcase(low, p.lower()) for p in exclude
+            ):
+                out[name] = value
+        return out
+
+    def _streams(self) -> None:
+        for cmd, alias, attr, suffix in (
+            ("input", "stdin", "In", "In"),
+            ("output", "stdout", "Out", "Out"),
+            ("error", "stderr", "Err", "Err"),
+        ):
+            name = self.get(cmd, alias)
+            transfer = self.boolean(f"transfer_{cmd}", True)
+            stream = self.boolean(f"stream_{cmd}", False)
+            if name is None or name == "/dev/null":
+                self.set_str(attr, "/dev/null")
+                self.ad[f"Transfer{suffix}"] = "false"
+                continue
+            self.set_str(attr, name)
+            if transfer:
+                self.ad[f"Stream{suffix}"] = "true" if stream else "false"
+            else:
+                self.ad[f"Transfer{suffix}"] = "false"
+
+    def _log(self) -> None:
+        log = self.get("log")
+        if log is not None:
+            self.set_str("UserLog", join_path(self.iwd, log))
+        if self.get("log_xml") is not None:
+            self.ad["UserLogUseXML"] = "true" if self.boolean("log_xml", False) else "false"
+        dag_log = self.get("dagman_log")
+        if dag_log is not None:
+            self.set_str("DAGManNodesLog", join_path(self.iwd, dag_log))
+
+    def _requests(self, universe: int) -> None:
+        grid_type = (self.get("grid_resource") or "").split()[:1]
+        if universe == 9 and grid_type != ["condor"]:
+            return
+        cpus = self.get("request_cpus", "RequestCpus") or self.s.default_request_cpus
+        if cpus.lower() != "undefined":
+            self.set_expr("RequestCpus", cpus)
+        memory = self.get("request_memory", "RequestMemory") or self.s.default_request_memory
+        first, _, retry = memory.partition(",")
+        units = parse_units(first, "M")
+        self.ad["RequestMemory"] = (
+            str(units) if units is not None else reprint(first, "RequestMemory")
+        )
+        if retry.strip():
+            self.set_str("TransformOnEvict", "RequestMemory")
+            self.set_str(
+                "TransformBody_RequestMemory",
+                "REQUIREMENTS (VacateReasonCode==21 || VacateReasonCode == 34) && "
+                f"VacateReasonSubCode == 102\x1eSET RequestMemory {retry.strip()}",
+            )
+        disk = self.get("request_disk", "RequestDisk") or self.s.default_request_disk
+        units = parse_units(disk, "K")
+        self.ad["RequestDisk"] = str(units) if units is not None else reprint(disk, "RequestDisk")
+        gpus = self.get("request_gpus", "RequestGPUs")
+        if gpus is not None:
+            self.set_expr("RequestGPUs", gpus)
+        for low, key in self.t.keys.items():
+            if not low.startswith("request_") or low in (
+                "request_cpus",
+                "request_memory",
+                "request_disk",
+                "request_gpus",
+            ):
+                continue
+            tag = key[len("request_") :]
+            if len(tag) < 2 or tag.startswith("_"):
+                continue
+            value = self.get(key)
+            if value is not None:
+                self.set_expr("Request" + tag, value)
+
+    def _misc(self) -> None:
+        ad = self.ad
+        rank = self.get("rank", "preferences")
+        ad["Rank"] = reprint(rank, "Rank") if rank is not None else "0.0"
+        prio = self.get("priority", "prio")
+        if prio is not None:
+            value = evaluate_text(prio)
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise SubmitError(f"priority = {prio} is not an integer")
+            ad["JobPrio"] = str(value)
+        else:
+            ad["JobPrio"] = "0"
+        notification = self.get("notification")
+        if notification is not None:
+            if notification.lower() not in NOTIFICATION:
+                raise SubmitError(
+                    "Notification must be 'Never', 'Always', 'Complete', 'Start', or 'Error'"
+                )
+            ad["JobNotification"] = str(NOTIFICATION[notification.lower()])
+        else:
+            ad["JobNotification"] = "0"
+        for cmd, attr in (
+            ("notify_user", "NotifyUser"),
+            ("description", "JobDescription"),
+            ("remote_initialdir", "RemoteIwd"),
+            ("job_machine_attrs", "JobMachineAttrs"),
+            ("job_ad_information_attrs", "JobAdInformationAttrs"),
+            ("transfer_checkpoint_files", "TransferCheckpoint"),
+            ("kill_sig", "KillSig"),
+            ("remove_kill_sig", "RemoveKillSig"),
+            ("hold_kill_sig", "HoldKillSig"),
+            ("submit_event_notes", "SubmitEventNotes"),
+            ("dag_node_name", "DAGNodeName"),
+            ("docker_network_type", "DockerNetworkType"),
+            ("docker_pull_policy", "DockerPullPolicy"),
+        ):
+            value = self.get(cmd)
+            if value is not None:
+                self.set_str(attr, value)
+        for cmd, attr in (
+            ("batch_name", "JobBatchName"),
+            ("batch_id", "JobBatchId"),
+            ("jobset", "JobSetName"),
+        ):
+            value = self.get(cmd)
+            if value is not None:
+                self.set_str(attr, value.strip('"'))
+        emails = self.get("email_attributes")
+        if emails is not None:
+            self.set_str("EmailAttributes", ",".join(split_items(emails)))
+        limits = self.get("concurrency_limits")
+        if limits is not None:
+            items = sorted(p.strip().lower() for p in limits.split(",") if p.strip())
+            self.set_str("ConcurrencyLimits", ",".join(items))
+        for cmd, attr in (
+            ("job_max_vacate_time", "JobMaxVacateTime"),
+            ("max_job_retirement_time", "MaxJobRetirementTime"),
+            ("want_graceful_removal", "WantGracefulRemoval"),
+            ("allowed_job_duration", "AllowedJobDuration"),
+            ("allowed_execute_duration", "AllowedExecuteDuration"),
+            ("keep_claim_idle", "KeepClaimIdle"),
+            ("next_job_start_delay", "NextJobStartDelay"),
+            ("max_transfer_input_mb", "MaxTransferInputMB"),
+            ("max_transfer_output_mb", "MaxTransferOutputMB"),
+            ("stack_size", "StackSize"),
+            ("job_max_retries", "JobMaxRetries"),
+            ("leave_in_queue", "LeaveJobInQueue"),
+            ("periodic_hold", "PeriodicHold"),
+            ("periodic_hold_reason", "PeriodicHoldReason"),
+            ("periodic_hold_subcode", "PeriodicHoldSubCode"),
+            ("periodic_release", "PeriodicRelease"),
+            ("periodic_remove", "PeriodicRemove"),
+            ("periodic_vacate", "PeriodicVacate"),
+            ("on_exit_hold_reason", "OnExitHoldReason"),
+            ("on_exit_hold_subcode", "OnExitHoldSubCode"),
+            ("max_idle", "JobMaterializeMaxIdle"),
+        ):
+            value = self.get(cmd)
+            if value is not None:
+                self.set_expr(attr, value)
+        for cmd, attr in (
+            ("run_as_owner", "RunAsOwner"),
+            ("load_profile", "LoadProfile"),
+            ("want_io_proxy", "WantIOProxy"),
+            ("preserve_relative_paths", "PreserveRelativePaths"),
+            ("encrypt_execute_directory", "EncryptExecuteDirectory"),
+        ):
+            if self.get(cmd) is not None:
+                self.ad[attr] = "true" if self.boolean(cmd, False) else "false"
+        for cmd, attr in (("coresize", "CoreSize"), ("kill_sig_timeout", "KillSigTimeout")):
+            value = self.get(cmd)
+            if value is not None:
+                number = evaluate_text(value)
+                if isinstance(number, bool) or not isinstance(number, int):
+                    raise SubmitError(f"{cmd} = {value} is not an integer")
+                self.ad[attr] = str(number)
+        self._accounting()
+        ad.setdefault("LeaveJobInQueue", "false")
+        for attr, value in (
+            ("MyType", quote("Job")),
+            ("TargetType", quote("Machine")),
+            ("Owner", "undefined"),
+            ("QDate", str(self.t.now)),
+            ("EnteredCurrentStatus", str(self.t.now)),
+            ("MinHosts", "1"),
+            ("MaxHosts", "1"),
+            ("CurrentHosts", "0"),
+            ("ExitBySignal", "false"),
+            ("CondorVersion", quote(self.s.condor_version)),
+            ("SubmitVersion", quote(self.s.condor_version)),
+            ("CondorPlatform", quote(self.s.condor_platform)),
+        ):
+            ad[attr] = value
+        for attr in (
+            "NumCkpts",
+            "NumJobStarts",
+            "NumJobCompletions",
+            "NumRestarts",
+            "NumSystemHolds",
+            "ExitStatus",
+            "CommittedTime",
+            "CommittedSlotTime",
+            "CumulativeSlotTime",
+            "TotalSuspensions",
+            "LastSuspensionTime",
+            "CumulativeSuspensionTime",
+            "CommittedSuspensionTime",
+        ):
+            ad[attr] = "0"
+        for attr in (
+            "RemoteWallClockTime",
+            "RemoteUserCpu",
+            "RemoteSysCpu",
+            "CumulativeRemoteUserCpu",
+            "CumulativeRemoteSysCpu",
+        ):
+            ad[attr] = "0.0"
+        if self.t.method is not None:
+            ad["JobSubmitMethod"] = str(self.t.method)
+        if self.t.submit.submit_file:
+            self.set_str("JobSubmitFile", self.t.submit.submit_file)
+
+    def _accounting(self) -> None:
+        group = self.get("accounting_group")
+        user = self.get("accounting_group_user")
+        nice = self.get("nice_user") is not None and self.boolean("nice_user", False)
+        if nice:
+            self.ad["MaxJobRetirementTime"] = "0"
+            if group is None:
+                group = "nice-user"
+        if group is None and user is None:
+            return
+        if user is None:
+            user = self.s.user
+        if group is not None:
+            self.set_str("AcctGroup", group)
+        self.set_str("AcctGroupUser", user)
+        self.set_str("AccountingGroup", f"{group}.{user}" if group is not None else user)
+
+    def _transfer(self, universe: int, universe_name: str) -> None:
+        stf = self.get("should_transfer_files")
+        wtto = self.get("when_to_transfer_output")
+        explicit = stf is not None
+        stf = (stf or "IF_NEEDED").upper()
+        if stf not in ("YES", "NO", "IF_NEEDED"):
+            raise SubmitError(f"should_transfer_files = {stf} is invalid")
+        if wtto is not None:
+            wtto = wtto.upper()
+            if wtto not in ("ON_EXIT", "ON_EXIT_OR_EVICT", "ON_SUCCESS"):
+                raise SubmitError(f"when_to_transfer_output = {wtto} is invalid")
+        inputs = self.get("transfer_input_files")
+        outputs = self.get("transfer_output_files")
+        if stf == "NO":
+            if wtto is not None:
+                raise SubmitError(
+                    f"WhenToTransferOutput specified as {wtto} yet ShouldTransferFiles "
+                    "defined as NO"
+                )
+            if inputs is not None or outputs is not None:
+                raise SubmitError("transfer of files requested, but ShouldTransferFiles is NO")
+        if wtto == "ON_EXIT_OR_EVICT" and stf == "IF_NEEDED":
+            if explicit:
+                raise SubmitError(
+                    "ShouldTransferFiles IF_NEEDED cannot be combined with ON_EXIT_OR_EVICT"
+                )
+            stf = "YES"
+        self.stf = stf
+        self.set_str("ShouldTransferFiles", stf)
+        if stf != "NO":
+            self.set_str("WhenToTransferOutput", wtto or "ON_EXIT")
+        if stf != "YES":
+            self.set_str("FileSystemDomain", self.s.filesystem_domain)
+        if universe in (5, 10, 11, 13) and (self.get("job_lease_duration") is None):
+            if self.s.default_lease_duration:
+                self.ad["JobLeaseDuration"] = self.s.default_lease_duration
+        elif self.get("job_lease_duration") is not None:
+            self.set_expr("JobLeaseDuration", self.get("job_lease_duration") or "")
+        self.schemes: list[str] = []
+        if inputs is not None:
+            items = [p.strip() for p in inputs.split(",") if p.strip()]
+            self.input_items = items
+            self.set_str("TransferInput", ",".join(items))
+            for item in items:
+                self._scheme(item)
+        else:
+            self.input_items = []
+        if outputs is not None:
+            self.set_str(
+                "TransferOutput", ",".join(p.strip() for p in outputs.split(",") if p.strip())
+            )
+        remaps = self.get("transfer_output_remaps")
+        if remaps is not None:
+            remaps = remaps.strip('"')
+            self.set_str("TransferOutputRemaps", remaps)
+            for part in remaps.split(";"):
+                self._scheme(part.partition("=")[2].strip())
+        dest = self.get("output_destination")
+        if dest is not None:
+            self.set_str("OutputDestination", dest)
+            self._scheme(dest)
+        if self.schemes:
+            self.set_str("WantTransferPluginMethods", ",".join(self._sorted_schemes()))
+
+    def _scheme(self, item: str) -> None:
+        m = URL_SCHEME.match(item)
+        if m and m.group(1).lower() not in [s.lower() for s in self.schemes]:
+            self.schemes.append(m.group(1))
+
+    def _sorted_schemes(self) -> list[str]:
+        return sorted(self.schemes, key=str.lower)
+
+    def _input_sizes(self) -> int:
+        total = 0
+        for item in self.input_items:
+            if URL_SCHEME.match(item):
+                continue
+            total += size_kib(join_path(self.iwd, item))
+        return total
+
+    def _container(self, image: str) -> None:
+        self.set_str("ContainerImage", image)
+        if image.startswith("docker://"):
+            self.set_str("ContainerImageSource", "docker")
+            self.ad["WantDockerImage"] = "true"
+            self.image_kind = "docker"
+        else:
+            self.image_kind = "sif" if image.endswith(".sif") else "sandbox"
+            self.set_str("ContainerImageSource", "cedar")
+            self.ad["WantSIF" if self.image_kind == "sif" else "WantSandboxImage"] = "true"
+
+    def _hold(self) -> None:
+        if self.get("hold") is not None and self.boolean("hold", False):
+            self.ad["JobStatus"] = "5"
+            self.set_str("HoldReason", HOLD_REASON)
+            self.ad["HoldReasonCode"] = "15"
+        else:
+            self.ad["JobStatus"] = "1"
+
+    def _policy(self) -> None:
+        retries = self.get("max_retries")
+        success = self.get("success_exit_code")
+        until = self.get("retry_until")
+        on_exit_remove = self.get("on_exit_remove")
+        on_exit_hold = self.get("on_exit_hold")
+        if retries is None and success is None and until is None:
+            if on_exit_remove is not None:
+                self.set_expr("OnExitRemove", on_exit_remove)
+            if on_exit_hold is not None:
+                self.set_expr("OnExitHold", on_exit_hold)
+            return
+        self.set_expr("JobMaxRetries", retries or self.s.default_job_max_retries)
+        self.set_expr("OnExitHold", on_exit_hold or "false")
+        code = "0"
+        if success is not None:
+            self.set_expr("JobSuccessExitCode", success)
+            code = "JobSuccessExitCode"
+        text = f"NumJobCompletions > JobMaxRetries || ExitCode =?= {code}"
+        if until is not None:
+            text += f" || ExitCode =?= {until}" if until.strip().isdigit() else f" || {until}"
+        if on_exit_remove is not None:
+            text += f" || {on_exit_remove}"
+        self.set_expr("OnExitRemove", text)
+
+    def _custom_attrs(self) -> None:
+        for low, key in self.t.keys.items():
+            if not low.startswith("my."):
+                continue
+            name = key[3:]
+            if not ATTR_NAME.match(name):
+                raise SubmitError(f"invalid attribute name {name}")
+            raw = self.commands.get(low)
+            if raw is None:
+                continue
+            value = self.expander.expand(raw).strip()
+            self.ad[name] = reprint(value, name) if value else "undefined"
+
+    # --- Requirements (spec 06 §5.3) -----------------------------------------------------
+
+    def _requirements(self, universe: int, universe_name: str, container: bool) -> None:
+        ad = self.ad
+        user = self.get("requirements")
+        if "my.requirements" in self.t.keys:
+            return  # +Requirements: used verbatim, no synthesis
+        clauses: list[str] = []
+        if user is not None:
+            clauses.append(f"({user})")
+        grid = (self.get("grid_resource") or "").split()[:1]
+        if universe == 9 and grid != ["condor"]:
+            ad["Requirements"] = reprint(" && ".join(clauses) or "true", "Requirements")
+            return
+        refs = requirement_references(" && ".join(clauses)) if clauses else set()
+        arch = f'(TARGET.Arch == "{self.s.arch}")'
+        opsys_refs = {
+            "opsys",
+            "opsysandver",
+            "opsyslongname",
+            "opsysshortname",
+            "opsysname",
+            "opsyslegacy",
+        }
+        if universe == 10:
+            clauses.append("TARGET.HasJava")
+        elif universe_name == "docker":
+            clauses.append(f"{arch} && TARGET.HasDocker")
+        elif container:
+            kind = getattr(self, "image_kind", "docker")
+            extra = {
+                "docker": "TARGET.HasDockerURL",
+                "sif": "TARGET.HasSIF",
+                "sandbox": "TARGET.HasSandboxImage",
+            }[kind]
+            clauses.append(f"{arch} && TARGET.HasContainer && {extra}")
+        else:
+            if "arch" not in refs:
+                clauses.append(arch)
+            if not refs & opsys_refs:
+                clauses.append(f'(TARGET.OpSys == "{self.s.opsys}")')
+        vanilla_like = universe == 5
+        disk = ad.get("RequestDisk")
+        if disk is not None and self._positive(disk):
+            if "disk" in refs:
+                clauses.append("(TARGET.Disk >= RequestDisk)")
+            elif vanilla_like:
+                clauses.append(
+                    '(versionGE(split(TARGET.CondorVersion)[1],"25.12.0") || '
+                    "(TARGET.Disk >= RequestDisk))"
+                )
+            else:
+                clauses.append("(TARGET.Disk >= RequestDisk)")
+        memory = ad.get("RequestMemory")
+        if memory is not None and self._positive(memory, 1):
+            clauses.append("(TARGET.Memory >= RequestMemory)")
+        cpus = ad.get("RequestCpus")
+        if cpus is not None and "cpus" not in refs and self._positive(cpus, 1):
+            clauses.append("(TARGET.Cpus >= RequestCpus)")
+        for name in sorted(ad, key=str.lower):
+            if not name.lower().startswith("request") or name.lower() in (
+                "requestcpus",
+                "requestmemory",
+                "requestdisk",
+            ):
+                continue
+            tag = name[len("Request") :]
+            if len(tag) < 2 or tag.startswith("_") or tag.lower() in refs:
+                continue
+            value = literal_value(ad[name])
+            if isinstance(value, str):
+                if value:
+                    clauses.append(f"regexp({name},TARGET.{tag})")
+            elif (
+                value is None
+                or isinstance(value, bool)
+                or (isinstance(value, (int, float)) and value > 0)
+                or type(value).__name__ == "UndefinedType"
+            ):
+                require = next((a for a in ad if a.lower() == f"require{tag.lower()}"), None)
+                if require:
+                    clauses.append(f"(countMatches(MY.{require},TARGET.Available{tag}) >= {name})")
+                else:
+                    clauses.append(f"(TARGET.{tag} >= {name})")
+        if universe in (5, 8, 10, 11, 13):
+            transfer = "TARGET.HasFileTransfer"
+            for scheme in self._sorted_schemes():
+                transfer += f' && stringListIMember("{scheme}",TARGET.HasFileTransferPluginMethods)'
+            if self.stf == "NO":
+                clauses.append("(TARGET.FileSystemDomain == MY.FileSystemDomain)")
+            elif self.stf == "YES":
+                clauses.append(f"({transfer})")
+            else:
+                clauses.append(
+                    f"((TARGET.FileSystemDomain == MY.FileSystemDomain) || ({transfer}))"
+                )
+        ad["Requirements"] = reprint(" && ".join(clauses), "Requirements")
+
+    @staticmethod
+    def _positive(text: str, threshold: float = 0) -> bool:
+        value = literal_value(text)
+        if value is None:
+            return True  # non-literal
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return False
+        return value > threshold
