@@ -62,15 +62,20 @@ class JobBuilder:
         self.commands = commands
         self.expander = expander
         self.ad: dict[str, str] = {}
+        self._expanded: dict[str, str] = {}
 
     def get(self, *names: str) -> str | None:
         """Expanded value of the first given command; empty counts as absent."""
         for name in names:
-            raw = self.commands.get(name.lower())
-            if raw is not None:
-                value = self.expander.expand(raw).strip()
-                if value:
-                    return value
+            low = name.lower()
+            raw = self.commands.get(low)
+            if raw is None:
+                continue
+            value = self._expanded.get(low)
+            if value is None:
+                value = self._expanded[low] = self.expander.expand(raw).strip()
+            if value:
+                return value
         return None
 
     def has(self, name: str) -> bool:

@@ -7,13 +7,15 @@ Pure functions; the job-ad builder (:mod:`.builder`) composes them.
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import os
 import re
 from collections.abc import Mapping
 
 from cedar.classad_wire import parse_expr, unparse
-from cedar.classad_wire.expr import AttrRef, Select, fold, to_expr
+from cedar.classad_wire.evaluate import evaluate
+from cedar.classad_wire.expr import AttrRef, Expr, Select, fold, to_expr
 from cedar.commands.submit.errors import SubmitError
 from cedar.errors import CedarError
 
@@ -25,46 +27,71 @@ _UNITS = re.compile(r"\s*(\d+)(?:\.(\d*))?\s*(?:([KMGTkmgt])[bB]?)?\s*\Z")
 # --------------------------------------------------------------------------- ClassAd helpers
 
 
+#: How many distinct expression texts the parse caches keep.  A submission re-uses the same
+#: few texts for every proc (issue 12 B4: Requirements was parsed once per proc), so a bounded
+#: cache makes each expression parse once per submission (or once per process).
+PARSE_CACHE_SIZE = 4096
+
+
+class _ParseFailure(str):
+    """The message of a parse error, cached like a successful parse."""
+
+
+@functools.lru_cache(maxsize=PARSE_CACHE_SIZE)
+def _parsed(text: str) -> Expr | _ParseFailure:
+    try:
+        return parse_expr(text)
+    except CedarError as exc:
+        return _ParseFailure(str(exc))
+
+
+@functools.lru_cache(maxsize=PARSE_CACHE_SIZE)
+def _reprinted(text: str) -> str | _ParseFailure:
+    expr = _parsed(text)
+    return expr if isinstance(expr, _ParseFailure) else unparse(expr, old=True)
+
+
 def reprint(text: str, what: str = "expression") -> str:
     """Parse ClassAd expression text and print it in wire syntax (spec 06 §5.1 "Value text")."""
-    try:
-        return unparse(parse_expr(text), old=True)
-    except CedarError as exc:
-        raise SubmitError(f"Parse error in expression: {what} = {text} ({exc})") from None
+    printed = _reprinted(text)
+    if isinstance(printed, _ParseFailure):
+        raise SubmitError(f"Parse error in expression: {what} = {text} ({printed})")
+    return printed
 
 
+@functools.lru_cache(maxsize=PARSE_CACHE_SIZE)
 def quote(value: str) -> str:
     """A ClassAd string literal in wire syntax (only ``"`` is escaped, spec 06 §5.1)."""
     return unparse(to_expr(value), old=True)
 
 
 def evaluate_text(text: str) -> object:
-    """Evaluate expression text without an ad (counts, booleans, priorities)."""
-    expr = parse_expr(text)
-    try:
-        from cedar.classad_wire.evaluate import evaluate
-    except ImportError:  # the evaluator is built alongside; literals need none
-        return expr.value() if expr.is_literal else None
+    """Evaluate expression text without an ad (counts, booleans, priorities).  The parse is
+    cached; the evaluation is not (``time()`` and friends)."""
+    expr = _parsed(text)
+    if isinstance(expr, _ParseFailure):
+        raise SubmitError(f"Parse error in expression: {text} ({expr})")
     return evaluate(expr)
 
 
+@functools.lru_cache(maxsize=PARSE_CACHE_SIZE)
 def literal_value(text: str) -> object:
     """The value of ``text`` if it is a literal, else ``None`` (used by Requirements rules)."""
-    try:
-        expr = parse_expr(text)
-    except CedarError:
+    expr = _parsed(text)
+    if isinstance(expr, _ParseFailure):
         return None
     return expr.value() if expr.is_literal else None
 
 
-def requirement_references(text: str) -> set[str]:
+@functools.lru_cache(maxsize=PARSE_CACHE_SIZE)
+def requirement_references(text: str) -> frozenset[str]:
     """Folded names a Requirements expression refers to as ``TARGET.X`` or unqualified
     (spec 06 §5.3 step 4: a job attribute is only recognised through ``MY.``)."""
     found: set[str] = set()
-    try:
-        stack = [parse_expr(text)]
-    except CedarError:
-        return found
+    root = _parsed(text)
+    if isinstance(root, _ParseFailure):
+        return frozenset()
+    stack = [root]
     while stack:
         node = stack.pop()
         if isinstance(node, AttrRef):
@@ -75,7 +102,7 @@ def requirement_references(text: str) -> set[str]:
                 found.add(fold(node.name))
             continue
         stack.extend(node.children())
-    return found
+    return frozenset(found)
 
 
 def v2_tokens(text: str) -> list[str]:

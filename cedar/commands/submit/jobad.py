@@ -29,6 +29,8 @@ CONDOR_VERSION = VERSION_STRING
 CONDOR_PLATFORM = "$CondorPlatform: X86_64-Linux $"
 DEFAULT_REQUEST_DISK = "MAX({1024, (TransferInputSizeMB+1) * 1.25}) * 1024"
 MAX_PROCS = 100_000
+#: Attributes a proc ad never repeats, even when a later queue statement changes them.
+_CLUSTER_ONLY = frozenset({"ClusterId", "Owner", "JobUniverse"})
 
 
 @dataclass
@@ -156,6 +158,7 @@ class Translator:
         self.proc_ads: list[dict[str, str]] = []
         self.warnings: list[str] = []
         self.next_proc = 0
+        self.predefined = self._predefined()
 
     def result(self) -> JobAds:
         if self.cluster_ad is None:
@@ -238,9 +241,10 @@ class Translator:
                 self._add_job(proc, ad)
                 self.next_proc += 1
 
-    def _lookup(self, commands: Mapping[str, str], live: Mapping[str, str]) -> Lookup:
+    def _predefined(self) -> dict[str, str]:
+        """Macros every job of the submission sees (spec 06 §4.2), computed once."""
         t = time.localtime(self.now)
-        predefined = {
+        return {
             "submit_time": str(self.now),
             "year": f"{t.tm_year:04d}",
             "month": f"{t.tm_mon:02d}",
@@ -252,6 +256,9 @@ class Translator:
             "iswindows": "1" if self.settings.opsys == "WINDOWS" else "0",
             "spool": self.settings.spool,
         }
+
+    def _lookup(self, commands: Mapping[str, str], live: Mapping[str, str]) -> Lookup:
+        predefined = self.predefined
 
         def lookup(name: str) -> str | None:
             low = name.lower()
@@ -274,9 +281,12 @@ class Translator:
             self.proc_ads.append({"ProcId": str(proc), "JobStatus": status})
             return
         proc_ad = {"ProcId": str(proc), "JobStatus": status}
-        for name in sorted(ad, key=lambda n: (len(n), n.lower())):
-            if name in ("ClusterId", "Owner", "JobUniverse"):
-                continue
-            if self.cluster_ad.get(name) != ad[name]:
-                proc_ad[name] = ad[name]
+        cluster_ad = self.cluster_ad
+        differ = [
+            name
+            for name, value in ad.items()
+            if cluster_ad.get(name) != value and name not in _CLUSTER_ONLY
+        ]
+        for name in sorted(differ, key=lambda n: (len(n), n.lower())):
+            proc_ad[name] = ad[name]
         self.proc_ads.append(proc_ad)
