@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import posixpath
+import random
 import re
 from collections.abc import Callable, Mapping
 
@@ -26,6 +27,8 @@ NAME_RE = re.compile(r"[A-Za-z0-9_./]+")
 _FUNC = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)\(")
 _PATH_FUNC = re.compile(r"F[fpdnxbqauw]+")
 DOLLAR_MARK = "\x00DOLLAR\x00"
+#: ``$RANDOM_CHOICE``/``$RANDOM_INTEGER`` draw from this (not for secrets).
+_RANDOM = random.Random()
 
 #: ``lookup(name)`` -> the raw (unexpanded) value, or ``None`` when the name is not defined.
 Lookup = Callable[[str], "str | None"]
@@ -217,6 +220,10 @@ class MacroExpander:
         args = [a.strip() for a in self._expand(body, depth + 1).split(",")]
         if func in ("INT", "REAL", "EVAL", "STRING"):
             return self._eval_function(func, args, depth)
+        if func == "RANDOM_CHOICE" and args:
+            return _RANDOM.choice(args)
+        if func == "RANDOM_INTEGER":
+            return self._random_integer(body, args)
         if func == "SUBSTR":
             return self._substr(body, args, depth)
         if func == "CHOICE" and len(args) >= 2:
@@ -244,6 +251,17 @@ class MacroExpander:
                 path = os.path.abspath(path) if path else path
             return path_parts(path, letters.replace("f", "pnx") if letters == "f" else letters)
         return None
+
+    def _random_integer(self, body: str, args: list[str]) -> str:
+        """``$RANDOM_INTEGER(min, max[, step])``: an integer drawn from the range, inclusive."""
+        try:
+            low, high = int(args[0]), int(args[1])
+            step = int(args[2]) if len(args) > 2 else 1
+        except (IndexError, ValueError):
+            raise self.error(f"invalid $RANDOM_INTEGER({body})") from None
+        if step < 1 or high < low:
+            raise self.error(f"invalid $RANDOM_INTEGER({body}): empty range")
+        return str(_RANDOM.randrange(low, high + 1, step))
 
     def _substr(self, body: str, args: list[str], depth: int) -> str:
         """``$SUBSTR(name, start[, length])``: a negative start counts from the end (clamped

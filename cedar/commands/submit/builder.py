@@ -552,6 +552,9 @@ class JobBuilder:
 
     def _input_sizes(self) -> int:
         total = 0
+        stdin = self.get("input", "stdin")
+        if stdin and stdin != "/dev/null" and self.ad.get("TransferIn") != "false":
+            total += size_kib(join_path(self.iwd, stdin))
         for item in self.input_items:
             if URL_SCHEME.match(item):
                 continue

@@ -276,17 +276,19 @@ class Submit(Mapping[str, str]):
         submit_dir: str | None = None,
         now: int | None = None,
         submit_method: int | None = None,
+        spool: bool = False,
     ) -> JobAds:
         """Translate into the ads of cluster ``cluster_id``.
 
         ``count`` overrides the count of a plain queue (as ``Schedd.submit(count=)`` does);
-        ``itemdata`` supplies the items instead of the queue statement.
+        ``itemdata`` supplies the items instead of the queue statement.  ``spool`` builds the
+        ads ``condor_submit -spool`` sends (the job waits on the spooling hold, spec 07).
         """
         settings = settings or SubmitSettings.from_config()
         submit_dir = os.path.abspath(submit_dir or os.getcwd())
         now = int(time.time()) if now is None else now
         method = submit_method if submit_method is not None else settings.submit_method
-        translator = Translator(self, settings, submit_dir, now, method, cluster_id)
+        translator = Translator(self, settings, submit_dir, now, method, cluster_id, spool)
         program = list(self._program)
         if not any(kind == "queue" for kind, _ in program):
             program.append(("queue", parse_queue("")))

@@ -150,10 +150,11 @@ def v2_tokens(text: str) -> list[str]:
 
 
 def v2_quote(arg: str) -> str:
-    """One argument in V2 raw form: whitespace runs in single quotes, ``'`` doubled."""
+    """One argument in V2 raw form: whitespace runs in single quotes, a ``'`` as ``''''``
+    (a quoted, doubled quote: what condor_submit writes)."""
     if arg == "":
         return "''"
-    out = re.sub(r"'", "''", arg)
+    out = arg.replace("'", "''''")
     return re.sub(r"([ \t\r\n]+)", r"'\1'", out)
 
 
@@ -227,14 +228,16 @@ def join_path(directory: str, name: str) -> str:
 
 
 def size_kib(path: str) -> int:
+    """KiB a file or directory tree adds to ``DiskUsage``: a tree's bytes are summed, then
+    rounded up once (as condor_submit does); unreadable paths count 0."""
     try:
         if os.path.isdir(path):
             total = 0
             for root, _dirs, files in os.walk(path):
                 for f in files:
                     with contextlib.suppress(OSError):
-                        total += math.ceil(os.path.getsize(os.path.join(root, f)) / 1024)
-            return total
+                        total += os.path.getsize(os.path.join(root, f))
+            return math.ceil(total / 1024)
         return math.ceil(os.path.getsize(path) / 1024)
     except OSError:
         return 0

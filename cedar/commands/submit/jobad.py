@@ -119,6 +119,10 @@ class JobAds:
     cluster_ad: dict[str, str]
     proc_ads: list[dict[str, str]]
     warnings: list[str] = field(default_factory=list)
+    #: ``max_idle``/``max_materialize`` asked the schedd to materialize the procs itself (the
+    #: real submit sends the cluster ad and a job factory; cedar's qmgmt client still sends
+    #: every proc ad, see the README's known gaps).
+    late_materialization: bool = False
 
     @property
     def num_procs(self) -> int:
@@ -146,6 +150,7 @@ class Translator:
         now: int,
         method: int | None,
         cluster_id: int,
+        spool: bool = False,
     ) -> None:
         self.submit = submit
         self.settings = settings
@@ -158,12 +163,20 @@ class Translator:
         self.proc_ads: list[dict[str, str]] = []
         self.warnings: list[str] = []
         self.next_proc = 0
+        self.spool = spool
+        self.late_materialization = False
         self.predefined = self._predefined()
 
     def result(self) -> JobAds:
         if self.cluster_ad is None:
             raise SubmitError("the submit description queues no jobs")
-        return JobAds(self.cluster_id, self.cluster_ad, self.proc_ads, self.warnings)
+        return JobAds(
+            self.cluster_id,
+            self.cluster_ad,
+            self.proc_ads,
+            self.warnings,
+            late_materialization=self.late_materialization,
+        )
 
     def run_queue(
         self,
@@ -215,27 +228,25 @@ class Translator:
             raise SubmitError(f"refusing to queue more than {MAX_PROCS} jobs")
         for index, values in rows:
             for step in range(count):
-                live = dict(values)
+                items = dict(values)
                 if not spec.mode or item_named:
-                    live.setdefault("item", "")
+                    items.setdefault("item", "")
                 if not spec.mode:
-                    live["item"] = ""
+                    items["item"] = ""
                 proc = self.next_proc
-                live.update(
-                    {
-                        "cluster": str(self.cluster_id),
-                        "clusterid": str(self.cluster_id),
-                        "process": str(proc),
-                        "procid": str(proc),
-                        "jobid": f"{self.cluster_id}.{proc}",
-                        "step": str(step),
-                        "itemindex": str(index),
-                        "row": str(index),
-                    }
-                )
-                live.setdefault("node", "")
+                builtins = {
+                    "cluster": str(self.cluster_id),
+                    "clusterid": str(self.cluster_id),
+                    "process": str(proc),
+                    "procid": str(proc),
+                    "jobid": f"{self.cluster_id}.{proc}",
+                    "step": str(step),
+                    "itemindex": str(index),
+                    "row": str(index),
+                    "node": "",
+                }
                 expander = MacroExpander(
-                    self._lookup(commands, live), evaluate_text, error=SubmitError
+                    self._lookup(commands, items, builtins), evaluate_text, error=SubmitError
                 )
                 ad = JobBuilder(self, commands, expander).build(proc)
                 self._add_job(proc, ad)
@@ -257,15 +268,26 @@ class Translator:
             "spool": self.settings.spool,
         }
 
-    def _lookup(self, commands: Mapping[str, str], live: Mapping[str, str]) -> Lookup:
+    def _lookup(
+        self,
+        commands: Mapping[str, str],
+        items: Mapping[str, str],
+        builtins: Mapping[str, str] | None = None,
+    ) -> Lookup:
+        """Macro lookup of one job: the queue statement's variables, then the description's
+        own definitions (which override even ``$(Process)``: condor_submit does so), then the
+        per-job built-ins, then the per-submission ones."""
         predefined = self.predefined
+        per_job = builtins or {}
 
         def lookup(name: str) -> str | None:
             low = name.lower()
-            if low in live:
-                return live[low]
+            if low in items:
+                return items[low]
             if low in commands:
                 return commands[low]
+            if low in per_job:
+                return per_job[low]
             return predefined.get(low)
 
         return lookup
