@@ -13,6 +13,7 @@ here, so no pool is needed and the result does not depend on the machine.
 from __future__ import annotations
 
 import os
+import pwd
 import re
 import shutil
 import subprocess
@@ -142,7 +143,11 @@ def _environment(config: Path, sub: Path) -> dict[str, str]:
 
 def run_cedar(sub: Path, config: Path, *, spool: bool, now: int) -> Outcome:
     settings = SubmitSettings(
-        filesystem_domain=FILESYSTEM_DOMAIN, arch="X86_64", opsys="LINUX", submit_method=0
+        filesystem_domain=FILESYSTEM_DOMAIN,
+        arch="X86_64",
+        opsys="LINUX",
+        submit_method=0,
+        user=pwd.getpwuid(os.getuid()).pw_name,
     )
     cwd = os.getcwd()
     saved = dict(os.environ)

@@ -304,6 +304,7 @@ class JobBuilder:
         gpus = self.get("request_gpus", "RequestGPUs")
         if gpus is not None:
             self.set_expr("RequestGPUs", gpus)
+            self._gpu_requirements()
         for low, key in self.t.keys.items():
             if not low.startswith("request_") or low in (
                 "request_cpus",
@@ -373,6 +374,18 @@ class JobBuilder:
         if limits is not None:
             items = sorted(p.strip().lower() for p in limits.split(",") if p.strip())
             self.set_str("ConcurrencyLimits", ",".join(items))
+        else:
+            limits_expr = self.get("concurrency_limits_expr")
+            if limits_expr is not None:
+                self.set_expr("ConcurrencyLimits", limits_expr)
+        history = self.get("job_machine_attrs_history_length")
+        if history is not None:
+            self.set_expr("JobMachineAttrsHistoryLength", history)
+        self._deferral()
+        checkpoint = self.get("checkpoint_exit_code")
+        if checkpoint is not None:
+            self.set_expr("SuccessCheckpointExitCode", checkpoint)
+            self.ad["WantFTOnCheckpoint"] = "true"
         for cmd, attr in (
             ("job_max_vacate_time", "JobMaxVacateTime"),
             ("max_job_retirement_time", "MaxJobRetirementTime"),
@@ -620,6 +633,75 @@ class JobBuilder:
 
     # --- Requirements (spec 06 §5.3) -----------------------------------------------------
 
+    def _deferral(self) -> None:
+        """``deferral_time``/``cron_*``: the deferral attributes (their Requirements clause is
+        added by :meth:`_requirements`)."""
+        crons = [
+            (cmd, attr)
+            for cmd, attr in (
+                ("cron_minute", "CronMinute"),
+                ("cron_hour", "CronHour"),
+                ("cron_day_of_month", "CronDayOfMonth"),
+                ("cron_month", "CronMonth"),
+                ("cron_day_of_week", "CronDayOfWeek"),
+            )
+            if self.get(cmd) is not None
+        ]
+        when = self.get("deferral_time")
+        if when is None and not crons:
+            self.deferred = False
+            return
+        self.deferred = True
+        if when is not None:
+            self.set_expr("DeferralTime", when)
+        for cmd, attr in crons:
+            self.set_str(attr, self.get(cmd) or "")
+        window = self.get("deferral_window", "cron_window")
+        self.set_expr("DeferralWindow", window if window is not None else "0")
+        prep = self.get("deferral_prep_time", "cron_prep_time")
+        self.set_expr("DeferralPrepTime", prep if prep is not None else "300")
+        self.ad["ScheddInterval"] = "300"
+
+    def _gpu_requirements(self) -> None:
+        """``require_gpus`` and the ``gpus_minimum_*``/``gpus_maximum_*`` knobs (used only with
+        ``request_gpus``) make ``RequireGPUs``: the user's clause, then one clause per knob
+        unless the user's clause already names that GPU property (observed)."""
+        clauses = []
+        require = self.get("require_gpus")
+        named: frozenset[str] = frozenset()
+        if require is not None:
+            clauses.append(require)
+            named = requirement_references(require)
+        capability = self.get("gpus_minimum_capability")
+        if capability is not None:
+            self.set_expr("GPUsMinCapability", capability)
+            if "capability" not in named:
+                clauses.append("Capability >= GPUsMinCapability")
+        maximum = self.get("gpus_maximum_capability")
+        if maximum is not None:
+            self.set_expr("GPUsMaxCapability", maximum)
+            if "capability" not in named:
+                clauses.append("Capability <= GPUsMaxCapability")
+        memory = self.get("gpus_minimum_memory")
+        if memory is not None:
+            units = parse_units(memory, "M")
+            self.ad["GPUsMinMemory"] = (
+                str(units) if units is not None else reprint(memory, "GPUsMinMemory")
+            )
+            if "globalmemorymb" not in named:
+                clauses.append("GlobalMemoryMb >= GPUsMinMemory")
+        runtime = self.get("gpus_minimum_runtime")
+        if runtime is not None:
+            major, _, minor = runtime.partition(".")
+            try:
+                self.ad["GPUsMinRuntime"] = str(int(major) * 1000 + int(minor or 0) * 10)
+            except ValueError:
+                self.set_expr("GPUsMinRuntime", runtime)
+            if "maxsupportedversion" not in named:
+                clauses.append("MaxSupportedVersion >= GPUsMinRuntime")
+        if clauses:
+            self.set_expr("RequireGPUs", " && ".join(clauses))
+
     def _requirements(self, universe: int, universe_name: str, container: bool) -> None:
         ad = self.ad
         user = self.get("requirements")
@@ -702,18 +784,36 @@ class JobBuilder:
                     clauses.append(f"(countMatches(MY.{require},TARGET.Available{tag}) >= {name})")
                 else:
                     clauses.append(f"(TARGET.{tag} >= {name})")
+        if ad.get("EncryptExecuteDirectory") == "true":
+            clauses.append("TARGET.HasEncryptExecuteDirectory")
         if universe in (5, 8, 10, 11, 13):
             transfer = "TARGET.HasFileTransfer"
+            if ad.get("PreserveRelativePaths") == "true":
+                transfer += ' && versioncmp(split(TARGET.CondorVersion)[1],"8.9.7") >= 0'
             for scheme in self._sorted_schemes():
                 transfer += f' && stringListIMember("{scheme}",TARGET.HasFileTransferPluginMethods)'
-            if self.stf == "NO":
-                clauses.append("(TARGET.FileSystemDomain == MY.FileSystemDomain)")
-            elif self.stf == "YES":
-                clauses.append(f"({transfer})")
-            else:
+            # A clause the user's requirements already decide is left out (observed: with
+            # IF_NEEDED, a user HasFileTransfer drops both halves, FileSystemDomain only its own).
+            has_transfer = "hasfiletransfer" in refs
+            shared = "filesystemdomain" not in refs and self.stf != "YES"
+            moved = not has_transfer and self.stf != "NO"
+            if self.stf not in ("YES", "NO") and has_transfer:
+                pass
+            elif shared and moved:
                 clauses.append(
                     f"((TARGET.FileSystemDomain == MY.FileSystemDomain) || ({transfer}))"
                 )
+            elif shared:
+                clauses.append("(TARGET.FileSystemDomain == MY.FileSystemDomain)")
+            elif moved:
+                clauses.append(f"({transfer})")
+        if getattr(self, "deferred", False):
+            clauses.append(
+                "TARGET.HasJobDeferral && (((time() + ScheddInterval) >= "
+                "(DeferralTime - DeferralPrepTime)) && (time() < (DeferralTime + DeferralWindow)))"
+            )
+        if "SuccessCheckpointExitCode" in ad:
+            clauses.append("TARGET.HasSelfCheckpointTransfers")
         ad["Requirements"] = reprint(" && ".join(clauses), "Requirements")
 
     @staticmethod
