@@ -173,8 +173,9 @@ def _random_ok(spec: str, value: str) -> bool:
     """``#RANDOM#choice_a_b`` / ``#RANDOM#int_lo_hi``: the value is one of the choices or an
     integer in range (values drawn at random are compared by type and range only)."""
     kind, *parts = spec.split("_")
+    value = value.strip('"')
     if kind == "choice":
-        return value.strip('"') in parts
+        return value in parts
     try:
         return int(parts[0]) <= int(value) <= int(parts[1])
     except ValueError:

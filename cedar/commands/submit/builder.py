@@ -9,6 +9,7 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from cedar.classad_wire import parse_expr
 from cedar.commands.submit.encodings import (
     ATTR_NAME,
     URL_SCHEME,
@@ -30,6 +31,7 @@ from cedar.commands.submit.encodings import (
 from cedar.commands.submit.errors import SubmitError
 from cedar.commands.submit.queue import split_items
 from cedar.config.macros import MacroExpander
+from cedar.errors import CedarError
 
 if TYPE_CHECKING:
     from cedar.commands.submit.jobad import Translator
@@ -120,9 +122,9 @@ class JobBuilder:
         self._requests(universe)
         self._misc()
         self._transfer(universe, universe_name)
-        disk = size + self._input_sizes()
         if container_image:
             self._container(container_image)
+        disk = size + self._input_sizes()
         if docker_image:
             self.set_str("DockerImage", docker_image)
             if universe_name != "docker":
@@ -186,8 +188,9 @@ class JobBuilder:
                 return 0
             raise SubmitError("No 'executable' parameter was provided")
         if no_transfer:
+            # Not transferred, yet still measured when it is there (observed).
             self.set_str("Cmd", value)
-            return 0
+            return size_kib(join_path(self.t.submit_dir, value))
         path = join_path(self.t.submit_dir, value)
         if not os.path.exists(path):
             raise SubmitError(f"Can't access executable file {value}: No such file or directory")
@@ -286,11 +289,12 @@ class JobBuilder:
         if cpus.lower() != "undefined":
             self.set_expr("RequestCpus", cpus)
         memory = self.get("request_memory", "RequestMemory") or self.s.default_request_memory
-        first, _, retry = memory.partition(",")
-        units = parse_units(first, "M")
-        self.ad["RequestMemory"] = (
-            str(units) if units is not None else reprint(first, "RequestMemory")
-        )
+        first, retry = self._memory_and_retries(memory)
+        if first.lower() != "undefined":
+            units = parse_units(first, "M")
+            self.ad["RequestMemory"] = (
+                str(units) if units is not None else reprint(first, "RequestMemory")
+            )
         if retry.strip():
             self.set_str("TransformOnEvict", "RequestMemory")
             self.set_str(
@@ -300,7 +304,10 @@ class JobBuilder:
             )
         disk = self.get("request_disk", "RequestDisk") or self.s.default_request_disk
         units = parse_units(disk, "K")
-        self.ad["RequestDisk"] = str(units) if units is not None else reprint(disk, "RequestDisk")
+        if disk.lower() != "undefined":
+            self.ad["RequestDisk"] = (
+                str(units) if units is not None else reprint(disk, "RequestDisk")
+            )
         gpus = self.get("request_gpus", "RequestGPUs")
         if gpus is not None:
             self.set_expr("RequestGPUs", gpus)
@@ -408,6 +415,7 @@ class JobBuilder:
             ("on_exit_hold_reason", "OnExitHoldReason"),
             ("on_exit_hold_subcode", "OnExitHoldSubCode"),
             ("max_idle", "JobMaterializeMaxIdle"),
+            ("materialize_max_idle", "JobMaterializeMaxIdle"),
         ):
             value = self.get(cmd)
             if value is not None:
@@ -575,15 +583,30 @@ class JobBuilder:
         return total
 
     def _container(self, image: str) -> None:
+        """``container_image``: where the image comes from (``ContainerImageSource``: a URL's
+        scheme, ``local`` for an absolute path or an image not transferred, ``cedar`` for one
+        sent with the input sandbox, which then lists it, all observed)."""
         self.set_str("ContainerImage", image)
-        if image.startswith("docker://"):
-            self.set_str("ContainerImageSource", "docker")
-            self.ad["WantDockerImage"] = "true"
-            self.image_kind = "docker"
+        transfer = self.boolean("transfer_container", True)
+        if not transfer:
+            self.ad["TransferContainer"] = "false"
+        scheme = URL_SCHEME.match(image)
+        if scheme:
+            source = scheme.group(1).lower()
+            self.image_kind = "docker" if source == "docker" else "sandbox"
         else:
             self.image_kind = "sif" if image.endswith(".sif") else "sandbox"
-            self.set_str("ContainerImageSource", "cedar")
-            self.ad["WantSIF" if self.image_kind == "sif" else "WantSandboxImage"] = "true"
+            source = "local" if image.startswith("/") or not transfer else "cedar"
+        self.set_str("ContainerImageSource", source)
+        self.ad[
+            {"docker": "WantDockerImage", "sif": "WantSIF", "sandbox": "WantSandboxImage"}[
+                self.image_kind
+            ]
+        ] = "true"
+        if source == "cedar":
+            self.set_str("ContainerImageFullPath", image)
+            self.input_items.append(image)
+            self.set_str("TransferInput", ",".join(self.input_items))
 
     def _hold(self) -> None:
         if self.get("hold") is not None and self.boolean("hold", False):
@@ -632,6 +655,24 @@ class JobBuilder:
             self.ad[name] = reprint(value, name) if value else "undefined"
 
     # --- Requirements (spec 06 §5.3) -----------------------------------------------------
+
+    @staticmethod
+    def _memory_and_retries(value: str) -> tuple[str, str]:
+        """``request_memory``: one expression (commas inside it are its own), or a list of
+        sizes whose first is the request and the rest the retry sizes after an eviction for
+        memory (spec 06 §5.5; a list item that is not a size is a parse error, observed)."""
+        if "," not in value or parse_units(value, "M") is not None:
+            return value, ""
+        try:
+            parse_expr(value)
+        except CedarError:
+            pass
+        else:
+            return value, ""
+        first, _, retry = value.partition(",")
+        if parse_units(first, "M") is None:
+            raise SubmitError(f"Parse error in expression: RequestMemory = {value}")
+        return first, retry
 
     def _deferral(self) -> None:
         """``deferral_time``/``cron_*``: the deferral attributes (their Requirements clause is
@@ -753,6 +794,8 @@ class JobBuilder:
                 )
             else:
                 clauses.append("(TARGET.Disk >= RequestDisk)")
+        elif disk is None and "disk" not in refs:
+            clauses.append("(TARGET.Disk >= DiskUsage)")
         memory = ad.get("RequestMemory")
         if memory is not None and self._positive(memory, 1):
             clauses.append("(TARGET.Memory >= RequestMemory)")

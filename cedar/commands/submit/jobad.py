@@ -29,6 +29,8 @@ CONDOR_VERSION = VERSION_STRING
 CONDOR_PLATFORM = "$CondorPlatform: X86_64-Linux $"
 DEFAULT_REQUEST_DISK = "MAX({1024, (TransferInputSizeMB+1) * 1.25}) * 1024"
 MAX_PROCS = 100_000
+#: Commands that ask the schedd to materialize the procs itself (late materialization).
+LATE_MATERIALIZATION = ("max_idle", "materialize_max_idle", "max_materialize", "materialize_max")
 #: Attributes a proc ad never repeats, even when a later queue statement changes them.
 _CLUSTER_ONLY = frozenset({"ClusterId", "Owner", "JobUniverse"})
 
@@ -186,6 +188,8 @@ class Translator:
         itemdata: list[Mapping[str, str]] | None,
     ) -> None:
         base = MacroExpander(self._lookup(commands, {}), evaluate_text, error=SubmitError)
+        if any(base.expand(commands.get(knob, "")).strip() for knob in LATE_MATERIALIZATION):
+            self.late_materialization = True
         if count_override is not None and not spec.mode and itemdata is None:
             count = count_override
         else:
