@@ -124,7 +124,9 @@ class JobBuilder:
         self._transfer(universe, universe_name)
         if container_image:
             self._container(container_image)
-        disk = size + self._input_sizes()
+        elif docker_image and not self.boolean("transfer_container", True):
+            ad["TransferContainer"] = "false"
+        disk = size + self._input_sizes() + self._universe_details(universe, size)
         if docker_image:
             self.set_str("DockerImage", docker_image)
             if universe_name != "docker":
@@ -596,7 +598,9 @@ class JobBuilder:
             self.image_kind = "docker" if source == "docker" else "sandbox"
         else:
             self.image_kind = "sif" if image.endswith(".sif") else "sandbox"
-            source = "local" if image.startswith("/") or not transfer else "cedar"
+            source = "local" if image.startswith("/") else "cedar"
+        if not transfer:
+            source = "local"
         self.set_str("ContainerImageSource", source)
         self.ad[
             {"docker": "WantDockerImage", "sif": "WantSIF", "sandbox": "WantSandboxImage"}[
@@ -673,6 +677,40 @@ class JobBuilder:
         if parse_units(first, "M") is None:
             raise SubmitError(f"Parse error in expression: RequestMemory = {value}")
         return first, retry
+
+    def _universe_details(self, universe: int, size: int) -> int:
+        """What the grid, java and parallel universes add (observed); returns the KiB they add
+        to ``DiskUsage`` (java counts the class file twice, then its jar files)."""
+        ad = self.ad
+        if universe == 9:
+            resource = self.get("grid_resource")
+            if resource is not None:
+                self.set_str("GridResource", resource)
+        elif universe == 11:
+            count = self.get("machine_count")
+            if count is not None:
+                self.set_expr("MinHosts", count)
+                self.set_expr("MaxHosts", count)
+            ad["JobRequiresSandbox"] = "true"
+            ad["WantIOProxy"] = "true"
+        elif universe == 10:
+            extra = size
+            cmd = literal_value(ad.get("Cmd", '""'))
+            self.set_str("Cmd", "java")
+            ad["TransferExecutable"] = "false"
+            jars = self.get("jar_files")
+            jar_items = [j.strip() for j in (jars or "").split(",") if j.strip()]
+            if jars is not None:
+                self.set_str("JarFiles", jars)
+            for jar in jar_items:
+                extra += size_kib(join_path(self.iwd, jar))
+            vm_args = self.get("java_vm_args")
+            if vm_args is not None:
+                self.set_str("JavaVMArgs", vm_args)
+            if "TransferInput" in ad and isinstance(cmd, str):
+                self.set_str("TransferInput", ",".join([*self.input_items, cmd, *jar_items]))
+            return extra
+        return 0
 
     def _deferral(self) -> None:
         """``deferral_time``/``cron_*``: the deferral attributes (their Requirements clause is
