@@ -26,7 +26,7 @@ from cedar.commands.base import (
 )
 from cedar.commands.numbers import Command
 from cedar.commands.qmgmt import SetAttributeFlags, SubmitOutcome
-from cedar.commands.submit import Submit, SubmitSettings
+from cedar.commands.submit import Submit, SubmitError, SubmitSettings
 from cedar.errors import CedarError, ClassAdError, CommandError, PermissionDenied, ProtocolError
 from cedar.stream.connection import CedarConnection
 from cedar.stream.primitives import MessageReader
@@ -547,6 +547,8 @@ class _ScheddBase:
                     settings=settings,
                     submit_dir=submit_dir,
                 )
+                if not ads.proc_ads:
+                    raise SubmitError("the submit description queues no jobs")
                 return ads.cluster_ad, ads.proc_ads
 
             return build

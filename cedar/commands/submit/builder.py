@@ -110,6 +110,13 @@ class JobBuilder:
         ):
             container = True
             ad["WantContainer"] = "true"
+            if not (container_image or docker_image):
+                raise SubmitError("container jobs require a container_image or docker_image")
+        if universe_name == "vm" and self.get("vm_memory") is None:
+            raise SubmitError(
+                "vm_memory cannot be found. Please specify vm_memory for vm universe in your "
+                "submit description file."
+            )
         ad["JobUniverse"] = str(universe)
         if universe != 5:
             ad["KillSig"] = quote("SIGTERM")
@@ -201,6 +208,13 @@ class JobBuilder:
 
     def _arguments(self) -> None:
         v2 = self.get("arguments2")
+        both = v2 is not None and self.get("arguments", "args") is not None
+        if both and not self.boolean("allow_arguments_v1", False):
+            raise SubmitError(
+                "If you wish to specify both 'arguments' and 'arguments2' for maximal "
+                "compatibility with different versions of Condor, then you must also "
+                "specify allow_arguments_v1=true."
+            )
         if v2 is not None:
             self.set_str("Arguments", " ".join(v2_quote(a) for a in v2_tokens(v2)))
             return
@@ -217,6 +231,13 @@ class JobBuilder:
         v2 = self.get("environment2")
         env_cmd = self.get("env")
         value = self.get("environment")
+        both = v2 is not None and (value or env_cmd) is not None
+        if both and not self.boolean("allow_environment_v1", False):
+            raise SubmitError(
+                "If you wish to specify both 'environment' and 'environment2' for maximal "
+                "compatibility with different versions of Condor, then you must also "
+                "specify allow_environment_v1=true."
+            )
         chosen = value if value is not None else env_cmd
         entries: dict[str, str] = {}
         is_v2 = False
@@ -567,6 +588,10 @@ class JobBuilder:
 
     def _scheme(self, item: str) -> None:
         m = URL_SCHEME.match(item)
+        if m and m.group(1).lower() in ("s3", "gs"):
+            for kind in ("access_key_id_file", "secret_access_key_file"):
+                if all(self.get(f"{p}_{kind}") is None for p in ("s3", "aws", "gs")):
+                    raise SubmitError(f"[s3|gs]:// URLs require [s3|aws|gs]_{kind} to be set.")
         if m and m.group(1).lower() not in [s.lower() for s in self.schemes]:
             self.schemes.append(m.group(1))
 

@@ -15,12 +15,16 @@ from cedar.commands.submit.jobad import JobAds, SubmitSettings, Translator
 from cedar.commands.submit.queue import (
     QUEUE_KEYWORD,
     QueueSpec,
+    command_output,
     parse_queue,
     queue_items,
     split_row,
 )
 from cedar.config import version_condition
 from cedar.config.macros import MacroExpander, next_logical_line
+
+#: How deeply ``include`` statements may nest.
+MAX_INCLUDE_DEPTH = 20
 
 
 class Submit(Mapping[str, str]):
@@ -120,7 +124,9 @@ class Submit(Mapping[str, str]):
 
     # ------------------------------------------------------------------ parsing
 
-    def _parse(self, text: str) -> None:
+    def _parse(self, text: str, included: int = 0) -> None:
+        """Read description text; ``included`` is the include depth (a ``queue`` statement is
+        not allowed in an included file or command output, as in condor_submit)."""
         lines = text.split("\n")  # not splitlines(): 0x1E/0x1F are data in submit text
         conditions: list[list[bool]] = []  # per if-level: [active, any_branch_taken]
         i = 0
@@ -140,6 +146,10 @@ class Submit(Mapping[str, str]):
             if conditions and not all(level[0] for level in conditions):
                 continue
             if is_stmt and keyword == "queue":
+                if included:
+                    raise SubmitError(
+                        f"line {line_no}: Queue statement not allowed in include file or command"
+                    )
                 args = rest.strip()
                 block: list[str] | None = None
                 if args.endswith("(") and QUEUE_KEYWORD.search(args):
@@ -158,9 +168,14 @@ class Submit(Mapping[str, str]):
             if is_stmt and keyword == "include" and re.match(r"\s*(ifexist\s*)?:", rest):
                 ifexist = "ifexist" in rest.split(":", 1)[0].lower()
                 path = self._expand_plain(rest.split(":", 1)[1].strip())
+                if included >= MAX_INCLUDE_DEPTH:
+                    raise SubmitError(f"line {line_no}: includes nested too deeply")
+                if path.endswith("|"):
+                    self._parse(command_output(path[:-1]), included + 1)
+                    continue
                 try:
                     with open(path, encoding="utf-8") as handle:
-                        self._parse(handle.read())
+                        self._parse(handle.read(), included + 1)
                 except OSError as exc:
                     if not ifexist:
                         raise SubmitError(

@@ -19,7 +19,9 @@ from cedar.classad_wire.expr import AttrRef, Expr, Select, fold, to_expr
 from cedar.commands.submit.errors import SubmitError
 from cedar.errors import CedarError
 
-ATTR_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+#: ``+Name``/``MY.Name`` attribute names; condor_submit also takes a leading digit (``+1st``).
+ATTR_NAME = re.compile(r"[A-Za-z0-9_]+\Z")
+_UNESCAPED_QUOTE = re.compile(r'(?<!\\)"')
 URL_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://")
 _UNITS = re.compile(r"\s*(\d+)(?:\.(\d*))?\s*(?:([KMGTkmgt])[bB]?)?\s*\Z")
 
@@ -163,6 +165,10 @@ def encode_arguments(value: str) -> tuple[str, str]:
     stripped = value.strip()
     if len(stripped) >= 2 and stripped.startswith('"') and stripped.endswith('"'):
         return "Arguments", " ".join(v2_quote(a) for a in v2_tokens(stripped[1:-1]))
+    if stripped.startswith('"'):
+        raise SubmitError(f"Unterminated double-quote in arguments: {value}")
+    if _UNESCAPED_QUOTE.search(stripped):
+        raise SubmitError(f"Found illegal unescaped double-quote in arguments: {value}")
     args = [a.replace('\\"', '"') for a in stripped.split()]
     return "Args", " ".join(args)
 

@@ -171,7 +171,10 @@ class Translator:
 
     def result(self) -> JobAds:
         if self.cluster_ad is None:
-            raise SubmitError("the submit description queues no jobs")
+            # Every queue statement produced no item (e.g. "matching" found no file):
+            # condor_submit warns and submits nothing.
+            self.warnings.append("the submit description queues no jobs")
+            return JobAds(self.cluster_id, {}, [], self.warnings)
         return JobAds(
             self.cluster_id,
             self.cluster_ad,
@@ -205,7 +208,9 @@ class Translator:
                     raise SubmitError(f"queue count {count_text!r} is not an integer") from None
                 count = value
         if count < 0:
-            raise SubmitError(f"queue count {count} is negative")
+            raise SubmitError(f"queue count {count} is out of range")
+        if count == 0:
+            count = 1  # condor_submit queues one job for "queue 0" (observed)
         names = spec.variables or ["Item"]
         rows: list[tuple[int, dict[str, str]]]
         if itemdata is not None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import glob
 import os
 import re
+import subprocess
 from dataclasses import dataclass, field
 
 from cedar.commands.submit.encodings import join_path
@@ -17,6 +18,8 @@ from cedar.commands.submit.errors import SubmitError
 from cedar.config.macros import MacroExpander
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*\Z")
+#: Seconds a ``cmd |`` may run.
+COMMAND_TIMEOUT = 60
 QUEUE_KEYWORD = re.compile(r"(?<![\w.])(in|from|matching)(?![\w.])", re.IGNORECASE)
 
 
@@ -134,13 +137,38 @@ def split_row(row: str, nvars: int) -> list[str]:
     return fields
 
 
+def command_output(command: str, cwd: str | None = None) -> str:
+    """The output of ``cmd |`` in ``include : cmd |`` and ``queue … from cmd |`` (run by the
+    shell, as condor_submit does: a submit file is code, read only trusted ones)."""
+    try:
+        done = subprocess.run(
+            command,
+            shell=True,
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=COMMAND_TIMEOUT,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise SubmitError(f"command {command!r} failed: {exc}") from None
+    if done.returncode != 0:
+        raise SubmitError(f"command {command!r} exited with status {done.returncode}")
+    return done.stdout
+
+
 def queue_items(spec: QueueSpec, expander: MacroExpander, submit_dir: str) -> list[tuple[int, str]]:
     """The ``(item index, row text)`` pairs a queue statement produces (one empty row when the
     statement has no item list)."""
     if not spec.mode:
         return [(0, "")]
     items: list[str]
-    if spec.mode == "from" and spec.source:
+    if spec.mode == "from" and spec.source.rstrip().endswith("|"):
+        output = command_output(expander.expand(spec.source.rstrip()[:-1]), submit_dir)
+        items = [line.rstrip("\r").strip(" \t") for line in output.split("\n")]
+        if items and items[-1] == "":
+            items.pop()
+    elif spec.mode == "from" and spec.source:
         path = join_path(submit_dir, expander.expand(spec.source))
         try:
             with open(path, encoding="utf-8") as handle:
