@@ -37,6 +37,13 @@ if TYPE_CHECKING:
     from cedar.commands.submit.jobad import Translator
 
 HOLD_REASON = "submitted on hold at user's request"
+SPOOL_HOLD_REASON = "Spooling input data files"
+#: ``LeaveJobInQueue`` of a spooled job: kept for 10 days after completion until its output
+#: sandbox has been fetched (``StageOutFinish``), as condor_submit -spool sets it.
+SPOOL_LEAVE_IN_QUEUE = (
+    "JobStatus == 4 && (time() - (CompletionDate ?: time())) < 864000 && "
+    "(StageOutFinish ?: 0) < EnteredCurrentStatus"
+)
 UNIVERSES = {
     "standard": 1,
     "vanilla": 5,
@@ -276,6 +283,7 @@ class JobBuilder:
         return out
 
     def _streams(self) -> None:
+        self.stream_remaps: list[str] = []
         for cmd, alias, attr, suffix in (
             ("input", "stdin", "In", "In"),
             ("output", "stdout", "Out", "Out"),
@@ -288,6 +296,12 @@ class JobBuilder:
                 self.set_str(attr, "/dev/null")
                 self.ad[f"Transfer{suffix}"] = "false"
                 continue
+            if self.t.spool and transfer and attr != "In" and "/" in name:
+                # -spool: the output comes back into the sandbox under a fixed name and is
+                # remapped to the path asked for (observed).
+                sandbox_name = "_condor_stdout" if attr == "Out" else "_condor_stderr"
+                self.stream_remaps.append(f"{sandbox_name}={name}")
+                name = sandbox_name
             self.set_str(attr, name)
             if transfer:
                 self.ad[f"Stream{suffix}"] = "true" if stream else "false"
@@ -563,12 +577,16 @@ class JobBuilder:
         self.schemes: list[str] = []
         if inputs is not None:
             items = [p.strip() for p in inputs.split(",") if p.strip()]
+            self.sized_items = list(items)  # DiskUsage counts a "dir/" as one tree
+            if self.t.spool:
+                items = self._spooled_inputs(items)
             self.input_items = items
             self.set_str("TransferInput", ",".join(items))
             for item in items:
                 self._scheme(item)
         else:
             self.input_items = []
+            self.sized_items = []
         if outputs is not None:
             self.set_str(
                 "TransferOutput", ",".join(p.strip() for p in outputs.split(",") if p.strip())
@@ -576,15 +594,34 @@ class JobBuilder:
         remaps = self.get("transfer_output_remaps")
         if remaps is not None:
             remaps = remaps.strip('"')
-            self.set_str("TransferOutputRemaps", remaps)
             for part in remaps.split(";"):
                 self._scheme(part.partition("=")[2].strip())
+        every = [*self.stream_remaps, *([remaps] if remaps is not None else [])]
+        if every:
+            self.set_str("TransferOutputRemaps", ";".join(every))
         dest = self.get("output_destination")
         if dest is not None:
             self.set_str("OutputDestination", dest)
             self._scheme(dest)
         if self.schemes:
             self.set_str("WantTransferPluginMethods", ",".join(self._sorted_schemes()))
+
+    def _spooled_inputs(self, items: list[str]) -> list[str]:
+        """-spool lists a ``dir/`` item (the directory's contents) entry by entry, sorted;
+        one that does not exist is an error (observed)."""
+        out: list[str] = []
+        for item in items:
+            if not item.endswith("/") or URL_SCHEME.match(item):
+                out.append(item)
+                continue
+            try:
+                names = sorted(os.listdir(join_path(self.iwd, item)))
+            except OSError:
+                raise SubmitError(
+                    f"Failed to expand '{item}' in transfer input file list."
+                ) from None
+            out.extend(item + name for name in names)
+        return out
 
     def _scheme(self, item: str) -> None:
         m = URL_SCHEME.match(item)
@@ -603,7 +640,7 @@ class JobBuilder:
         stdin = self.get("input", "stdin")
         if stdin and stdin != "/dev/null" and self.ad.get("TransferIn") != "false":
             total += size_kib(join_path(self.iwd, stdin))
-        for item in self.input_items:
+        for item in self.sized_items:
             if URL_SCHEME.match(item):
                 continue
             total += size_kib(join_path(self.iwd, item))
@@ -635,10 +672,22 @@ class JobBuilder:
         if source == "cedar":
             self.set_str("ContainerImageFullPath", image)
             self.input_items.append(image)
+            self.sized_items.append(image)
             self.set_str("TransferInput", ",".join(self.input_items))
 
     def _hold(self) -> None:
-        if self.get("hold") is not None and self.boolean("hold", False):
+        held = self.get("hold") is not None and self.boolean("hold", False)
+        if self.t.spool and held:
+            raise SubmitError("Cannot set hold to 'true' when using -remote or -spool")
+        if self.t.spool:
+            # condor_submit -spool: the job waits on the spooling hold until its input sandbox
+            # arrives, and stays in the queue until its output is fetched (spec 07).
+            self.ad["JobStatus"] = "5"
+            self.set_str("HoldReason", SPOOL_HOLD_REASON)
+            self.ad["HoldReasonCode"] = "16"
+            if self.get("leave_in_queue") is None:
+                self.ad["LeaveJobInQueue"] = reprint(SPOOL_LEAVE_IN_QUEUE, "LeaveJobInQueue")
+        elif held:
             self.ad["JobStatus"] = "5"
             self.set_str("HoldReason", HOLD_REASON)
             self.ad["HoldReasonCode"] = "15"
