@@ -128,7 +128,10 @@ class JobBuilder:
         if universe != 5:
             ad["KillSig"] = quote("SIGTERM")
         self._iwd()
-        size = self._executable(universe_name, docker_image or container_image)
+        if universe_name == "vm":
+            size = self._vm()
+        else:
+            size = self._executable(universe_name, docker_image or container_image)
         self._arguments()
         self._environment()
         self._streams()
@@ -140,7 +143,15 @@ class JobBuilder:
             self._container(container_image)
         elif docker_image and not self.boolean("transfer_container", True):
             ad["TransferContainer"] = "false"
-        disk = size + self._input_sizes() + self._universe_details(universe, size)
+        if universe_name == "vm":
+            ad["ShouldTransferFiles"] = quote("YES")
+            ad.pop("FileSystemDomain", None)
+            self.stf = "YES"
+            if self.get("request_memory", "RequestMemory") is None:
+                ad["RequestMemory"] = "MY.JobVMMemory"
+            disk = size
+        else:
+            disk = size + self._input_sizes() + self._universe_details(universe, size)
         if docker_image:
             self.set_str("DockerImage", docker_image)
             if universe_name != "docker":
@@ -752,6 +763,38 @@ class JobBuilder:
             raise SubmitError(f"Parse error in expression: RequestMemory = {value}")
         return first, retry
 
+    def _vm(self) -> int:
+        """The vm universe (observed): the ``executable`` only names the VM, the image is as
+        large as its memory, and the ``vm_*`` commands become ``JobVM*`` attributes."""
+        ad = self.ad
+        self.set_str("Cmd", self.get("executable") or "")
+        ad["TransferExecutable"] = "false"
+        vm_type = (self.get("vm_type") or "").lower()
+        if not vm_type:
+            raise SubmitError("'vm_type' cannot be found. Please specify vm_type.")
+        self.set_str("JobVMType", vm_type)
+        memory_text = self.get("vm_memory") or ""
+        memory = parse_units(memory_text, "M")
+        if memory is None:
+            raise SubmitError(f"vm_memory = {memory_text} is not a size")
+        ad["JobVMMemory"] = str(memory)
+        ad["JobVM_VCPUS"] = reprint(self.get("vm_vcpus") or "1", "JobVM_VCPUS")
+        checkpoint = self.boolean("vm_checkpoint", False)
+        networking = self.boolean("vm_networking", False)
+        wtto = (self.get("when_to_transfer_output") or "").upper()
+        if checkpoint and networking and wtto != "ON_EXIT_OR_EVICT":
+            raise SubmitError(
+                "You explicitly requested both VM checkpoint and VM networking; you must "
+                'also define "when_to_transfer_output = ON_EXIT_OR_EVICT"'
+            )
+        ad["JobVMCheckpoint"] = "true" if checkpoint else "false"
+        ad["JobVMNetworking"] = "true" if networking else "false"
+        ad["JobVMVNCConsole"] = "true" if self.boolean("vm_vnc", False) else "false"
+        disk = self.get("vm_disk")
+        if disk is not None:
+            self.set_str("VMPARAM_vm_Disk", disk)
+        return memory * 1024
+
     def _universe_details(self, universe: int, size: int) -> int:
         """What the grid, java and parallel universes add (observed); returns the KiB they add
         to ``DiskUsage`` (java counts the class file twice, then its jar files)."""
@@ -877,6 +920,17 @@ class JobBuilder:
             "opsysname",
             "opsyslegacy",
         }
+        if universe == 13:
+            clauses += [
+                arch,
+                "(TARGET.HasVM =?= true) && (TARGET.VM_Type == MY.JobVMType) && "
+                "(TARGET.VM_AvailNum > 0) && (TARGET.Disk >= RequestDisk) && "
+                "(TARGET.TotalMemory >= MY.JobVMMemory) && (TARGET.VM_Memory >= MY.JobVMMemory)",
+            ]
+            if "hasfiletransfer" not in refs:
+                clauses.append("(TARGET.HasFileTransfer)")
+            ad["Requirements"] = reprint(" && ".join(clauses), "Requirements")
+            return
         if universe == 10:
             clauses.append("TARGET.HasJava")
         elif universe_name == "docker":
