@@ -90,7 +90,9 @@ def find_body_end(text: str, start: int) -> int:
 
 
 def path_parts(path: str, letters: str) -> str:
-    """``$F<letters>(x)``: pieces of a path (spec 06 §1.4)."""
+    """``$F<letters>(x)``: pieces of a path (spec 06 §1.4): ``p`` directory, ``d`` parent
+    directory name, ``n`` name, ``x`` extension, ``q`` quoted, ``b`` without the trailing
+    ``/``; no piece letter means the whole path (observed: ``$Fb(/a/b.c)`` is ``/a/b.c``)."""
     directory, base = posixpath.split(path)
     if directory and not directory.endswith("/"):
         directory += "/"
@@ -107,6 +109,10 @@ def path_parts(path: str, letters: str) -> str:
         out += stem
     if "x" in letters:
         out += ext
+    if not any(piece in letters for piece in "pdnx"):
+        out = path
+    if "b" in letters and out.endswith("/"):
+        out = out[:-1]
     if "q" in letters:
         out = f'"{out}"'
     return out

@@ -53,6 +53,8 @@ MEMORY = [
     "$(undefined_memory_macro)",
     "$(mem:300)",
     "100 + 28",
+    "undefined",
+    "256, 512, 1024",
 ]
 REQUIREMENTS = [
     'OpSys == "LINUX"',
@@ -171,7 +173,10 @@ def _features(rng: random.Random, i: int) -> str:
         "MY.Other = 1 + 2",
         '+Project = "p$(Process)"',
     ]
-    lines = ["executable = job.sh"] + rng.sample(options, rng.randint(1, 4))
+    # Each option at least once (in turn), plus a few drawn at random.
+    picked = [options[i % len(options)]]
+    picked += [o for o in rng.sample(options, rng.randint(0, 3)) if o not in picked]
+    lines = ["executable = job.sh", *picked]
     lines.append(f"queue {rng.choice(['', '2'])}".rstrip())
     return "\n".join(lines)
 
@@ -181,7 +186,9 @@ def _macros(rng: random.Random, i: int) -> str:
     options = [
         f"{name} = 5\narguments = $({name})",
         "base = /data/run/file.tar.gz\narguments = $Fn(base) $Fx(base) $Fp(base) $Fd(base)",
-        "base = /data/run/file.tar.gz\narguments = $Fdb(base) $Fb(base) $Fnx(base) $Fq(base)",
+        "base = /data/run/file.tar.gz\narguments = $Fdb(base) $Fb(base) $Fnx(base)",
+        'base = /data/run/file.tar.gz\n+Quoted = $Fq(base)\n+Parent = "$Fd(base)"',
+        "base = file.txt\narguments = $Fp(base)x $Fd(base)x $Fdb(base)x $Fb(base)",
         "base = rel/dir/name.txt\narguments = $Fdn(base) $Fpn(base) $Fqn(base)",
         "v = abcdef\narguments = $SUBSTR(v, 2) $SUBSTR(v, -2) $SUBSTR(v, 1, 2) $SUBSTR(v, -100)",
         "list = a, b, c\narguments = $CHOICE(1, list) $CHOICE(Process, x, y, z)",
@@ -321,6 +328,13 @@ def _accept_reject(rng: random.Random, i: int) -> str:
         "executable = job.sh\nhold = maybe\nqueue",
         "queue",
         "executable = job.sh\nqueue name from missing-items.txt",
+        "universe = vm\nvm_type = kvm\nvm_memory = 64\nvm_networking = true\n"
+        "vm_checkpoint = true\nexecutable = vm1\nqueue",
+        "executable = job.sh\nenvironment = A=1\nenvironment2 = B=2\nqueue",
+        'executable = job.sh\narguments = a\\"b\nqueue',
+        "executable = job.sh\nhold = true\nqueue",
+        "executable = job.sh\ntransfer_input_files = gs://bucket/key\nqueue",
+        "executable = job.sh\nrequest_memory = MAX({1,2}), 300\nqueue",
     ]
     return options[i % len(options)]
 
@@ -330,14 +344,14 @@ FAMILIES: list[tuple[str, Family, int]] = [
     ("requests", _requests, 30),
     ("requirements", _requirements, 24),
     ("gpus", _gpus, 16),
-    ("features", _features, 40),
-    ("macros", _macros, 34),
+    ("features", _features, 50),
+    ("macros", _macros, 38),
     ("transfer", _transfer, 40),
     ("containers", _containers, 15),
     ("universes", _universes, 10),
     ("late", _late, 6),
     ("queues", _queues, 17),
-    ("accept-reject", _accept_reject, 24),
+    ("accept-reject", _accept_reject, 30),
 ]
 
 

@@ -217,7 +217,7 @@ class JobBuilder:
         if no_transfer:
             # Not transferred, yet still measured when it is there (observed).
             self.set_str("Cmd", value)
-            return size_kib(join_path(self.t.submit_dir, value))
+            return size_kib(join_path(self.iwd, value))
         path = join_path(self.t.submit_dir, value)
         if not os.path.exists(path):
             raise SubmitError(f"Can't access executable file {value}: No such file or directory")
@@ -344,11 +344,23 @@ class JobBuilder:
                 str(units) if units is not None else reprint(first, "RequestMemory")
             )
         if retry.strip():
+            # Retry sizes after an eviction for memory: one is SET, several become a list
+            # walked by an index (observed).
+            sizes = [str(parse_units(r, "M") or r.strip()) for r in retry.split(",") if r.strip()]
+            if len(sizes) == 1:
+                action = f"SET RequestMemory {sizes[0]}"
+            else:
+                self.set_expr("RetryRequestMemory", "{" + ",".join(sizes) + "}")
+                action = (
+                    "EVALSET RequestMemory RetryRequestMemory[RetryRequestMemoryIndex?:0]\x1e"
+                    "EVALSET RetryRequestMemoryIndex MIN({size(RetryRequestMemory)-1, "
+                    "(RetryRequestMemoryIndex?:0)+1})"
+                )
             self.set_str("TransformOnEvict", "RequestMemory")
             self.set_str(
                 "TransformBody_RequestMemory",
                 "REQUIREMENTS (VacateReasonCode==21 || VacateReasonCode == 34) && "
-                f"VacateReasonSubCode == 102\x1eSET RequestMemory {retry.strip()}",
+                f"VacateReasonSubCode == 102\x1e{action}",
             )
         disk = self.get("request_disk", "RequestDisk") or self.s.default_request_disk
         units = parse_units(disk, "K")
