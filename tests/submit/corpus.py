@@ -339,6 +339,23 @@ def _accept_reject(rng: random.Random, i: int) -> str:
     return options[i % len(options)]
 
 
+def _mixed(rng: random.Random, i: int) -> str:
+    """Commands of several families together (their interactions: Requirements, sizes)."""
+    body: dict[str, str] = {}
+    for family in (_basic, _requests, _requirements, _transfer, _features, _gpus):
+        if family is not _basic and rng.random() < 0.5:
+            continue
+        for line in family(rng, i).split("\n"):
+            name = line.partition("=")[0].strip().lower()
+            if line.startswith("queue") or not name:
+                continue
+            body[name] = line
+    if rng.random() < 0.3:
+        body["universe"] = "universe = " + rng.choice(["vanilla", "local", "scheduler"])
+    queue = rng.choice(["queue", "queue 3", "queue name in (a, b)", "queue name from items.txt"])
+    return "\n".join([*body.values(), queue])
+
+
 FAMILIES: list[tuple[str, Family, int]] = [
     ("basic", _basic, 50),
     ("requests", _requests, 30),
@@ -352,6 +369,7 @@ FAMILIES: list[tuple[str, Family, int]] = [
     ("late", _late, 6),
     ("queues", _queues, 17),
     ("accept-reject", _accept_reject, 30),
+    ("mixed", _mixed, 60),
 ]
 
 
