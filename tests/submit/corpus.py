@@ -339,6 +339,80 @@ def _accept_reject(rng: random.Random, i: int) -> str:
     return options[i % len(options)]
 
 
+def _more(rng: random.Random, i: int) -> str:
+    """Less common commands, one per file in turn."""
+    options = [
+        "shell = echo hello | wc -c",
+        "universe = docker\ndocker_image = alpine\ndocker_network_type = bridge",
+        "universe = docker\ndocker_image = alpine\ndocker_network_type = host",
+        "docker_image = alpine\ndocker_pull_policy = always",
+        "encrypt_input_files = in.txt\ntransfer_input_files = in.txt",
+        "dont_encrypt_output_files = out.txt\ntransfer_output_files = out.txt",
+        "output_destination = https://example.org/out/",
+        "transfer_input_files = file:///etc/hostname, HTTPS://example.org/x",
+        'transfer_output_remaps = "a = https://example.org/a"\ntransfer_output_files = a',
+        "when_to_transfer_output = ON_SUCCESS\nshould_transfer_files = YES",
+        "initialdir = data\nlog = job.log",
+        "initialdir = sub$(Process)\nlog = rel.log\nqueue_dirs = 1",
+        "getenv = HOME, !PATH",
+        "getenv = *",
+        "nice_user = true\naccounting_group = grp",
+        "accounting_group_user = alice",
+        'batch_name = "my batch $(Cluster)"',
+        "description = a test job",
+        "kill_sig = SIGKILL\nremove_kill_sig = SIGQUIT\nhold_kill_sig = SIGUSR2\n"
+        "kill_sig_timeout = 5",
+        'request_foo = 2\nrequest_Licenses = "abc"',
+        "request_cpus = 2.5\nrequest_disk = 0",
+        "request_memory = 1\nrequest_cpus = $(Process) + 1",
+        "+Requirements = Memory > 5",
+        'requirements = Arch == "INTEL" && OpSys == "WINDOWS"',
+        "requirements = TARGET.Cpus > 2 && Disk > 10",
+        "rank = Memory * 2\npreferences = KFlops",
+        "log_xml = true\nlog = x.log",
+        "dagman_log = dag.log",
+        "cuda_version = 11.2\nrequest_gpus = 1",
+        "universe = local\nrequest_memory = 2G",
+        "universe = scheduler\nrequirements = Memory > 1",
+        "transfer_output = false\noutput = o.txt\nstream_error = true\nerror = e.txt",
+        "transfer_input = false\ninput = stdin.txt",
+        "image_size = 1.5 M",
+        "coresize = 4 * 2",
+        "priority = 3 + 2",
+        "jobset = myset",
+        "notification = Error",
+        "email_attributes = a b, c",
+        'periodic_hold_reason = "too long"\nperiodic_hold_subcode = 7\nperiodic_vacate = false',
+        'on_exit_hold_reason = "bad"\non_exit_hold_subcode = 3\non_exit_hold = ExitCode == 1',
+        "max_retries = 2\nretry_until = 9\non_exit_remove = ExitCode == 5",
+        "success_exit_code = 3",
+        "transfer_checkpoint_files = ckpt\ncheckpoint_exit_code = 85",
+        'environment = "A=\'x\'\' y\' B=""q"""',
+        'arguments = "a b \'c d\' e""f"',
+        'arguments = a \\"b c\\" d',
+        "arguments = a   b\tc  C:\\path\\x",
+        'env = A=1;B=2\nenvironment = "C=3"',
+        "environment = A=b=c;D=;E = spaced value",
+        "arguments2 = x y\nallow_arguments_v1 = true\narguments = z",
+        "next_job_start_delay = 5\nmax_transfer_input_mb = 10\nmax_transfer_output_mb = 20",
+        "want_io_proxy = true\nload_profile = true\nrun_as_owner = false",
+        "job_max_retries = 4\nstack_size = 100",
+        "x509userproxy = /no/such/proxy",
+        "universe = grid\ngrid_resource = condor a.example b.example\nrequest_memory = 1G",
+        "universe = parallel\nmachine_count = 2\nrequest_cpus = 4",
+        "universe = vm\nvm_type = xen\nvm_memory = 1G\nexecutable = vm1\nvm_vcpus = 2",
+        "universe = java\nexecutable = Main.class\narguments = Main\ntransfer_input_files = in.txt",
+        "universe = container\ncontainer_image = docker://a/b:c\narguments = $(Process)",
+    ]
+    lines = ["executable = job.sh", options[i % len(options)]]
+    if "shell =" in lines[1] or "universe = vm" in lines[1] or "executable" in lines[1]:
+        lines = lines[1:]
+    if "queue_dirs" in lines[-1]:
+        lines[-1] = lines[-1].replace("\nqueue_dirs = 1", "")
+        return "\n".join(lines) + "\nqueue 2"
+    return "\n".join(lines) + "\nqueue " + rng.choice(["", "2"])
+
+
 def _mixed(rng: random.Random, i: int) -> str:
     """Commands of several families together (their interactions: Requirements, sizes)."""
     body: dict[str, str] = {}
@@ -370,6 +444,7 @@ FAMILIES: list[tuple[str, Family, int]] = [
     ("queues", _queues, 17),
     ("accept-reject", _accept_reject, 30),
     ("mixed", _mixed, 60),
+    ("more", _more, 62),
 ]
 
 
@@ -394,6 +469,8 @@ def _support(directory: Path) -> None:
     (directory / "with-queue.inc").write_text("arguments = inc\nqueue 2\n")
     (directory / "no-queue.inc").write_text("arguments = included\n")
     (directory / "logs").mkdir(exist_ok=True)
+    for n in (0, 1):
+        (directory / f"sub{n}").mkdir(exist_ok=True)
     (directory / "sub").mkdir(exist_ok=True)  # the captures' transfer_input_files
     (directory / "sub" / "f.txt").write_text("f\n")
     (directory / "blob.bin").write_bytes(bytes(range(256)) * 8)

@@ -117,6 +117,8 @@ def parse_dry_run(text: str) -> tuple[list[dict[str, str]], dict[str, str] | Non
         if line == ".":
             blocks.append(current)
             current = {}
+        elif line[:1].isspace() or line.startswith("::"):
+            continue  # debug lines (e.g. "::send_Jobset(...)" and its indented ad)
         elif "=" in line and not line.endswith(" dry-run to cluster 1."):
             name, _, value = line.partition("=")
             current[name] = value

@@ -227,6 +227,8 @@ class JobBuilder:
     def _arguments(self) -> None:
         v2 = self.get("arguments2")
         both = v2 is not None and self.get("arguments", "args") is not None
+        if both and v2 is not None and not v2.startswith('"'):
+            raise SubmitError(f"Expecting double-quoted input string (V2 format): {v2}")
         if both and not self.boolean("allow_arguments_v1", False):
             raise SubmitError(
                 "If you wish to specify both 'arguments' and 'arguments2' for maximal "
@@ -464,7 +466,6 @@ class JobBuilder:
             ("max_transfer_input_mb", "MaxTransferInputMB"),
             ("max_transfer_output_mb", "MaxTransferOutputMB"),
             ("stack_size", "StackSize"),
-            ("job_max_retries", "JobMaxRetries"),
             ("leave_in_queue", "LeaveJobInQueue"),
             ("periodic_hold", "PeriodicHold"),
             ("periodic_hold_reason", "PeriodicHoldReason"),
@@ -560,6 +561,8 @@ class JobBuilder:
         self.set_str("AccountingGroup", f"{group}.{user}" if group is not None else user)
 
     def _transfer(self, universe: int, universe_name: str) -> None:
+        self._encryption_lists()
+        self._proxy()
         stf = self.get("should_transfer_files")
         wtto = self.get("when_to_transfer_output")
         explicit = stf is not None
@@ -628,6 +631,31 @@ class JobBuilder:
             self._scheme(dest)
         if self.schemes:
             self.set_str("WantTransferPluginMethods", ",".join(self._sorted_schemes()))
+
+    def _proxy(self) -> None:
+        """``x509userproxy`` must name a readable file (the attributes condor_submit derives
+        from the proxy itself are not produced: see the README's known gaps)."""
+        proxy = self.get("x509userproxy")
+        if proxy is None:
+            return
+        path = join_path(self.iwd, proxy)
+        if not os.access(path, os.R_OK):
+            raise SubmitError(f"unable to read proxy file {path}")
+        self.set_str("x509userproxy", path)
+
+    def _encryption_lists(self) -> None:
+        """``encrypt_input_files`` and friends: string lists that ask for per-file encryption."""
+        self.per_file_encryption = False
+        for cmd, attr in (
+            ("encrypt_input_files", "EncryptInputFiles"),
+            ("encrypt_output_files", "EncryptOutputFiles"),
+            ("dont_encrypt_input_files", "DontEncryptInputFiles"),
+            ("dont_encrypt_output_files", "DontEncryptOutputFiles"),
+        ):
+            value = self.get(cmd)
+            if value is not None:
+                self.set_str(attr, value)
+                self.per_file_encryption = True
 
     def _spooled_inputs(self, items: list[str]) -> list[str]:
         """-spool lists a ``dir/`` item (the directory's contents) entry by entry, sorted;
@@ -785,6 +813,8 @@ class JobBuilder:
         if not vm_type:
             raise SubmitError("'vm_type' cannot be found. Please specify vm_type.")
         self.set_str("JobVMType", vm_type)
+        if vm_type == "xen" and self.get("xen_kernel") is None:
+            raise SubmitError('xen_kernel must be one of "included", "vmx", <file-name>.')
         memory_text = self.get("vm_memory") or ""
         memory = parse_units(memory_text, "M")
         if memory is None:
@@ -946,7 +976,13 @@ class JobBuilder:
         if universe == 10:
             clauses.append("TARGET.HasJava")
         elif universe_name == "docker":
-            clauses.append(f"{arch} && TARGET.HasDocker")
+            network = (self.get("docker_network_type") or "").lower()
+            extra = (
+                " && StringListMember(My.DockerNetworkType,TARGET.DockerNetworks)"
+                if network and network not in ("host", "none", "nat")
+                else ""
+            )
+            clauses.append(f"{arch} && TARGET.HasDocker{extra}")
         elif container:
             kind = getattr(self, "image_kind", "docker")
             extra = {
@@ -1009,7 +1045,13 @@ class JobBuilder:
             clauses.append("TARGET.HasEncryptExecuteDirectory")
         if universe in (5, 8, 10, 11, 13):
             transfer = "TARGET.HasFileTransfer"
-            if ad.get("PreserveRelativePaths") == "true":
+            if self.per_file_encryption:
+                transfer += " && TARGET.HasPerFileEncryption"
+            if (
+                ad.get("PreserveRelativePaths") == "true"
+                or "TransferCheckpoint" in ad
+                or ad.get("WhenToTransferOutput") == '"ON_SUCCESS"'
+            ):
                 transfer += ' && versioncmp(split(TARGET.CondorVersion)[1],"8.9.7") >= 0'
             for scheme in self._sorted_schemes():
                 transfer += f' && stringListIMember("{scheme}",TARGET.HasFileTransferPluginMethods)'
@@ -1035,6 +1077,14 @@ class JobBuilder:
             )
         if "SuccessCheckpointExitCode" in ad:
             clauses.append("TARGET.HasSelfCheckpointTransfers")
+        cuda = self.get("cuda_version")
+        if cuda is not None:
+            major, _, minor = cuda.partition(".")
+            try:
+                ad["CUDAVersion"] = str(int(major) * 1000 + int(minor or 0))
+            except ValueError:
+                self.set_expr("CUDAVersion", cuda)
+            clauses.append("CUDAVersion <= TARGET.CUDAMaxSupportedVersion")
         ad["Requirements"] = reprint(" && ".join(clauses), "Requirements")
 
     @staticmethod

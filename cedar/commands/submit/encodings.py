@@ -152,12 +152,11 @@ def v2_tokens(text: str) -> list[str]:
 
 
 def v2_quote(arg: str) -> str:
-    """One argument in V2 raw form: whitespace runs in single quotes, a ``'`` as ``''''``
-    (a quoted, doubled quote: what condor_submit writes)."""
+    """One argument in V2 raw form: each run of whitespace and ``'`` characters is put in
+    single quotes with every ``'`` doubled (``it's`` -> ``it''''s``), as condor_submit writes."""
     if arg == "":
         return "''"
-    out = arg.replace("'", "''''")
-    return re.sub(r"([ \t\r\n]+)", r"'\1'", out)
+    return re.sub(r"[ \t\r\n']+", lambda run: "'" + run.group(0).replace("'", "''") + "'", arg)
 
 
 def encode_arguments(value: str) -> tuple[str, str]:
