@@ -6,35 +6,32 @@ import fnmatch
 import math
 import os
 import re
-from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from cedar.classad_wire import parse_expr
 from cedar.commands.submit.encodings import (
     ATTR_NAME,
-    URL_SCHEME,
-    bool_value,
     encode_arguments,
     encode_env_v2,
     evaluate_text,
     join_path,
-    literal_value,
     parse_environment,
     parse_units,
     quote,
     reprint,
-    requirement_references,
     size_kib,
     v2_quote,
     v2_tokens,
 )
 from cedar.commands.submit.errors import SubmitError
 from cedar.commands.submit.queue import split_items
-from cedar.config.macros import MacroExpander
 from cedar.errors import CedarError
 
 if TYPE_CHECKING:
-    from cedar.commands.submit.jobad import Translator
+    pass
+from cedar.commands.submit.requirements import RequirementsParts
+from cedar.commands.submit.transfer import TransferParts
+from cedar.commands.submit.universes import UniverseParts
 
 HOLD_REASON = "submitted on hold at user's request"
 SPOOL_HOLD_REASON = "Spooling input data files"
@@ -60,45 +57,8 @@ UNIVERSES = {
 NOTIFICATION = {"never": 0, "always": 1, "complete": 2, "error": 3, "start": 4}
 
 
-class JobBuilder:
+class JobBuilder(RequirementsParts, TransferParts, UniverseParts):
     """Translates the commands of one job into its ad (spec 06 §5.1–§5.3)."""
-
-    def __init__(
-        self, translator: Translator, commands: Mapping[str, str], expander: MacroExpander
-    ) -> None:
-        self.t = translator
-        self.s = translator.settings
-        self.commands = commands
-        self.expander = expander
-        self.ad: dict[str, str] = {}
-        self._expanded: dict[str, str] = {}
-
-    def get(self, *names: str) -> str | None:
-        """Expanded value of the first given command; empty counts as absent."""
-        for name in names:
-            low = name.lower()
-            raw = self.commands.get(low)
-            if raw is None:
-                continue
-            value = self._expanded.get(low)
-            if value is None:
-                value = self._expanded[low] = self.expander.expand(raw).strip()
-            if value:
-                return value
-        return None
-
-    def has(self, name: str) -> bool:
-        return name.lower() in self.commands
-
-    def boolean(self, name: str, default: bool) -> bool:
-        value = self.get(name)
-        return default if value is None else bool_value(name, value)
-
-    def set_expr(self, attr: str, text: str) -> None:
-        self.ad[attr] = reprint(text, attr)
-
-    def set_str(self, attr: str, value: str) -> None:
-        self.ad[attr] = quote(value)
 
     def build(self, proc: int) -> dict[str, str]:
         ad = self.ad
@@ -560,172 +520,6 @@ class JobBuilder:
         self.set_str("AcctGroupUser", user)
         self.set_str("AccountingGroup", f"{group}.{user}" if group is not None else user)
 
-    def _transfer(self, universe: int, universe_name: str) -> None:
-        self._encryption_lists()
-        self._proxy()
-        stf = self.get("should_transfer_files")
-        wtto = self.get("when_to_transfer_output")
-        explicit = stf is not None
-        stf = (stf or "IF_NEEDED").upper()
-        if stf not in ("YES", "NO", "IF_NEEDED"):
-            raise SubmitError(f"should_transfer_files = {stf} is invalid")
-        if wtto is not None:
-            wtto = wtto.upper()
-            if wtto not in ("ON_EXIT", "ON_EXIT_OR_EVICT", "ON_SUCCESS"):
-                raise SubmitError(f"when_to_transfer_output = {wtto} is invalid")
-        inputs = self.get("transfer_input_files")
-        outputs = self.get("transfer_output_files")
-        if stf == "NO":
-            if wtto is not None:
-                raise SubmitError(
-                    f"WhenToTransferOutput specified as {wtto} yet ShouldTransferFiles "
-                    "defined as NO"
-                )
-            if inputs is not None or outputs is not None:
-                raise SubmitError("transfer of files requested, but ShouldTransferFiles is NO")
-        if wtto == "ON_EXIT_OR_EVICT" and stf == "IF_NEEDED":
-            if explicit:
-                raise SubmitError(
-                    "ShouldTransferFiles IF_NEEDED cannot be combined with ON_EXIT_OR_EVICT"
-                )
-            stf = "YES"
-        self.stf = stf
-        self.set_str("ShouldTransferFiles", stf)
-        if stf != "NO":
-            self.set_str("WhenToTransferOutput", wtto or "ON_EXIT")
-        if stf != "YES":
-            self.set_str("FileSystemDomain", self.s.filesystem_domain)
-        if universe in (5, 10, 11, 13) and (self.get("job_lease_duration") is None):
-            if self.s.default_lease_duration:
-                self.ad["JobLeaseDuration"] = self.s.default_lease_duration
-        elif self.get("job_lease_duration") is not None:
-            self.set_expr("JobLeaseDuration", self.get("job_lease_duration") or "")
-        self.schemes: list[str] = []
-        if inputs is not None:
-            items = [p.strip() for p in inputs.split(",") if p.strip()]
-            self.sized_items = list(items)  # DiskUsage counts a "dir/" as one tree
-            if self.t.spool:
-                items = self._spooled_inputs(items)
-            self.input_items = items
-            self.set_str("TransferInput", ",".join(items))
-            for item in items:
-                self._scheme(item)
-        else:
-            self.input_items = []
-            self.sized_items = []
-        if outputs is not None:
-            self.set_str(
-                "TransferOutput", ",".join(p.strip() for p in outputs.split(",") if p.strip())
-            )
-        remaps = self.get("transfer_output_remaps")
-        if remaps is not None:
-            remaps = remaps.strip('"')
-            for part in remaps.split(";"):
-                self._scheme(part.partition("=")[2].strip())
-        every = [*self.stream_remaps, *([remaps] if remaps is not None else [])]
-        if every:
-            self.set_str("TransferOutputRemaps", ";".join(every))
-        dest = self.get("output_destination")
-        if dest is not None:
-            self.set_str("OutputDestination", dest)
-            self._scheme(dest)
-        if self.schemes:
-            self.set_str("WantTransferPluginMethods", ",".join(self._sorted_schemes()))
-
-    def _proxy(self) -> None:
-        """``x509userproxy`` must name a readable file (the attributes condor_submit derives
-        from the proxy itself are not produced: see the README's known gaps)."""
-        proxy = self.get("x509userproxy")
-        if proxy is None:
-            return
-        path = join_path(self.iwd, proxy)
-        if not os.access(path, os.R_OK):
-            raise SubmitError(f"unable to read proxy file {path}")
-        self.set_str("x509userproxy", path)
-
-    def _encryption_lists(self) -> None:
-        """``encrypt_input_files`` and friends: string lists that ask for per-file encryption."""
-        self.per_file_encryption = False
-        for cmd, attr in (
-            ("encrypt_input_files", "EncryptInputFiles"),
-            ("encrypt_output_files", "EncryptOutputFiles"),
-            ("dont_encrypt_input_files", "DontEncryptInputFiles"),
-            ("dont_encrypt_output_files", "DontEncryptOutputFiles"),
-        ):
-            value = self.get(cmd)
-            if value is not None:
-                self.set_str(attr, value)
-                self.per_file_encryption = True
-
-    def _spooled_inputs(self, items: list[str]) -> list[str]:
-        """-spool lists a ``dir/`` item (the directory's contents) entry by entry, sorted;
-        one that does not exist is an error (observed)."""
-        out: list[str] = []
-        for item in items:
-            if not item.endswith("/") or URL_SCHEME.match(item):
-                out.append(item)
-                continue
-            try:
-                names = sorted(os.listdir(join_path(self.iwd, item)))
-            except OSError:
-                raise SubmitError(
-                    f"Failed to expand '{item}' in transfer input file list."
-                ) from None
-            out.extend(item + name for name in names)
-        return out
-
-    def _scheme(self, item: str) -> None:
-        m = URL_SCHEME.match(item)
-        if m and m.group(1).lower() in ("s3", "gs"):
-            for kind in ("access_key_id_file", "secret_access_key_file"):
-                if all(self.get(f"{p}_{kind}") is None for p in ("s3", "aws", "gs")):
-                    raise SubmitError(f"[s3|gs]:// URLs require [s3|aws|gs]_{kind} to be set.")
-        if m and m.group(1).lower() not in [s.lower() for s in self.schemes]:
-            self.schemes.append(m.group(1))
-
-    def _sorted_schemes(self) -> list[str]:
-        return sorted(self.schemes, key=str.lower)
-
-    def _input_sizes(self) -> int:
-        total = 0
-        stdin = self.get("input", "stdin")
-        if stdin and stdin != "/dev/null" and self.ad.get("TransferIn") != "false":
-            total += size_kib(join_path(self.iwd, stdin))
-        for item in self.sized_items:
-            if URL_SCHEME.match(item):
-                continue
-            total += size_kib(join_path(self.iwd, item))
-        return total
-
-    def _container(self, image: str) -> None:
-        """``container_image``: where the image comes from (``ContainerImageSource``: a URL's
-        scheme, ``local`` for an absolute path or an image not transferred, ``cedar`` for one
-        sent with the input sandbox, which then lists it, all observed)."""
-        self.set_str("ContainerImage", image)
-        transfer = self.boolean("transfer_container", True)
-        if not transfer:
-            self.ad["TransferContainer"] = "false"
-        scheme = URL_SCHEME.match(image)
-        if scheme:
-            source = scheme.group(1).lower()
-            self.image_kind = "docker" if source == "docker" else "sandbox"
-        else:
-            self.image_kind = "sif" if image.endswith(".sif") else "sandbox"
-            source = "local" if image.startswith("/") else "cedar"
-        if not transfer:
-            source = "local"
-        self.set_str("ContainerImageSource", source)
-        self.ad[
-            {"docker": "WantDockerImage", "sif": "WantSIF", "sandbox": "WantSandboxImage"}[
-                self.image_kind
-            ]
-        ] = "true"
-        if source == "cedar":
-            self.set_str("ContainerImageFullPath", image)
-            self.input_items.append(image)
-            self.sized_items.append(image)
-            self.set_str("TransferInput", ",".join(self.input_items))
-
     def _hold(self) -> None:
         held = self.get("hold") is not None and self.boolean("hold", False)
         if self.t.spool and held:
@@ -803,74 +597,6 @@ class JobBuilder:
             raise SubmitError(f"Parse error in expression: RequestMemory = {value}")
         return first, retry
 
-    def _vm(self) -> int:
-        """The vm universe (observed): the ``executable`` only names the VM, the image is as
-        large as its memory, and the ``vm_*`` commands become ``JobVM*`` attributes."""
-        ad = self.ad
-        self.set_str("Cmd", self.get("executable") or "")
-        ad["TransferExecutable"] = "false"
-        vm_type = (self.get("vm_type") or "").lower()
-        if not vm_type:
-            raise SubmitError("'vm_type' cannot be found. Please specify vm_type.")
-        self.set_str("JobVMType", vm_type)
-        if vm_type == "xen" and self.get("xen_kernel") is None:
-            raise SubmitError('xen_kernel must be one of "included", "vmx", <file-name>.')
-        memory_text = self.get("vm_memory") or ""
-        memory = parse_units(memory_text, "M")
-        if memory is None:
-            raise SubmitError(f"vm_memory = {memory_text} is not a size")
-        ad["JobVMMemory"] = str(memory)
-        ad["JobVM_VCPUS"] = reprint(self.get("vm_vcpus") or "1", "JobVM_VCPUS")
-        checkpoint = self.boolean("vm_checkpoint", False)
-        networking = self.boolean("vm_networking", False)
-        wtto = (self.get("when_to_transfer_output") or "").upper()
-        if checkpoint and networking and wtto != "ON_EXIT_OR_EVICT":
-            raise SubmitError(
-                "You explicitly requested both VM checkpoint and VM networking; you must "
-                'also define "when_to_transfer_output = ON_EXIT_OR_EVICT"'
-            )
-        ad["JobVMCheckpoint"] = "true" if checkpoint else "false"
-        ad["JobVMNetworking"] = "true" if networking else "false"
-        ad["JobVMVNCConsole"] = "true" if self.boolean("vm_vnc", False) else "false"
-        disk = self.get("vm_disk")
-        if disk is not None:
-            self.set_str("VMPARAM_vm_Disk", disk)
-        return memory * 1024
-
-    def _universe_details(self, universe: int, size: int) -> int:
-        """What the grid, java and parallel universes add (observed); returns the KiB they add
-        to ``DiskUsage`` (java counts the class file twice, then its jar files)."""
-        ad = self.ad
-        if universe == 9:
-            resource = self.get("grid_resource")
-            if resource is not None:
-                self.set_str("GridResource", resource)
-        elif universe == 11:
-            count = self.get("machine_count")
-            if count is not None:
-                self.set_expr("MinHosts", count)
-                self.set_expr("MaxHosts", count)
-            ad["JobRequiresSandbox"] = "true"
-            ad["WantIOProxy"] = "true"
-        elif universe == 10:
-            extra = size
-            cmd = literal_value(ad.get("Cmd", '""'))
-            self.set_str("Cmd", "java")
-            ad["TransferExecutable"] = "false"
-            jars = self.get("jar_files")
-            jar_items = [j.strip() for j in (jars or "").split(",") if j.strip()]
-            if jars is not None:
-                self.set_str("JarFiles", jars)
-            for jar in jar_items:
-                extra += size_kib(join_path(self.iwd, jar))
-            vm_args = self.get("java_vm_args")
-            if vm_args is not None:
-                self.set_str("JavaVMArgs", vm_args)
-            if "TransferInput" in ad and isinstance(cmd, str):
-                self.set_str("TransferInput", ",".join([*self.input_items, cmd, *jar_items]))
-            return extra
-        return 0
-
     def _deferral(self) -> None:
         """``deferral_time``/``cron_*``: the deferral attributes (their Requirements clause is
         added by :meth:`_requirements`)."""
@@ -899,199 +625,3 @@ class JobBuilder:
         prep = self.get("deferral_prep_time", "cron_prep_time")
         self.set_expr("DeferralPrepTime", prep if prep is not None else "300")
         self.ad["ScheddInterval"] = "300"
-
-    def _gpu_requirements(self) -> None:
-        """``require_gpus`` and the ``gpus_minimum_*``/``gpus_maximum_*`` knobs (used only with
-        ``request_gpus``) make ``RequireGPUs``: the user's clause, then one clause per knob
-        unless the user's clause already names that GPU property (observed)."""
-        clauses = []
-        require = self.get("require_gpus")
-        named: frozenset[str] = frozenset()
-        if require is not None:
-            clauses.append(require)
-            named = requirement_references(require)
-        capability = self.get("gpus_minimum_capability")
-        if capability is not None:
-            self.set_expr("GPUsMinCapability", capability)
-            if "capability" not in named:
-                clauses.append("Capability >= GPUsMinCapability")
-        maximum = self.get("gpus_maximum_capability")
-        if maximum is not None:
-            self.set_expr("GPUsMaxCapability", maximum)
-            if "capability" not in named:
-                clauses.append("Capability <= GPUsMaxCapability")
-        memory = self.get("gpus_minimum_memory")
-        if memory is not None:
-            units = parse_units(memory, "M")
-            self.ad["GPUsMinMemory"] = (
-                str(units) if units is not None else reprint(memory, "GPUsMinMemory")
-            )
-            if "globalmemorymb" not in named:
-                clauses.append("GlobalMemoryMb >= GPUsMinMemory")
-        runtime = self.get("gpus_minimum_runtime")
-        if runtime is not None:
-            major, _, minor = runtime.partition(".")
-            try:
-                self.ad["GPUsMinRuntime"] = str(int(major) * 1000 + int(minor or 0) * 10)
-            except ValueError:
-                self.set_expr("GPUsMinRuntime", runtime)
-            if "maxsupportedversion" not in named:
-                clauses.append("MaxSupportedVersion >= GPUsMinRuntime")
-        if clauses:
-            self.set_expr("RequireGPUs", " && ".join(clauses))
-
-    def _requirements(self, universe: int, universe_name: str, container: bool) -> None:
-        ad = self.ad
-        user = self.get("requirements")
-        if "my.requirements" in self.t.keys:
-            return  # +Requirements: used verbatim, no synthesis
-        clauses: list[str] = []
-        if user is not None:
-            clauses.append(f"({user})")
-        grid = (self.get("grid_resource") or "").split()[:1]
-        if universe == 9 and grid != ["condor"]:
-            ad["Requirements"] = reprint(" && ".join(clauses) or "true", "Requirements")
-            return
-        refs = requirement_references(" && ".join(clauses)) if clauses else set()
-        arch = f'(TARGET.Arch == "{self.s.arch}")'
-        opsys_refs = {
-            "opsys",
-            "opsysandver",
-            "opsyslongname",
-            "opsysshortname",
-            "opsysname",
-            "opsyslegacy",
-        }
-        if universe == 13:
-            clauses += [
-                arch,
-                "(TARGET.HasVM =?= true) && (TARGET.VM_Type == MY.JobVMType) && "
-                "(TARGET.VM_AvailNum > 0) && (TARGET.Disk >= RequestDisk) && "
-                "(TARGET.TotalMemory >= MY.JobVMMemory) && (TARGET.VM_Memory >= MY.JobVMMemory)",
-            ]
-            if "hasfiletransfer" not in refs:
-                clauses.append("(TARGET.HasFileTransfer)")
-            ad["Requirements"] = reprint(" && ".join(clauses), "Requirements")
-            return
-        if universe == 10:
-            clauses.append("TARGET.HasJava")
-        elif universe_name == "docker":
-            network = (self.get("docker_network_type") or "").lower()
-            extra = (
-                " && StringListMember(My.DockerNetworkType,TARGET.DockerNetworks)"
-                if network and network not in ("host", "none", "nat")
-                else ""
-            )
-            clauses.append(f"{arch} && TARGET.HasDocker{extra}")
-        elif container:
-            kind = getattr(self, "image_kind", "docker")
-            extra = {
-                "docker": "TARGET.HasDockerURL",
-                "sif": "TARGET.HasSIF",
-                "sandbox": "TARGET.HasSandboxImage",
-            }[kind]
-            clauses.append(f"{arch} && TARGET.HasContainer && {extra}")
-        else:
-            if "arch" not in refs:
-                clauses.append(arch)
-            if not refs & opsys_refs:
-                clauses.append(f'(TARGET.OpSys == "{self.s.opsys}")')
-        vanilla_like = universe == 5
-        disk = ad.get("RequestDisk")
-        if disk is not None and self._positive(disk):
-            if "disk" in refs:
-                clauses.append("(TARGET.Disk >= RequestDisk)")
-            elif vanilla_like:
-                clauses.append(
-                    '(versionGE(split(TARGET.CondorVersion)[1],"25.12.0") || '
-                    "(TARGET.Disk >= RequestDisk))"
-                )
-            else:
-                clauses.append("(TARGET.Disk >= RequestDisk)")
-        elif disk is None and "disk" not in refs:
-            clauses.append("(TARGET.Disk >= DiskUsage)")
-        memory = ad.get("RequestMemory")
-        if memory is not None and self._positive(memory, 1):
-            clauses.append("(TARGET.Memory >= RequestMemory)")
-        cpus = ad.get("RequestCpus")
-        if cpus is not None and "cpus" not in refs and self._positive(cpus, 1):
-            clauses.append("(TARGET.Cpus >= RequestCpus)")
-        for name in sorted(ad, key=str.lower):
-            if not name.lower().startswith("request") or name.lower() in (
-                "requestcpus",
-                "requestmemory",
-                "requestdisk",
-            ):
-                continue
-            tag = name[len("Request") :]
-            if len(tag) < 2 or tag.startswith("_") or tag.lower() in refs:
-                continue
-            value = literal_value(ad[name])
-            if isinstance(value, str):
-                if value:
-                    clauses.append(f"regexp({name},TARGET.{tag})")
-            elif (
-                value is None
-                or isinstance(value, bool)
-                or (isinstance(value, (int, float)) and value > 0)
-                or type(value).__name__ == "UndefinedType"
-            ):
-                require = next((a for a in ad if a.lower() == f"require{tag.lower()}"), None)
-                if require:
-                    clauses.append(f"(countMatches(MY.{require},TARGET.Available{tag}) >= {name})")
-                else:
-                    clauses.append(f"(TARGET.{tag} >= {name})")
-        if ad.get("EncryptExecuteDirectory") == "true":
-            clauses.append("TARGET.HasEncryptExecuteDirectory")
-        if universe in (5, 8, 10, 11, 13):
-            transfer = "TARGET.HasFileTransfer"
-            if self.per_file_encryption:
-                transfer += " && TARGET.HasPerFileEncryption"
-            if (
-                ad.get("PreserveRelativePaths") == "true"
-                or "TransferCheckpoint" in ad
-                or ad.get("WhenToTransferOutput") == '"ON_SUCCESS"'
-            ):
-                transfer += ' && versioncmp(split(TARGET.CondorVersion)[1],"8.9.7") >= 0'
-            for scheme in self._sorted_schemes():
-                transfer += f' && stringListIMember("{scheme}",TARGET.HasFileTransferPluginMethods)'
-            # A clause the user's requirements already decide is left out (observed: with
-            # IF_NEEDED, a user HasFileTransfer drops both halves, FileSystemDomain only its own).
-            has_transfer = "hasfiletransfer" in refs
-            shared = "filesystemdomain" not in refs and self.stf != "YES"
-            moved = not has_transfer and self.stf != "NO"
-            if self.stf not in ("YES", "NO") and has_transfer:
-                pass
-            elif shared and moved:
-                clauses.append(
-                    f"((TARGET.FileSystemDomain == MY.FileSystemDomain) || ({transfer}))"
-                )
-            elif shared:
-                clauses.append("(TARGET.FileSystemDomain == MY.FileSystemDomain)")
-            elif moved:
-                clauses.append(f"({transfer})")
-        if getattr(self, "deferred", False):
-            clauses.append(
-                "TARGET.HasJobDeferral && (((time() + ScheddInterval) >= "
-                "(DeferralTime - DeferralPrepTime)) && (time() < (DeferralTime + DeferralWindow)))"
-            )
-        if "SuccessCheckpointExitCode" in ad:
-            clauses.append("TARGET.HasSelfCheckpointTransfers")
-        cuda = self.get("cuda_version")
-        if cuda is not None:
-            major, _, minor = cuda.partition(".")
-            try:
-                ad["CUDAVersion"] = str(int(major) * 1000 + int(minor or 0))
-            except ValueError:
-                self.set_expr("CUDAVersion", cuda)
-            clauses.append("CUDAVersion <= TARGET.CUDAMaxSupportedVersion")
-        ad["Requirements"] = reprint(" && ".join(clauses), "Requirements")
-
-    @staticmethod
-    def _positive(text: str, threshold: float = 0) -> bool:
-        value = literal_value(text)
-        if value is None:
-            return True  # non-literal
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            return False
-        return value > threshold
