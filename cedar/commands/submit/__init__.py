@@ -10,8 +10,8 @@ re-printed through :mod:`cedar.classad_wire` so they are byte-identical to what
 The package: :mod:`.description` (commands, ``if``/``include``), :mod:`.queue` (``queue``
 statements and items), :mod:`.encodings` (value encodings), :mod:`.jobad` (settings, the result,
 running the queue statements) and one job's ad: :mod:`.builder` (the commands in order) over
-:mod:`.parts` (shared state), :mod:`.transfer`, :mod:`.universes` and :mod:`.requirements`.  Macros and lines use the
-reader shared with the configuration (:mod:`cedar.config.macros`).
+:mod:`.parts` (shared state), :mod:`.transfer`, :mod:`.universes` and :mod:`.requirements`.
+Macros and lines use the reader shared with the configuration (:mod:`cedar.config.macros`).
 """
 
 from __future__ import annotations
