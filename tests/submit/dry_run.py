@@ -76,7 +76,9 @@ def condor_submit() -> tuple[Path | None, str]:
     target = cache / tarball.name.removesuffix(".tar.xz")
     binary = target / "bin" / "condor_submit"
     if not binary.exists():
-        partial = target.with_suffix(".partial")
+        # Unpack beside the target under a per-process name, then rename: two test runs
+        # unpacking at once never see each other's half-written tree.
+        partial = target.with_name(f"{target.name}.partial-{os.getpid()}")
         shutil.rmtree(partial, ignore_errors=True)
         partial.mkdir(parents=True)
         with tarfile.open(tarball) as archive:
@@ -87,8 +89,10 @@ def condor_submit() -> tuple[Path | None, str]:
                 or m.name.startswith(("./lib/", "lib/"))
             ]
             archive.extractall(partial, members=members, filter="tar")
-        shutil.rmtree(target, ignore_errors=True)
-        partial.rename(target)
+        try:
+            partial.rename(target)
+        except OSError:  # another run finished first
+            shutil.rmtree(partial, ignore_errors=True)
     return binary, ""
 
 
