@@ -15,7 +15,11 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent / "cedar"
 
 LAYERS: list[set[str]] = [
-    {"errors", "numbers"},  # facts and exceptions: import nothing of cedar but each other
+    {
+        "errors",
+        "numbers",
+        "version",
+    },  # facts and exceptions: import nothing of cedar but each other
     {"stream"},  # framing, primitives, connection, protocol coroutines, drivers
     {"classad_wire"},  # ClassAd values, expressions, wire codec
     {"config"},  # the HTCondor configuration language

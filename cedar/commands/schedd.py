@@ -20,7 +20,7 @@ from cedar.classad_wire.expr import Expr, to_expr
 from cedar.commands import qmgmt
 from cedar.commands.collector import DaemonLocation, read_address_file
 from cedar.commands.qmgmt import SubmitOutcome
-from cedar.commands.submit_lang import Submit, SubmitSettings
+from cedar.commands.submit import Submit, SubmitSettings
 from cedar.config import default_config
 from cedar.errors import (
     ClassAdError,

@@ -18,7 +18,7 @@ import cedar
 from cedar.auth.client import SecurityConfig
 from cedar.classad_wire import ClassAd
 from cedar.commands import AsyncCollector, AsyncSchedd, Collector, Schedd
-from cedar.commands.submit_lang import SubmitSettings
+from cedar.commands.submit import SubmitSettings
 from cedar.errors import CedarError, InvalidArgument
 from cedar.numbers import AdType, DaemonType, JobAction, JobStatus
 from cedar.server.pool import MockPool
