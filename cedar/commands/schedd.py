@@ -7,6 +7,7 @@ coroutines below and differ only in the driver (``run_command`` / ``run_command_
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -17,6 +18,7 @@ from cedar.auth.client import ClientSecurity, CommandSession
 from cedar.classad_wire import ClassAd, get_classad, parse_expr, put_classad
 from cedar.classad_wire.expr import to_expr
 from cedar.commands import qmgmt
+from cedar.commands import spool as spool_lib
 from cedar.commands.base import (
     DEFAULT_TIMEOUT,
     iterate_command,
@@ -24,6 +26,7 @@ from cedar.commands.base import (
     run_command,
     run_command_async,
 )
+from cedar.commands.filetransfer import ProgressCallback
 from cedar.commands.numbers import Command
 from cedar.commands.qmgmt import SetAttributeFlags, SubmitOutcome
 from cedar.commands.submit_lang import Submit, SubmitSettings
@@ -132,6 +135,9 @@ class SubmitResult:
     num_procs: int
     cluster_ad: ClassAd
     warning: str | None = None
+    #: Each job's ad as submitted (cluster attributes overlaid with the proc's): what
+    #: :meth:`Schedd.spool` reads the input files from.
+    proc_ads: list[ClassAd] = field(default_factory=list)
 
     def job_ids(self) -> list[str]:
         """``["c.0", "c.1", …]``."""
@@ -583,7 +589,60 @@ class _ScheddBase:
         ad = ClassAd()
         for name, text in outcome.cluster_ad.items():
             ad.set_expr(name, parse_expr(text, old=True))
-        return SubmitResult(outcome.cluster, 0, outcome.num_procs, ad, outcome.warning)
+        procs = []
+        for index, proc_texts in enumerate(outcome.proc_ads):
+            proc = ad.copy()
+            proc["ClusterId"] = outcome.cluster
+            for name, text in proc_texts.items():
+                proc.set_expr(name, parse_expr(text, old=True))
+            proc["ProcId"] = index
+            procs.append(proc)
+        return SubmitResult(outcome.cluster, 0, outcome.num_procs, ad, outcome.warning, procs)
+
+    def _submit_build(
+        self,
+        description: Any,
+        count: int | None,
+        itemdata: Any,
+        submit_dir: str | None,
+        spool: bool,
+    ) -> Callable[[int], qmgmt.ProcAds]:
+        build = self._build(description, count, itemdata, submit_dir)
+        if not spool:
+            return build
+
+        def build_on_hold(cluster: int) -> qmgmt.ProcAds:
+            cluster_ad, proc_ads = build(cluster)
+            cluster_copy, proc_copies = dict(cluster_ad), [dict(p) for p in proc_ads]
+            spool_lib.spooling_hold(cluster_copy, proc_copies)
+            return cluster_copy, proc_copies
+
+        return build_on_hold
+
+    @staticmethod
+    def _spool_body(
+        jobs: SubmitResult | Iterable[ClassAd], progress: ProgressCallback | None
+    ) -> Callable[[CommandSession], Protocol[list[spool_lib.SpooledJob]]]:
+        ads = jobs.proc_ads if isinstance(jobs, SubmitResult) else list(jobs)
+        work = []
+        for ad in ads:
+            cluster, proc = ad.get("ClusterId"), ad.get("ProcId")
+            if not isinstance(cluster, int) or not isinstance(proc, int):
+                raise ValueError("every job ad to spool needs integer ClusterId and ProcId")
+            work.append((cluster, proc, spool_lib.input_items(ad)))
+        return lambda session: spool_lib.spool_protocol(session, work, progress=progress)
+
+    @staticmethod
+    def _retrieve_body(
+        job_spec: str | Iterable[str] | int,
+        destination: str | os.PathLike[str] | None,
+        progress: ProgressCallback | None,
+    ) -> Callable[[CommandSession], Protocol[list[spool_lib.RetrievedJob]]]:
+        constraint = spool_lib.job_ids_constraint(job_spec)
+        target = None if destination is None else os.fspath(destination)
+        return lambda session: spool_lib.retrieve_protocol(
+            session, constraint, destination=target, progress=progress
+        )
 
 
 class Schedd(_ScheddBase):
@@ -639,13 +698,51 @@ class Schedd(_ScheddBase):
         *,
         itemdata: Sequence[Mapping[str, Any]] | None = None,
         submit_dir: str | None = None,
+        spool: bool = False,
     ) -> SubmitResult:
         """Submit a description (or a cluster ad plus ``itemdata`` proc ads) in one
-        transaction; on any failure nothing is left in the queue."""
-        build = self._build(description, count, itemdata, submit_dir)
+        transaction; on any failure nothing is left in the queue.
+
+        ``spool=True`` submits the jobs on the spooling hold (spec 07 §3.1): they wait until
+        :meth:`spool` has sent their input files.
+        """
+        build = self._submit_build(description, count, itemdata, submit_dir, spool)
         outcome = self.transaction(lambda conn: qmgmt.submit_transaction(conn, build))
         self._reschedule()
         return self._result(outcome)
+
+    def spool(
+        self,
+        jobs: SubmitResult | Iterable[ClassAd],
+        *,
+        progress: ProgressCallback | None = None,
+    ) -> list[spool_lib.SpooledJob]:
+        """Send the input files of jobs submitted with ``spool=True`` (command 488).
+
+        ``jobs`` is the :class:`SubmitResult` or the job ads as submitted (client-side paths).
+        The schedd releases the jobs about a second after this returns.  A missing or
+        unreadable input raises :class:`~cedar.commands.filetransfer.FileTransferError` (the
+        schedd then removes the job); a refused job raises
+        :class:`~cedar.commands.spool.SpoolRefused`.
+        """
+        return self._run(Command.SPOOL_JOB_FILES_WITH_PERMS, self._spool_body(jobs, progress))
+
+    def retrieve(
+        self,
+        job_spec: str | Iterable[str] | int,
+        destination: str | os.PathLike[str] | None = None,
+        *,
+        progress: ProgressCallback | None = None,
+    ) -> list[spool_lib.RetrievedJob]:
+        """Fetch the output files of spooled jobs (command 489).
+
+        ``job_spec``: ``"5"``, ``"5.0"``, a list of ids, or a constraint.  Files go where the
+        job asked (its original ``Iwd``, ``transfer_output_remaps``, stdout/stderr and log
+        paths), or, with ``destination``, below that directory (remaps relative to it; a
+        name or remap that would leave it is refused).
+        """
+        body = self._retrieve_body(job_spec, destination, progress)
+        return self._run(Command.TRANSFER_DATA_WITH_PERMS, body)
 
     def _reschedule(self) -> None:
         with contextlib.suppress(CedarError):  # only a hint to the negotiator
@@ -742,13 +839,35 @@ class AsyncSchedd(_ScheddBase):
         *,
         itemdata: Sequence[Mapping[str, Any]] | None = None,
         submit_dir: str | None = None,
+        spool: bool = False,
     ) -> SubmitResult:
         """As :meth:`Schedd.submit`."""
-        build = self._build(description, count, itemdata, submit_dir)
+        build = self._submit_build(description, count, itemdata, submit_dir, spool)
         outcome = await self.transaction(lambda conn: qmgmt.submit_transaction(conn, build))
         with contextlib.suppress(CedarError):
             await self._run(Command.RESCHEDULE, _reschedule_body)
         return self._result(outcome)
+
+    async def spool(
+        self,
+        jobs: SubmitResult | Iterable[ClassAd],
+        *,
+        progress: ProgressCallback | None = None,
+    ) -> list[spool_lib.SpooledJob]:
+        """As :meth:`Schedd.spool`."""
+        body = self._spool_body(jobs, progress)
+        return await self._run(Command.SPOOL_JOB_FILES_WITH_PERMS, body)
+
+    async def retrieve(
+        self,
+        job_spec: str | Iterable[str] | int,
+        destination: str | os.PathLike[str] | None = None,
+        *,
+        progress: ProgressCallback | None = None,
+    ) -> list[spool_lib.RetrievedJob]:
+        """As :meth:`Schedd.retrieve`."""
+        body = self._retrieve_body(job_spec, destination, progress)
+        return await self._run(Command.TRANSFER_DATA_WITH_PERMS, body)
 
     async def act(
         self,

@@ -30,6 +30,15 @@ from cedar.commands.schedd import JobAction
 from cedar.errors import CedarError, ClassAdError
 from cedar.server.collector import QueryAnswer, is_match, write_answer
 from cedar.server.daemon import CommandRequest, Daemon
+from cedar.server.spool import (
+    SpoolArea,
+    commit_spooled,
+    drop_cluster_hold,
+    handle_spool,
+    handle_transfer_data,
+    leave_in_queue,
+    simulate_output,
+)
 from cedar.stream.primitives import MessageReader
 from cedar.stream.protocol import Protocol, Receive, Send
 
@@ -282,8 +291,10 @@ class JobQueue:
         superusers: Iterable[str] = (),
         run_time: float = 2.0,
         clock: Callable[[], float] = time.time,
+        spool_dir: str | None = None,
     ) -> None:
         self.name = name
+        self.spool = SpoolArea(spool_dir)
         self.clusters: dict[int, ClassAd] = {}
         self.jobs: dict[tuple[int, int], Job] = {}
         self.history: list[ClassAd] = []  # oldest first
@@ -344,6 +355,7 @@ class JobQueue:
                 cad.setdefault("TargetType", "Machine")
                 cad["TotalSubmitProcs"] = len(procs)
                 self.clusters[cluster] = cad
+                spooled = False
                 for proc in procs:
                     pad = txn.new_jobs[(cluster, proc)].copy()
                     pad["ProcId"] = proc
@@ -351,7 +363,10 @@ class JobQueue:
                         pad["JobStatus"] = IDLE
                     pad["GlobalJobId"] = f"{self.name}#{cluster}.{proc}#{now}"
                     pad.setdefault("EnteredCurrentStatus", now)
+                    spooled = commit_spooled(self.spool, cad, pad, cluster, proc) or spooled
                     self.jobs[(cluster, proc)] = Job(cluster, proc, pad)
+                if spooled:
+                    drop_cluster_hold(cad)
             for (c, p), edits in txn.edits.items():
                 target = self.clusters[c] if p < 0 else self.jobs[(c, p)].ad
                 for name, text in edits.items():
@@ -484,6 +499,7 @@ class JobQueue:
         ad = self.merged(*key)
         del self.jobs[key]
         self.started.pop(key, None)
+        self.spool.remove_job(*key)
         if ad is not None:
             ad["CompletionDate"] = now if _int(ad, "JobStatus") == COMPLETED else 0
             self.history.append(ad)
@@ -515,7 +531,18 @@ class JobQueue:
                         job.ad["RemoteWallClockTime"] = float(now - began)
                         job.ad["EnteredCurrentStatus"] = int(now)
                         job.ad["NumJobCompletions"] = _int(job.ad, "NumJobCompletions") + 1
-                        self._retire(key, int(now))
+                        merged = self.merged(*key) or job.ad
+                        if "SUBMIT_Iwd" in merged:
+                            simulate_output(self.spool, merged, *key)
+                            if "SpooledOutputFiles" in merged:
+                                job.ad["SpooledOutputFiles"] = merged["SpooledOutputFiles"]
+                        job.ad["CompletionDate"] = int(now)
+                        if not leave_in_queue(self.merged(*key) or job.ad):
+                            self._retire(key, int(now))
+                elif status in (COMPLETED, REMOVED) and not leave_in_queue(
+                    self.merged(*key) or job.ad
+                ):
+                    self._retire(key, int(now))
 
 
 # --------------------------------------------------------------------------- wire handlers
@@ -623,6 +650,17 @@ class MockSchedd(Daemon):
         self.register(Command.ACT_ON_JOBS, self._handle_act, permission="WRITE")
         self.register(Command.QUERY_SCHEDD_HISTORY, self._handle_history, permission="READ")
         self.register(Command.RESCHEDULE, self._handle_reschedule, permission="WRITE")
+        # 488/489 force authentication (FORCE_AUTHENTICATION); spec 07 §4.1
+        self.register(
+            Command.SPOOL_JOB_FILES_WITH_PERMS,
+            lambda request: handle_spool(self.queue, self.queue.spool, request),
+            permission="WRITE",
+        )
+        self.register(
+            Command.TRANSFER_DATA_WITH_PERMS,
+            lambda request: handle_transfer_data(self.queue, self.queue.spool, request),
+            permission="WRITE",
+        )
         for command in (
             Command.QUERY_SCHEDD_ADS,
             Command.QUERY_SUBMITTOR_ADS,
