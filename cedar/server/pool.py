@@ -48,6 +48,7 @@ class MockPool:
         tick: float = 1.0,
         run_time: float = 2.0,
         superusers: tuple[str, ...] = (),
+        spool_dir: str | None = None,
     ) -> None:
         self.policy = policy or pool_policy()
         self.router = SharedPortRouter(host=host, port=port)
@@ -56,7 +57,9 @@ class MockPool:
             schedd_name,
             policy=self.policy,
             host=host,
-            queue=JobQueue(name=schedd_name, run_time=run_time, superusers=superusers),
+            queue=JobQueue(
+                name=schedd_name, run_time=run_time, superusers=superusers, spool_dir=spool_dir
+            ),
             simulate=simulate,
             tick=tick,
         )
