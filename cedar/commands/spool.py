@@ -15,7 +15,7 @@ from pathlib import Path
 
 from cedar.auth.client import CommandSession
 from cedar.auth.version import CEDAR_VERSION_STRING
-from cedar.classad_wire import ClassAd, get_classad
+from cedar.classad_wire import ClassAd, get_classad, parse_expr
 from cedar.commands.filetransfer import (
     ProgressCallback,
     SandboxDestination,
@@ -58,8 +58,37 @@ def spooling_hold(cluster_ad: dict[str, str], proc_ads: list[dict[str, str]]) ->
     cluster_ad.setdefault("ShouldTransferFiles", '"YES"')
     cluster_ad.setdefault("WhenToTransferOutput", '"ON_EXIT"')
     cluster_ad.pop("JobStatus", None)
+    for ad in (cluster_ad, *proc_ads):
+        _remap_std_streams(ad)
     for proc_ad in proc_ads:
         proc_ad["JobStatus"] = "5"
+
+
+def _literal_string(text: str | None) -> str | None:
+    """The string a wire value text denotes, if it is a string literal."""
+    if text is None:
+        return None
+    holder = ClassAd()
+    holder.set_expr("value", parse_expr(text, old=True))
+    value = holder.get("value")
+    return value if isinstance(value, str) else None
+
+
+def _remap_std_streams(ad: dict[str, str]) -> None:
+    """stdout/stderr paths with a directory become ``_condor_stdout``/``_condor_stderr`` plus a
+    remap, as ``condor_submit -spool`` sends them (spec 07 §3.1)."""
+    remaps = []
+    for attr, spooled in (("Out", "_condor_stdout"), ("Err", "_condor_stderr")):
+        path = _literal_string(ad.get(attr))
+        if path and "/" in path and path != "/dev/null":
+            ad[attr] = f'"{spooled}"'
+            remaps.append(f"{spooled}={path}")
+    if remaps:
+        existing = _literal_string(ad.get("TransferOutputRemaps"))
+        joined = ";".join([existing, *remaps] if existing else remaps)
+        holder = ClassAd()
+        holder["TransferOutputRemaps"] = joined
+        ad["TransferOutputRemaps"] = str(holder.lookup("TransferOutputRemaps"))
 
 
 # --------------------------------------------------------------------------- what is spooled
