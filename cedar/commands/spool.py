@@ -180,7 +180,10 @@ def output_destination(
     ad = unspooled(job)
     remaps = parse_remaps(_text(ad, "TransferOutputRemaps"))
     user_log = _text(ad, "UserLog")
-    if user_log and os.path.basename(user_log) != user_log:
+    # below an explicit destination an absolute log path is not followed: the log lands there
+    # under its own name
+    follow_log = destination is None or not os.path.isabs(user_log or "")
+    if user_log and os.path.basename(user_log) != user_log and follow_log:
         remaps.setdefault(os.path.basename(user_log), user_log)
     if destination is not None:
         return SandboxDestination(Path(destination), remaps)
