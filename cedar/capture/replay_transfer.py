@@ -70,12 +70,17 @@ def recorded_sandboxes(ctx: ReplayContext) -> list[list[RecordedItem]]:
 _TEMPORARY: list[Path] = []
 
 
-def _temporary_dir(owner: object) -> Path:
+def _remove_temporary() -> None:
+    for path in _TEMPORARY:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def _temporary_dir() -> Path:
     """A directory for one replay's files, removed when the process exits (the checks read
     them after the protocol ran)."""
     path = Path(tempfile.mkdtemp(prefix="cedar-replay-"))
     if not _TEMPORARY:
-        atexit.register(lambda: [shutil.rmtree(p, ignore_errors=True) for p in _TEMPORARY])
+        atexit.register(_remove_temporary)
     _TEMPORARY.append(path)
     return path
 
@@ -117,7 +122,7 @@ class _SpoolReplay:
     """The client body of a recorded 488 and the check of its outcome."""
 
     def __init__(self, ctx: ReplayContext) -> None:
-        self.root = _temporary_dir(self)
+        self.root = _temporary_dir()
         ids = next(m.fields["jobs"] for m in ctx.dissected.messages if m.kind == "SPOOL_JOB_IDS")
         sandboxes = recorded_sandboxes(ctx)
         if _outcome(ctx) == "refused":
@@ -202,7 +207,7 @@ def spool_server(ctx: ReplayContext) -> Daemon:
             ClassAd({"ProcId": proc, "JobStatus": 5, "HoldReasonCode": 16}),
         )
     daemon = _schedd(ctx, queue)
-    queue.spool._root = _temporary_dir(daemon)
+    queue.spool._root = _temporary_dir()
     return daemon
 
 
@@ -222,7 +227,7 @@ def _job_ads(ctx: ReplayContext) -> list[ClassAd]:
 
 class _TransferReplay:
     def __init__(self, ctx: ReplayContext) -> None:
-        self.root = _temporary_dir(self)
+        self.root = _temporary_dir()
         self.ctx = ctx
 
     def body(self, session: CommandSession) -> Any:
@@ -281,7 +286,7 @@ def transfer_server(ctx: ReplayContext) -> Daemon:
 
     queue = JobQueue(name="schedd")
     daemon = _schedd(ctx, queue)
-    queue.spool._root = _temporary_dir(daemon)
+    queue.spool._root = _temporary_dir()
     sandboxes = recorded_sandboxes(ctx)
     for index, ad in enumerate(_job_ads(ctx)):
         cluster, proc = ad["ClusterId"], ad["ProcId"]

@@ -191,9 +191,9 @@ def handle_transfer_data(
     finish = int(queue.clock())
     with queue.lock:
         for key in staged_out:
-            job = queue.jobs.get(key)
-            if job is not None and "StageOutStart" in job.ad:
-                job.ad["StageOutFinish"] = finish
+            finished = queue.jobs.get(key)
+            if finished is not None and "StageOutStart" in finished.ad:
+                finished.ad["StageOutFinish"] = finish
 
 
 __all__ = ["handle_spool", "handle_transfer_data"]

@@ -157,7 +157,7 @@ def simulate_output(area: SpoolArea, ad: ClassAd, cluster: int, proc: int) -> No
         if path.is_file():
             digest = hashlib.sha256()
             with open(path, "rb") as handle:
-                for block in iter(lambda h=handle: h.read(1 << 20), b""):
+                while block := handle.read(1 << 20):
                     digest.update(block)
             rel = path.relative_to(job_dir).as_posix()
             lines.append(f"{rel} {path.stat().st_size} {digest.hexdigest()}\n")
@@ -169,9 +169,9 @@ def simulate_output(area: SpoolArea, ad: ClassAd, cluster: int, proc: int) -> No
             target.write_text(f"output {name} of job {cluster}.{proc}\n")
         spooled.append(os.path.basename(name))
     for attr, text in (("Out", "".join(lines)), ("Err", "")):
-        name = ad.get(attr)
-        if isinstance(name, str) and name and name != "/dev/null":
-            (job_dir / os.path.basename(name)).write_text(text)
+        stream = ad.get(attr)
+        if isinstance(stream, str) and stream and stream != "/dev/null":
+            (job_dir / os.path.basename(stream)).write_text(text)
     if spooled:
         ad["SpooledOutputFiles"] = ",".join(spooled)
 

@@ -281,7 +281,7 @@ class TrioChannel(_Transport):
                 data = b""
             except trio.ClosedResourceError:
                 raise self._already_closed() from None
-            self.conn.receive_data(data)
+            self.conn.receive_data(bytes(data))
 
     async def _steps(self, protocol: Protocol[Any]) -> AsyncIterator[Deliver | Finished]:
         runner = ProtocolRunner(self.conn, protocol)
