@@ -599,11 +599,12 @@ class _ScheddBase:
         job_spec: str | Iterable[str] | int,
         destination: str | os.PathLike[str] | None,
         progress: ProgressCallback | None,
+        max_bytes: int | None = None,
     ) -> Callable[[CommandSession], Protocol[list[spool_lib.RetrievedJob]]]:
         constraint = spool_lib.job_ids_constraint(job_spec)
         target = None if destination is None else os.fspath(destination)
         return lambda session: spool_lib.retrieve_protocol(
-            session, constraint, destination=target, progress=progress
+            session, constraint, destination=target, progress=progress, max_bytes=max_bytes
         )
 
 
@@ -695,15 +696,17 @@ class Schedd(_ScheddBase):
         destination: str | os.PathLike[str] | None = None,
         *,
         progress: ProgressCallback | None = None,
+        max_bytes: int | None = None,
     ) -> list[spool_lib.RetrievedJob]:
         """Fetch the output files of spooled jobs (command 489).
 
         ``job_spec``: ``"5"``, ``"5.0"``, a list of ids, or a constraint.  Files go where the
         job asked (its original ``Iwd``, ``transfer_output_remaps``, stdout/stderr and log
         paths), or, with ``destination``, below that directory (remaps relative to it; a
-        name or remap that would leave it is refused).
+        name or remap that would leave it is refused).  ``max_bytes`` bounds what one job's
+        sandbox may bring (a schedd sending more is cut off with an error).
         """
-        body = self._retrieve_body(job_spec, destination, progress)
+        body = self._retrieve_body(job_spec, destination, progress, max_bytes)
         return self._run(Command.TRANSFER_DATA_WITH_PERMS, body)
 
     def _reschedule(self) -> None:
@@ -826,9 +829,10 @@ class AsyncSchedd(_ScheddBase):
         destination: str | os.PathLike[str] | None = None,
         *,
         progress: ProgressCallback | None = None,
+        max_bytes: int | None = None,
     ) -> list[spool_lib.RetrievedJob]:
         """As :meth:`Schedd.retrieve`."""
-        body = self._retrieve_body(job_spec, destination, progress)
+        body = self._retrieve_body(job_spec, destination, progress, max_bytes)
         return await self._run(Command.TRANSFER_DATA_WITH_PERMS, body)
 
     async def act(

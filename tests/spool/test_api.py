@@ -149,3 +149,20 @@ def test_destination_confines_remaps(spool_pool: MockPool, inputs: Path, tmp_pat
     with pytest.raises(FileTransferError, match="absolute remap"):
         schedd.retrieve(str(result.cluster), tmp_path / "confined")
     assert not Path("/tmp/cedar-remap-escape.txt").exists()
+
+
+def test_retrieve_byte_limit_leaves_no_partial_file(
+    spool_pool: MockPool, inputs: Path, tmp_path: Path
+) -> None:
+    schedd = cedar.Schedd(spool_pool.schedd_address)
+    result = submit(schedd, inputs)
+    schedd.spool(result)
+    wait_status(schedd, result.cluster, 4)
+    dest = tmp_path / "limited"
+    with pytest.raises(FileTransferError, match="limit"):
+        schedd.retrieve(str(result.cluster), dest, max_bytes=100)
+    assert not [p for p in dest.rglob("*") if p.is_file() and p.stat().st_size > 100]
+    assert not list(dest.rglob(".cedar-partial-*"))
+    # the failed fetch set no StageOutFinish: the job is still there and can be fetched again
+    fetched = schedd.retrieve(str(result.cluster), dest)
+    assert fetched[0].report.ok
