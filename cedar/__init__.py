@@ -27,8 +27,10 @@ from cedar.commands.collector import (
     DaemonType,
 )
 from cedar.commands.fanout import DaemonResult, query_all, query_all_async
+from cedar.commands.filetransfer import FileTransferError, TransferProgress
 from cedar.commands.ping import PingResult, ping, ping_async
 from cedar.commands.schedd import ActResult, AsyncSchedd, JobAction, Schedd, SubmitResult
+from cedar.commands.spool import RetrievedJob, SpooledJob, SpoolRefused
 from cedar.commands.submit_lang import Submit
 from cedar.config import Config
 from cedar.errors import *  # noqa: F403
@@ -50,13 +52,18 @@ __all__ = [
     "DaemonType",
     "Error",
     "Expr",
+    "FileTransferError",
     "JobAction",
     "PingResult",
     "RelTime",
+    "RetrievedJob",
     "Schedd",
     "SecurityConfig",
+    "SpoolRefused",
+    "SpooledJob",
     "Submit",
     "SubmitResult",
+    "TransferProgress",
     "Undefined",
     "evaluate",
     "parse_ads",
