@@ -85,7 +85,7 @@ def _remap_std_streams(ad: dict[str, str]) -> None:
             remaps.append(f"{spooled}={path}")
     if remaps:
         existing = _literal_string(ad.get("TransferOutputRemaps"))
-        joined = ";".join([existing, *remaps] if existing else remaps)
+        joined = ";".join([*remaps, existing] if existing else remaps)
         holder = ClassAd()
         holder["TransferOutputRemaps"] = joined
         ad["TransferOutputRemaps"] = str(holder.lookup("TransferOutputRemaps"))

@@ -229,3 +229,29 @@ def test_real_tools_spool_to_and_fetch_from_cedar_pool(job_dir: Path) -> None:
         assert done.returncode == 0, done.stdout + done.stderr
     manifest = (job_dir / "logs" / "out.txt").read_text()
     assert "sub/data.txt 18 " in manifest and "job.sh " in manifest
+
+
+def _dry_run(job_dir: Path, *flags: str) -> dict[str, str]:
+    done = tool("condor_submit", *flags, "-dry-run", "-", "job.sub", cwd=job_dir)
+    # With -spool, -dry-run still sends 488 for the (never created) job, which the schedd
+    # refuses: the exit status is 1, but the ads are printed first.
+    assert "JobStatus=" in done.stdout, done.stderr
+    return dict(line.split("=", 1) for line in done.stdout.splitlines() if "=" in line)
+
+
+def test_spooling_hold_matches_condor_submit_spool_dry_run(job_dir: Path) -> None:
+    """What ``-spool`` changes in the ads is what :func:`spooling_hold` changes (spec 07 §3.1)."""
+    from cedar.commands.spool import spooling_hold
+
+    (job_dir / "job.sub").write_text(SUBMIT.replace("queue", "queue 2"))
+    plain, spooled = _dry_run(job_dir), _dry_run(job_dir, "-spool")
+    theirs = {k: v for k, v in spooled.items() if plain.get(k) != v}
+    ads = cedar.Submit(SUBMIT.replace("queue", "queue 2")).build(1, submit_dir=str(job_dir))
+    cluster, procs = dict(ads.cluster_ad), [dict(p) for p in ads.proc_ads]
+    before = {**cluster, **procs[0]}
+    spooling_hold(cluster, procs)
+    after = {**cluster, **procs[0]}
+    ours = {k: v for k, v in after.items() if before.get(k) != v}
+    assert {k: v.replace(" ", "") for k, v in ours.items()} == {
+        k: v.replace(" ", "") for k, v in theirs.items()
+    }
