@@ -301,3 +301,46 @@ class _Discard(list):  # type: ignore[type-arg]
 
     def append(self, item: object) -> None:
         pass
+
+
+def test_unreadable_source_is_sent_empty_and_fails(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As the reference (spec 07 §7.5.3): the item's real mode, an empty file, code 13/EACCES.
+    (Root reads a mode-000 file, so the open failure is injected.)"""
+    import builtins
+    import errno as errnos
+
+    import cedar.commands.filetransfer as ft
+
+    (tmp_path / "secret").write_bytes(b"hidden")
+    os.chmod(tmp_path / "secret", 0)
+
+    def refusing_open(path, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if str(path).endswith("secret"):
+            raise PermissionError(errnos.EACCES, "Permission denied")
+        return builtins.open(path, *args, **kwargs)
+
+    monkeypatch.setattr(ft, "open", refusing_open, raising=False)
+    pair = make_pair(False)
+    up, down = pair.run(
+        upload_sandbox(
+            pair.client_conn, [UploadItem("secret", tmp_path / "secret")], final_transfer=False
+        ),
+        download_sandbox(pair.server_conn, SandboxDestination(tmp_path / "out")),
+    )
+    assert (up.ok, up.code, up.subcode) == (False, 13, 13)
+    assert (down.code, down.subcode) == (13, 13)
+    assert "Permission denied" in (up.error or "")
+    assert (tmp_path / "out" / "secret").read_bytes() == b""  # the empty file is created
+
+
+def test_empty_sandbox_has_no_go_ahead(tmp_path: Path) -> None:
+    """Header, I(0) and the reports only (spec 07 §10.6)."""
+    pair = make_pair(False)
+    up, down = pair.run(
+        upload_sandbox(pair.client_conn, [], final_transfer=True),
+        download_sandbox(pair.server_conn, SandboxDestination(tmp_path)),
+    )
+    assert up.ok and down.ok and down.files == []
+    assert [direction for direction, _ in pair.log] == ["c2s", "c2s", "c2s", "s2c"]
