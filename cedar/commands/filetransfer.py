@@ -547,6 +547,17 @@ class SandboxDestination:
             return None, f"a remap of {name!r} to {problem}"
         return self.root / target, None
 
+    def free_space(self) -> int | None:
+        """Bytes free on the destination's file system (None if it cannot be told)."""
+        probe = self.root
+        while not probe.exists() and probe != probe.parent:
+            probe = probe.parent
+        try:
+            info = os.statvfs(probe)
+        except (OSError, AttributeError):
+            return None
+        return info.f_bavail * info.f_frsize
+
     def open_file(self, name: str, mode: int | None) -> FileSink:
         path, problem = self.resolve(name)
         if path is None:
@@ -662,6 +673,14 @@ def _receive_file(state: _Download, name: str, report: TransferReport) -> Protoc
         raise FileTransferError(
             f"{name!r} ({size} bytes) exceeds the {state.max_bytes}-byte limit of this transfer",
             code=HOLD_MAX_OUTPUT_EXCEEDED,
+        )
+    free = state.destination.free_space()
+    if free is not None and size > free:
+        raise FileTransferError(
+            f"{name!r} is announced with {size} bytes, more than the {free} bytes free below "
+            f"{state.destination.root}",
+            code=HOLD_DOWNLOAD_FILE_ERROR,
+            subcode=errno.ENOSPC,
         )
     missing = mode == MISSING_FILE_PERMISSIONS
     sink: FileSink | None = None

@@ -344,3 +344,15 @@ def test_empty_sandbox_has_no_go_ahead(tmp_path: Path) -> None:
     )
     assert up.ok and down.ok and down.files == []
     assert [direction for direction, _ in pair.log] == ["c2s", "c2s", "c2s", "s2c"]
+
+
+def test_a_file_larger_than_the_free_space_is_refused_up_front(tmp_path: Path) -> None:
+    """A sender announcing an endless file is stopped before anything is written."""
+    pair = make_pair(False)
+    with pytest.raises(FileTransferError, match="bytes free") as info:
+        pair.run(
+            hostile_sender(pair.client_conn, [(1, "endless", b"x" * 10, 1 << 62)]),
+            download_sandbox(pair.server_conn, SandboxDestination(tmp_path)),
+        )
+    assert info.value.subcode == 28  # ENOSPC
+    assert list(tmp_path.iterdir()) == []
