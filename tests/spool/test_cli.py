@@ -12,7 +12,7 @@ import pytest
 from cedar.cli.main import main
 from cedar.cli.spool_tools import ProgressBar
 from cedar.commands.filetransfer import TransferProgress
-from cedar.commands.schedd import Schedd
+from cedar import Schedd
 from cedar.server.pool import MockPool
 
 SUBMIT = """\
