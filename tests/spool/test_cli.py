@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from cedar import Schedd
 from cedar.cli.main import main
 from cedar.cli.spool_tools import ProgressBar
 from cedar.commands.filetransfer import TransferProgress
-from cedar import Schedd
 from cedar.server.pool import MockPool
 
 SUBMIT = """\
