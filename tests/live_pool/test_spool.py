@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import time
 from pathlib import Path
@@ -176,9 +175,11 @@ def test_missing_input_fails_as_with_the_real_tools(schedd: cedar.Schedd, job_di
     pytest.fail("the job with a missing input was not removed")
 
 
-def test_real_tools_spool_to_and_fetch_from_cedar_pool(job_dir: Path) -> None:
-    """condor_submit -spool and condor_transfer_data against the mock schedd (``cedar pool``)."""
-    from cedar.server.pool import MockPool
+@pytest.mark.parametrize("setup", ["fs", "claimtobe-clear"])
+def test_real_tools_spool_to_and_fetch_from_cedar_pool(job_dir: Path, setup: str) -> None:
+    """condor_submit -spool and condor_transfer_data against the mock schedd (``cedar pool``),
+    with AES-GCM (chunked bodies) and in clear (raw bodies)."""
+    from cedar.server.pool import MockPool, host_name
 
     if not TOOLS:
         pytest.skip("CEDAR_LIVE_TOOLS names the real tools")
@@ -189,20 +190,16 @@ def test_real_tools_spool_to_and_fetch_from_cedar_pool(job_dir: Path) -> None:
     os.chmod(job_dir / "sub", 0o755)
     os.chmod(job_dir, 0o777)  # ... and writes the outputs as that user
     # The tools find "the local schedd" in the collector by this host's name.
-    pool = MockPool(
-        schedd_name=socket.gethostname(),
+    pool = MockPool.for_setup(
+        setup,
+        schedd_name=host_name(),
         simulate=True,
         tick=0.1,
         run_time=0.2,
         spool_dir=str(job_dir / "spool"),
     )
     with pool.run_in_thread() as running:
-        env = dict(
-            os.environ,
-            CONDOR_CONFIG="/dev/null",
-            _condor_COLLECTOR_HOST=running.host_port,
-            _condor_SEC_CLIENT_AUTHENTICATION_METHODS="FS",
-        )
+        env = dict(os.environ, **running.client_environment())
 
         def run(*argv: str) -> subprocess.CompletedProcess[str]:
             return subprocess.run(
@@ -229,6 +226,7 @@ def test_real_tools_spool_to_and_fetch_from_cedar_pool(job_dir: Path) -> None:
         assert done.returncode == 0, done.stdout + done.stderr
     manifest = (job_dir / "logs" / "out.txt").read_text()
     assert "sub/data.txt 18 " in manifest and "job.sh " in manifest
+    assert (job_dir / "renamed" / "listing.txt").read_text().startswith("output listing.txt")
 
 
 def _dry_run(job_dir: Path, *flags: str) -> dict[str, str]:
