@@ -23,7 +23,7 @@ LAYERS: list[set[str]] = [
     {"commands"},  # the clients of each daemon command
     {"server"},  # the mock daemons
     {"capture", "conformance"},  # dissector and replay; the conformance battery (clients)
-    {"cli", "compat"},  # programs and compatibility layers
+    {"cli", "compat", "conformance"},  # programs, compatibility layers, conformance battery
     {"__init__", "__main__"},  # the package's public face
 ]
 RANK = {name: rank for rank, names in enumerate(LAYERS) for name in names}

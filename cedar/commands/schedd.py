@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from cedar.auth.client import CommandSession
-from cedar.classad_wire import ClassAd, get_classad, parse_expr, put_classad
+from cedar.classad_wire import ClassAd, get_classad, parse_expr, put_classad, unparse
 from cedar.classad_wire.expr import Expr, to_expr
 from cedar.commands import qmgmt
 from cedar.commands import spool as spool_lib
@@ -396,8 +396,6 @@ def edit_protocol(
 
 def _value_text(value: object) -> str:
     """An edit value: expression text as given, or a Python value as a ClassAd literal."""
-    from cedar.classad_wire import unparse
-
     if isinstance(value, str):
         return value
     return unparse(to_expr(value), old=True)
