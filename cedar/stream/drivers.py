@@ -339,7 +339,7 @@ class TrioChannel(_Transport):
                 data = b""  # a reset reads like a close: neither carries information
             except trio.ClosedResourceError:
                 raise self._already_closed() from None
-            self.conn.receive_data(data)
+            self.conn.receive_data(bytes(data))
 
     async def read_raw(self, max_bytes: int) -> bytes:
         """Wait until some unframed bytes (at most ``max_bytes``) have arrived."""
