@@ -23,6 +23,13 @@ from cedar.classad_wire.evaluate import evaluate
 from cedar.classad_wire.expr import Expr, fold
 from cedar.errors import CedarError, ClassAdError
 from cedar.numbers import ACTION_REASON_ATTRIBUTE, JobAction, JobStatus, SetAttributeFlags
+from cedar.server.spool_area import (
+    SpoolArea,
+    commit_spooled,
+    drop_cluster_hold,
+    leave_in_queue,
+    simulate_output,
+)
 
 IDLE, RUNNING, REMOVED, COMPLETED = (
     JobStatus.IDLE,
@@ -277,8 +284,10 @@ class JobQueue:
         superusers: Iterable[str] = (),
         run_time: float = 2.0,
         clock: Callable[[], float] = time.time,
+        spool_dir: str | None = None,
     ) -> None:
         self.name = name
+        self.spool = SpoolArea(spool_dir)
         self.clusters: dict[int, ClassAd] = {}
         self.jobs: dict[tuple[int, int], Job] = {}
         self.history: list[ClassAd] = []  # oldest first
@@ -339,6 +348,7 @@ class JobQueue:
                 cad.setdefault("TargetType", "Machine")
                 cad["TotalSubmitProcs"] = len(procs)
                 self.clusters[cluster] = cad
+                spooled = False
                 for proc in procs:
                     pad = txn.new_jobs[(cluster, proc)].copy()
                     pad["ProcId"] = proc
@@ -346,7 +356,10 @@ class JobQueue:
                         pad["JobStatus"] = IDLE
                     pad["GlobalJobId"] = f"{self.name}#{cluster}.{proc}#{now}"
                     pad.setdefault("EnteredCurrentStatus", now)
+                    spooled = commit_spooled(self.spool, cad, pad, cluster, proc) or spooled
                     self.jobs[(cluster, proc)] = Job(cluster, proc, pad)
+                if spooled:
+                    drop_cluster_hold(cad)
             for (c, p), edits in txn.edits.items():
                 target = self.clusters[c] if p < 0 else self.jobs[(c, p)].ad
                 for name, text in edits.items():
@@ -473,6 +486,7 @@ class JobQueue:
         ad = self.merged(*key)
         del self.jobs[key]
         self.started.pop(key, None)
+        self.spool.remove_job(*key)
         if ad is not None:
             if int_attr(ad, "JobStatus") == COMPLETED:  # a real schedd leaves it unset otherwise
                 ad["CompletionDate"] = now
@@ -517,7 +531,23 @@ class JobQueue:
                         job.ad["RemoteWallClockTime"] = float(now - began)
                         job.ad["EnteredCurrentStatus"] = int(now)
                         job.ad["NumJobCompletions"] = int_attr(job.ad, "NumJobCompletions") + 1
-                        self._retire(key, int(now))
+                        self._spooled_output(key, job, int(now))
+                        if not leave_in_queue(self.merged(*key) or job.ad):
+                            self._retire(key, int(now))
+                elif status in (COMPLETED, REMOVED) and not leave_in_queue(
+                    self.merged(*key) or job.ad
+                ):
+                    self._retire(key, int(now))
+
+    def _spooled_output(self, key: tuple[int, int], job: Job, now: int) -> None:
+        """A spooled job's simulated output goes into its spool directory (spool_area)."""
+        merged = self.merged(*key) or job.ad
+        if "SUBMIT_Iwd" not in merged:
+            return
+        simulate_output(self.spool, merged, *key)
+        if "SpooledOutputFiles" in merged:
+            job.ad["SpooledOutputFiles"] = merged["SpooledOutputFiles"]
+        job.ad["CompletionDate"] = now
 
 
 __all__ = [

@@ -87,6 +87,7 @@ class MockPool:
         run_time: float = 2.0,
         superusers: tuple[str, ...] = (),
         machine: str | None = None,
+        spool_dir: str | None = None,
     ) -> None:
         self.policy = policy or pool_policy()
         self.setup = "fs"  #: which of SECURITY_SETUPS (see :meth:`for_setup`)
@@ -101,7 +102,9 @@ class MockPool:
             schedd_name,
             policy=self.policy,
             host=host,
-            queue=JobQueue(name=schedd_name, run_time=run_time, superusers=superusers),
+            queue=JobQueue(
+                name=schedd_name, run_time=run_time, superusers=superusers, spool_dir=spool_dir
+            ),
             simulate=simulate,
             tick=tick,
         )

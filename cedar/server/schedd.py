@@ -63,6 +63,7 @@ from cedar.server.job_queue import (
     matches,
     owner_of,
 )
+from cedar.server.spool import handle_spool, handle_transfer_data
 from cedar.stream.primitives import MessageReader, MessageWriter
 from cedar.stream.protocol import Protocol, Receive, Send
 
@@ -171,6 +172,17 @@ class MockSchedd(Daemon):
         self.register(Command.ACT_ON_JOBS, self._handle_act, permission="WRITE")
         self.register(Command.QUERY_SCHEDD_HISTORY, self._handle_history, permission="READ")
         self.register(Command.RESCHEDULE, self._handle_reschedule, permission="WRITE")
+        # 488/489 force authentication (FORCE_AUTHENTICATION); spec 07 §4.1
+        self.register(
+            Command.SPOOL_JOB_FILES_WITH_PERMS,
+            lambda request: handle_spool(self.queue, self.queue.spool, request),
+            permission="WRITE",
+        )
+        self.register(
+            Command.TRANSFER_DATA_WITH_PERMS,
+            lambda request: handle_transfer_data(self.queue, self.queue.spool, request),
+            permission="WRITE",
+        )
         for command in (
             Command.QUERY_SCHEDD_ADS,
             Command.QUERY_SUBMITTOR_ADS,
