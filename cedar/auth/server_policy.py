@@ -84,17 +84,30 @@ class ServerPolicy:
     uid_domain: str = field(default_factory=lambda: socket.gethostname().lower() or "localhost")
     trust_domain: str | None = None
     version: str = CEDAR_VERSION_STRING
-    options: dict[str, Any] = field(default_factory=dict)
-    #: Per read/write wait on a connection (seconds).
+    options: dict[str, Any] = field(default_factory=dict, repr=False)  # may hold secrets
+    # Bounds on what one peer may make the daemon do (docs/security-findings.md lists them).
+    #: Per read/write wait on a connection (seconds): how long a connection may sit idle.
     connection_timeout: float = 20.0
     #: The whole security negotiation must finish within this (``SEC_TCP_SESSION_DEADLINE``).
     session_deadline: float = 120.0
+    #: Total time one connection may hold a slot, handshake and handler included (seconds).
+    connection_lifetime: float = 300.0
     #: Connections served at once; more are closed right after accept.
     max_connections: int = 256
+    #: Connections served at once from one peer address (the same host).
+    max_connections_per_peer: int = 64
     #: Largest message accepted from a peer.
     max_message_size: int = 16 << 20
+    #: Bytes all connections together may hold in unfinished messages; a read past it closes.
+    max_buffered_bytes: int = 256 << 20
     #: Sessions kept in the server's cache.
     max_sessions: int = 10000
+    #: Evaluation budget of one request, shared by all the ads it is evaluated against:
+    #: steps, seconds in total, and seconds one single evaluation may run (see
+    #: :class:`cedar.classad_wire.evaluate.Budget`).  Over it, the request gets an error.
+    request_eval_steps: int = 20_000_000
+    request_eval_seconds: float = 10.0
+    eval_slice_seconds: float = 0.25
 
     def __post_init__(self) -> None:
         levels = {"DEFAULT": _default_level()}

@@ -22,11 +22,12 @@ from cedar.auth.policy import Requirement
 from cedar.auth.server_policy import ServerPolicy
 from cedar.auth.version import CEDAR_PLATFORM_STRING, CEDAR_VERSION_STRING
 from cedar.classad_wire.classad import ClassAd
+from cedar.classad_wire.evaluate import Budget
 from cedar.classad_wire.expr import Expr, Literal, fold
 from cedar.classad_wire.wire import get_classad, put_classad, references
 from cedar.commands.numbers import Command
-from cedar.errors import CedarError
-from cedar.server.daemon import CommandRequest, Daemon
+from cedar.errors import CedarError, EvaluationBudgetExceeded
+from cedar.server.daemon import CommandRequest, Daemon, offload
 from cedar.stream.primitives import MessageReader, MessageWriter
 from cedar.stream.protocol import Protocol, Receive, Send
 
@@ -163,6 +164,7 @@ class StoredAd:
 
     ad: ClassAd
     private: ClassAd | None = None
+    advertiser: str | None = None
 
 
 def is_match(value: Any) -> bool:
@@ -174,11 +176,16 @@ def is_match(value: Any) -> bool:
     return False
 
 
-def _evaluate(expr: Expr, my: ClassAd | None, target: ClassAd | None) -> Any:
+def _evaluate(
+    expr: Expr, my: ClassAd | None, target: ClassAd | None, budget: Budget | None = None
+) -> Any:
+    """The value, or ``None`` on error; a spent ``budget`` raises EvaluationBudgetExceeded."""
     from cedar.classad_wire.evaluate import evaluate
 
     try:
-        return evaluate(expr, my, target)
+        return evaluate(expr, my, target, budget=budget)
+    except EvaluationBudgetExceeded:
+        raise
     except CedarError:
         return None
 
@@ -205,7 +212,10 @@ class AdStore:
     """Tables of ads by type with expiry; answers queries as the collector does.
 
     Thread-safe (a lock), so a test thread may add ads while the daemon thread serves queries.
-    ``clock`` supplies "now" (Unix seconds) and can be replaced to test expiry.
+    ``clock`` supplies "now" (Unix seconds) and can be replaced to test expiry.  Bounded:
+    ``max_ads`` in total, ``max_ads_per_advertiser`` per authenticated identity (or peer host),
+    ``max_generic_types`` distinct generic MyTypes; an update past a bound is refused (queries
+    never create tables).
     """
 
     def __init__(
@@ -214,10 +224,18 @@ class AdStore:
         lifetime: int = DEFAULT_LIFETIME,
         clock: Callable[[], float] = time.time,
         absent_requirements: bool = False,
+        max_ads: int = 100_000,
+        max_ads_per_advertiser: int = 10_000,
+        max_generic_types: int = 1_000,
     ) -> None:
         self.lifetime = lifetime
         self.clock = clock
         self.absent_requirements = absent_requirements
+        self.max_ads = max_ads
+        self.max_ads_per_advertiser = max_ads_per_advertiser
+        self.max_generic_types = max_generic_types
+        self._count = 0
+        self._by_advertiser: dict[str, int] = {}
         self._tables: dict[str, dict[tuple[str, ...], StoredAd]] = {}
         self._generic_names: dict[str, str] = {}
         self._lock = threading.RLock()
@@ -226,12 +244,51 @@ class AdStore:
 
     # -- tables ----------------------------------------------------------------------------
     def table_name(self, name: str) -> str:
-        """The canonical table for a TargetType/MyType (fixed names, else a generic table)."""
+        """The canonical table for a TargetType/MyType (fixed names, else a generic table).
+
+        Looking up never creates a table: only :meth:`_register_table` (an update) does.
+        """
         key = fold(name)
         fixed = _FIXED_BY_FOLD.get(key)
         if fixed is not None:
             return fixed
-        return self._generic_names.setdefault(key, name)
+        with self._lock:
+            return self._generic_names.get(key, name)
+
+    def _register_table(self, name: str) -> str | None:
+        """The table an update of MyType ``name`` goes to; ``None`` past max_generic_types."""
+        key = fold(name)
+        fixed = _FIXED_BY_FOLD.get(key)
+        if fixed is not None:
+            return fixed
+        with self._lock:
+            if key not in self._generic_names:
+                if len(self._generic_names) >= self.max_generic_types:
+                    return None
+                self._generic_names[key] = name
+            return self._generic_names[key]
+
+    def _forget(self, ads: dict[tuple[str, ...], StoredAd], key: tuple[str, ...]) -> None:
+        """Remove one stored ad and its counts (caller holds the lock)."""
+        stored = ads.pop(key)
+        self._count -= 1
+        if stored.advertiser is not None:
+            left = self._by_advertiser.get(stored.advertiser, 1) - 1
+            if left > 0:
+                self._by_advertiser[stored.advertiser] = left
+            else:
+                self._by_advertiser.pop(stored.advertiser, None)
+
+    def _room_for(self, advertiser: str | None) -> str | None:
+        """Why one more ad may not be stored (caller holds the lock), or ``None``."""
+        if self._count >= self.max_ads:
+            return f"the collector holds max_ads ({self.max_ads}) ads"
+        if (
+            advertiser is not None
+            and self._by_advertiser.get(advertiser, 0) >= self.max_ads_per_advertiser
+        ):
+            return f"{advertiser} advertises max_ads_per_advertiser ({self.max_ads_per_advertiser})"
+        return None
 
     def generic_tables(self) -> list[str]:
         """Names of the generic (MyType-named) tables that hold ads."""
@@ -241,7 +298,7 @@ class AdStore:
     def _table_for_update(self, table: str | None, ad: ClassAd) -> str | None:
         my_type = _str(ad, "MyType")
         if table is None:
-            return self.table_name(my_type) if my_type else None
+            return self._register_table(my_type) if my_type else None
         if table == MACHINE and my_type is not None and fold(my_type) == "startd":
             return STARTD
         return table
@@ -255,8 +312,10 @@ class AdStore:
         *,
         identity: tuple[str, str] | None = None,
         merge: bool = False,
+        advertiser: str | None = None,
     ) -> bool:
-        """Store (or replace) an ad; ``False`` when it lacks its key attributes and is dropped.
+        """Store (or replace) an ad; ``False`` when it lacks its key attributes or a bound
+        (``max_ads``, ``max_ads_per_advertiser``, ``max_generic_types``) refuses it.
 
         ``table`` None means "the table named by ``MyType``" (UPDATE_AD_GENERIC).  The store
         sets ``LastHeardFrom`` unless the ad has it, and ``AuthenticatedIdentity`` /
@@ -282,7 +341,16 @@ class AdStore:
                 for attr in ad:
                     existing.ad.set_expr(ad.spelling(attr), ad.lookup(attr))
                 return True
-            table_ads[key] = StoredAd(ad, private)
+            if key in table_ads:
+                self._forget(table_ads, key)
+            refused = self._room_for(advertiser)
+            if refused is not None:
+                log.info("update refused: %s", refused)
+                return False
+            table_ads[key] = StoredAd(ad, private, advertiser)
+            self._count += 1
+            if advertiser is not None:
+                self._by_advertiser[advertiser] = self._by_advertiser.get(advertiser, 0) + 1
         return True
 
     def add(self, ad: ClassAd | dict[str, Any], table: str | None = None) -> None:
@@ -300,6 +368,7 @@ class AdStore:
             self.update(name, ad)
             return
         with self._lock:
+            self._count += 1
             self._tables.setdefault(name, {})[("#unkeyed", str(next(self._serial)))] = StoredAd(
                 ad.copy()
             )
@@ -318,7 +387,7 @@ class AdStore:
             ads = self._tables.get(table, {})
             key = ad_key(table, request)
             if key is not None and key in ads:
-                del ads[key]
+                self._forget(ads, key)
                 return 1
             requirements = request.get_expr("Requirements")
             name = _str(request, "Name")
@@ -330,7 +399,7 @@ class AdStore:
                 else:
                     hit = fold(_str(stored.ad, "Name") or "") == fold(name or "")
                 if hit:
-                    del ads[k]
+                    self._forget(ads, k)
                     removed += 1
         return removed
 
@@ -346,7 +415,7 @@ class AdStore:
         with self._lock:
             ads = self._tables.get(table, {})
             for key in [k for k, s in ads.items() if self._expired(s, now)]:
-                del ads[key]
+                self._forget(ads, key)
             result = list(ads.values())
         if table == COLLECTOR and self.own_ad is not None:
             result.insert(0, StoredAd(self.own_ad))
@@ -394,11 +463,19 @@ class AdStore:
         with self._lock:
             return fold(name) in self._generic_names
 
-    def answer(self, command: int, query: ClassAd, *, private: bool = False) -> QueryAnswer | None:
+    def answer(
+        self,
+        command: int,
+        query: ClassAd,
+        *,
+        private: bool = False,
+        budget: Budget | None = None,
+    ) -> QueryAnswer | None:
         """The ads a query returns, in order, with the projection of each (``None`` = close).
 
         ``private`` says the client may see private attributes (NEGOTIATOR/ADMINISTRATOR and
-        ``SendPrivateAttributes``, or a private query command).
+        ``SendPrivateAttributes``, or a private query command).  Every evaluation is charged
+        to ``budget``; :class:`EvaluationBudgetExceeded` when it runs out.
         """
         selections = self._selections(command, query)
         if selections is None:
@@ -426,7 +503,7 @@ class AdStore:
                     if self.absent_requirements and not wants_absent and _is_absent(ad):
                         continue
                     if selection.requirements is not None and not is_match(
-                        _evaluate(selection.requirements, ad, None)
+                        _evaluate(selection.requirements, ad, None, budget)
                     ):
                         continue
                     answer.results.append((ad, self._projection(selection.projection, query, ad)))
@@ -549,7 +626,16 @@ class MockCollector(Daemon):
         ):
             private = self._may(request, "NEGOTIATOR") or self._may(request, "ADMINISTRATOR")
         self.store.own_ad = self.own_ad()
-        answer = self.store.answer(request.command, query, private=private)
+        try:
+            answer = yield from offload(
+                lambda: self.store.answer(
+                    request.command, query, private=private, budget=request.budget
+                )
+            )
+        except EvaluationBudgetExceeded as exc:
+            # The query protocol has no error reply (§2.4): close without the terminator.
+            log.info("%s: query %d refused: %s; closing", self.name, request.command, exc)
+            return
         if answer is None:
             log.info(
                 "%s: query %d refused (no usable TargetType); closing", self.name, request.command
@@ -608,8 +694,16 @@ class MockCollector(Daemon):
         if request.authenticated and request.user:
             identity = (request.user, request.method or "")
         table = UPDATES[Command(command)][0]
+        advertiser = request.user if request.authenticated else None
+        if advertiser is None:
+            advertiser = request.peer[0] if request.peer else "unknown"
         stored = self.store.update(
-            table, ad, private, identity=identity, merge=command == Command.MERGE_STARTD_AD
+            table,
+            ad,
+            private,
+            identity=identity,
+            merge=command == Command.MERGE_STARTD_AD,
+            advertiser=advertiser,
         )
         if not stored:
             log.info(

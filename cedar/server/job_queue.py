@@ -19,10 +19,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from cedar.classad_wire import ClassAd, parse_expr
-from cedar.classad_wire.evaluate import evaluate
+from cedar.classad_wire.evaluate import Budget, evaluate
 from cedar.classad_wire.expr import Expr, fold
 from cedar.commands.schedd import JobAction
-from cedar.errors import CedarError, ClassAdError
+from cedar.errors import CedarError, ClassAdError, EvaluationBudgetExceeded
 
 IDLE, RUNNING, REMOVED, COMPLETED, HELD, TRANSFERRING, SUSPENDED = 1, 2, 3, 4, 5, 6, 7
 IMMUTABLE = {"clusterid", "procid", "owner", "user", "myjobs"}
@@ -77,12 +77,17 @@ def int_attr(ad: ClassAd, name: str, default: int = 0) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else default
 
 
-def matches(expr: Expr | None, ad: ClassAd) -> bool:
-    """Whether a constraint is true (or a non-zero number) for ``ad``."""
+def matches(expr: Expr | None, ad: ClassAd, budget: Budget | None = None) -> bool:
+    """Whether a constraint is true (or a non-zero number) for ``ad``.
+
+    Charged to ``budget`` (the request's); :class:`EvaluationBudgetExceeded` once it is spent.
+    """
     if expr is None:
         return True
     try:
-        value = evaluate(expr, ad)
+        value = evaluate(expr, ad, budget=budget)
+    except EvaluationBudgetExceeded:
+        raise
     except CedarError:
         return False
     if isinstance(value, bool):
@@ -211,7 +216,9 @@ class Transaction:
         if not q.may_edit(self.user, cluster):
             raise QueueError(errno.EACCES, f"{self.user} does not own job {cluster}.{proc}")
 
-    def set_by_constraint(self, constraint: str, name: str, value: str, flags: int) -> int:
+    def set_by_constraint(
+        self, constraint: str, name: str, value: str, flags: int, budget: Budget | None = None
+    ) -> int:
         try:
             expr = parse_expr(constraint, old=True)
         except ClassAdError:
@@ -220,7 +227,7 @@ class Transaction:
         with self.queue.lock:
             for c, p in list(self.queue.jobs):
                 ad = self.queue.merged(c, p)
-                if ad is not None and matches(expr, ad):
+                if ad is not None and matches(expr, ad, budget):
                     if flags & 0x10 and not self.queue.may_edit(self.user, c):
                         continue
                     targets.append((c, p))
@@ -349,7 +356,7 @@ class JobQueue:
                         _set(target, name, text)
 
     def act(
-        self, user: str | None, action: JobAction, request: ClassAd
+        self, user: str | None, action: JobAction, request: ClassAd, budget: Budget | None = None
     ) -> tuple[dict[tuple[int, int], int], Callable[[], None]]:
         """Result code per job and a function that applies the change (after the client's
         confirmation).  Follows spec 05 §5.3."""
@@ -389,7 +396,7 @@ class JobQueue:
                     ad = self.merged(*key)
                     if ad is None:
                         continue
-                    if filt(int_attr(ad, "JobStatus"), ad) and matches(expr, ad):
+                    if filt(int_attr(ad, "JobStatus"), ad) and matches(expr, ad, budget):
                         results[key] = self._act_code(key, own, action, explicit=False)
         todo = [k for k, code in results.items() if code == 1]
 
