@@ -8,6 +8,7 @@ then ``SEC_DEFAULT_<X>`` (spec 03 §7.1).  Authorization patterns are ``user@dom
 from __future__ import annotations
 
 import fnmatch
+import getpass
 import socket
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
@@ -202,3 +203,60 @@ def _matches(pattern: str, user: str, host: str | None) -> bool:
     return host_pattern == "*" or (
         host is not None and fnmatch.fnmatch(host.lower(), host_pattern.lower())
     )
+
+
+def default_admins() -> list[str]:
+    """Who administers a mock pool by default: the local user running it, and ``condor``."""
+    try:
+        me = getpass.getuser()
+    except (KeyError, OSError):  # no passwd entry (some containers)
+        me = "condor"
+    return sorted({f"{me}@*", "condor@*"})
+
+
+def real_pool_policy(
+    methods: list[str] | None = None,
+    *,
+    encryption: str = "OPTIONAL",
+    admins: list[str] | None = None,
+    writers: list[str] | None = None,
+    **kwargs: Any,
+) -> ServerPolicy:
+    """The secure defaults of the mock daemons, modelled on a real (minicondor) pool's config.
+
+    ``SEC_DEFAULT_AUTHENTICATION = REQUIRED`` with ``SEC_READ_AUTHENTICATION = OPTIONAL``;
+    ``ALLOW_READ = *``; WRITE for ``writers`` (default ``*@*``: any authenticated identity);
+    DAEMON, ADVERTISE_*, NEGOTIATOR and ADMINISTRATOR for ``admins`` only (default
+    :func:`default_admins`).  ``encryption`` sets encryption and integrity at every level.
+    Loosen it with :func:`open_policy` (everyone may do everything) or by passing your own
+    ``ServerPolicy(allow=..., levels=...)``; docs/security-findings.md compares the two.
+    """
+    default = LevelPolicy(
+        authentication=Requirement.REQUIRED,
+        encryption=encryption,
+        integrity=encryption,
+        methods=list(methods) if methods else list(DEFAULT_SERVER_METHODS),
+        crypto_methods=["AES"],
+    )
+    admin_list = list(admins) if admins is not None else default_admins()
+    allow = {
+        "READ": ["*"],
+        "WRITE": list(writers) if writers is not None else ["*@*"],
+        "NEGOTIATOR": admin_list,
+        "ADMINISTRATOR": admin_list,
+        "DAEMON": admin_list,
+        "ADVERTISE_STARTD": admin_list,
+        "ADVERTISE_SCHEDD": admin_list,
+        "ADVERTISE_MASTER": admin_list,
+    }
+    levels = {"DEFAULT": default, "READ": LevelPolicy(authentication=Requirement.OPTIONAL)}
+    levels.update(kwargs.pop("levels", {}))
+    return ServerPolicy(levels=levels, allow=kwargs.pop("allow", allow), **kwargs)
+
+
+def open_policy(**kwargs: Any) -> ServerPolicy:
+    """The loosened policy: authentication preferred, every identity allowed every level.
+
+    For tests and demos that want raw, anonymous updates; never the default of a mock daemon.
+    """
+    return ServerPolicy(allow=None, **kwargs)

@@ -19,7 +19,7 @@ from typing import Any
 
 from cedar.auth.methods import UNAUTHENTICATED_USER
 from cedar.auth.policy import Requirement
-from cedar.auth.server_policy import ServerPolicy
+from cedar.auth.server_policy import ServerPolicy, real_pool_policy
 from cedar.auth.version import CEDAR_PLATFORM_STRING, CEDAR_VERSION_STRING
 from cedar.classad_wire.classad import ClassAd
 from cedar.classad_wire.evaluate import Budget
@@ -569,7 +569,9 @@ class MockCollector(Daemon):
         port: int = 0,
         store: AdStore | None = None,
     ) -> None:
-        super().__init__(name, "COLLECTOR", policy=policy, host=host, port=port)
+        super().__init__(
+            name, "COLLECTOR", policy=policy or real_pool_policy(), host=host, port=port
+        )
         self.store = store or AdStore()
         for command, level in iter_commands():
             if command in UPDATES or command in INVALIDATES:

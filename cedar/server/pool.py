@@ -10,7 +10,7 @@ from typing import Any
 
 import trio
 
-from cedar.auth.server_policy import LevelPolicy, ServerPolicy
+from cedar.auth.server_policy import ServerPolicy, real_pool_policy
 from cedar.server.collector import MockCollector
 from cedar.server.daemon import _serve_in_thread
 from cedar.server.router import SharedPortRouter
@@ -20,14 +20,10 @@ from cedar.server.schedd import JobQueue, MockSchedd
 def pool_policy(
     methods: list[str] | None = None, *, encryption: str = "REQUIRED", **kwargs: Any
 ) -> ServerPolicy:
-    """FS (then CLAIMTOBE, for multi-user tests) with AES-GCM required at every level."""
-    level = LevelPolicy(
-        methods=methods or ["FS", "CLAIMTOBE"],
-        encryption=encryption,
-        integrity=encryption,
-        crypto_methods=["AES"],
-    )
-    return ServerPolicy(levels={"DEFAULT": level}, **kwargs)
+    """A real pool's defaults (:func:`real_pool_policy`): authentication required except for
+    READ, writes for authenticated identities, DAEMON/ADVERTISE_*/ADMINISTRATOR for the admins;
+    FS (then CLAIMTOBE, for multi-user tests) with AES-GCM required at every level."""
+    return real_pool_policy(methods or ["FS", "CLAIMTOBE"], encryption=encryption, **kwargs)
 
 
 class MockPool:

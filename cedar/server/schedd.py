@@ -29,7 +29,7 @@ from typing import Any
 
 import trio
 
-from cedar.auth.server_policy import ServerPolicy
+from cedar.auth.server_policy import ServerPolicy, real_pool_policy
 from cedar.auth.version import CEDAR_PLATFORM_STRING, CEDAR_VERSION_STRING
 from cedar.classad_wire import ClassAd, get_classad, parse_expr, put_classad
 from cedar.classad_wire.evaluate import evaluate
@@ -154,7 +154,7 @@ class MockSchedd(Daemon):
         simulate: bool = False,
         tick: float = 1.0,
     ) -> None:
-        super().__init__(name, "SCHEDD", policy=policy, host=host, port=port)
+        super().__init__(name, "SCHEDD", policy=policy or real_pool_policy(), host=host, port=port)
         self.queue = queue or JobQueue(name=name)
         self.simulate = simulate
         self.tick = tick
