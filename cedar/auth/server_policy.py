@@ -103,6 +103,9 @@ class ServerPolicy:
     max_buffered_bytes: int = 256 << 20
     #: Sessions kept in the server's cache.
     max_sessions: int = 10000
+    #: Let sessions without a key be resumed (their id is then the only credential, issue 13
+    #: §2).  Off: a keyless session is not cached.  Capture replays of clear-text pools need it.
+    resume_keyless_sessions: bool = False
     #: Evaluation budget of one request, shared by all the ads it is evaluated against:
     #: steps, seconds in total, and seconds one single evaluation may run (see
     #: :class:`cedar.classad_wire.evaluate.Budget`).  Over it, the request gets an error.

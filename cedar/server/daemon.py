@@ -161,6 +161,7 @@ class Registration:
     permission: str
     force_authentication: bool
     name: str
+    payload: bool = True
 
 
 def _nop_handler(request: CommandRequest) -> Protocol[None]:
@@ -206,7 +207,7 @@ class Daemon:
         self._cancel: trio.CancelScope | None = None
         self._token: trio.lowlevel.TrioToken | None = None
         for command, level in DC_NOP_COMMANDS.items():
-            self.register(command, _nop_handler, permission=level, name="DC_NOP")
+            self.register(command, _nop_handler, permission=level, name="DC_NOP", payload=False)
 
     # -- configuration --------------------------------------------------------------------------
 
@@ -218,10 +219,13 @@ class Daemon:
         permission: str = "READ",
         force_authentication: bool | None = None,
         name: str | None = None,
+        payload: bool = True,
     ) -> None:
         """Serve ``command`` with ``handler`` at permission level ``permission``.
 
         ``force_authentication=None`` registers it as the reference does (``FORCE_AUTHENTICATION``).
+        ``payload=False`` for commands whose client sends nothing after the handshake (on a
+        resumed session the daemon otherwise reads that message first, as proof of the key).
         """
         level = normalize_level(permission)
         if force_authentication is None:
@@ -232,6 +236,7 @@ class Daemon:
             level,
             force_authentication,
             name or str(getattr(handler, "__name__", "")),
+            payload,
         )
 
     def lookup(self, command: int) -> CommandInfo | None:
@@ -239,7 +244,9 @@ class Daemon:
         registration = self._commands.get(command)
         if registration is None:
             return None
-        return CommandInfo(registration.permission, registration.force_authentication)
+        return CommandInfo(
+            registration.permission, registration.force_authentication, registration.payload
+        )
 
     def valid_commands(self, level: str, mapped: bool) -> list[int]:
         """Commands a session for ``level`` may run (spec 03 §6.1 ``ValidCommands``)."""
@@ -461,7 +468,7 @@ class Daemon:
             self.stats["resumed_sessions" if outcome.resumed else "new_sessions"] += 1
             if outcome.finished:
                 return None
-            return self._request(conn, env, outcome)
+            return self._request(conn, env, outcome, first=outcome.first)
         return (yield from self._accept_raw(conn, env, command, message))
 
     def _request(

@@ -164,7 +164,9 @@ class MockSchedd(Daemon):
         self.register(Command.QMGMT_WRITE_CMD, self._handle_qmgmt, permission="WRITE")
         self.register(Command.ACT_ON_JOBS, self._handle_act, permission="WRITE")
         self.register(Command.QUERY_SCHEDD_HISTORY, self._handle_history, permission="READ")
-        self.register(Command.RESCHEDULE, self._handle_reschedule, permission="WRITE")
+        self.register(
+            Command.RESCHEDULE, self._handle_reschedule, permission="WRITE", payload=False
+        )
         for command in (
             Command.QUERY_SCHEDD_ADS,
             Command.QUERY_SUBMITTOR_ADS,
