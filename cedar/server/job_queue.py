@@ -25,12 +25,49 @@ from cedar.commands.schedd import JobAction
 from cedar.errors import CedarError, ClassAdError, EvaluationBudgetExceeded
 
 IDLE, RUNNING, REMOVED, COMPLETED, HELD, TRANSFERRING, SUSPENDED = 1, 2, 3, 4, 5, 6, 7
-IMMUTABLE = {"clusterid", "procid", "owner", "user", "myjobs"}
+#: Attributes no edit may change (a real schedd's ``SYSTEM_IMMUTABLE_JOB_ATTRS``, + MyJobs).
+IMMUTABLE = {
+    "owner",
+    "clusterid",
+    "jobuniverse",
+    "procid",
+    "mytype",
+    "targettype",
+    "user",
+    "osuser",
+    "myjobs",
+}
+#: Attributes the schedd sets itself: a client's value at submit is ignored (the real
+#: ``SYSTEM_SECURE_JOB_ATTRS`` + the job ids, with ``IGNORE_ATTEMPTS_TO_SET_SECURE_JOB_ATTRS``).
+SECURE = {
+    "clusterid",
+    "procid",
+    "user",
+    "osuser",
+    "globaljobid",
+    "totalsubmitprocs",
+    "x509userproxysubject",
+    "x509userproxyemail",
+    "x509userproxyvoname",
+    "x509userproxyfirstfqan",
+    "x509userproxyfqan",
+    "authtokensubject",
+    "authtokenissuer",
+    "authtokengroups",
+    "authtokenid",
+    "authtokenscopes",
+    "authtokenproject",
+}
 ATTRIBUTE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 LIST_SEPARATORS = re.compile(r"[\s,]+")
 #: Hard caps so a client cannot grow the queue without bound.
 MAX_JOBS = 100_000
 MAX_ATTRS_PER_JOB = 2_000
+#: Longest attribute value (expression text, bytes) accepted at submit or edit.
+MAX_ATTRIBUTE_SIZE = 1 << 20
+#: Largest job (cluster + proc attributes, names and values) a transaction may build: keeps
+#: one job from pushing every user's query past the message size limit.
+MAX_JOB_AD_SIZE = 4 << 20
 #: Attribute edits of existing jobs one transaction may hold before it is refused.
 MAX_TXN_EDITS = 200_000
 
@@ -116,6 +153,8 @@ class Transaction:
     deferred: QueueError | None = None
     my_cluster: int | None = None
     edit_count: int = 0
+    #: Bytes of attribute text this transaction added per (cluster, proc), for MAX_JOB_AD_SIZE.
+    sizes: dict[tuple[int, int], int] = field(default_factory=dict)
 
     # --- reads through the overlay ---------------------------------------------------------
 
@@ -168,12 +207,15 @@ class Transaction:
     def set_attribute(self, cluster: int, proc: int, name: str, value: str) -> None:
         if not ATTRIBUTE_NAME.match(name) or not value or "\n" in value or "\r" in value:
             raise QueueError(errno.EINVAL, f"invalid attribute {name!r} or value")
+        self._check_size(cluster, proc, name, value)
         own = owner_of(self.user)
         low = fold(name)
         new = cluster in self.new_clusters
         if new:
             if proc >= 0 and (cluster, proc) not in self.new_jobs:
                 raise QueueError(errno.ENOENT, f"no job {cluster}.{proc}")
+            if low in SECURE:
+                return  # the schedd sets these itself at commit (see JobQueue.apply)
             if low == "owner":
                 if proc > 0:
                     return
@@ -192,6 +234,26 @@ class Transaction:
             return
         self._check_existing(cluster, proc, low)
         self._edit((cluster, proc), name, value)
+
+    def _check_size(self, cluster: int, proc: int, name: str, value: str) -> None:
+        """Refuse a value over MAX_ATTRIBUTE_SIZE, or one that grows a job past MAX_JOB_AD_SIZE."""
+        if len(value) > MAX_ATTRIBUTE_SIZE:
+            raise QueueError(
+                errno.E2BIG,
+                f"value too large: {name} is {len(value)} bytes, over the schedd's "
+                f"MAX_ATTRIBUTE_SIZE of {MAX_ATTRIBUTE_SIZE}",
+            )
+        key = (cluster, max(proc, -1))
+        if key not in self.sizes:
+            self.sizes[key] = self.queue.ad_size(*key)
+        total = self.sizes[key] + len(name) + len(value)
+        if total + (self.sizes.get((cluster, -1), 0) if proc >= 0 else 0) > MAX_JOB_AD_SIZE:
+            raise QueueError(
+                errno.E2BIG,
+                f"value too large: job {cluster}.{proc} would exceed the schedd's "
+                f"MAX_JOB_AD_SIZE of {MAX_JOB_AD_SIZE} bytes",
+            )
+        self.sizes[key] = total
 
     def _edit(self, key: tuple[int, int], name: str, value: str | None) -> None:
         """Record one edit of an existing job, within :data:`MAX_TXN_EDITS`."""
@@ -265,6 +327,7 @@ class Transaction:
         self.deferred = None
         self.my_cluster = None
         self.edit_count = 0
+        self.sizes.clear()
 
 
 class JobQueue:
@@ -300,6 +363,18 @@ class JobQueue:
         for name in job.ad:
             ad.set_expr(name, job.ad.lookup(name))
         return ad
+
+    def ad_size(self, cluster: int, proc: int) -> int:
+        """Bytes of attribute text a stored cluster (``proc`` < 0) or proc ad holds (0: none)."""
+        with self.lock:
+            if proc < 0:
+                ad = self.clusters.get(cluster)
+            else:
+                job = self.jobs.get((cluster, proc))
+                ad = None if job is None else job.ad
+            if ad is None:
+                return 0
+            return sum(len(name) + len(ad.raw_text(name)) for name in ad)
 
     def all_jobs(self) -> list[ClassAd]:
         """Every job's merged ad, in id order."""
@@ -520,7 +595,10 @@ __all__ = [
     "IDLE",
     "IMMUTABLE",
     "LIST_SEPARATORS",
+    "MAX_ATTRIBUTE_SIZE",
     "MAX_ATTRS_PER_JOB",
+    "MAX_JOB_AD_SIZE",
+    "SECURE",
     "MAX_JOBS",
     "MAX_TXN_EDITS",
     "REMOVED",
