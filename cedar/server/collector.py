@@ -22,11 +22,11 @@ from cedar.auth.policy import Requirement
 from cedar.auth.server_policy import ServerPolicy, real_pool_policy
 from cedar.auth.version import CEDAR_PLATFORM_STRING, CEDAR_VERSION_STRING
 from cedar.classad_wire.classad import ClassAd
-from cedar.classad_wire.evaluate import Budget
+from cedar.classad_wire.evaluate import Budget, evaluate
 from cedar.classad_wire.expr import Expr, Literal, fold
 from cedar.classad_wire.wire import get_classad, put_classad, references
-from cedar.commands.numbers import Command
 from cedar.errors import CedarError, EvaluationBudgetExceeded
+from cedar.numbers import Command
 from cedar.server.daemon import CommandRequest, Daemon, offload
 from cedar.stream.primitives import MessageReader, MessageWriter
 from cedar.stream.protocol import Protocol, Receive, Send
@@ -180,8 +180,6 @@ def _evaluate(
     expr: Expr, my: ClassAd | None, target: ClassAd | None, budget: Budget | None = None
 ) -> Any:
     """The value, or ``None`` on error; a spent ``budget`` raises EvaluationBudgetExceeded."""
-    from cedar.classad_wire.evaluate import evaluate
-
     try:
         return evaluate(expr, my, target, budget=budget)
     except EvaluationBudgetExceeded:

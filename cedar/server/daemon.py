@@ -44,8 +44,8 @@ from cedar.auth.session import ServerSessionCache
 from cedar.auth.sharedport import parse_preamble
 from cedar.auth.sinful import make_sinful
 from cedar.classad_wire.evaluate import Budget
-from cedar.commands.numbers import FORCE_AUTHENTICATION
 from cedar.errors import CedarError, ProtocolError
+from cedar.numbers import FORCE_AUTHENTICATION
 from cedar.stream.connection import CedarConnection
 from cedar.stream.drivers import TrioChannel
 from cedar.stream.primitives import MessageReader, MessageWriter

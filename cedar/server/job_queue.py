@@ -21,10 +21,16 @@ from dataclasses import dataclass, field
 from cedar.classad_wire import ClassAd, parse_expr
 from cedar.classad_wire.evaluate import Budget, evaluate
 from cedar.classad_wire.expr import Expr, fold
-from cedar.commands.schedd import JobAction
 from cedar.errors import CedarError, ClassAdError, EvaluationBudgetExceeded
+from cedar.numbers import ACTION_REASON_ATTRIBUTE, JobAction, JobStatus, SetAttributeFlags
 
-IDLE, RUNNING, REMOVED, COMPLETED, HELD, TRANSFERRING, SUSPENDED = 1, 2, 3, 4, 5, 6, 7
+IDLE, RUNNING, REMOVED, COMPLETED = (
+    JobStatus.IDLE,
+    JobStatus.RUNNING,
+    JobStatus.REMOVED,
+    JobStatus.COMPLETED,
+)
+HELD, TRANSFERRING, SUSPENDED = JobStatus.HELD, JobStatus.TRANSFERRING_OUTPUT, JobStatus.SUSPENDED
 #: Attributes no edit may change (a real schedd's ``SYSTEM_IMMUTABLE_JOB_ATTRS``, + MyJobs).
 IMMUTABLE = {
     "owner",
@@ -290,17 +296,18 @@ class Transaction:
             for c, p in list(self.queue.jobs):
                 ad = self.queue.merged(c, p)
                 if ad is not None and matches(expr, ad, budget):
-                    if flags & 0x10 and not self.queue.may_edit(self.user, c):
+                    mine_only = flags & SetAttributeFlags.ONLY_MY_JOBS
+                    if mine_only and not self.queue.may_edit(self.user, c):
                         continue
                     targets.append((c, p))
         if not targets:
             raise QueueError(errno.ENOENT, "no job matched")
         for c, p in targets:
             self._check_existing(c, p, fold(name))
-        if not flags & 0x20:
+        if not flags & SetAttributeFlags.QUERY_ONLY:
             for c, p in targets:
                 self._edit((c, p), name, value)
-            if flags & 0x80:
+            if flags & SetAttributeFlags.POST_SUBMIT_CLUSTER_CHANGE:
                 for c in {c for c, _ in targets}:
                     self._edit((c, -1), name, value)
         return len(targets)
@@ -436,13 +443,7 @@ class JobQueue:
         """Result code per job and a function that applies the change (after the client's
         confirmation).  Follows spec 05 §5.3."""
         own = owner_of(user)
-        reason_attr = {
-            JobAction.Hold: "HoldReason",
-            JobAction.Release: "ReleaseReason",
-            JobAction.Remove: "RemoveReason",
-            JobAction.RemoveX: "RemoveReason",
-            JobAction.TransferAndRemove: "RemoveReason",
-        }.get(action)
+        reason_attr = ACTION_REASON_ATTRIBUTE.get(action)
         reason = None
         if reason_attr:
             try:

@@ -33,9 +33,8 @@ from cedar.auth.server_policy import ServerPolicy, real_pool_policy
 from cedar.auth.version import CEDAR_PLATFORM_STRING, CEDAR_VERSION_STRING
 from cedar.classad_wire import ClassAd, get_classad, parse_expr, put_classad
 from cedar.classad_wire.evaluate import evaluate
-from cedar.commands.numbers import Command, QmgmtCall
-from cedar.commands.schedd import JobAction
 from cedar.errors import CedarError, ClassAdError, EvaluationBudgetExceeded
+from cedar.numbers import Command, JobAction, QmgmtCall, SetAttributeFlags
 from cedar.server.collector import QueryAnswer, is_match, write_answer
 from cedar.server.daemon import CommandRequest, Daemon, offload
 from cedar.server.job_queue import (
@@ -469,7 +468,7 @@ class MockSchedd(Daemon):
         cluster, proc = r.get_int(), r.get_int()
         value, name = r.get_string(), r.get_string()
         flags = r.get_char() if flagged else 0
-        if flags & 0x02:  # SetAttribute_NoAck: errors surface at commit
+        if flags & SetAttributeFlags.NO_ACK:  # SetAttribute_NoAck: errors surface at commit
             if txn.deferred is None:
                 try:
                     txn.set_attribute(cluster, proc, name, value)

@@ -22,7 +22,7 @@ from cedar.classad_wire import ClassAd
 from cedar.commands import collector as cc
 from cedar.commands import qmgmt
 from cedar.commands import schedd as cs
-from cedar.commands.numbers import Command, QmgmtCall
+from cedar.numbers import Command, QmgmtCall
 from cedar.server.collector import AdStore, MockCollector
 from cedar.server.pool import MockPool
 from cedar.server.schedd import MAX_JOBS, JobQueue, MockSchedd, Transaction
