@@ -516,7 +516,8 @@ def _new_session(
         "command authorization",
         f"Probably due to an unknown command: the server closed the connection instead of "
         f"answering the security negotiation for {described}{level} (an unknown command, a "
-        f"denied raw-level policy, or policies that cannot be reconciled; {offered}).",
+        f"denied raw-level policy, policies that cannot be reconciled, or a server at its "
+        f"connection cap; {offered}).",
     )
     m2 = _read_ad(message, "server security response")
     ctx.peer_ad = m2
