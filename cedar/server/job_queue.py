@@ -306,6 +306,8 @@ class Transaction:
             self._check_existing(c, p, fold(name))
         if not flags & SetAttributeFlags.QUERY_ONLY:
             for c, p in targets:
+                self._check_size(c, p, name, value)
+            for c, p in targets:
                 self._edit((c, p), name, value)
             if flags & SetAttributeFlags.POST_SUBMIT_CLUSTER_CHANGE:
                 for c in {c for c, _ in targets}:
