@@ -15,6 +15,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from cedar.auth.methods import UNAUTHENTICATED_USER
@@ -371,7 +372,7 @@ class AdStore:
                 ad.copy()
             )
 
-    def invalidate(self, table: str | None, request: ClassAd) -> int:
+    def invalidate(self, table: str | None, request: ClassAd, budget: Budget | None = None) -> int:
         """Remove ads by key or by ``Requirements`` (spec 05 §2.8); return how many went."""
         target = _str(request, "TargetType")
         if table is None:
@@ -393,7 +394,7 @@ class AdStore:
                 return 0
             for k, stored in list(ads.items()):
                 if requirements is not None:
-                    hit = is_match(_evaluate(requirements, stored.ad, None))
+                    hit = is_match(_evaluate(requirements, stored.ad, None, budget))
                 else:
                     hit = fold(_str(stored.ad, "Name") or "") == fold(name or "")
                 if hit:
@@ -504,16 +505,19 @@ class AdStore:
                         _evaluate(selection.requirements, ad, None, budget)
                     ):
                         continue
-                    answer.results.append((ad, self._projection(selection.projection, query, ad)))
+                    names = self._projection(selection.projection, query, ad, budget)
+                    answer.results.append((ad, names))
                     found += 1
         return answer
 
     @staticmethod
-    def _projection(expr: Expr | None, query: ClassAd, ad: ClassAd) -> list[str] | None:
+    def _projection(
+        expr: Expr | None, query: ClassAd, ad: ClassAd, budget: Budget | None = None
+    ) -> list[str] | None:
         """Projection names; a non-literal is evaluated per candidate as a string (§2.2)."""
         if expr is None:
             return None
-        value = expr.value() if isinstance(expr, Literal) else _evaluate(expr, query, ad)
+        value = expr.value() if isinstance(expr, Literal) else _evaluate(expr, query, ad, budget)
         if not isinstance(value, str):
             return None
         names = value.replace(",", " ").split()
@@ -648,7 +652,11 @@ class MockCollector(Daemon):
         command = request.command
         reader = yield from request.read_payload()
         while True:
-            if not self._apply(request, command, reader):
+            if command in INVALIDATES:  # a constraint over every ad: off the event loop
+                applied = yield from offload(partial(self._apply, request, command, reader))
+            else:
+                applied = self._apply(request, command, reader)
+            if not applied:
                 return
             if command == Command.UPDATE_STARTD_AD_WITH_ACK:
                 yield Send(request.writer().put_int(1))
@@ -678,10 +686,13 @@ class MockCollector(Daemon):
             if command in INVALIDATES:
                 ad = get_classad(reader, strict=True)
                 table = INVALIDATES[Command(command)][0]
-                removed = self.store.invalidate(table, ad)
+                removed = self.store.invalidate(table, ad, request.budget)
                 log.debug("%s: invalidation removed %d ad(s)", self.name, removed)
                 return True
             ad, private = read_update(command, reader)
+        except EvaluationBudgetExceeded as exc:
+            log.info("%s: invalidation refused: %s; closing", self.name, exc)
+            return False
         except CedarError as exc:
             log.info("%s: unreadable update (%s); closing", self.name, exc)
             return False

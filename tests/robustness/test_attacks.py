@@ -470,3 +470,23 @@ def test_hostile_token_claims_are_denied_promptly_and_cleanly(
             ping(daemon.address, "WRITE", security=security, timeout=30)
         assert time.monotonic() - started < 10  # the denial, not the client's timeout
     assert not [r for r in caplog.records if r.exc_info], "a traceback was logged"
+
+
+def test_oversized_edit_over_the_wire_names_the_problem(pool: MockPool) -> None:
+    from cedar.commands.submit_lang import Submit
+
+    schedd = Schedd(pool.schedd_address, timeout=30)
+    cluster = schedd.submit(Submit("executable = /bin/echo\nqueue\n")).cluster
+    with pytest.raises(CedarError, match="value too large"):
+        schedd.edit(cluster, "Big", '"' + "x" * (MAX_ATTRIBUTE_SIZE + 1) + '"')
+
+
+def test_costly_invalidation_is_refused() -> None:
+    collector = MockCollector("c", policy=open_policy())
+    for i in range(50):
+        collector.store.add({"MyType": "Probe", "Name": f"p{i}"})
+    drop = {"MyType": "Query", "TargetType": "Probe", "Requirements": doubling(40)}
+    with collector.run_in_thread():
+        raw_exchange(collector.port, raw_message(Command.INVALIDATE_ADS_GENERIC, drop))
+        assert len(collector.store.ads("Probe")) == 50
+        assert timed_ping(collector.address) < PING_BOUND
