@@ -10,7 +10,7 @@ from __future__ import annotations
 import fnmatch
 import getpass
 import socket
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -263,3 +263,11 @@ def open_policy(**kwargs: Any) -> ServerPolicy:
     For tests and demos that want raw, anonymous updates; never the default of a mock daemon.
     """
     return ServerPolicy(allow=None, **kwargs)
+
+
+#: Named security setups for the mock daemons (``cedar pool`` options build on these):
+#: ``secure`` is the default (:func:`real_pool_policy`), ``open`` the loosened one.
+SECURITY_PRESETS: dict[str, Callable[..., ServerPolicy]] = {
+    "secure": real_pool_policy,
+    "open": open_policy,
+}
