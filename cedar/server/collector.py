@@ -652,8 +652,8 @@ class MockCollector(Daemon):
         command = request.command
         reader = yield from request.read_payload()
         while True:
-            if command in INVALIDATES:  # a constraint over every ad: off the event loop
-                applied = yield from offload(partial(self._apply, request, command, reader))
+            if command in INVALIDATES:
+                applied = yield from self._invalidate(request, command, reader)
             else:
                 applied = self._apply(request, command, reader)
             if not applied:
@@ -680,19 +680,34 @@ class MockCollector(Daemon):
                 return table[Command(command)][1]
         return None
 
-    def _apply(self, request: CommandRequest, command: int, reader: MessageReader) -> bool:
-        """Store or remove what one message carries; ``False`` closes the connection."""
+    def _invalidate(
+        self, request: CommandRequest, command: int, reader: MessageReader
+    ) -> Protocol[bool]:
+        """Remove ads; one by key at once, by ``Requirements`` off the event loop (it may cost).
+
+        ``False`` closes the connection (unreadable, or over the request's budget).
+        """
         try:
-            if command in INVALIDATES:
-                ad = get_classad(reader, strict=True)
-                table = INVALIDATES[Command(command)][0]
-                removed = self.store.invalidate(table, ad, request.budget)
-                log.debug("%s: invalidation removed %d ad(s)", self.name, removed)
-                return True
-            ad, private = read_update(command, reader)
+            ad = get_classad(reader, strict=True)
+        except CedarError as exc:
+            log.info("%s: unreadable invalidation (%s); closing", self.name, exc)
+            return False
+        remove = partial(self.store.invalidate, INVALIDATES[Command(command)][0], ad)
+        try:
+            if "Requirements" in ad:
+                removed = yield from offload(partial(remove, request.budget))
+            else:
+                removed = remove()
         except EvaluationBudgetExceeded as exc:
             log.info("%s: invalidation refused: %s; closing", self.name, exc)
             return False
+        log.debug("%s: invalidation removed %d ad(s)", self.name, removed)
+        return True
+
+    def _apply(self, request: CommandRequest, command: int, reader: MessageReader) -> bool:
+        """Store what one update carries; ``False`` closes the connection."""
+        try:
+            ad, private = read_update(command, reader)
         except CedarError as exc:
             log.info("%s: unreadable update (%s); closing", self.name, exc)
             return False
