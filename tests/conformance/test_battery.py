@@ -72,7 +72,7 @@ def test_wrong_gcm_tag_fails_the_crypto_check(pool: MockPool, monkeypatch) -> No
 def test_ignored_projection_fails_the_query_check(pool: MockPool, monkeypatch) -> None:
     """The double: the collector answers every query with whole ads."""
     monkeypatch.setattr(
-        collector_module.AdStore, "_projection", staticmethod(lambda expr, query, ad: None)
+        collector_module.AdStore, "_projection", staticmethod(lambda *args, **kwargs: None)
     )
     (outcome,) = run_checks(_target(pool), ["query.schedd"])
     assert outcome.status == "fail"

@@ -28,7 +28,7 @@ SID = "secrethost:1:SESSIONIDSECRETSESSIONIDSECRET"
 KEY = b"K" * 32
 KEY_HEX = KEY.hex()
 SIGNING = SigningKey("POOL", b"SIGNINGKEYSECRETSIGNINGKEYSECRET")
-TOKEN = create_token(SIGNING, issuer="example.com", subject="alice@example.com", lifetime=60)
+TOKEN = create_token(SIGNING, issuer="example.com", subject="alice@example.com", lifetime=86400)
 SIGNATURE = TOKEN.rsplit(".", 1)[1]
 SECRETS = [SID, KEY.decode(), KEY_HEX, TOKEN, SIGNATURE, "SIGNINGKEYSECRET", "BEARERSECRET"]
 
