@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cedar.auth.signing_key import CredentialError
 from cedar.auth.token import (
     MAX_TOKEN_SIZE,
     TokenError,
@@ -36,7 +37,7 @@ ALLOWED_ALGORITHMS = ("RS256", "ES256")
 SCOPE_PREFIX = "condor:/"
 
 
-class SciTokenError(ValueError):
+class SciTokenError(CredentialError):
     """A SciToken was refused or could not be found; the message never contains the token."""
 
 

@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from dataclasses import asdict
 
 from cedar.auth.client import ClientSecurity, default_security
-from cedar.commands.collector import Collector
-from cedar.commands.ping import PingResult, ping
+from cedar.commands import Collector, ping
+from cedar.commands.ping import PingResult
 from cedar.errors import CedarError
 
 DEFAULT_COLLECTOR_PORT = 9618

@@ -16,8 +16,9 @@ from typing import Any, TextIO
 from cedar.classad_wire import ClassAd, Error, Expr, Undefined, evaluate, parse_expr, unparse
 from cedar.classad_wire.expr import fold
 from cedar.classad_wire.wire import references
-from cedar.commands.collector import AdType, Collector
+from cedar.commands import Collector
 from cedar.errors import CedarError
+from cedar.numbers import AdType
 
 # -- value formatting ---------------------------------------------------------------------------
 

@@ -15,10 +15,11 @@ from collections.abc import Sequence
 from typing import Any, TextIO
 
 from cedar.classad_wire import ClassAd
-from cedar.commands.schedd import ActResult, JobAction, Schedd, parse_job_spec
+from cedar.commands import Schedd
+from cedar.commands.schedd import ActResult, parse_job_spec
 from cedar.commands.submit_lang import Submit
 from cedar.errors import CedarError
-from cedar.numbers import JobStatus
+from cedar.numbers import JobAction, JobStatus
 
 STATUS_LETTER = {status.value: status.letter for status in JobStatus}
 _ACTIONS = {
@@ -173,8 +174,9 @@ def run_q(args: argparse.Namespace, out: TextIO) -> int:
             "RemoteWallClockTime",
         ]
     )
-    ads = schedd.query(_constraint(args.ids, args.constraint), projection, args.limit)
-    summary = schedd.last_summary or ClassAd()
+    stream = schedd.query_iter(_constraint(args.ids, args.constraint), projection, args.limit)
+    ads = list(stream)
+    summary = stream.summary or ClassAd()
     if _write_json_or_af(args, ads, out):
         return 0
     if args.long:
