@@ -26,12 +26,10 @@ from cedar.auth.session import new_session_id
 from cedar.auth.signing_key import SigningKey, SigningKeyStore
 from cedar.auth.token import FoundToken, IdToken, b64url_encode, sign
 from cedar.classad_wire import ClassAd, put_classad
-from cedar.commands.collector import AdType, Collector
-from cedar.commands.ping import ping
-from cedar.commands.schedd import Schedd
+from cedar.commands import Collector, Schedd, ping
 from cedar.config import Config
 from cedar.errors import CedarError
-from cedar.numbers import Command
+from cedar.numbers import AdType, Command
 from cedar.server.collector import AdStore, MockCollector
 from cedar.server.daemon import CommandRequest, Daemon
 from cedar.server.job_queue import MAX_ATTRIBUTE_SIZE, JobQueue, QueueError, Transaction

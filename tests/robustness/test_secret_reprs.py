@@ -91,7 +91,7 @@ def test_no_secret_in_any_repr(obj: Any) -> None:
 
 
 def test_no_secret_in_logs_of_a_token_handshake(caplog: pytest.LogCaptureFixture) -> None:
-    from cedar.commands.ping import ping
+    from cedar.commands import ping
     from cedar.config import Config
 
     key_store = SigningKeyStore([SIGNING])
