@@ -207,6 +207,10 @@ class QueryAnswer:
     private: bool = False
 
 
+#: Longest a query waits for earlier writes still running in worker threads (seconds).
+WRITE_WAIT = 30.0
+
+
 class AdStore:
     """Tables of ads by type with expiry; answers queries as the collector does.
 
@@ -238,6 +242,10 @@ class AdStore:
         self._tables: dict[str, dict[tuple[str, ...], StoredAd]] = {}
         self._generic_names: dict[str, str] = {}
         self._lock = threading.RLock()
+        # Writes that run in worker threads (see :meth:`write_in_order`): queries wait for
+        # the ones that arrived before them, as a single-threaded collector would.
+        self._pending_writes = 0
+        self._writes_done = threading.Condition()
         self._serial = itertools.count()
         self.own_ad: ClassAd | None = None
 
@@ -372,6 +380,31 @@ class AdStore:
                 ad.copy()
             )
 
+    def begin_write(self) -> Callable[[], None]:
+        """Register a write now, in arrival order; call the returned ``done`` (idempotent)
+        when it finished or will never run.
+
+        Queries answered meanwhile first wait (up to :data:`WRITE_WAIT` seconds) for every
+        write registered before them, so moving a costly write to a worker thread does not
+        reorder it against a client's next query.
+        """
+        with self._writes_done:
+            self._pending_writes += 1
+        finished = threading.Event()
+
+        def done() -> None:
+            with self._writes_done:
+                if not finished.is_set():
+                    finished.set()
+                    self._pending_writes -= 1
+                    self._writes_done.notify_all()
+
+        return done
+
+    def _wait_for_writes(self) -> None:
+        with self._writes_done:
+            self._writes_done.wait_for(lambda: self._pending_writes == 0, timeout=WRITE_WAIT)
+
     def invalidate(self, table: str | None, request: ClassAd, budget: Budget | None = None) -> int:
         """Remove ads by key or by ``Requirements`` (spec 05 §2.8); return how many went."""
         target = _str(request, "TargetType")
@@ -476,6 +509,7 @@ class AdStore:
         ``SendPrivateAttributes``, or a private query command).  Every evaluation is charged
         to ``budget``; :class:`EvaluationBudgetExceeded` when it runs out.
         """
+        self._wait_for_writes()
         selections = self._selections(command, query)
         if selections is None:
             return None
@@ -695,7 +729,18 @@ class MockCollector(Daemon):
         remove = partial(self.store.invalidate, INVALIDATES[Command(command)][0], ad)
         try:
             if "Requirements" in ad:
-                removed = yield from offload(partial(remove, request.budget))
+                done = self.store.begin_write()
+
+                def scan() -> int:
+                    try:
+                        return remove(request.budget)
+                    finally:
+                        done()
+
+                try:
+                    removed = yield from offload(scan)
+                finally:
+                    done()  # also when the connection ended before the scan ran
             else:
                 removed = remove()
         except EvaluationBudgetExceeded as exc:
