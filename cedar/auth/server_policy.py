@@ -239,7 +239,7 @@ def real_pool_policy(
         encryption=encryption,
         integrity=encryption,
         methods=list(methods) if methods else list(DEFAULT_SERVER_METHODS),
-        crypto_methods=["AES"],
+        crypto_methods=[] if str(encryption).upper() == "NEVER" else ["AES"],  # AES forces it
     )
     admin_list = list(admins) if admins is not None else default_admins()
     allow = {
