@@ -17,7 +17,7 @@ from typing import Any, TextIO
 from cedar.classad_wire import ClassAd
 from cedar.commands import Schedd
 from cedar.commands.schedd import ActResult, parse_job_spec
-from cedar.commands.submit_lang import Submit
+from cedar.commands.submit import Submit
 from cedar.errors import CedarError
 from cedar.numbers import JobAction, JobStatus
 

@@ -17,10 +17,11 @@ from cedar.auth.policy import Requirement
 from cedar.auth.sinful import Sinful
 from cedar.classad_wire import ClassAd
 from cedar.commands import Collector, Schedd, ping, run_command
-from cedar.commands.collector import AdType, DaemonType, build_query_ad, query_protocol
+from cedar.commands.collector import build_query_ad, query_protocol
 from cedar.commands.ping import PingResult
-from cedar.commands.submit_lang import Submit
+from cedar.commands.submit import Submit
 from cedar.errors import AuthenticationError, CedarError
+from cedar.numbers import AdType, DaemonType
 from cedar.stream.connection import CedarConnection
 from cedar.stream.protocol import Protocol, Receive
 
