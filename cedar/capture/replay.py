@@ -353,6 +353,7 @@ def client_security(ctx: ReplayContext, sessions: ClientSessionCache) -> ClientS
         uid_domain=domain or "localhost",
         trust_domain=domain or None,
         options={"SEC_CLAIMTOBE_USER": user} if user else {},
+        resume_keyless_sessions=True,  # the recorded tools resume their clear-text sessions
     )
     return ClientSecurity(config, sessions)
 
@@ -420,6 +421,7 @@ def server_policy(ctx: ReplayContext) -> ServerPolicy:
         levels={"DEFAULT": LevelPolicy(methods=list(PLAIN_METHODS))},
         uid_domain=domain,
         trust_domain=domain,
+        resume_keyless_sessions=True,  # the recorded tools resume their clear-text sessions
     )
 
 

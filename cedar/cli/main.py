@@ -76,6 +76,7 @@ def _mounted(name: str, argv: Sequence[str]) -> int:
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     """Entry point of the ``cedar`` console script."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    _escape_unencodable(sys.stdout, sys.stderr)
     out = out or sys.stdout
     if argv and argv[0] in MOUNTED:
         return _mounted(argv[0], argv[1:])
@@ -92,6 +93,14 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     except ValueError as exc:
         print(f"cedar {args.command}: {exc}", file=sys.stderr)
         return 2
+
+
+def _escape_unencodable(*streams: TextIO) -> None:
+    """Print bytes the terminal cannot encode (non-UTF-8 data from a peer) as escapes."""
+    for stream in streams:
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
 
 
 # --------------------------------------------------------------------------- demo and pool

@@ -132,6 +132,11 @@ class CedarConnection:
             self._eof = True
 
     @property
+    def buffered_bytes(self) -> int:
+        """Bytes received but not yet returned as messages (what a peer makes us hold)."""
+        return len(self._inbox) + self._partial_size
+
+    @property
     def peer_closed(self) -> bool:
         """True once EOF was fed in."""
         return self._eof
