@@ -122,8 +122,9 @@ def pool() -> Iterator[MockPool]:
 
 @pytest.mark.parametrize("target", ["schedd", "collector"])
 def test_costly_query_does_not_stall_the_pool(pool: MockPool, target: str) -> None:
-    # ~10 ms of evaluation per ad (under the per-ad slice), over 200 ads: seconds of work.
-    constraint = doubling(8)
+    # ~20 ms of evaluation per ad (4096 steps, under the per-ad slice), over 200 ads: seconds of
+    # work, well inside the request budget.
+    constraint = doubling(12)
     if target == "schedd":
         work = lambda: Schedd(pool.schedd_address, timeout=60).query(constraint)  # noqa: E731
     else:
