@@ -15,7 +15,7 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, TextIO
 
-from cedar.cli import schedd_tools
+from cedar.cli import schedd_tools, spool_tools
 from cedar.errors import CedarError
 
 if TYPE_CHECKING:
@@ -40,6 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
     for name, (_, text) in MOUNTED.items():
         sub.add_parser(name, help=text, add_help=False)
     schedd_tools.build_parsers(sub)
+    spool_tools.build_parsers(sub)
     demo = sub.add_parser("demo", help="run a whole job lifecycle against an embedded mock pool")
     demo.set_defaults(handler=run_demo)
     pool = sub.add_parser("pool", help="run a mock pool (collector + schedd) in the foreground")
@@ -54,6 +55,9 @@ def build_parser() -> argparse.ArgumentParser:
         "no encryption; tokens: IDTOKENS only (a token for you is written to a new directory)",
     )
     pool.add_argument("--schedd-name", help="the schedd's Name (default: this host's full name)")
+    pool.add_argument(
+        "--spool-dir", help="where spooled sandboxes are kept (default: a temporary directory)"
+    )
     pool.set_defaults(handler=run_pool)
     return parser
 
@@ -72,6 +76,7 @@ def _mounted(name: str, argv: Sequence[str]) -> int:
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     """Entry point of the ``cedar`` console script."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    _escape_unencodable(sys.stdout, sys.stderr)
     out = out or sys.stdout
     if argv and argv[0] in MOUNTED:
         return _mounted(argv[0], argv[1:])
@@ -88,6 +93,14 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     except ValueError as exc:
         print(f"cedar {args.command}: {exc}", file=sys.stderr)
         return 2
+
+
+def _escape_unencodable(*streams: TextIO) -> None:
+    """Print bytes the terminal cannot encode (non-UTF-8 data from a peer) as escapes."""
+    for stream in streams:
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
 
 
 # --------------------------------------------------------------------------- demo and pool
@@ -178,7 +191,9 @@ def run_demo(args: argparse.Namespace, out: TextIO) -> int:
         for ad in records:
             out.write(f"{ad['ClusterId']}.{ad['ProcId']}  status={ad['JobStatus']}\n")
         remaining = schedd.query(f"ClusterId == {cluster}")
-        ok = (
+        step("remote submit: the input travels to the schedd, the output comes back")
+        spooled_ok = spool_tools.demo_spool(schedd, pool, out)
+        ok = spooled_ok and (
             held.succeeded == 3
             and released.succeeded == 1
             and removed.succeeded == 2
@@ -202,6 +217,7 @@ def run_pool(args: argparse.Namespace, out: TextIO) -> int:
         simulate=True,
         run_time=args.run_time,
         schedd_name=args.schedd_name or host_name(),
+        spool_dir=args.spool_dir,
     )
 
     async def serve() -> None:
