@@ -1,17 +1,123 @@
-"""Suite-wide settings.
+"""Suite-wide settings: hypothesis under CI, and the real HTCondor pool the live tests run against.
 
 Under CI (``CI`` set, as .ci/run's environment does) hypothesis is derandomized, so a run is
 repeatable and a differential test cannot fail on an example a previous run never tried; on a
 developer machine it keeps exploring new examples (where new disagreements with the reference
 are found).
+
+The live pool: when no ``CEDAR_LIVE_COLLECTOR`` is given, the HTCondor release is beside the
+checkout (``../shared/htcondor``, or ``CEDAR_HTCONDOR``) and we are root, the session starts a
+real pool with ``tools/live_pool.sh`` before collecting, exports its ``CEDAR_LIVE_*`` environment
+(so ``tests/live_pool/`` and every subprocess see it) and stops it at the end. So the README's one
+test command runs the live suite too, and ``.ci/run`` is exactly that command.
+``CEDAR_LIVE_AUTOSTART=0`` turns this off. The header of the run says what happened and why.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
+import socket
+import subprocess
+import tempfile
+from pathlib import Path
 
+import pytest
 from hypothesis import settings
 
 settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
 if os.environ.get("CI"):
     settings.load_profile("ci")
+
+REPO = Path(__file__).resolve().parent.parent
+LIVE_POOL_SCRIPT = REPO / "tools" / "live_pool.sh"
+_live_pool: dict[str, str] = {}  # "dir" of the pool we started, or "why" it was not started
+
+
+def _htcondor_release() -> Path:
+    return Path(os.environ.get("CEDAR_HTCONDOR") or REPO.parent / "shared" / "htcondor")
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def _start_live_pool() -> None:
+    """Start the real pool and export its environment, or record why not."""
+    if os.environ.get("CEDAR_LIVE_COLLECTOR"):
+        _live_pool["why"] = (
+            f"using the pool at {os.environ['CEDAR_LIVE_COLLECTOR']} from the environment"
+        )
+        return
+    if os.environ.get("CEDAR_LIVE_AUTOSTART", "1") == "0":
+        _live_pool["why"] = "SKIPPED: CEDAR_LIVE_AUTOSTART=0; tests/live_pool/ will skip"
+        return
+    if not (_htcondor_release() / "minicondor.sh").exists():
+        _live_pool["why"] = (
+            f"SKIPPED: no HTCondor release at {_htcondor_release()} (set CEDAR_HTCONDOR to one);"
+            " tests/live_pool/ will skip"
+        )
+        return
+    if os.geteuid() != 0:
+        _live_pool["why"] = "SKIPPED: starting the pool needs root; tests/live_pool/ will skip"
+        return
+    pool_dir = tempfile.mkdtemp(prefix="cedar-live-pool.")
+    env = dict(os.environ)
+    env.setdefault("MINICONDOR_PORT", str(_free_port()))  # several suites may run at once
+    started = subprocess.run(
+        [str(LIVE_POOL_SCRIPT), "start", pool_dir],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        stdin=subprocess.DEVNULL,
+    )
+    if started.returncode != 0:
+        shutil.rmtree(pool_dir, ignore_errors=True)
+        raise pytest.UsageError(
+            f"tools/live_pool.sh could not start the real pool:\n{started.stderr[-3000:]}"
+        )
+    _live_pool["dir"] = pool_dir
+    # The script prints `export K=V` lines (PATH refers to $PATH): let a shell evaluate them.
+    shown = subprocess.run(
+        ["bash", "-c", 'eval "$1" && env -0', "live-pool-env", started.stdout],
+        capture_output=True,
+        check=True,
+    ).stdout
+    for entry in shown.split(b"\0"):
+        name, _, value = entry.decode().partition("=")
+        if name and os.environ.get(name) != value:
+            os.environ[name] = value
+    notes = [line for line in started.stderr.splitlines() if "SciTokens" in line]
+    _live_pool["why"] = (
+        f"started in {pool_dir} at {os.environ.get('CEDAR_LIVE_COLLECTOR')}; "
+        "tests/live_pool/ runs against it" + (f" ({notes[-1]})" if notes else "")
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    _start_live_pool()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    pool_dir = _live_pool.pop("dir", None)
+    if pool_dir:
+        subprocess.run(
+            [str(LIVE_POOL_SCRIPT), "stop", pool_dir],
+            capture_output=True,
+            timeout=120,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+        shutil.rmtree(pool_dir, ignore_errors=True)
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    return f"live pool: {_live_pool.get('why', 'not configured')}"
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    terminalreporter.write_line(f"live pool: {_live_pool.get('why', 'not configured')}")
