@@ -98,8 +98,22 @@ def _start_live_pool() -> None:
     )
 
 
+def _selects_live_tests(config: pytest.Config) -> bool:
+    """Whether the paths this run collects include tests/live_pool (no pool for other runs)."""
+    live = REPO / "tests" / "live_pool"
+    base = Path(config.invocation_params.dir)
+    for arg in config.args or ["."]:
+        path = (base / arg.split("::")[0]).resolve()
+        if path == live or live in path.parents or path in live.parents:
+            return True
+    return False
+
+
 def pytest_configure(config: pytest.Config) -> None:
-    _start_live_pool()
+    if _selects_live_tests(config):
+        _start_live_pool()
+    else:
+        _live_pool["why"] = "not started: this run selects no test of tests/live_pool/"
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

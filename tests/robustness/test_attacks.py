@@ -140,6 +140,26 @@ def test_costly_query_does_not_stall_the_pool(pool: MockPool, target: str) -> No
     assert still_running, "the hostile query ended before the pings: make it costlier"
 
 
+@pytest.mark.parametrize("target", ["schedd", "collector"])
+def test_catastrophic_regexp_neither_stalls_nor_hangs(pool: MockPool, target: str) -> None:
+    """The issue's ``regexp("(a+)+$", "aaa…a!")``: 30 ``a``s froze the pool for 120 s; each
+    match is now bounded (classad_wire/regex.py), so the query ends and pings answer meanwhile."""
+    constraint = 'regexp("(a+)+$", "' + "a" * 30 + '!") || true'
+    if target == "schedd":
+        work = lambda: Schedd(pool.schedd_address, timeout=60).query(constraint)  # noqa: E731
+    else:
+        work = lambda: Collector(pool.address, timeout=60).query(  # noqa: E731
+            AdType.GENERIC, constraint, target_type="Probe"
+        )
+    with in_background(work) as outcome:
+        time.sleep(0.1)
+        latencies = [timed_ping(pool.address) for _ in range(3)]
+    assert sorted(latencies)[1] < PING_BOUND, latencies
+    # regexp() over budget is error, and `error || true` is error: the query matches nothing,
+    # and ends (in_background fails the test if it never does).
+    assert outcome.get("result") == [] or isinstance(outcome.get("error"), CedarError), outcome
+
+
 def test_over_budget_job_query_gets_a_clear_error(pool: MockPool) -> None:
     with pytest.raises(CedarError, match="budget"):
         Schedd(pool.schedd_address, timeout=30).query(doubling(40))
