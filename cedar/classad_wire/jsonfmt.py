@@ -86,6 +86,13 @@ def ad_to_json(ad: ClassAd) -> str:
     return "".join(out)
 
 
+def attribute_json(ad: ClassAd, name: str) -> str:
+    """One ``  "Name": value`` member of an ad's JSON object (for tools that order members)."""
+    out = [f"  {_json_string(ad.spelling(name))}: "]
+    _emit(ad.lookup(name), 2, out)
+    return "".join(out)
+
+
 def _from_json_value(value: Any) -> Any:
     if value is None:
         return Undefined

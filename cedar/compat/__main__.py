@@ -8,13 +8,19 @@ from __future__ import annotations
 import runpy
 import sys
 
-from cedar.compat import install
+from cedar.compat import install, install_hook
 
-USAGE = "usage: python -m cedar.compat run [--force] (PROGRAM.py | -m MODULE) [ARGS...]"
+USAGE = (
+    "usage: python -m cedar.compat run [--force] (PROGRAM.py | -m MODULE) [ARGS...]\n"
+    "       python -m cedar.compat install-hook   (for every program of this environment)"
+)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
+    if args == ["install-hook"]:
+        print(f"wrote {install_hook()}")
+        return 0
     force = len(args) > 1 and args[1] == "--force"
     if force:
         del args[1]
