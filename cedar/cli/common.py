@@ -6,7 +6,7 @@ Exit codes (documented in the README):
 ====  =======================================================================
 0     success
 1     the pool answered "no": not authorized, no such job/daemon, a refused
-      action, or (``hold``/``rm``/...) nothing matched
+      action or submit description, or (``hold``/``rm``/...) nothing matched
 2     usage error: unknown option, malformed constraint, unreadable file
 3     cannot reach the daemon: connection refused, timeout, lost connection
 70    internal error (a bug: re-run with ``--debug`` and report the traceback)
@@ -120,14 +120,14 @@ def check_constraint(text: str | None) -> str | None:
 
 def exit_code(exc: BaseException) -> int:
     """The documented exit code of an error."""
-    if isinstance(exc, (UsageError, ConfigError, ClassAdError, ValueError, OSError)) and not (
-        isinstance(exc, CedarConnectionError)
-    ):
-        return EXIT_USAGE
     if isinstance(exc, CedarConnectionError):
         return EXIT_UNREACHABLE
+    if isinstance(exc, (UsageError, ClassAdError, ConfigError)):
+        return EXIT_USAGE
     if isinstance(exc, (SecurityError, CedarError)):
         return EXIT_REFUSED
+    if isinstance(exc, (ValueError, OSError)):
+        return EXIT_USAGE
     return EXIT_INTERNAL
 
 

@@ -78,6 +78,7 @@ def _mounted(name: str, argv: Sequence[str]) -> int:
         return EXIT_USAGE
     parser = module.build_parser()
     parser.prog = f"cedar {name}"
+    parser.set_defaults(prog=parser.prog)
     args = parser.parse_args(condor_style(argv, parser))
     return int(module.run(args))
 

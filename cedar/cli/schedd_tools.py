@@ -312,6 +312,8 @@ def run_q(args: argparse.Namespace, out: TextIO) -> int:
     if not args.all and not args.ids and os.geteuid() != 0:
         my_jobs = getpass.getuser()
     projection = [] if args.long or args.json else (args.af or Q_PROJECTION)
+    if args.af:  # the order of the output needs the ids
+        projection = [*args.af, "ClusterId", "ProcId"]
     progress = Progress("jobs")
     ads = list(
         progress.track(
