@@ -8,8 +8,17 @@ The names here are the public API; see the README for a tour::
 """
 
 from cedar.auth import ClientSecurity, SecurityConfig
-from cedar.auth.ping import PingResult, ping, ping_async
-from cedar.classad_wire import AbsTime, ClassAd, Error, Expr, RelTime, Undefined, evaluate
+from cedar.classad_wire import (
+    AbsTime,
+    ClassAd,
+    Error,
+    Expr,
+    RelTime,
+    Undefined,
+    evaluate,
+    parse_ads,
+    parse_next,
+)
 from cedar.commands.collector import (
     AdType,
     AsyncCollector,
@@ -18,6 +27,7 @@ from cedar.commands.collector import (
     DaemonType,
 )
 from cedar.commands.fanout import DaemonResult, query_all, query_all_async
+from cedar.commands.ping import PingResult, ping, ping_async
 from cedar.commands.schedd import ActResult, AsyncSchedd, JobAction, Schedd, SubmitResult
 from cedar.commands.submit_lang import Submit
 from cedar.config import Config
@@ -49,6 +59,8 @@ __all__ = [
     "SubmitResult",
     "Undefined",
     "evaluate",
+    "parse_ads",
+    "parse_next",
     "ping",
     "ping_async",
     "query_all",

@@ -67,6 +67,7 @@ DEFAULTS: dict[str, str] = {
     "SEC_TCP_SESSION_TIMEOUT": "20",
     "SEC_TOKEN_SYSTEM_DIRECTORY": "$(ETC)/tokens.d",
     "SEC_PASSWORD_DIRECTORY": "$(ETC)/passwords.d",
+    "TRUST_DOMAIN_CAFILE": "$(ETC)/trust_domain_ca.pem",  # [live] condor_config_val -v
     "SEC_PASSWORD_FILE": "$(SEC_PASSWORD_DIRECTORY)/POOL",
     "SEC_TOKEN_POOL_SIGNING_KEY_FILE": "$(SEC_PASSWORD_FILE)",
     "AUTH_SSL_CLIENT_USE_DEFAULT_CAS": "true",

@@ -13,6 +13,14 @@ class CedarError(Exception):
     """Base class of every error raised by cedar."""
 
 
+class InvalidArgument(CedarError, ValueError):
+    """A caller passed something cedar cannot use: an unknown name (ad type, daemon type, job
+    action, command), a malformed constraint, job id or address.
+
+    Also a :class:`ValueError`, because that is what Python code catches for a bad value.
+    """
+
+
 class ProtocolError(CedarError):
     """The peer sent bytes that do not follow the CEDAR protocol (malformed framing or data)."""
 
@@ -93,6 +101,7 @@ __all__ = [
     "ConfigError",
     "ConnectionClosed",
     "IntegrityError",
+    "InvalidArgument",
     "PermissionDenied",
     "ProtocolError",
     "SecurityError",

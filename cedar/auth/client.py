@@ -33,6 +33,7 @@ from cedar.auth.session import ClientSessionCache, Session
 from cedar.auth.sinful import Sinful
 from cedar.auth.version import CEDAR_VERSION_STRING, built_since
 from cedar.classad_wire import ClassAd, get_handshake_ad, put_classad
+from cedar.config import default_config
 from cedar.errors import (
     AuthenticationError,
     ConnectionClosed,
@@ -40,6 +41,7 @@ from cedar.errors import (
     ProtocolError,
     SecurityError,
 )
+from cedar.numbers import KEY_PROTOCOLS
 from cedar.stream.connection import CedarConnection
 from cedar.stream.crypto import EcdhKeyPair
 from cedar.stream.primitives import MessageReader, MessageWriter
@@ -53,7 +55,6 @@ DEFAULT_METHODS = ("FS", "TOKEN", "KERBEROS", "SCITOKENS", "SSL")
 SUPPORTED_CRYPTO = ("AES",)
 LEGACY_CRYPTO = {"BLOWFISH", "3DES", "TRIPLEDES"}
 #: Key-message protocol numbers (spec 04 §1.4).
-_KEY_PROTOCOLS = {1: "BLOWFISH", 2: "3DES", 3: "AES"}
 
 
 class CommandDenied(PermissionDenied):
@@ -240,8 +241,6 @@ def default_security() -> ClientSecurity:
     global _default
     with _default_lock:
         if _default is None:
-            from cedar.config import default_config
-
             _default = ClientSecurity(SecurityConfig.from_config(default_config()))
         return _default
 
@@ -728,7 +727,7 @@ def _read_key_message(conn: CedarConnection, result: MethodResult) -> Protocol[b
         raise ProtocolError(f"implausible wrapped key length {size}")
     wrapped = message.get_bytes(size)
     message.end_of_message()
-    name = _KEY_PROTOCOLS.get(protocol, f"unknown protocol {protocol}")
+    name = KEY_PROTOCOLS.get(protocol, f"unknown protocol {protocol}")
     if name != "AES":
         raise SecurityError(
             f"the server sent a {name} session key, which cedar does not implement (AES only)"

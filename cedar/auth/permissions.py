@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cedar.commands.numbers import Command
+from cedar.numbers import Command
 
 #: Command numbers the security layer itself knows (spec 03 §10).
 DC_AUTHENTICATE = Command.DC_AUTHENTICATE

@@ -20,6 +20,7 @@ from pathlib import Path
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
+from cedar.config import Config
 from cedar.errors import SecurityError
 
 log = logging.getLogger(__name__)
@@ -190,11 +191,8 @@ class SigningKeyStore:
         self._exclude = exclude
 
     @classmethod
-    def from_config(cls, config: object, keys: Iterable[SigningKey] = ()) -> SigningKeyStore:
+    def from_config(cls, config: Config, keys: Iterable[SigningKey] = ()) -> SigningKeyStore:
         """Pool key file and password directory from an HTCondor configuration."""
-        from cedar.config import Config
-
-        assert isinstance(config, Config)
         return cls(
             keys,
             pool_key_file=config.pool_signing_key_file(),

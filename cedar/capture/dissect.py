@@ -7,7 +7,7 @@ coroutines of :mod:`cedar.stream.protocol`: a generator that is sent each messag
 the peers saw them and annotates it.  A message that does not fit is reported in place and the
 rest of the conversation is shown undecoded, so one surprise never hides the whole transcript.
 
-Numbers come from :mod:`cedar.commands.numbers`, method bits from :mod:`cedar.auth.methods`,
+Numbers come from :mod:`cedar.numbers`, method bits from :mod:`cedar.auth.methods`,
 ClassAds are read with :mod:`cedar.classad_wire`.
 """
 
@@ -17,6 +17,7 @@ import base64
 import binascii
 import json
 import os
+import re
 import struct
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
@@ -28,33 +29,19 @@ from cedar.capture.errors import CaptureError
 from cedar.capture.messages import Conversation, WireMessage, load_conversations
 from cedar.capture.tcp import C2S, S2C
 from cedar.classad_wire import ClassAd, get_classad, get_handshake_ad
-from cedar.commands.numbers import FORCE_AUTHENTICATION, Command, QmgmtCall
 from cedar.errors import CedarError
+from cedar.numbers import (
+    FORCE_AUTHENTICATION,
+    KEY_PROTOCOLS,
+    SET_ATTRIBUTE_FLAG_NAMES,
+    Command,
+    JobAction,
+    QmgmtCall,
+    expects_reply,
+    read_arguments,
+)
 from cedar.stream.primitives import MessageReader
 
-#: SetAttribute flag bits (spec 05 §4.4).
-_SETATTR_FLAGS = {
-    0x01: "NonDurable",
-    0x02: "NoAck",
-    0x04: "SetDirty",
-    0x08: "ShouldLog",
-    0x10: "OnlyMyJobs",
-    0x20: "QueryOnly",
-    0x80: "PostSubmitClusterChange",
-}
-_KEY_PROTOCOLS = {0: "none", 1: "BLOWFISH", 2: "3DES", 3: "AES"}
-_JOB_ACTIONS = {
-    1: "hold",
-    2: "release",
-    3: "remove",
-    4: "remove-x",
-    5: "vacate",
-    6: "vacate-fast",
-    7: "clear-dirty-attrs",
-    8: "suspend",
-    9: "continue",
-    10: "transfer-and-remove",
-}
 _UDP_SECURITY_MAGIC = b"CRAP"
 
 
@@ -75,9 +62,19 @@ def _qmgmt_name(number: int) -> str:
         return f"rpc {number}"
 
 
+def _action_label(action: object) -> str:
+    """``remove-x`` for JobAction 4 (the spelling of ``cedar`` action commands)."""
+    if isinstance(action, int) and not isinstance(action, bool):
+        try:
+            return re.sub(r"(?<=[a-z])(?=[A-Z])", "-", JobAction(action).name).lower()
+        except ValueError:
+            pass
+    return str(action)
+
+
 def _flag_names(flags: int) -> str:
-    names = [name for bit, name in _SETATTR_FLAGS.items() if flags & bit]
-    rest = flags & ~sum(_SETATTR_FLAGS)
+    names = [name for bit, name in SET_ATTRIBUTE_FLAG_NAMES.items() if flags & bit]
+    rest = flags & ~sum(SET_ATTRIBUTE_FLAG_NAMES)
     if rest:
         names.append(f"{rest:#x}")
     return "|".join(names) or "0"
@@ -556,7 +553,7 @@ class _Flow:
         self.note(
             d,
             "KEY",
-            f"KEY length={length} protocol={_KEY_PROTOCOLS.get(protocol, protocol)} "
+            f"KEY length={length} protocol={KEY_PROTOCOLS.get(protocol, protocol)} "
             f"duration={duration} wrapped={wrapped_len} bytes"
             + (" (sent in clear by this method: used for decryption)" if in_clear else ""),
             key_length=length,
@@ -915,7 +912,7 @@ class _Flow:
         request = self.ad(r, "job action", d)
         self.end(r, "job action")
         action = request.get("JobAction")
-        label = _JOB_ACTIONS.get(action, str(action)) if isinstance(action, int) else str(action)
+        label = _action_label(action)
         self._request_note(d, command, label, request)
         d = yield from self._next()
         r = self.expect(d, S2C, "job action result")
@@ -988,103 +985,62 @@ class _Flow:
     ) -> tuple[int, str] | None:
         rpc = self._int(r, "QMGMT call number")
         name = _qmgmt_name(rpc)
-        args: str
-        expects_reply = True
-        fields: dict[str, Any] = {"rpc": rpc}
+        values = read_arguments(rpc, r)
+        fields: dict[str, Any] = {"rpc": rpc, **values}
+        a = {k: v.decode("latin-1") if isinstance(v, bytes) else v for k, v in values.items()}
         if rpc in (QmgmtCall.SetAttribute, QmgmtCall.SetAttribute2):
-            cluster, proc, value, attr = r.get_int(), r.get_int(), r.get_string(), r.get_string()
-            flags = r.get_char() if rpc == QmgmtCall.SetAttribute2 else 0
-            expects_reply = not flags & 0x02
-            args = f"{cluster}.{proc} {attr} = {value}" + (
-                f" flags={_flag_names(flags)}" if rpc == QmgmtCall.SetAttribute2 else ""
-            )
-            fields.update(cluster=cluster, proc=proc, name=attr, value=value, flags=flags)
+            fields.setdefault("flags", 0)
+            args = f"{a['cluster']}.{a['proc']} {a['name']} = {a['value']}"
+            if rpc == QmgmtCall.SetAttribute2:
+                args += f" flags={_flag_names(int(a['flags']))}"
         elif rpc in (QmgmtCall.SetAttributeByConstraint, QmgmtCall.SetAttributeByConstraint2):
-            constraint, value, attr = r.get_string(), r.get_string(), r.get_string()
-            flags = r.get_char() if rpc == QmgmtCall.SetAttributeByConstraint2 else 0
-            args = f"[{constraint}] {attr} = {value}" + (
-                f" flags={_flag_names(flags)}" if rpc == QmgmtCall.SetAttributeByConstraint2 else ""
+            fields.setdefault("flags", 0)
+            args = f"[{a['constraint']}] {a['name']} = {a['value']}"
+            if rpc == QmgmtCall.SetAttributeByConstraint2:
+                args += f" flags={_flag_names(int(a['flags']))}"
+        elif rpc in (QmgmtCall.SetTimerAttribute,):
+            args = f"{a['cluster']}.{a['proc']} {a['name']} {a['duration']}s"
+        elif set(a) == {"cluster", "proc"} or set(a) == {"cluster", "proc", "name"}:
+            args = " ".join(
+                [f"{a['cluster']}.{a['proc']}", *([str(a["name"])] if "name" in a else [])]
             )
-            fields.update(constraint=constraint, name=attr, value=value, flags=flags)
-        elif rpc in (
-            QmgmtCall.NewProc,
-            QmgmtCall.DestroyCluster,
-            QmgmtCall.GetNextJob,
-            QmgmtCall.GetCapabilities,
-            QmgmtCall.CommitTransaction,
-            QmgmtCall.SetAllowProtectedAttrChanges,
-        ):
-            number = r.get_int()
-            args = str(number)
-            fields["arg"] = number
-        elif rpc in (QmgmtCall.DestroyProc, QmgmtCall.GetJobAd, QmgmtCall.GetDirtyAttributes):
-            cluster, proc = r.get_int(), r.get_int()
-            args = f"{cluster}.{proc}"
-            fields.update(cluster=cluster, proc=proc)
-        elif rpc in (
-            QmgmtCall.GetAttributeFloat,
-            QmgmtCall.GetAttributeInt,
-            QmgmtCall.GetAttributeString,
-            QmgmtCall.GetAttributeExpr,
-            QmgmtCall.DeleteAttribute,
-        ):
-            cluster, proc, attr = r.get_int(), r.get_int(), r.get_string()
-            args = f"{cluster}.{proc} {attr}"
-            fields.update(cluster=cluster, proc=proc, name=attr)
-        elif rpc == QmgmtCall.SetTimerAttribute:
-            cluster, proc, attr, duration = r.get_int(), r.get_int(), r.get_string(), r.get_int()
-            args = f"{cluster}.{proc} {attr} {duration}s"
-        elif rpc in (
-            QmgmtCall.GetJobByConstraint,
-            QmgmtCall.SetEffectiveOwner,
-            QmgmtCall.SendSpoolFile,
-        ):
-            args = _quote(r.get_string())
         elif rpc in (QmgmtCall.GetNextJobByConstraint, QmgmtCall.GetNextDirtyJobByConstraint):
-            init, constraint = r.get_int(), r.get_string()
-            args = f"init={init} [{constraint}]"
+            args = f"init={a['init']} [{a['constraint']}]"
         elif rpc == QmgmtCall.GetAllJobsByConstraint:
-            constraint, projection = r.get_string(), r.get_string()
-            args = f"[{constraint}] projection={_quote(projection)}"
+            args = f"[{a['constraint']}] projection={_quote(str(a['projection']))}"
         elif rpc in (QmgmtCall.SetJobFactory, QmgmtCall.SetMaterializeData):
-            cluster, maximum, filename, digest = (
-                r.get_int(),
-                r.get_int(),
-                r.get_string(),
-                r.get_string(),
+            args = (
+                f"{a['cluster']} max={a['maximum']} file={_quote(str(a['filename']))} "
+                f"digest={len(str(a['digest']))} chars"
             )
-            args = f"{cluster} max={maximum} file={_quote(filename)} digest={len(digest)} chars"
         elif rpc == QmgmtCall.SendMaterializeData:
-            cluster, flags = r.get_int(), r.get_int()
-            data = r.get_bytes(r.remaining)
+            data = fields.pop("data")
             items = data.count(b"\n")
-            args = f"{cluster} flags={flags} items={items} ({len(data)} bytes)"
+            args = f"{a['cluster']} flags={a['flags']} items={items} ({len(data)} bytes)"
         elif rpc == QmgmtCall.SendJobQueueAd:
-            cluster, ad_type, flags = r.get_int(), r.get_int(), r.get_int()
             ad = self.ad(r, "job queue ad", d)
-            args = f"{cluster} type={ad_type} flags={flags} " + _inline(ad)
+            args = f"{a['cluster']} type={a['ad_type']} flags={a['flags']} " + _inline(ad)
         elif rpc == QmgmtCall.SendSpoolFileIfNeeded:
-            ad = self.ad(r, "spool ad", d)
-            args = _inline(ad)
-        elif rpc in (
-            QmgmtCall.CloseSocket,
-            QmgmtCall.InitializeConnection,
-            QmgmtCall.InitializeReadOnlyConnection,
-        ):
-            args = ""
-            expects_reply = False
+            args = _inline(self.ad(r, "spool ad", d))
+        elif len(a) == 1:
+            # One int (NewProc, GetCapabilities, ...) or one string (SetEffectiveOwner, ...).
+            (value,) = a.values()
+            args = _quote(value) if isinstance(value, str) else str(value)
+            if isinstance(value, int):
+                fields = {"rpc": rpc, "arg": value}
         else:
             # NewCluster, CommitTransactionNoFlags, Begin/AbortTransaction take no argument.
             args = ""
+        expects = expects_reply(rpc, values)
         self.end(r, name)
         label = f"{name}({args})"
         self.note(
             d,
             "QMGMT_CALL",
-            f"{prefix}QMGMT {label}" + ("" if expects_reply else "  [no reply expected]"),
+            f"{prefix}QMGMT {label}" + ("" if expects else "  [no reply expected]"),
             **fields,
         )
-        return (rpc, label) if expects_reply else None
+        return (rpc, label) if expects else None
 
     def _qmgmt_reply(self, d: DecodedMessage, r: MessageReader, rpc: int, label: str) -> None:
         fields: dict[str, Any] = {"rpc": rpc}

@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cedar.auth.client import ClientSecurity, CommandSession, SecurityConfig
-from cedar.auth.ping import sec_query_body
 from cedar.auth.policy import Requirement
 from cedar.auth.server_policy import LevelPolicy, ServerPolicy
 from cedar.auth.session import ClientSessionCache, ServerSessionCache
@@ -38,8 +37,9 @@ from cedar.commands import collector as collector_commands
 from cedar.commands import qmgmt
 from cedar.commands import schedd as schedd_commands
 from cedar.commands.base import DEFAULT_TIMEOUT, Body, command_protocol
-from cedar.commands.numbers import Command, QmgmtCall
+from cedar.commands.ping import sec_query_body
 from cedar.errors import CedarError
+from cedar.numbers import Command, QmgmtCall
 from cedar.server.collector import QUERY_TABLES, AdStore, MockCollector
 from cedar.server.daemon import Daemon
 from cedar.server.schedd import HELD, IDLE, Job, JobQueue, MockSchedd

@@ -1,12 +1,14 @@
 """ClassAds: the value model, the expression language, and their CEDAR wire encoding.
 
 Spec 02.  ``ClassAd`` is a case-insensitive mapping; ``Expr`` an immutable expression tree;
-``put_classad``/``get_classad`` move ads over a CEDAR message.
+``put_classad``/``get_classad`` move ads over a CEDAR message; ``parse_ads``/``parse_next``
+read a stream of several ads (old or new syntax) from a string or a text file.
 """
 
 from cedar.classad_wire.classad import ClassAd
 from cedar.classad_wire.evaluate import evaluate
 from cedar.classad_wire.expr import Expr
+from cedar.classad_wire.reading import parse_ads, parse_next, parse_one
 from cedar.classad_wire.syntax import parse_expr
 from cedar.classad_wire.unparse import unparse
 from cedar.classad_wire.values import AbsTime, Error, RelTime, Undefined
@@ -22,7 +24,10 @@ __all__ = [
     "evaluate",
     "get_classad",
     "get_handshake_ad",
+    "parse_ads",
     "parse_expr",
+    "parse_next",
+    "parse_one",
     "put_classad",
     "unparse",
 ]

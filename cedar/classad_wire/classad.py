@@ -23,7 +23,7 @@ from cedar.classad_wire.expr import (
     to_expr,
 )
 from cedar.classad_wire.syntax import parse_expr, simple_value
-from cedar.classad_wire.unparse import unparse
+from cedar.classad_wire.unparse import format_name, unparse
 from cedar.errors import ClassAdParseError
 
 _LINE_WS = " \t\r\n\v\f"
@@ -235,9 +235,7 @@ class ClassAd(MutableMapping[str, Any]):
                 self._expr(key, entry) == other._expr(key, other._entries[key])
                 for key, entry in list(self._entries.items())
             )
-        if isinstance(other, Mapping):
-            return dict(self.items()) == dict(other.items())
-        return NotImplemented
+        return NotImplemented  # an ad never equals a dict, as in the reference bindings
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -271,6 +269,24 @@ class ClassAd(MutableMapping[str, Any]):
         from cedar.classad_wire.expr import AttrRef
 
         return evaluate(AttrRef(name), self, target)
+
+    def external_refs(self, expr: Expr | str) -> list[str]:
+        """Names ``expr`` uses that this ad does not define (``TARGET.X`` as written)."""
+        from cedar.classad_wire.analysis import external_refs
+
+        return external_refs(self, _as_expr(expr))
+
+    def internal_refs(self, expr: Expr | str) -> list[str]:
+        """Names ``expr`` uses, directly or through other attributes, that this ad defines."""
+        from cedar.classad_wire.analysis import internal_refs
+
+        return internal_refs(self, _as_expr(expr))
+
+    def flatten(self, expr: Expr | str) -> Expr:
+        """``expr`` partially evaluated: what depends only on this ad becomes its value."""
+        from cedar.classad_wire.analysis import flatten
+
+        return flatten(self, _as_expr(expr))
 
     def sorted_names(self) -> list[str]:
         """Names in the reference's storage order, used for printing (spec 02 §2.3)."""
@@ -315,10 +331,15 @@ class ClassAd(MutableMapping[str, Any]):
     def print_old(self) -> str:
         """The long form: one ``Name = value`` line per attribute (spec 02 §3.3).
 
-        Names are written unquoted, as on the wire and in ``condor_q -long``, so the output
-        reads back with :meth:`parse_old`; order is the reference's storage order.
+        Names that are not identifiers are written ``'quoted'`` and an empty ad is one newline,
+        as the reference's ``printOld``; order is the reference's storage order.
         """
-        return "".join(f"{name} = {self.raw_text(name)}\n" for name in self.sorted_names())
+        if not self._entries:
+            return "\n"
+        return "".join(
+            f"{format_name(name, old=True)} = {self.raw_text(name)}\n"
+            for name in self.sorted_names()
+        )
 
     def to_json(self) -> str:
         """The HTCondor JSON form (as printed by the reference's ``printJson``)."""
@@ -364,6 +385,10 @@ class ClassAd(MutableMapping[str, Any]):
 
     def __str__(self) -> str:
         return self.print_new()
+
+
+def _as_expr(expr: Expr | str) -> Expr:
+    return parse_expr(expr) if isinstance(expr, str) else expr
 
 
 def _to_plain(value: Any) -> Any:

@@ -147,6 +147,10 @@ class Expr:
 
         return evaluate(self, my, target)
 
+    def simplify(self, my: ClassAd | None = None, target: ClassAd | None = None) -> Expr:
+        """The value of this expression (evaluated like :meth:`eval`) as an expression."""
+        return Expr.from_value(self.eval(my, target))
+
 
 class Literal(Expr):
     """A constant: int, float, str, bool, Undefined, Error, AbsTime or RelTime."""

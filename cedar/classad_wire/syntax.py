@@ -594,6 +594,27 @@ def parse_expr(text: str, old: bool = False, *, full: bool = True) -> Expr:
     return result
 
 
+def parse_record_prefix(text: str) -> tuple[RecordExpr | None, int]:
+    """The ``[ ... ]`` record at the start of ``text`` and the offset just after it.
+
+    Leading blanks and comments are skipped; (None, len) when there is nothing else.  Used to
+    read several new-syntax ads from one text (they are not one expression: ``[a][b]`` would
+    parse as a subscript).
+    """
+    parser = _Parser(text, old=False)
+    if parser.tok[0] == "eof":
+        return None, len(text)
+    if not parser._is_op("["):
+        parser._unexpected("'[' starting a ClassAd")
+    try:
+        record = parser._record()
+    except RecursionError:
+        raise ClassAdParseError("expression nested too deeply", text=text) from None
+    assert isinstance(record, RecordExpr)
+    end = len(text) if parser.tok[0] == "eof" else parser.tok[2]
+    return record, end
+
+
 def literal_token(text: str) -> Expr | None:
     """A right-hand side that is exactly one literal token, for the pre-auth reader (§2.10)."""
     lexer = _Lexer(text, old=True)
@@ -609,6 +630,7 @@ __all__ = [
     "is_identifier",
     "literal_token",
     "parse_expr",
+    "parse_record_prefix",
     "simple_literal",
     "simple_value",
 ]

@@ -31,6 +31,7 @@ MOUNTED = {
     "status": ("cedar.cli.query", "the same as query (condor_status's name)"),
     "token": ("cedar.cli.token", "IDTOKEN tools"),
     "decode": ("cedar.cli.decode", "decode a capture of CEDAR traffic"),
+    "conformance": ("cedar.cli.conformance", "run the CEDAR conformance battery against a pool"),
 }
 
 
@@ -137,8 +138,8 @@ def _demo_security() -> ClientSecurity:
 
 def run_demo(args: argparse.Namespace, out: TextIO) -> int:
     """Start a mock pool on loopback (FS + AES-GCM) and walk a job through its life."""
-    from cedar.auth.ping import ping
     from cedar.commands.collector import Collector
+    from cedar.commands.ping import ping
     from cedar.commands.schedd import Schedd
     from cedar.commands.submit_lang import Submit
     from cedar.config import Config, set_default_config

@@ -16,7 +16,6 @@ from collections.abc import Sequence
 from dataclasses import asdict
 
 from cedar.auth.client import ClientSecurity, default_security
-from cedar.auth.ping import PingResult, ping
 from cedar.cli.common import (
     EXIT_REFUSED,
     EXIT_UNREACHABLE,
@@ -27,6 +26,8 @@ from cedar.cli.common import (
     exit_code,
     guarded,
 )
+from cedar.commands.collector import Collector
+from cedar.commands.ping import PingResult, ping
 from cedar.errors import CedarConnectionError, CedarError
 
 DEFAULT_COLLECTOR_PORT = 9618
@@ -64,8 +65,6 @@ def _target(args: argparse.Namespace, security: ClientSecurity) -> str:
             return pool
         return f"{pool}:{DEFAULT_COLLECTOR_PORT}"
     if args.type or args.name:
-        from cedar.commands.collector import Collector
-
         collector = Collector(args.pool, security=security, timeout=args.timeout)
         return collector.locate(daemon_type, args.name).address
     if args.pool:

@@ -23,8 +23,9 @@ from cedar.cli.common import Progress, UsageError, add_common_options, check_con
 from cedar.commands.schedd import ActResult, JobAction, Schedd, parse_job_spec
 from cedar.commands.submit_lang import Submit
 from cedar.errors import CedarError
+from cedar.numbers import JobStatus
 
-STATUS_LETTER = {1: "I", 2: "R", 3: "X", 4: "C", 5: "H", 6: ">", 7: "S"}
+STATUS_LETTER = {status.value: status.letter for status in JobStatus}
 _ACTIONS = {
     "hold": (JobAction.Hold, "held", "via cedar hold"),
     "release": (JobAction.Release, "released", "via cedar release"),

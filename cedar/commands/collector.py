@@ -13,16 +13,15 @@ from __future__ import annotations
 import random
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from enum import Enum
 from typing import Any, TypeVar
 
 from cedar.auth.client import ClientSecurity, CommandSession
 from cedar.auth.version import parse_version
 from cedar.classad_wire import ClassAd, get_classad, parse_expr, put_classad
-from cedar.commands.numbers import Command
 from cedar.errors import CedarConnectionError, CedarError, CommandError, ConfigError
+from cedar.numbers import AdType, Command, DaemonType
 from cedar.stream.primitives import MessageReader, MessageWriter
-from cedar.stream.protocol import Emit, Protocol, Receive, Send
+from cedar.stream.protocol import Emit, Protocol, Receive, Send, StreamedMessage
 
 T = TypeVar("T")
 
@@ -31,191 +30,6 @@ DEFAULT_COLLECTOR_PORT = 9618
 DEFAULT_QUERY_TIMEOUT = 60.0
 #: What both reference clients ask for when locating a daemon (spec 05 §2.6).
 LOCATE_PROJECTION = ("MyAddress", "AddressV1", "CondorVersion", "CondorPlatform", "Name", "Machine")
-
-
-@dataclass(frozen=True)
-class _TypeInfo:
-    key: str  # keeps members with the same commands distinct
-    command: Command
-    target_type: str
-    update: Command | None
-    invalidate: Command | None
-    #: QUERY_MULTIPLE_* take no default ``Requirements`` (spec 05 §2.1).
-    requirements: bool = True
-
-
-_Q = Command
-
-
-class AdType(Enum):
-    """Every kind of ad a collector stores, with the commands that query/update/remove it.
-
-    ``STARTD`` and ``SLOT`` are the slot ads (``Machine``); ``START_DAEMON`` is the startd's own
-    daemon ad.  ``GENERIC`` and the daemon kinds without a table of their own (``CREDD``,
-    ``DEFRAG``, ...) share QUERY_GENERIC_ADS and differ only by TargetType (spec 05 §2.1).
-    """
-
-    STARTD = _TypeInfo(
-        "startd", _Q.QUERY_STARTD_ADS, "Machine", _Q.UPDATE_STARTD_AD, _Q.INVALIDATE_STARTD_ADS
-    )
-    SLOT = _TypeInfo(
-        "slot", _Q.QUERY_STARTD_ADS, "Machine", _Q.UPDATE_STARTD_AD, _Q.INVALIDATE_STARTD_ADS
-    )
-    START_DAEMON = _TypeInfo(
-        "start_daemon",
-        _Q.QUERY_MULTIPLE_ADS,
-        "StartD",
-        _Q.UPDATE_STARTD_AD,
-        _Q.INVALIDATE_STARTD_ADS,
-        requirements=False,
-    )
-    STARTD_PRIVATE = _TypeInfo("startd_private", _Q.QUERY_STARTD_PVT_ADS, "Machine", None, None)
-    SCHEDD = _TypeInfo(
-        "schedd", _Q.QUERY_SCHEDD_ADS, "Scheduler", _Q.UPDATE_SCHEDD_AD, _Q.INVALIDATE_SCHEDD_ADS
-    )
-    MASTER = _TypeInfo(
-        "master", _Q.QUERY_MASTER_ADS, "DaemonMaster", _Q.UPDATE_MASTER_AD, _Q.INVALIDATE_MASTER_ADS
-    )
-    SUBMITTER = _TypeInfo(
-        "submitter",
-        _Q.QUERY_SUBMITTOR_ADS,
-        "Submitter",
-        _Q.UPDATE_SUBMITTOR_AD,
-        _Q.INVALIDATE_SUBMITTOR_ADS,
-    )
-    COLLECTOR = _TypeInfo(
-        "collector",
-        _Q.QUERY_COLLECTOR_ADS,
-        "Collector",
-        _Q.UPDATE_COLLECTOR_AD,
-        _Q.INVALIDATE_COLLECTOR_ADS,
-    )
-    NEGOTIATOR = _TypeInfo(
-        "negotiator",
-        _Q.QUERY_NEGOTIATOR_ADS,
-        "Negotiator",
-        _Q.UPDATE_NEGOTIATOR_AD,
-        _Q.INVALIDATE_NEGOTIATOR_ADS,
-    )
-    LICENSE = _TypeInfo(
-        "license", _Q.QUERY_LICENSE_ADS, "License", _Q.UPDATE_LICENSE_AD, _Q.INVALIDATE_LICENSE_ADS
-    )
-    STORAGE = _TypeInfo(
-        "storage", _Q.QUERY_STORAGE_ADS, "Storage", _Q.UPDATE_STORAGE_AD, _Q.INVALIDATE_STORAGE_ADS
-    )
-    HAD = _TypeInfo("had", _Q.QUERY_HAD_ADS, "HAD", _Q.UPDATE_HAD_AD, _Q.INVALIDATE_HAD_ADS)
-    GRID = _TypeInfo("grid", _Q.QUERY_GRID_ADS, "Grid", _Q.UPDATE_GRID_AD, _Q.INVALIDATE_GRID_ADS)
-    ACCOUNTING = _TypeInfo(
-        "accounting",
-        _Q.QUERY_ACCOUNTING_ADS,
-        "Accounting",
-        _Q.UPDATE_ACCOUNTING_AD,
-        _Q.INVALIDATE_ACCOUNTING_ADS,
-    )
-    GENERIC = _TypeInfo(
-        "generic", _Q.QUERY_GENERIC_ADS, "Generic", _Q.UPDATE_AD_GENERIC, _Q.INVALIDATE_ADS_GENERIC
-    )
-    CREDD = _TypeInfo(
-        "credd", _Q.QUERY_GENERIC_ADS, "CredD", _Q.UPDATE_AD_GENERIC, _Q.INVALIDATE_ADS_GENERIC
-    )
-    PLACEMENTD = _TypeInfo(
-        "placementd",
-        _Q.QUERY_GENERIC_ADS,
-        "PlacementD",
-        _Q.UPDATE_AD_GENERIC,
-        _Q.INVALIDATE_ADS_GENERIC,
-    )
-    DEFRAG = _TypeInfo(
-        "defrag", _Q.QUERY_GENERIC_ADS, "Defrag", _Q.UPDATE_AD_GENERIC, _Q.INVALIDATE_ADS_GENERIC
-    )
-    ANY = _TypeInfo("any", _Q.QUERY_ANY_ADS, "Any", None, None)
-
-    @property
-    def command(self) -> Command:
-        """The query command."""
-        return self.value.command
-
-    @property
-    def target_type(self) -> str:
-        """The TargetType the reference client sends for this type."""
-        return self.value.target_type
-
-    @property
-    def update_command(self) -> Command | None:
-        """The UPDATE_* command that advertises an ad of this type (None: not advertisable)."""
-        return self.value.update
-
-    @property
-    def invalidate_command(self) -> Command | None:
-        """The INVALIDATE_* command that removes ads of this type."""
-        return self.value.invalidate
-
-    @classmethod
-    def from_name(cls, name: str | AdType) -> AdType:
-        """Accept the enum, its name, or a command-line spelling (``slots``, ``schedds``...)."""
-        if isinstance(name, AdType):
-            return name
-        key = name.strip().lower().replace("-", "_")
-        key = _AD_TYPE_ALIASES.get(key, key)
-        for member in cls:
-            if member.name.lower() == key:
-                return member
-        raise ValueError(
-            f"unknown ad type {name!r}; known types: " + ", ".join(m.name.lower() for m in cls)
-        )
-
-
-_AD_TYPE_ALIASES = {
-    "slots": "slot",
-    "machine": "slot",
-    "startds": "startd",
-    "startdaemon": "start_daemon",
-    "scheduler": "schedd",
-    "schedds": "schedd",
-    "masters": "master",
-    "daemonmaster": "master",
-    "submitters": "submitter",
-    "submittor": "submitter",
-    "collectors": "collector",
-    "negotiators": "negotiator",
-    "accountant": "accounting",
-    "credds": "credd",
-    "startd_private": "startd_private",
-    "startdprivate": "startd_private",
-    "all": "any",
-}
-
-
-class DaemonType(Enum):
-    """Daemons that can be located through the collector, with the ad type that describes them."""
-
-    MASTER = AdType.MASTER
-    SCHEDD = AdType.SCHEDD
-    STARTD = AdType.STARTD
-    COLLECTOR = AdType.COLLECTOR
-    NEGOTIATOR = AdType.NEGOTIATOR
-    CREDD = AdType.CREDD
-    PLACEMENTD = AdType.PLACEMENTD
-    HAD = AdType.HAD
-    GENERIC = AdType.GENERIC
-    DEFRAG = AdType.DEFRAG
-
-    @property
-    def ad_type(self) -> AdType:
-        """The ad type queried to locate this daemon."""
-        return self.value  # type: ignore[no-any-return]
-
-    @classmethod
-    def from_name(cls, name: str | DaemonType) -> DaemonType:
-        """Accept the enum or its (case-insensitive) name."""
-        if isinstance(name, DaemonType):
-            return name
-        key = name.strip().upper()
-        if key in cls.__members__:
-            return cls[key]
-        raise ValueError(
-            f"unknown daemon type {name!r}; known types: " + ", ".join(m.name.lower() for m in cls)
-        )
 
 
 @dataclass(frozen=True)
@@ -368,16 +182,27 @@ def invalidation_ad(
 # -- protocols ----------------------------------------------------------------------------------
 
 
-def read_query_results(reply: MessageReader) -> Protocol[int]:
-    """Emit each ad of a result message ``I(1) AD ... I(0)`` (spec 05 §2.4); return the count."""
+def _next_query_result(reader: MessageReader) -> ClassAd | None:
+    """One ``I(more) AD`` item of a query reply; ``None`` for the final ``I(0)``."""
+    if not reader.get_int():
+        return None
+    return get_classad(reader)
+
+
+def read_query_results(stream: StreamedMessage) -> Protocol[int]:
+    """Emit each ad of a result message ``I(1) AD ... I(0)`` (spec 05 §2.4); return the count.
+
+    The message holds the whole answer (any size); ads are decoded and emitted as its packets
+    arrive, so memory holds one ad at a time.
+    """
     count = 0
     while True:
-        more = reply.get_int()
-        if not more:
+        ad = yield from stream.read(_next_query_result)
+        if ad is None:
             break
-        yield Emit(get_classad(reply))
+        yield Emit(ad)
         count += 1
-    reply.end_of_message()
+    yield from stream.end_of_message()
     return count
 
 
@@ -386,14 +211,19 @@ def query_protocol(session: CommandSession, query_ad: ClassAd) -> Protocol[int]:
     writer = session.payload_writer()
     put_classad(writer, query_ad)
     yield Send(writer)
+    stream = StreamedMessage()
     try:
-        reply = yield Receive()
+        first = yield from stream.read(_next_query_result)
     except CedarConnectionError as exc:
         raise type(exc)(
             f"{exc}; the daemon dropped the query without answering (it does that for a "
             "malformed query, an unknown ad type or a refused authorization)"
         ) from exc
-    return (yield from read_query_results(reply))
+    if first is None:
+        yield from stream.end_of_message()
+        return 0
+    yield Emit(first)
+    return 1 + (yield from read_query_results(stream))
 
 
 def _next_writer(session: CommandSession, command: int) -> MessageWriter:

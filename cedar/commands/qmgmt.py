@@ -13,10 +13,8 @@ import errno
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from enum import IntFlag
 
 from cedar.classad_wire import ClassAd, get_classad, parse_expr
-from cedar.commands.numbers import QmgmtCall
 from cedar.errors import (
     CedarError,
     ClassAdError,
@@ -25,6 +23,7 @@ from cedar.errors import (
     PermissionDenied,
     ProtocolError,
 )
+from cedar.numbers import ArgValue, QmgmtCall, SetAttributeFlags, write_arguments
 from cedar.stream.connection import CedarConnection
 from cedar.stream.primitives import MessageReader, MessageWriter
 from cedar.stream.protocol import Protocol, Receive, Send
@@ -61,19 +60,6 @@ __all__ = [
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 #: GetAllJobsByConstraint is answered in one message; cap the ads we accept from it.
 MAX_JOBS_IN_ONE_REPLY = 1_000_000
-
-
-class SetAttributeFlags(IntFlag):
-    """Flag byte of SetAttribute2 / SetAttributeByConstraint2 (spec 05 §4.4)."""
-
-    NONE = 0
-    NONDURABLE = 0x01
-    NO_ACK = 0x02
-    SET_DIRTY = 0x04
-    SHOULD_LOG = 0x08
-    ONLY_MY_JOBS = 0x10
-    QUERY_ONLY = 0x20
-    POST_SUBMIT_CLUSTER_CHANGE = 0x80
 
 
 class QmgmtError(CommandError):
@@ -153,8 +139,11 @@ def check_attribute(name: str, value: str) -> None:
         raise InvalidRequest(f"value of {name} is not a ClassAd expression: {exc}") from None
 
 
-def _request(conn: CedarConnection, call: QmgmtCall) -> MessageWriter:
-    return conn.writer().put_int(int(call))
+def _request(conn: CedarConnection, call: QmgmtCall, **args: ArgValue) -> MessageWriter:
+    """``I(call)`` and the call's arguments, laid out by :data:`cedar.numbers.QMGMT_ARGUMENTS`."""
+    writer = conn.writer().put_int(int(call))
+    write_arguments(writer, call, **args)
+    return writer
 
 
 def _receive(what: str) -> Protocol[MessageReader]:
@@ -201,7 +190,7 @@ def _text(ad: ClassAd, name: str) -> str | None:
 
 def get_capabilities(conn: CedarConnection, mask: int = 0) -> Protocol[ClassAd]:
     """GetCapabilities (10036): the reply is a bare ad (``LateMaterialize`` etc.)."""
-    yield Send(_request(conn, QmgmtCall.GetCapabilities).put_int(mask))
+    yield Send(_request(conn, QmgmtCall.GetCapabilities, mask=mask))
     reply = yield from _receive("GetCapabilities")
     ad = get_classad(reply)
     reply.end_of_message()
@@ -227,7 +216,7 @@ def new_cluster(conn: CedarConnection) -> Protocol[int]:
 
 def new_proc(conn: CedarConnection, cluster: int) -> Protocol[int]:
     """NewProc (10003) → the new proc id."""
-    yield Send(_request(conn, QmgmtCall.NewProc).put_int(cluster))
+    yield Send(_request(conn, QmgmtCall.NewProc, cluster=cluster))
     reply = yield from _receive("NewProc")
     rval = reply.get_int()
     if rval < 0:
@@ -256,12 +245,19 @@ def set_attribute(
     text in wire syntax.  With NO_ACK there is no reply; errors surface at the commit."""
     check_attribute(name, value)
     if flags:
-        writer = _request(conn, QmgmtCall.SetAttribute2)
+        writer = _request(
+            conn,
+            QmgmtCall.SetAttribute2,
+            cluster=cluster,
+            proc=proc,
+            value=value,
+            name=name,
+            flags=int(flags),
+        )
     else:
-        writer = _request(conn, QmgmtCall.SetAttribute)
-    writer.put_int(cluster).put_int(proc).put_string(value).put_string(name)
-    if flags:
-        writer.put_char(int(flags) & 0xFF)
+        writer = _request(
+            conn, QmgmtCall.SetAttribute, cluster=cluster, proc=proc, value=value, name=name
+        )
     yield Send(writer)
     if flags & SetAttributeFlags.NO_ACK:
         return
@@ -275,10 +271,10 @@ def set_attribute_by_constraint(
     answered, even with NO_ACK, spec 05 §4.3)."""
     check_attribute(name, value)
     call = QmgmtCall.SetAttributeByConstraint2 if flags else QmgmtCall.SetAttributeByConstraint
-    writer = _request(conn, call).put_string(constraint).put_string(value).put_string(name)
+    args: dict[str, ArgValue] = {"constraint": constraint, "value": value, "name": name}
     if flags:
-        writer.put_char(int(flags) & 0xFF)
-    yield Send(writer)
+        args["flags"] = int(flags)
+    yield Send(_request(conn, call, **args))
     rval, _ = yield from _std_reply(f"SetAttributeByConstraint({constraint}, {name})")
     return rval
 
@@ -286,7 +282,7 @@ def set_attribute_by_constraint(
 def _get_attribute(
     conn: CedarConnection, call: QmgmtCall, cluster: int, proc: int, name: str
 ) -> Protocol[MessageReader]:
-    yield Send(_request(conn, call).put_int(cluster).put_int(proc).put_string(name))
+    yield Send(_request(conn, call, cluster=cluster, proc=proc, name=name))
     _, reply = yield from _std_reply(f"{call.name}({cluster}.{proc}, {name})")
     return reply
 
@@ -321,15 +317,13 @@ def get_attribute_expr(conn: CedarConnection, cluster: int, proc: int, name: str
 
 def delete_attribute(conn: CedarConnection, cluster: int, proc: int, name: str) -> Protocol[None]:
     """DeleteAttribute (10012)."""
-    yield Send(
-        _request(conn, QmgmtCall.DeleteAttribute).put_int(cluster).put_int(proc).put_string(name)
-    )
+    yield Send(_request(conn, QmgmtCall.DeleteAttribute, cluster=cluster, proc=proc, name=name))
     yield from _std_reply(f"DeleteAttribute({cluster}.{proc}, {name})")
 
 
 def get_job_ad(conn: CedarConnection, cluster: int, proc: int) -> Protocol[ClassAd]:
     """GetJobAd (10018): the job's ad (proc −1 = the cluster ad)."""
-    yield Send(_request(conn, QmgmtCall.GetJobAd).put_int(cluster).put_int(proc))
+    yield Send(_request(conn, QmgmtCall.GetJobAd, cluster=cluster, proc=proc))
     reply = yield from _receive("GetJobAd")
     rval = reply.get_int()
     if rval < 0:
@@ -343,9 +337,12 @@ def get_all_jobs_by_constraint(
 ) -> Protocol[list[ClassAd]]:
     """GetAllJobsByConstraint (10026): every match in one reply message."""
     yield Send(
-        _request(conn, QmgmtCall.GetAllJobsByConstraint)
-        .put_string(constraint)
-        .put_string(",".join(projection))
+        _request(
+            conn,
+            QmgmtCall.GetAllJobsByConstraint,
+            constraint=constraint,
+            projection=",".join(projection),
+        )
     )
     reply = yield from _receive("GetAllJobsByConstraint")
     ads: list[ClassAd] = []
@@ -377,7 +374,7 @@ def set_effective_owner(conn: CedarConnection, owner: str) -> Protocol[None]:
         raise ValueError(
             "SetEffectiveOwner with an empty owner would make the connection anonymous"
         )
-    yield Send(_request(conn, QmgmtCall.SetEffectiveOwner).put_string(owner))
+    yield Send(_request(conn, QmgmtCall.SetEffectiveOwner, owner=owner))
     yield from _std_reply(f"SetEffectiveOwner({owner})")
 
 
@@ -398,7 +395,7 @@ def commit_transaction(conn: CedarConnection, flags: int | None = None) -> Proto
     if flags is None:
         yield Send(_request(conn, QmgmtCall.CommitTransactionNoFlags))
     else:
-        yield Send(_request(conn, QmgmtCall.CommitTransaction).put_int(flags))
+        yield Send(_request(conn, QmgmtCall.CommitTransaction, flags=flags))
     reply = yield from _receive("CommitTransaction")
     rval = reply.get_int()
     if rval < 0:

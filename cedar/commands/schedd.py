@@ -10,7 +10,6 @@ import contextlib
 import re
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from enum import IntEnum
 from typing import Any, TypeVar
 
 from cedar.auth.client import ClientSecurity, CommandSession
@@ -24,10 +23,16 @@ from cedar.commands.base import (
     run_command,
     run_command_async,
 )
-from cedar.commands.numbers import Command
-from cedar.commands.qmgmt import SetAttributeFlags, SubmitOutcome
+from cedar.commands.qmgmt import SubmitOutcome
 from cedar.commands.submit_lang import Submit, SubmitSettings
 from cedar.errors import CedarError, ClassAdError, CommandError, PermissionDenied, ProtocolError
+from cedar.numbers import (
+    ACTION_REASON_ATTRIBUTE,
+    ActionResult,
+    Command,
+    JobAction,
+    SetAttributeFlags,
+)
 from cedar.stream.connection import CedarConnection
 from cedar.stream.primitives import MessageReader
 from cedar.stream.protocol import Emit, Protocol, Receive, Send
@@ -52,51 +57,8 @@ _JOB_ID = re.compile(r"\s*(\d+)(?:\.(-?\d+))?\s*\Z")
 MAX_RESULTS = 10_000_000
 
 
-class JobAction(IntEnum):
-    """``JobAction`` of ACT_ON_JOBS (spec 05 §5.2)."""
-
-    Hold = 1
-    Release = 2
-    Remove = 3
-    RemoveX = 4
-    Vacate = 5
-    VacateFast = 6
-    ClearDirtyAttrs = 7
-    Suspend = 8
-    Continue = 9
-    TransferAndRemove = 10
-
-    @classmethod
-    def from_name(cls, name: str | int | JobAction) -> JobAction:
-        """``"hold"``, ``"remove-x"``, ``3`` … → the action."""
-        if isinstance(name, int):
-            return cls(name)
-        key = name.replace("-", "").replace("_", "").lower()
-        for member in cls:
-            if member.name.lower() == key:
-                return member
-        raise ValueError(f"unknown job action {name!r}")
-
-
-_REASON_ATTR = {
-    JobAction.Hold: "HoldReason",
-    JobAction.Release: "ReleaseReason",
-    JobAction.Remove: "RemoveReason",
-    JobAction.RemoveX: "RemoveReason",
-    JobAction.TransferAndRemove: "RemoveReason",
-    JobAction.Suspend: "SuspendReason",
-    JobAction.Continue: "ContinueReason",
-}
-
-RESULT_NAMES = {
-    0: "error",
-    1: "success",
-    2: "not found",
-    3: "bad status",
-    4: "already done",
-    5: "permission denied",
-    6: "limit exceeded",
-}
+#: Result code -> text (``ActResult.count(code)``).
+RESULT_NAMES = {result.value: result.text for result in ActionResult}
 
 
 @dataclass
@@ -213,7 +175,7 @@ def act_request(
     ids, constraint = parse_job_spec(job_spec)
     ad = ClassAd()
     ad["JobAction"] = int(action)
-    attr = _REASON_ATTR.get(action)
+    attr = ACTION_REASON_ATTRIBUTE.get(action)
     if attr is not None and reason is not None:
         ad[attr] = reason
     if ids is not None:

@@ -9,14 +9,13 @@ expressions handed out as :class:`ExprTree`.
 from __future__ import annotations
 
 import enum
-import io
-import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import IO
 
 from cedar.classad_wire import ClassAd as _CedarAd
 from cedar.classad_wire import Error, Expr, Undefined
 from cedar.classad_wire.expr import RecordExpr
+from cedar.classad_wire.reading import Syntax, parse_ads, parse_next, parse_one
 from cedar.classad_wire.unparse import quote_string
 from cedar.compat.errors import ClassAdException
 from cedar.errors import ClassAdError
@@ -195,16 +194,15 @@ class ClassAd(_CedarAd):
 
     def externalRefs(self, expr: ExprTree) -> list[str]:  # noqa: N802
         """Names ``expr`` uses that this ad does not define."""
-        return sorted(name for name in _references(expr) if name not in self)
+        return self.external_refs(expr._expr)
 
     def internalRefs(self, expr: ExprTree) -> list[str]:  # noqa: N802
         """Names ``expr`` uses that this ad defines."""
-        return sorted(name for name in _references(expr) if name in self)
+        return self.internal_refs(expr._expr)
 
-    def flatten(self, expr: ExprTree) -> ExprTree:
-        """``expr`` with this ad's values put in (here: its value when it is fully defined)."""
-        value = expr._expr.eval(self)
-        return expr if value is Undefined else ExprTree._wrap(Expr.from_value(value))
+    def flatten(self, expr: ExprTree) -> ExprTree:  # type: ignore[override]
+        """``expr`` with what this ad defines put in, partially evaluated."""
+        return ExprTree._wrap(super().flatten(expr._expr))
 
     def __str__(self) -> str:
         return self.print_new()
@@ -219,71 +217,18 @@ class ClassAd(_CedarAd):
     __hash__ = None  # type: ignore[assignment]
 
 
-def _references(expr: ExprTree) -> set[str]:
-    from cedar.classad_wire.wire import references
-
-    return references(expr._expr)
-
-
-_OLD_LINE = re.compile(r"^\s*[A-Za-z_][A-Za-z0-9_.]*\s*=")
-
-
-def _ad_texts(text: str, parser: ParserType) -> Iterator[tuple[str, bool]]:
-    """Split ``text`` into the texts of its ads: (text, is_new_syntax)."""
-    if parser == ParserType.JSON:
-        raise ClassAdException("JSON ClassAd input is not supported by cedar.compat")
-    stripped = text.lstrip()
-    new = parser == ParserType.New or (
-        parser in (ParserType.Auto, ParserType.FileAuto) and stripped.startswith("[")
-    )
-    if not new:
-        block: list[str] = []
-        for line in text.splitlines():
-            if line.strip() and not line.lstrip().startswith("#"):
-                block.append(line)
-            elif block:
-                yield "\n".join(block), False
-                block = []
-        if block:
-            yield "\n".join(block), False
-        return
-    depth, start, quote, escaped = 0, -1, "", False
-    for index, char in enumerate(text):
-        if quote:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == quote:
-                quote = ""
-        elif char in "\"'":
-            quote = char
-        elif char == "[":
-            if depth == 0:
-                start = index
-            depth += 1
-        elif char == "]":
-            depth -= 1
-            if depth == 0:
-                yield text[start : index + 1], True
-    if depth > 0:
-        raise ClassAdException("Unable to parse string into a ClassAd.")
+_SYNTAX: dict[ParserType, Syntax] = {
+    ParserType.Auto: "auto",
+    ParserType.FileAuto: "auto",
+    ParserType.Old: "old",
+    ParserType.New: "new",
+}
 
 
-def _parse_one_text(text: str, new: bool) -> ClassAd:
-    try:
-        ad = _CedarAd.parse_new(text) if new else _CedarAd.parse_old(text)
-    except ClassAdError:
-        raise ClassAdException("Unable to parse string into a ClassAd.") from None
-    return ClassAd._adopt(ad)
-
-
-def _read(input: str | IO[str] | Iterable[str]) -> str:  # noqa: A002
-    if isinstance(input, str):
-        return input
-    if isinstance(input, io.IOBase) or hasattr(input, "read"):
-        return input.read()  # type: ignore[union-attr]
-    return "".join(input)
+def _syntax(parser: ParserType) -> Syntax:
+    if parser not in _SYNTAX:
+        raise ClassAdException(f"{parser.name} ClassAd input is not supported by cedar.compat")
+    return _SYNTAX[parser]
 
 
 def parseAds(  # noqa: N802
@@ -291,9 +236,13 @@ def parseAds(  # noqa: N802
     parser: ParserType = ParserType.Auto,
 ) -> Iterator[ClassAd]:
     """Every ad in ``input`` (old ``name = value`` blocks separated by blank lines, or
-    ``[...]`` new-syntax ads)."""
-    for text, new in _ad_texts(_read(input), parser):
-        yield _parse_one_text(text, new)
+    ``[...]`` new-syntax ads), lazily."""
+    syntax = _syntax(parser)
+    try:
+        for ad in parse_ads(input, syntax):
+            yield ClassAd._adopt(ad)
+    except ClassAdError:
+        raise ClassAdException("Unable to parse string into a ClassAd.") from None
 
 
 def parseOne(  # noqa: N802
@@ -301,18 +250,25 @@ def parseOne(  # noqa: N802
     parser: ParserType = ParserType.Auto,
 ) -> ClassAd:
     """All of ``input`` as one ad (the attributes of several ads are merged)."""
-    merged = ClassAd()
-    for ad in parseAds(_read(input), parser):
-        merged.update(ad)
-    return merged
+    text = input if isinstance(input, str) else "".join(input)
+    try:
+        return ClassAd._adopt(parse_one(text, _syntax(parser)))
+    except ClassAdError:
+        raise ClassAdException("Unable to parse string into a ClassAd.") from None
 
 
 def parseNext(  # noqa: N802
     input: str | IO[str],  # noqa: A002
     parser: ParserType = ParserType.Auto,
 ) -> ClassAd:
-    """The first ad of ``input`` (``StopIteration`` when there is none)."""
-    return next(parseAds(input, parser))
+    """The next ad of ``input`` (``StopIteration`` when there is none)."""
+    try:
+        ad = parse_next(input, _syntax(parser))
+    except ClassAdError:
+        raise ClassAdException("Unable to parse string into a ClassAd.") from None
+    if ad is None:
+        raise StopIteration
+    return ClassAd._adopt(ad)
 
 
 def quote(input: str) -> str:  # noqa: A002

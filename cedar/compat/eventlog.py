@@ -104,7 +104,7 @@ _MY_TYPE = {
     10: "JobSuspendedEvent",
     11: "JobUnsuspendedEvent",
     12: "JobHeldEvent",
-    13: "JobReleasedEvent",
+    13: "JobReleaseEvent",
     22: "JobDisconnectedEvent",
     23: "JobReconnectedEvent",
     24: "JobReconnectFailedEvent",

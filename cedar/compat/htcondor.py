@@ -31,6 +31,9 @@ from cedar.compat.htcondor2 import *  # noqa: F403
 from cedar.compat.htcondor2 import __all__ as _h2_all
 
 
+VacateTypes = _h2.VacateType
+
+
 class Transaction:
     """What ``Schedd.transaction()`` yields; ``Submit.queue(txn)`` submits through it."""
 
@@ -118,4 +121,5 @@ __all__ = [
     "HTCondorTypeError",
     "HTCondorValueError",
     "Transaction",
+    "VacateTypes",
 ]

@@ -176,7 +176,6 @@ AdTypes = AdType
 QueryOpts = QueryOpt
 TransactionFlags = TransactionFlag
 DrainTypes = DrainType
-VacateTypes = VacateType
 
 _AD_TYPES = {
     "StartdPrivate": _CedarAdType.STARTD_PRIVATE,
@@ -654,7 +653,6 @@ def ping(location: ClassAd | str, authz: str | None = None, security: object = N
 __all__ = [
     "AdType",
     "AdTypes",
-    "ClassAd",
     "Collector",
     "CompletionType",
     "DaemonType",
@@ -679,7 +677,6 @@ __all__ = [
     "TransactionFlag",
     "TransactionFlags",
     "VacateType",
-    "VacateTypes",
     "enable_debug",
     "enable_log",
     "param",

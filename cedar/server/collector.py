@@ -22,10 +22,11 @@ from cedar.auth.policy import Requirement
 from cedar.auth.server_policy import ServerPolicy
 from cedar.auth.version import CEDAR_PLATFORM_STRING, CEDAR_VERSION_STRING
 from cedar.classad_wire.classad import ClassAd
+from cedar.classad_wire.evaluate import evaluate
 from cedar.classad_wire.expr import Expr, Literal, fold
 from cedar.classad_wire.wire import get_classad, put_classad, references
-from cedar.commands.numbers import Command
 from cedar.errors import CedarError
+from cedar.numbers import Command
 from cedar.server.daemon import CommandRequest, Daemon
 from cedar.stream.primitives import MessageReader, MessageWriter
 from cedar.stream.protocol import Protocol, Receive, Send
@@ -175,8 +176,6 @@ def is_match(value: Any) -> bool:
 
 
 def _evaluate(expr: Expr, my: ClassAd | None, target: ClassAd | None) -> Any:
-    from cedar.classad_wire.evaluate import evaluate
-
     try:
         return evaluate(expr, my, target)
     except CedarError:

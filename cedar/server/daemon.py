@@ -39,8 +39,8 @@ from cedar.auth.server_policy import ServerPolicy
 from cedar.auth.session import ServerSessionCache
 from cedar.auth.sharedport import parse_preamble
 from cedar.auth.sinful import make_sinful
-from cedar.commands.numbers import FORCE_AUTHENTICATION
 from cedar.errors import CedarError
+from cedar.numbers import FORCE_AUTHENTICATION
 from cedar.stream.connection import CedarConnection
 from cedar.stream.drivers import TrioChannel
 from cedar.stream.primitives import MessageReader, MessageWriter

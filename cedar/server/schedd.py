@@ -1,21 +1,29 @@
-"""A mock schedd: an in-memory job queue behind the schedd's commands (spec 05 §3–§6).
+"""The mock schedd's network side: CEDAR commands in, :mod:`cedar.server.job_queue` calls out.
 
-:class:`JobQueue` is the pure part: jobs, transactions (atomic commit, abort on error or
-disconnect), ownership checks, the job state machine and the history.  :class:`MockSchedd`
-serves it: QUERY_JOB_ADS(_WITH_AUTH), QMGMT_WRITE_CMD, ACT_ON_JOBS, QUERY_SCHEDD_HISTORY and
-RESCHEDULE.  Execution is simulated by :meth:`JobQueue.step`, called by a timer in the daemon
-(or directly by tests, which must not depend on timing).
+Seams (for anyone extending the schedd):
+
+- The job queue model (jobs, transactions, ownership, state machine, history) lives in
+  :mod:`cedar.server.job_queue`; this module only decodes requests, calls the model and encodes
+  replies.  Rules about *what* may change belong in the model, not here.
+- Daemon commands are registered in :meth:`MockSchedd.__init__` (``self.register(command,
+  handler, permission=...)``); a handler is a protocol coroutine ``(request) -> Protocol[None]``.
+- QMGMT calls inside ``QMGMT_WRITE_CMD`` are dispatched through :data:`QMGMT_HANDLERS`, a
+  ``{QmgmtCall: method}`` table.  A method receives ``(request, txn, reader)`` with the call
+  number already read and returns the reply writer, :data:`NO_REPLY` (the call is answered by
+  nothing, e.g. a deferred ``SetAttribute2``) or ``None`` (close the connection).  Add a call by
+  writing a ``_call_*`` method and one table entry; a :class:`QueueError` it raises becomes the
+  usual ``-1, errno`` reply.
+
+Spec 05 §3–§6 describes the commands served: QUERY_JOB_ADS(_WITH_AUTH), QMGMT_WRITE_CMD,
+ACT_ON_JOBS, QUERY_SCHEDD_HISTORY, RESCHEDULE and the direct daemon queries.
 """
 
 from __future__ import annotations
 
 import errno
 import logging
-import re
-import threading
 import time
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import Any
 
 import trio
@@ -24,501 +32,33 @@ from cedar.auth.server_policy import ServerPolicy
 from cedar.auth.version import CEDAR_PLATFORM_STRING, CEDAR_VERSION_STRING
 from cedar.classad_wire import ClassAd, get_classad, parse_expr, put_classad
 from cedar.classad_wire.evaluate import evaluate
-from cedar.classad_wire.expr import Expr, fold
-from cedar.commands.numbers import Command, QmgmtCall
-from cedar.commands.schedd import JobAction
 from cedar.errors import CedarError, ClassAdError
+from cedar.numbers import Command, JobAction, QmgmtCall, SetAttributeFlags
 from cedar.server.collector import QueryAnswer, is_match, write_answer
 from cedar.server.daemon import CommandRequest, Daemon
-from cedar.stream.primitives import MessageReader
+from cedar.server.job_queue import (
+    ATTRIBUTE_NAME,
+    COMPLETED,
+    HELD,
+    IDLE,
+    LIST_SEPARATORS,
+    MAX_JOBS,
+    REMOVED,
+    RUNNING,
+    SUSPENDED,
+    TRANSFERRING,
+    Job,
+    JobQueue,
+    QueueError,
+    Transaction,
+    int_attr,
+    matches,
+    owner_of,
+)
+from cedar.stream.primitives import MessageReader, MessageWriter
 from cedar.stream.protocol import Protocol, Receive, Send
 
 log = logging.getLogger(__name__)
-
-
-IDLE, RUNNING, REMOVED, COMPLETED, HELD, TRANSFERRING, SUSPENDED = 1, 2, 3, 4, 5, 6, 7
-IMMUTABLE = {"clusterid", "procid", "owner", "user", "myjobs"}
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
-_SPLIT = re.compile(r"[\s,]+")
-#: Hard caps so a client cannot grow the queue without bound.
-MAX_JOBS = 100_000
-MAX_ATTRS_PER_JOB = 2_000
-#: Attribute edits of existing jobs one transaction may hold before it is refused.
-MAX_TXN_EDITS = 200_000
-
-# ACT_ON_JOBS state filters (spec 05 §5.3) as predicates on (status, ad).
-_ACTION_FILTER: dict[JobAction, Callable[[int, ClassAd], bool]] = {
-    JobAction.Remove: lambda s, ad: s != REMOVED,
-    JobAction.TransferAndRemove: lambda s, ad: s != REMOVED,
-    JobAction.RemoveX: lambda s, ad: s == REMOVED,
-    JobAction.Hold: lambda s, ad: s not in (REMOVED, COMPLETED),
-    JobAction.Release: lambda s, ad: s == HELD,
-    JobAction.Suspend: lambda s, ad: s in (RUNNING, TRANSFERRING),
-    JobAction.Vacate: lambda s, ad: s in (RUNNING, TRANSFERRING),
-    JobAction.VacateFast: lambda s, ad: s in (RUNNING, TRANSFERRING),
-    JobAction.Continue: lambda s, ad: s == SUSPENDED,
-}
-
-
-class QueueError(Exception):
-    """A refused queue operation; ``errno`` is what the schedd sends."""
-
-    def __init__(self, code: int, message: str) -> None:
-        super().__init__(message)
-        self.errno = code
-
-
-def owner_of(user: str | None) -> str | None:
-    """``testuser@domain`` → ``testuser`` (the Owner attribute)."""
-    return user.split("@", 1)[0] if user else None
-
-
-def _set(ad: ClassAd, name: str, text: str) -> None:
-    """Store expression text; an unparsable value becomes ``undefined`` (spec 05 §4.3)."""
-    try:
-        ad.set_expr(name, parse_expr(text, old=True))
-    except ClassAdError:
-        ad.set_expr(name, parse_expr("undefined"))
-
-
-def _int(ad: ClassAd, name: str, default: int = 0) -> int:
-    try:
-        value = ad.get(name)
-    except ClassAdError:
-        return default
-    return value if isinstance(value, int) and not isinstance(value, bool) else default
-
-
-def matches(expr: Expr | None, ad: ClassAd) -> bool:
-    """Whether a constraint is true (or a non-zero number) for ``ad``."""
-    if expr is None:
-        return True
-    try:
-        value = evaluate(expr, ad)
-    except CedarError:
-        return False
-    if isinstance(value, bool):
-        return value
-    return isinstance(value, (int, float)) and value != 0
-
-
-@dataclass
-class Job:
-    """One proc: its own attributes (the cluster ad holds the shared ones)."""
-
-    cluster: int
-    proc: int
-    ad: ClassAd
-
-
-@dataclass
-class Transaction:
-    """Uncommitted changes of one QMGMT connection, applied atomically by :meth:`commit`."""
-
-    queue: JobQueue
-    user: str | None
-    new_clusters: dict[int, ClassAd] = field(default_factory=dict)
-    new_jobs: dict[tuple[int, int], ClassAd] = field(default_factory=dict)
-    edits: dict[tuple[int, int], dict[str, str | None]] = field(default_factory=dict)
-    deferred: QueueError | None = None
-    my_cluster: int | None = None
-    edit_count: int = 0
-
-    # --- reads through the overlay ---------------------------------------------------------
-
-    def job_ad(self, cluster: int, proc: int) -> ClassAd | None:
-        """The merged ad as this transaction sees it."""
-        q = self.queue
-        if proc < 0:
-            base = self.new_clusters.get(cluster) or q.clusters.get(cluster)
-            ad = base.copy() if base is not None else None
-        else:
-            ad = q.merged(cluster, proc)
-            if ad is None and (cluster, proc) in self.new_jobs:
-                ad = (self.new_clusters.get(cluster) or ClassAd()).copy()
-                ad.update(self.new_jobs[(cluster, proc)])
-                for name in self.new_jobs[(cluster, proc)]:
-                    ad.set_expr(name, self.new_jobs[(cluster, proc)].lookup(name))
-        if ad is None:
-            return None
-        for key in ((cluster, -1), (cluster, proc)):
-            for name, text in self.edits.get(key, {}).items():
-                if text is None:
-                    ad.pop(name, None)
-                else:
-                    _set(ad, name, text)
-        return ad
-
-    # --- writes ------------------------------------------------------------------------------
-
-    def new_cluster(self) -> int:
-        with self.queue.lock:
-            cluster = self.queue.next_cluster
-            self.queue.next_cluster += 1
-        previous = self.my_cluster
-        if previous is not None and not any(c == previous for c, _ in self.new_jobs):
-            # A cluster without procs leaves nothing at commit: do not keep one per call.
-            self.new_clusters.pop(previous, None)
-        self.new_clusters[cluster] = ClassAd()
-        self.my_cluster = cluster
-        return cluster
-
-    def new_proc(self, cluster: int) -> int:
-        if cluster != self.my_cluster or cluster not in self.new_clusters:
-            raise QueueError(errno.EACCES, f"NewProc for cluster {cluster} of another connection")
-        if len(self.queue.jobs) + len(self.new_jobs) >= MAX_JOBS:
-            raise QueueError(errno.EAGAIN, "MAX_JOBS_SUBMITTED exceeded")
-        proc = sum(1 for c, _ in self.new_jobs if c == cluster)
-        self.new_jobs[(cluster, proc)] = ClassAd()
-        return proc
-
-    def set_attribute(self, cluster: int, proc: int, name: str, value: str) -> None:
-        if not _NAME.match(name) or not value or "\n" in value or "\r" in value:
-            raise QueueError(errno.EINVAL, f"invalid attribute {name!r} or value")
-        own = owner_of(self.user)
-        low = fold(name)
-        new = cluster in self.new_clusters
-        if new:
-            if proc >= 0 and (cluster, proc) not in self.new_jobs:
-                raise QueueError(errno.ENOENT, f"no job {cluster}.{proc}")
-            if low == "owner":
-                if proc > 0:
-                    return
-                if value.strip() not in ("undefined", f'"{own}"'):
-                    raise QueueError(
-                        errno.EACCES,
-                        f"Setting owner to {value.strip(chr(34))} when active owner is {own} "
-                        "is not permitted",
-                    )
-                value = f'"{own}"'
-                proc = -1
-            target = self.new_clusters[cluster] if proc < 0 else self.new_jobs[(cluster, proc)]
-            if len(target) >= MAX_ATTRS_PER_JOB:
-                raise QueueError(errno.EINVAL, "too many attributes")
-            _set(target, name, value)
-            return
-        self._check_existing(cluster, proc, low)
-        self._edit((cluster, proc), name, value)
-
-    def _edit(self, key: tuple[int, int], name: str, value: str | None) -> None:
-        """Record one edit of an existing job, within :data:`MAX_TXN_EDITS`."""
-        edits = self.edits.setdefault(key, {})
-        if name not in edits:
-            if self.edit_count >= MAX_TXN_EDITS:
-                raise QueueError(errno.EINVAL, "too many edits in one transaction")
-            self.edit_count += 1
-        edits[name] = value
-
-    def _check_existing(self, cluster: int, proc: int, low: str) -> None:
-        q = self.queue
-        if proc < 0:
-            ad = q.clusters.get(cluster)
-        else:
-            job = q.jobs.get((cluster, proc))
-            ad = None if job is None else job.ad
-        if ad is None:
-            raise QueueError(errno.ENOENT, f"no job {cluster}.{proc}")
-        if low in IMMUTABLE:
-            raise QueueError(errno.EACCES, f"attribute {low} of job {cluster}.{proc} is immutable")
-        if not q.may_edit(self.user, cluster):
-            raise QueueError(errno.EACCES, f"{self.user} does not own job {cluster}.{proc}")
-
-    def set_by_constraint(self, constraint: str, name: str, value: str, flags: int) -> int:
-        try:
-            expr = parse_expr(constraint, old=True)
-        except ClassAdError:
-            raise QueueError(errno.EINVAL, f"unparsable constraint {constraint!r}") from None
-        targets: list[tuple[int, int]] = []
-        with self.queue.lock:
-            for c, p in list(self.queue.jobs):
-                ad = self.queue.merged(c, p)
-                if ad is not None and matches(expr, ad):
-                    if flags & 0x10 and not self.queue.may_edit(self.user, c):
-                        continue
-                    targets.append((c, p))
-        if not targets:
-            raise QueueError(errno.ENOENT, "no job matched")
-        for c, p in targets:
-            self._check_existing(c, p, fold(name))
-        if not flags & 0x20:
-            for c, p in targets:
-                self._edit((c, p), name, value)
-            if flags & 0x80:
-                for c in {c for c, _ in targets}:
-                    self._edit((c, -1), name, value)
-        return len(targets)
-
-    def delete_attribute(self, cluster: int, proc: int, name: str) -> None:
-        if cluster in self.new_clusters:
-            target = self.new_clusters[cluster] if proc < 0 else self.new_jobs.get((cluster, proc))
-            if target is not None:
-                target.pop(name, None)
-            return
-        self._check_existing(cluster, proc, fold(name))
-        self._edit((cluster, proc), name, None)
-
-    def commit(self) -> None:
-        if self.deferred is not None:
-            raise self.deferred
-        self.queue.apply(self)
-        self.clear()
-
-    def clear(self) -> None:
-        self.new_clusters.clear()
-        self.new_jobs.clear()
-        self.edits.clear()
-        self.deferred = None
-        self.my_cluster = None
-        self.edit_count = 0
-
-
-class JobQueue:
-    """The jobs, the history and the state machine; thread-safe."""
-
-    def __init__(
-        self,
-        *,
-        name: str = "mock-schedd",
-        superusers: Iterable[str] = (),
-        run_time: float = 2.0,
-        clock: Callable[[], float] = time.time,
-    ) -> None:
-        self.name = name
-        self.clusters: dict[int, ClassAd] = {}
-        self.jobs: dict[tuple[int, int], Job] = {}
-        self.history: list[ClassAd] = []  # oldest first
-        self.next_cluster = 1
-        self.lock = threading.RLock()
-        self.superusers = {owner_of(u) for u in superusers}
-        self.run_time = run_time
-        self.clock = clock
-        self.started: dict[tuple[int, int], float] = {}
-
-    # --- reading -------------------------------------------------------------------------
-
-    def merged(self, cluster: int, proc: int) -> ClassAd | None:
-        """Cluster ad overlaid with the proc ad (no duplicate names)."""
-        job = self.jobs.get((cluster, proc))
-        if job is None:
-            return None
-        ad = self.clusters.get(cluster, ClassAd()).copy()
-        for name in job.ad:
-            ad.set_expr(name, job.ad.lookup(name))
-        return ad
-
-    def all_jobs(self) -> list[ClassAd]:
-        """Every job's merged ad, in id order."""
-        with self.lock:
-            return [ad for key in sorted(self.jobs) if (ad := self.merged(*key)) is not None]
-
-    def may_edit(self, user: str | None, cluster: int) -> bool:
-        """The job's owner or a queue superuser."""
-        own = owner_of(user)
-        if own is None:
-            return False
-        if own in self.superusers:
-            return True
-        cluster_ad = self.clusters.get(cluster)
-        return cluster_ad is not None and cluster_ad.get("Owner") == own
-
-    # --- writing -------------------------------------------------------------------------
-
-    def apply(self, txn: Transaction) -> None:
-        """Commit a transaction atomically (all or nothing)."""
-        now = int(self.clock())
-        with self.lock:
-            for key in txn.edits:
-                c, p = key
-                if p < 0 and c not in self.clusters or p >= 0 and key not in self.jobs:
-                    raise QueueError(errno.ENOENT, f"job {c}.{p} left the queue")
-            for cluster, cad in txn.new_clusters.items():
-                procs = sorted(p for c, p in txn.new_jobs if c == cluster)
-                if not procs:
-                    continue  # a cluster without procs leaves no visible job
-                cad = cad.copy()
-                own = owner_of(txn.user) or "nobody"
-                cad["Owner"] = own
-                cad["User"] = txn.user or f"{own}@localhost"
-                cad["ClusterId"] = cluster
-                cad.setdefault("MyType", "Job")
-                cad.setdefault("TargetType", "Machine")
-                cad["TotalSubmitProcs"] = len(procs)
-                self.clusters[cluster] = cad
-                for proc in procs:
-                    pad = txn.new_jobs[(cluster, proc)].copy()
-                    pad["ProcId"] = proc
-                    if "JobStatus" not in pad:
-                        pad["JobStatus"] = IDLE
-                    pad["GlobalJobId"] = f"{self.name}#{cluster}.{proc}#{now}"
-                    pad.setdefault("EnteredCurrentStatus", now)
-                    self.jobs[(cluster, proc)] = Job(cluster, proc, pad)
-            for (c, p), edits in txn.edits.items():
-                target = self.clusters[c] if p < 0 else self.jobs[(c, p)].ad
-                for name, text in edits.items():
-                    if text is None:
-                        target.pop(name, None)
-                    else:
-                        _set(target, name, text)
-
-    def act(
-        self, user: str | None, action: JobAction, request: ClassAd
-    ) -> tuple[dict[tuple[int, int], int], Callable[[], None]]:
-        """Result code per job and a function that applies the change (after the client's
-        confirmation).  Follows spec 05 §5.3."""
-        own = owner_of(user)
-        reason_attr = {
-            JobAction.Hold: "HoldReason",
-            JobAction.Release: "ReleaseReason",
-            JobAction.Remove: "RemoveReason",
-            JobAction.RemoveX: "RemoveReason",
-            JobAction.TransferAndRemove: "RemoveReason",
-        }.get(action)
-        reason = None
-        if reason_attr:
-            try:
-                value = request.get(reason_attr)
-            except ClassAdError:
-                value = None
-            if isinstance(value, str) and value:
-                reason = f"{value} (by user {own})"
-        subcode = _int(request, "HoldReasonSubCode", 0)
-        results: dict[tuple[int, int], int] = {}
-        with self.lock:
-            if "ActionIds" in request:
-                ids_text = request.get("ActionIds")
-                if not isinstance(ids_text, str):
-                    raise QueueError(errno.EINVAL, "ActionIds is not a string")
-                for item in _SPLIT.split(ids_text.strip()):
-                    m = re.fullmatch(r"(\d+)\.(\d+)", item)
-                    if m is None:
-                        continue
-                    key = (int(m.group(1)), int(m.group(2)))
-                    results[key] = self._act_code(key, own, action, explicit=True)
-            else:
-                expr = request.get_expr("ActionConstraint")
-                filt = _ACTION_FILTER.get(action, lambda s, ad: True)
-                for key in sorted(self.jobs):
-                    ad = self.merged(*key)
-                    if ad is None:
-                        continue
-                    if filt(_int(ad, "JobStatus"), ad) and matches(expr, ad):
-                        results[key] = self._act_code(key, own, action, explicit=False)
-        todo = [k for k, code in results.items() if code == 1]
-
-        def apply() -> None:
-            now = int(self.clock())
-            with self.lock:
-                for key in todo:
-                    job = self.jobs.get(key)
-                    if job is None:
-                        continue
-                    self._apply_action(job, action, reason, subcode, now)
-
-        return results, apply
-
-    def _act_code(
-        self, key: tuple[int, int], own: str | None, action: JobAction, *, explicit: bool
-    ) -> int:
-        ad = self.merged(*key)
-        if ad is None:
-            return 2
-        if own not in self.superusers and ad.get("Owner") != own:
-            return 5
-        status = _int(ad, "JobStatus")
-        if action == JobAction.Hold:
-            if status == HELD:
-                return 4
-            if status in (REMOVED, COMPLETED):
-                return 5
-            return 1
-        if action == JobAction.Remove or action == JobAction.TransferAndRemove:
-            return 4 if status == REMOVED else 1
-        if action == JobAction.RemoveX:
-            return 1 if status == REMOVED else 3
-        if action == JobAction.Release:
-            return 1 if status == HELD else 3
-        if action in (JobAction.Vacate, JobAction.VacateFast, JobAction.Suspend):
-            return 1 if status in (RUNNING, TRANSFERRING) else 3
-        if action == JobAction.Continue:
-            return 1 if status == SUSPENDED else 3
-        return 1
-
-    def _apply_action(
-        self, job: Job, action: JobAction, reason: str | None, subcode: int, now: int
-    ) -> None:
-        ad = job.ad
-        status = _int(self.merged(job.cluster, job.proc) or ClassAd(), "JobStatus")
-        key = (job.cluster, job.proc)
-        if action == JobAction.Hold:
-            ad["JobStatusOnRelease"] = status if status != RUNNING else IDLE
-            ad["JobStatus"] = HELD
-            ad["HoldReason"] = reason or "via cedar"
-            ad["HoldReasonCode"] = 1
-            ad["HoldReasonSubCode"] = subcode
-            ad["NumHolds"] = _int(ad, "NumHolds") + 1
-            self.started.pop(key, None)
-        elif action == JobAction.Release:
-            ad["JobStatus"] = _int(ad, "JobStatusOnRelease", IDLE) or IDLE
-            for name in ("HoldReason", "HoldReasonCode", "HoldReasonSubCode", "JobStatusOnRelease"):
-                ad.pop(name, None)
-            if reason:
-                ad["ReleaseReason"] = reason
-        elif action in (JobAction.Remove, JobAction.TransferAndRemove, JobAction.RemoveX):
-            ad["JobStatus"] = REMOVED
-            if reason:
-                ad["RemoveReason"] = reason
-            ad["EnteredCurrentStatus"] = now
-            self._retire(key, now)
-            return
-        elif action in (JobAction.Vacate, JobAction.VacateFast):
-            ad["JobStatus"] = IDLE
-            self.started.pop(key, None)
-        elif action == JobAction.Suspend:
-            ad["JobStatus"] = SUSPENDED
-        elif action == JobAction.Continue:
-            ad["JobStatus"] = RUNNING
-        ad["EnteredCurrentStatus"] = now
-
-    def _retire(self, key: tuple[int, int], now: int) -> None:
-        """Move a finished job to the history (and drop an emptied cluster)."""
-        ad = self.merged(*key)
-        del self.jobs[key]
-        self.started.pop(key, None)
-        if ad is not None:
-            ad["CompletionDate"] = now if _int(ad, "JobStatus") == COMPLETED else 0
-            self.history.append(ad)
-        if not any(c == key[0] for c, _ in self.jobs):
-            self.clusters.pop(key[0], None)
-
-    # --- the simulated execution -----------------------------------------------------------
-
-    def step(self, now: float | None = None) -> None:
-        """Advance the state machine: Idle → Running, Running for ``run_time`` → Completed
-        (then into the history).  Held/removed jobs are left alone."""
-        now = self.clock() if now is None else now
-        with self.lock:
-            for key in sorted(self.jobs):
-                job = self.jobs[key]
-                status = _int(self.merged(*key) or ClassAd(), "JobStatus")
-                if status == IDLE:
-                    job.ad["JobStatus"] = RUNNING
-                    job.ad["EnteredCurrentStatus"] = int(now)
-                    job.ad["JobCurrentStartDate"] = int(now)
-                    job.ad["NumJobStarts"] = _int(job.ad, "NumJobStarts") + 1
-                    self.started[key] = now
-                elif status == RUNNING:
-                    began = self.started.setdefault(key, now)
-                    if now - began >= self.run_time:
-                        job.ad["JobStatus"] = COMPLETED
-                        job.ad["ExitCode"] = 0
-                        job.ad["ExitBySignal"] = False
-                        job.ad["RemoteWallClockTime"] = float(now - began)
-                        job.ad["EnteredCurrentStatus"] = int(now)
-                        job.ad["NumJobCompletions"] = _int(job.ad, "NumJobCompletions") + 1
-                        self._retire(key, int(now))
-
-
-# --------------------------------------------------------------------------- wire handlers
 
 _COUNTERS = {
     IDLE: "Idle",
@@ -565,8 +105,8 @@ _SUMMARY_ORDER = [
 
 
 def _count(counts: dict[str, int], prefix: str, ad: ClassAd) -> None:
-    status = _int(ad, "JobStatus")
-    sched = "Scheduler" if _int(ad, "JobUniverse") == 7 else ""
+    status = int_attr(ad, "JobStatus")
+    sched = "Scheduler" if int_attr(ad, "JobUniverse") == 7 else ""
     counts[f"{prefix}{sched}Jobs"] = counts.get(f"{prefix}{sched}Jobs", 0) + 1
     name = _COUNTERS.get(status)
     if name and not (sched and name == "Suspended"):
@@ -590,7 +130,7 @@ def _projection(request: ClassAd) -> list[str] | None | int:
     except ClassAdError:
         return 2
     if isinstance(value, str):
-        names = [n for n in _SPLIT.split(value) if n]
+        names = [n for n in LIST_SEPARATORS.split(value) if n]
     elif isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
         names = [n for n in value if n]
     else:
@@ -731,7 +271,7 @@ class MockSchedd(Daemon):
             )
             return
         requirements = query.get_expr("Requirements")
-        limit = _int(query, "LimitResults", -1) if "LimitResults" in query else -1
+        limit = int_attr(query, "LimitResults", -1) if "LimitResults" in query else -1
         send_time = query.get("SendServerTime") is not False
         summary_only = query.get("SummaryOnly") is True
         my_name = self._my_name(request, query)
@@ -833,7 +373,7 @@ class MockSchedd(Daemon):
                 return
             if reply is None:
                 return
-            if reply is _NO_REPLY:
+            if isinstance(reply, _NoReply):
                 if auto and call in (QmgmtCall.SetAttribute2, QmgmtCall.SetAttribute):
                     self._auto_commit(txn)
                 continue
@@ -852,112 +392,165 @@ class MockSchedd(Daemon):
         except QueueError:
             txn.clear()
 
-    def _rpc(self, request: CommandRequest, txn: Transaction, call: int, r: MessageReader) -> Any:
-        w = request.writer
-        if call == QmgmtCall.CloseSocket:
+    def _rpc(
+        self, request: CommandRequest, txn: Transaction, call: int, r: MessageReader
+    ) -> QmgmtReply:
+        """Dispatch one call through :data:`QMGMT_HANDLERS`; queue errors become replies."""
+        handler = QMGMT_HANDLERS.get(call)
+        if handler is None:
+            log.info("%s: unknown QMGMT call %d; closing", self.name, call)
             return None
-        if call == QmgmtCall.GetCapabilities:
-            r.get_int()
-            caps = ClassAd()
-            caps["UseJobsets"] = False
-            caps["LateMaterialize"] = False
-            caps["LateMaterializeVersion"] = 2
-            return self._ad(request, caps)
         try:
-            if call == QmgmtCall.NewCluster:
-                if not request.authenticated:
-                    raise QueueError(errno.EACCES, "anonymous users may not submit")
-                return w().put_int(txn.new_cluster())
-            if call == QmgmtCall.NewProc:
-                return w().put_int(txn.new_proc(r.get_int()))
-            if call in (QmgmtCall.SetAttribute, QmgmtCall.SetAttribute2):
-                cluster, proc = r.get_int(), r.get_int()
-                value, name = r.get_string(), r.get_string()
-                flags = r.get_char() if call == QmgmtCall.SetAttribute2 else 0
-                if flags & 0x02:
-                    if txn.deferred is None:
-                        try:
-                            txn.set_attribute(cluster, proc, name, value)
-                        except QueueError as exc:
-                            txn.deferred = exc
-                    return _NO_REPLY
-                txn.set_attribute(cluster, proc, name, value)
-                return w().put_int(0)
-            if call in (QmgmtCall.SetAttributeByConstraint, QmgmtCall.SetAttributeByConstraint2):
-                constraint, value, name = r.get_string(), r.get_string(), r.get_string()
-                flags = r.get_char() if call == QmgmtCall.SetAttributeByConstraint2 else 0
-                if not _NAME.match(name) or not value or "\n" in value or "\r" in value:
-                    raise QueueError(errno.EINVAL, "invalid attribute or value")
-                return w().put_int(txn.set_by_constraint(constraint, name, value, flags))
-            if call == QmgmtCall.DeleteAttribute:
-                cluster, proc, name = r.get_int(), r.get_int(), r.get_string()
-                txn.delete_attribute(cluster, proc, name)
-                return w().put_int(1)
-            if call in (
-                QmgmtCall.GetAttributeInt,
-                QmgmtCall.GetAttributeFloat,
-                QmgmtCall.GetAttributeString,
-                QmgmtCall.GetAttributeExpr,
-            ):
-                return self._get_attribute(request, txn, call, r)
-            if call == QmgmtCall.GetJobAd:
-                cluster, proc = r.get_int(), r.get_int()
-                ad = txn.job_ad(cluster, proc)
-                if ad is None:
-                    return w().put_int(-1).put_int(0)
-                writer = w().put_int(0)
-                put_classad(writer, ad, exclude_private=True)
-                return writer
-            if call == QmgmtCall.GetAllJobsByConstraint:
-                constraint, projection = r.get_string(), r.get_string()
-                expr = parse_expr(constraint or "true", old=True)
-                writer = w()
-                names = [n for n in _SPLIT.split(projection) if n] or None
-                for ad in self.queue.all_jobs():
-                    if matches(expr, ad):
-                        writer.put_int(0)
-                        put_classad(writer, ad, projection=names, server_time=int(time.time()))
-                return writer.put_int(-1).put_int(0)
-            if call == QmgmtCall.BeginTransaction:
-                txn.clear()
-                return w().put_int(0)
-            if call == QmgmtCall.AbortTransaction:
-                txn.clear()
-                return w().put_int(0)
-            if call in (QmgmtCall.CommitTransaction, QmgmtCall.CommitTransactionNoFlags):
-                if call == QmgmtCall.CommitTransaction:
-                    r.get_int()
-                try:
-                    txn.commit()
-                except QueueError as exc:
-                    txn.clear()
-                    writer = w().put_int(-1).put_int(-exc.errno)
-                    put_classad(writer, _error_ad(2, str(exc), "ErrorReason"))
-                    return writer
-                writer = w().put_int(0)
-                put_classad(writer, ClassAd())
-                return writer
-            if call == QmgmtCall.SetEffectiveOwner:
-                owner = r.get_string()
-                if owner and owner_of(owner) == owner_of(request.user):
-                    return w().put_int(0)
-                raise QueueError(errno.EACCES, "SetEffectiveOwner refused")
-            if call == QmgmtCall.DestroyCluster:
-                r.get_int()
-                return w().put_int(-1).put_int(0)
+            return handler(self, request, txn, r)
         except QueueError as exc:
-            writer = w().put_int(-1).put_int(exc.errno)
+            writer = request.writer().put_int(-1).put_int(exc.errno)
             if call == QmgmtCall.NewCluster:
                 put_classad(writer, _error_ad(exc.errno, str(exc), "ErrorReason"))
             return writer
         except ClassAdError:
-            return w().put_int(-1).put_int(errno.EINVAL)
-        log.info("%s: unknown QMGMT call %d; closing", self.name, call)
+            return request.writer().put_int(-1).put_int(errno.EINVAL)
+
+    # One method per QMGMT call (see QMGMT_HANDLERS); the call number is already read.
+
+    def _call_close(
+        self, request: CommandRequest, txn: Transaction, r: MessageReader
+    ) -> QmgmtReply:
         return None
 
-    def _get_attribute(
-        self, request: CommandRequest, txn: Transaction, call: int, r: MessageReader
-    ) -> Any:
+    def _call_capabilities(
+        self, request: CommandRequest, txn: Transaction, r: MessageReader
+    ) -> QmgmtReply:
+        r.get_int()
+        caps = ClassAd()
+        caps["UseJobsets"] = False
+        caps["LateMaterialize"] = False
+        caps["LateMaterializeVersion"] = 2
+        return self._ad(request, caps)
+
+    def _call_new_cluster(
+        self, request: CommandRequest, txn: Transaction, r: MessageReader
+    ) -> QmgmtReply:
+        if not request.authenticated:
+            raise QueueError(errno.EACCES, "anonymous users may not submit")
+        return request.writer().put_int(txn.new_cluster())
+
+    def _call_new_proc(
+        self, request: CommandRequest, txn: Transaction, r: MessageReader
+    ) -> QmgmtReply:
+        return request.writer().put_int(txn.new_proc(r.get_int()))
+
+    def _call_set_attribute(
+        self, request: CommandRequest, txn: Transaction, r: MessageReader, *, flagged: bool = False
+    ) -> QmgmtReply:
+        cluster, proc = r.get_int(), r.get_int()
+        value, name = r.get_string(), r.get_string()
+        flags = r.get_char() if flagged else 0
+        if flags & SetAttributeFlags.NO_ACK:  # SetAttribute_NoAck: errors surface at commit
+            if txn.deferred is None:
+                try:
+                    txn.set_attribute(cluster, proc, name, value)
+                except QueueError as exc:
+                    txn.deferred = exc
+            return NO_REPLY
+        txn.set_attribute(cluster, proc, name, value)
+        return request.writer().put_int(0)
+
+    def _call_set_attribute2(
+        self, request: CommandRequest, txn: Transaction, r: MessageReader
+    ) -> QmgmtReply:
+        return self._call_set_attribute(request, txn, r, flagged=True)
+
+    def _call_set_by_constraint(
+        self, request: CommandRequest, txn: Transaction, r: MessageReader, *, flagged: bool = False
+    ) -> QmgmtReply:
+        constraint, value, name = r.get_string(), r.get_string(), r.get_string()
+        flags = r.get_char() if flagged else 0
+        if not ATTRIBUTE_NAME.match(name) or not value or "\n" in value or "\r" in value:
+            raise QueueError(errno.EINVAL, "invalid attribute or value")
+        return request.writer().put_int(txn.set_by_constraint(constraint, name, value, flags))
+
+    def _call_set_by_constraint2(
+        self, request: CommandRequest, txn: Transaction, r: MessageReader
+    ) -> QmgmtReply:
+        return self._call_set_by_constraint(request, txn, r, flagged=True)
+
+    def _call_delete_attribute(
+        self, request: CommandRequest, txn: Transaction, r: MessageReader
+    ) -> QmgmtReply:
+        cluster, proc, name = r.get_int(), r.get_int(), r.get_string()
+        txn.delete_attribute(cluster, proc, name)
+        return request.writer().put_int(1)
+
+    def _call_get_job_ad(
+        self, request: CommandRequest, txn: Transaction, r: MessageReader
+    ) -> QmgmtReply:
+        cluster, proc = r.get_int(), r.get_int()
+        ad = txn.job_ad(cluster, proc)
+        if ad is None:
+            return request.writer().put_int(-1).put_int(0)
+        writer = request.writer().put_int(0)
+        put_classad(writer, ad, exclude_private=True)
+        return writer
+
+    def _call_get_all_jobs(
+        self, request: CommandRequest, txn: Transaction, r: MessageReader
+    ) -> QmgmtReply:
+        constraint, projection = r.get_string(), r.get_string()
+        expr = parse_expr(constraint or "true", old=True)
+        writer = request.writer()
+        names = [n for n in LIST_SEPARATORS.split(projection) if n] or None
+        for ad in self.queue.all_jobs():
+            if matches(expr, ad):
+                writer.put_int(0)
+                put_classad(writer, ad, projection=names, server_time=int(time.time()))
+        return writer.put_int(-1).put_int(0)
+
+    def _call_begin(
+        self, request: CommandRequest, txn: Transaction, r: MessageReader
+    ) -> QmgmtReply:
+        txn.clear()
+        return request.writer().put_int(0)
+
+    _call_abort = _call_begin  # both drop what the transaction holds
+
+    def _call_commit(
+        self, request: CommandRequest, txn: Transaction, r: MessageReader, *, flagged: bool = True
+    ) -> QmgmtReply:
+        if flagged:
+            r.get_int()
+        try:
+            txn.commit()
+        except QueueError as exc:
+            txn.clear()
+            writer = request.writer().put_int(-1).put_int(-exc.errno)
+            put_classad(writer, _error_ad(2, str(exc), "ErrorReason"))
+            return writer
+        writer = request.writer().put_int(0)
+        put_classad(writer, ClassAd())
+        return writer
+
+    def _call_commit_no_flags(
+        self, request: CommandRequest, txn: Transaction, r: MessageReader
+    ) -> QmgmtReply:
+        return self._call_commit(request, txn, r, flagged=False)
+
+    def _call_set_effective_owner(
+        self, request: CommandRequest, txn: Transaction, r: MessageReader
+    ) -> QmgmtReply:
+        owner = r.get_string()
+        if owner and owner_of(owner) == owner_of(request.user):
+            return request.writer().put_int(0)
+        raise QueueError(errno.EACCES, "SetEffectiveOwner refused")
+
+    def _call_destroy_cluster(
+        self, request: CommandRequest, txn: Transaction, r: MessageReader
+    ) -> QmgmtReply:
+        r.get_int()
+        return request.writer().put_int(-1).put_int(0)
+
+    def _call_get_attribute(
+        self, request: CommandRequest, txn: Transaction, r: MessageReader, call: int
+    ) -> QmgmtReply:
         cluster, proc, name = r.get_int(), r.get_int(), r.get_string()
         ad = txn.job_ad(cluster, proc)
         w = request.writer()
@@ -985,6 +578,26 @@ class MockSchedd(Daemon):
             return w.put_int(rval).put_int(value)
         return w.put_int(rval).put_double(float(value))
 
+    def _call_get_attribute_int(
+        self, request: CommandRequest, txn: Transaction, r: MessageReader
+    ) -> QmgmtReply:
+        return self._call_get_attribute(request, txn, r, QmgmtCall.GetAttributeInt)
+
+    def _call_get_attribute_float(
+        self, request: CommandRequest, txn: Transaction, r: MessageReader
+    ) -> QmgmtReply:
+        return self._call_get_attribute(request, txn, r, QmgmtCall.GetAttributeFloat)
+
+    def _call_get_attribute_string(
+        self, request: CommandRequest, txn: Transaction, r: MessageReader
+    ) -> QmgmtReply:
+        return self._call_get_attribute(request, txn, r, QmgmtCall.GetAttributeString)
+
+    def _call_get_attribute_expr(
+        self, request: CommandRequest, txn: Transaction, r: MessageReader
+    ) -> QmgmtReply:
+        return self._call_get_attribute(request, txn, r, QmgmtCall.GetAttributeExpr)
+
     # --- actions ---------------------------------------------------------------------------
 
     def _handle_act(self, request: CommandRequest) -> Protocol[None]:
@@ -992,7 +605,7 @@ class MockSchedd(Daemon):
         refuse = request.writer().put_int(0)
         try:
             ad = get_classad(reader, strict=True)
-            action = JobAction(_int(ad, "JobAction", -1))
+            action = JobAction(int_attr(ad, "JobAction", -1))
         except (CedarError, ValueError):
             yield Send(refuse)
             return
@@ -1004,7 +617,7 @@ class MockSchedd(Daemon):
         except QueueError:
             yield Send(refuse)
             return
-        long = _int(ad, "ActionResultType", 2) == 1
+        long = int_attr(ad, "ActionResultType", 2) == 1
         result = ClassAd()
         if long:
             for (c, p), code in results.items():
@@ -1045,8 +658,8 @@ class MockSchedd(Daemon):
             return
         requirements = query.get_expr("Requirements")
         since = query.get_expr("Since")
-        limit = _int(query, "NumJobMatches", -1)
-        scan_limit = _int(query, "ScanLimit", -1)
+        limit = int_attr(query, "NumJobMatches", -1)
+        scan_limit = int_attr(query, "ScanLimit", -1)
         stream = query.get("StreamResults") is True
         with self.queue.lock:
             records = list(self.queue.history)
@@ -1089,10 +702,64 @@ class MockSchedd(Daemon):
             self.queue.step()
 
 
-_NO_REPLY = object()
+class _NoReply:
+    """The marker a QMGMT method returns when the call gets no reply."""
+
+    def __repr__(self) -> str:
+        return "NO_REPLY"
+
+
+NO_REPLY = _NoReply()
+#: What a QMGMT method returns: the reply, :data:`NO_REPLY`, or ``None`` to close.
+QmgmtReply = MessageWriter | _NoReply | None
+QmgmtMethod = Callable[[MockSchedd, CommandRequest, Transaction, MessageReader], QmgmtReply]
+
+#: ``{call: method}`` for every QMGMT call the mock schedd serves; any other call closes.
+QMGMT_HANDLERS: dict[int, QmgmtMethod] = {
+    QmgmtCall.CloseSocket: MockSchedd._call_close,
+    QmgmtCall.GetCapabilities: MockSchedd._call_capabilities,
+    QmgmtCall.NewCluster: MockSchedd._call_new_cluster,
+    QmgmtCall.NewProc: MockSchedd._call_new_proc,
+    QmgmtCall.SetAttribute: MockSchedd._call_set_attribute,
+    QmgmtCall.SetAttribute2: MockSchedd._call_set_attribute2,
+    QmgmtCall.SetAttributeByConstraint: MockSchedd._call_set_by_constraint,
+    QmgmtCall.SetAttributeByConstraint2: MockSchedd._call_set_by_constraint2,
+    QmgmtCall.DeleteAttribute: MockSchedd._call_delete_attribute,
+    QmgmtCall.GetAttributeInt: MockSchedd._call_get_attribute_int,
+    QmgmtCall.GetAttributeFloat: MockSchedd._call_get_attribute_float,
+    QmgmtCall.GetAttributeString: MockSchedd._call_get_attribute_string,
+    QmgmtCall.GetAttributeExpr: MockSchedd._call_get_attribute_expr,
+    QmgmtCall.GetJobAd: MockSchedd._call_get_job_ad,
+    QmgmtCall.GetAllJobsByConstraint: MockSchedd._call_get_all_jobs,
+    QmgmtCall.BeginTransaction: MockSchedd._call_begin,
+    QmgmtCall.AbortTransaction: MockSchedd._call_abort,
+    QmgmtCall.CommitTransaction: MockSchedd._call_commit,
+    QmgmtCall.CommitTransactionNoFlags: MockSchedd._call_commit_no_flags,
+    QmgmtCall.SetEffectiveOwner: MockSchedd._call_set_effective_owner,
+    QmgmtCall.DestroyCluster: MockSchedd._call_destroy_cluster,
+}
 _WRITES = {
     QmgmtCall.SetAttribute,
     QmgmtCall.SetAttributeByConstraint,
     QmgmtCall.SetAttributeByConstraint2,
     QmgmtCall.DeleteAttribute,
 }
+
+# Re-exported for callers that imported the model from here before the split.
+__all__ = [
+    "COMPLETED",
+    "HELD",
+    "IDLE",
+    "MAX_JOBS",
+    "NO_REPLY",
+    "QMGMT_HANDLERS",
+    "REMOVED",
+    "RUNNING",
+    "SUSPENDED",
+    "TRANSFERRING",
+    "Job",
+    "JobQueue",
+    "MockSchedd",
+    "QueueError",
+    "Transaction",
+]

@@ -130,13 +130,20 @@ class CedarConnection:
         """True once EOF was fed in."""
         return self._eof
 
-    def next_message(self) -> MessageReader | None:
+    def next_message(self, part_size: int | None = None) -> MessageReader | None:
         """The next complete message, or ``None`` if more bytes are needed.
+
+        With ``part_size``, the message is handed out in pieces instead (for replies of any
+        size, decoded as they arrive): a reader over the plaintext received so far as soon as it
+        holds ``part_size`` bytes, with ``complete`` false until the piece that ends the
+        message.  Only whole messages count against :attr:`max_message_size`.
 
         Raises :class:`ConnectionClosed` if the peer closed before a message was complete, and
         :class:`ProtocolError`/:class:`IntegrityError` for a malformed or forged packet.
         """
         while True:
+            if part_size is not None and self._partial_size >= part_size:
+                return self._take_partial(complete=False)
             inbox = self._inbox
             if len(inbox) < HEADER_SIZE:
                 self._check_eof()
@@ -157,17 +164,23 @@ class CedarConnection:
                 transcript = self._transcript(sending=False) if direction.counter == 0 else b""
                 plaintext = direction.open(header, body, transcript)
             self._partial_size += len(plaintext)
-            if self._partial_size > self.max_message_size:
+            if part_size is None and self._partial_size > self.max_message_size:
                 raise ProtocolError(
-                    f"incoming message exceeds the {self.max_message_size}-byte limit",
+                    f"incoming message exceeds the {self.max_message_size}-byte limit; "
+                    "replies of any size are read with part_size",
                     offset=self._inbox_offset,
                 )
             self._partial.append(plaintext)
             if last:
-                payload = b"".join(self._partial)
-                self._partial.clear()
-                self._partial_size = 0
-                return MessageReader(payload, crypto=self.encrypted)
+                return self._take_partial(complete=True)
+
+    def _take_partial(self, *, complete: bool) -> MessageReader:
+        """The plaintext gathered so far as one reader; the next piece starts empty."""
+        partial = self._partial
+        payload = partial[0] if len(partial) == 1 else b"".join(partial)
+        partial.clear()
+        self._partial_size = 0
+        return MessageReader(payload, crypto=self.encrypted, complete=complete)
 
     def _check_eof(self) -> None:
         """More bytes are needed: fine unless the peer already closed."""

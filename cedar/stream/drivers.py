@@ -81,8 +81,8 @@ class _BlockingDriver:
     def _write(self, data: bytes) -> None:
         raise NotImplementedError
 
-    def read_message(self) -> MessageReader:
-        """Block until the next whole message has arrived."""
+    def read_message(self, part_size: int | None = None) -> MessageReader:
+        """Block until the next whole message (or piece of one) has arrived."""
         raise NotImplementedError
 
     def _steps(self, protocol: Protocol[Any]) -> Iterator[Deliver | Finished]:
@@ -98,7 +98,7 @@ class _BlockingDriver:
                         self._write(action.data)
                         action = runner.resume(None)
                     elif isinstance(action, ReadMessage):
-                        action = runner.resume(self.read_message())
+                        action = runner.resume(self.read_message(action.part_size))
                     else:
                         yield action
                         action = runner.resume(None)
@@ -160,10 +160,10 @@ class SyncChannel(_Transport, _BlockingDriver):
         except OSError as exc:
             raise _describe_os_error(exc, self.peer) from None
 
-    def read_message(self) -> MessageReader:
-        """Block until the next whole message has arrived."""
+    def read_message(self, part_size: int | None = None) -> MessageReader:
+        """Block until the next whole message (or piece of one) has arrived."""
         while True:
-            message = self.conn.next_message()
+            message = self.conn.next_message(part_size)
             if message is not None:
                 return message
             try:
@@ -228,10 +228,10 @@ class TrioChannel(_Transport):
         except OSError as exc:
             raise _describe_os_error(exc, self.peer) from None
 
-    async def read_message(self) -> MessageReader:
-        """Wait until the next whole message has arrived."""
+    async def read_message(self, part_size: int | None = None) -> MessageReader:
+        """Wait until the next whole message (or piece of one) has arrived."""
         while True:
-            message = self.conn.next_message()
+            message = self.conn.next_message(part_size)
             if message is not None:
                 return message
             try:
@@ -258,7 +258,7 @@ class TrioChannel(_Transport):
                         await self._write(action.data)
                         action = runner.resume(None)
                     elif isinstance(action, ReadMessage):
-                        action = runner.resume(await self.read_message())
+                        action = runner.resume(await self.read_message(action.part_size))
                     else:
                         assert isinstance(action, Deliver)
                         yield action
@@ -311,9 +311,9 @@ class ReplayChannel(_BlockingDriver):
     def _write(self, data: bytes) -> None:
         self.sent.append(data)
 
-    def read_message(self) -> MessageReader:
-        """The next recorded message (EOF was fed in, so this never waits)."""
-        message = self.conn.next_message()
+    def read_message(self, part_size: int | None = None) -> MessageReader:
+        """The next recorded message or piece (EOF was fed in, so this never waits)."""
+        message = self.conn.next_message(part_size)
         assert message is not None
         return message
 
@@ -381,7 +381,7 @@ class MemoryPair:
                     progressed = True
                 elif isinstance(action, ReadMessage):
                     try:
-                        message = own[name].next_message()
+                        message = own[name].next_message(action.part_size)
                     except CedarError as exc:
                         actions[name] = runner.throw(exc)
                         progressed = True

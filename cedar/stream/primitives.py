@@ -40,6 +40,14 @@ def decode_text(raw: bytes) -> str:
     return raw.decode("utf-8", "surrogateescape")
 
 
+class MessageTruncated(ProtocolError):
+    """A read ran past the end of the bytes at hand.
+
+    For a whole message this is a malformed message; for a streamed one (:class:`MessageReader`
+    with ``complete`` false) it only means that more packets are needed.
+    """
+
+
 class MessageWriter:
     """Accumulates the payload of one CEDAR message.
 
@@ -145,12 +153,14 @@ class MessageReader:
     the offset and what was expected.
     """
 
-    __slots__ = ("_data", "_pos", "crypto")
+    __slots__ = ("_data", "_pos", "complete", "crypto")
 
-    def __init__(self, payload: bytes, *, crypto: bool = False) -> None:
+    def __init__(self, payload: bytes, *, crypto: bool = False, complete: bool = True) -> None:
         self._data = bytes(payload)
         self._pos = 0
         self.crypto = crypto
+        #: False for the first pieces of a streamed message (more of it follows).
+        self.complete = complete
 
     @property
     def offset(self) -> int:
@@ -187,7 +197,7 @@ class MessageReader:
     def _take(self, count: int, what: str) -> bytes:
         end = self._pos + count
         if end > len(self._data):
-            raise ProtocolError(
+            raise MessageTruncated(
                 f"message ends before {what} ({count} bytes needed, {self.remaining} left)",
                 offset=self._pos,
             )
@@ -241,13 +251,15 @@ class MessageReader:
             return raw if nul < 0 else raw[:nul]
         data = self._data
         if start >= len(data):
-            raise ProtocolError("message ends before a string", offset=start)
+            raise MessageTruncated("message ends before a string", offset=start)
         if data[start] == NULL_STRING_MARKER:
             self._pos = start + 1
             return None
         nul = data.find(b"\0", start)
         if nul < 0:
-            raise ProtocolError("string without NUL terminator before end of message", offset=start)
+            raise MessageTruncated(
+                "string without NUL terminator before end of message", offset=start
+            )
         self._pos = nul + 1
         return data[start:nul]
 

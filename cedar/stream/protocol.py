@@ -16,12 +16,13 @@ of the transport (closed connection, timeout, forged packet) are thrown into the
 
 from __future__ import annotations
 
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from cedar.errors import ProtocolError
 from cedar.stream.connection import CedarConnection
-from cedar.stream.primitives import MessageReader, MessageWriter
+from cedar.stream.primitives import MessageReader, MessageTruncated, MessageWriter
 
 T = TypeVar("T")
 
@@ -35,7 +36,13 @@ class Send:
 
 @dataclass(frozen=True)
 class Receive:
-    """Wait for the next whole message; the ``yield`` evaluates to a :class:`MessageReader`."""
+    """Wait for the next whole message; the ``yield`` evaluates to a :class:`MessageReader`.
+
+    With ``part_size``, wait only for the next piece of at least that many bytes (or the end of
+    the message): see :meth:`CedarConnection.next_message` and :class:`StreamedMessage`.
+    """
+
+    part_size: int | None = None
 
 
 @dataclass(frozen=True)
@@ -60,6 +67,8 @@ class Write:
 @dataclass(frozen=True)
 class ReadMessage:
     """Driver action: read until :meth:`CedarConnection.next_message` yields a message."""
+
+    part_size: int | None = None
 
 
 @dataclass(frozen=True)
@@ -92,7 +101,7 @@ class ProtocolRunner:
             payload = message.getvalue() if isinstance(message, MessageWriter) else bytes(message)
             return Write(self.conn.send_message(payload), payload)
         if isinstance(request, Receive):
-            return ReadMessage()
+            return ReadMessage(request.part_size)
         if isinstance(request, Emit):
             return Deliver(request.value)
         raise TypeError(f"protocol yielded {request!r}, not Send/Receive/Emit")
@@ -118,3 +127,67 @@ class ProtocolRunner:
     def close(self) -> None:
         """Abandon the protocol (runs its ``finally`` blocks)."""
         self._protocol.close()
+
+
+#: Plaintext gathered before a streamed message is decoded further (a few dozen ads).
+STREAM_PART_SIZE = 256 << 10
+#: Default bound on one item (e.g. one ad) of a streamed message.
+MAX_STREAMED_ITEM = 16 << 20
+
+
+class StreamedMessage:
+    """Reads items (ads) from messages of any size while their packets arrive.
+
+    A collector answers a query with one message holding every ad, which for a large pool is
+    bigger than any sane message limit.  This keeps only the bytes of the item being decoded:
+    ``item = yield from stream.read(get_classad)`` parses from what has arrived, and when the
+    parser runs out of bytes (:class:`MessageTruncated`) it waits for the next piece and tries
+    again from the item's start.  An item larger than ``max_item_size`` is refused, so memory
+    stays bounded whatever the peer sends.  When one message is used up, the next ``read``
+    starts on the next message (history sends several).
+    """
+
+    def __init__(
+        self, *, part_size: int = STREAM_PART_SIZE, max_item_size: int = MAX_STREAMED_ITEM
+    ) -> None:
+        self.part_size = part_size
+        self.max_item_size = max_item_size
+        self._reader: MessageReader | None = None
+
+    def _receive(self, leftover: bytes) -> Protocol[MessageReader]:
+        if len(leftover) > self.max_item_size:
+            raise ProtocolError(
+                f"one item of the reply is larger than {self.max_item_size} bytes "
+                "(the per-item limit of a streamed reply); the peer is misbehaving"
+            )
+        part = yield Receive(self.part_size)
+        if leftover:
+            part = MessageReader(
+                leftover + part.payload, crypto=part.crypto, complete=part.complete
+            )
+        self._reader = part
+        return part
+
+    def read(self, parse: Callable[[MessageReader], T]) -> Protocol[T]:
+        """Parse the next item, receiving more of the message as needed."""
+        reader = self._reader
+        if reader is None or (reader.complete and reader.at_end()):
+            reader = yield from self._receive(b"")
+        while True:
+            start = reader.offset
+            try:
+                return parse(reader)
+            except MessageTruncated:
+                if reader.complete:
+                    raise
+            reader = yield from self._receive(reader.payload[start:])
+
+    def end_of_message(self) -> Protocol[None]:
+        """Wait for the end of the current message and fail if it carries unread bytes."""
+        reader = self._reader
+        while reader is not None and not reader.complete:
+            if not reader.at_end():
+                break
+            reader = yield from self._receive(b"")
+        if reader is not None:
+            reader.end_of_message()

@@ -10,10 +10,10 @@ import pytest
 from cedar.auth import ClientSecurity, CommandDenied, SecurityConfig, SessionRejected, start_command
 from cedar.auth.client import CommandSession
 from cedar.auth.permissions import DC_AUTHENTICATE, DC_SEC_QUERY
-from cedar.auth.ping import sec_query_body
 from cedar.auth.server_policy import LevelPolicy
 from cedar.auth.version import parse_version
 from cedar.classad_wire import ClassAd, get_classad, get_handshake_ad, put_classad
+from cedar.commands.ping import sec_query_body
 from cedar.errors import AuthenticationError, ConnectionClosed, SecurityError
 from cedar.server.testing import mock_daemon
 from cedar.stream.connection import CedarConnection

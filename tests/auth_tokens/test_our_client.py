@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import Any
 
 from cedar.auth import ClientSecurity, SecurityConfig
-from cedar.auth.ping import PingResult, ping
 from cedar.auth.signing_key import SigningKey
 from cedar.auth.tls import TlsClientSettings
 from cedar.auth.token import create_token
+from cedar.commands.ping import PingResult, ping
 from cedar.config import Config
 from cedar.errors import CedarError
 

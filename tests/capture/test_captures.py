@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from cedar.capture import dissect
-from cedar.commands.numbers import Command
+from cedar.numbers import Command
 
 from .conftest import CAPTURES, capture_index
 

@@ -22,7 +22,7 @@ from cedar.classad_wire import ClassAd
 from cedar.commands.collector import read_query_results
 from cedar.server.collector import AdStore, MockCollector
 from cedar.stream import CedarConnection, ReplayChannel
-from cedar.stream.protocol import Protocol, Receive
+from cedar.stream.protocol import Protocol, StreamedMessage
 from tests.support import CAPTURES
 
 #: A moment just after the captures were taken (their ads' LastHeardFrom is 1795307123).
@@ -45,8 +45,7 @@ def capture_streams(name: str) -> tuple[list[bytes], bytes]:
 
 
 def _results() -> Protocol[int]:
-    reply = yield Receive()
-    return (yield from read_query_results(reply))
+    return (yield from read_query_results(StreamedMessage()))
 
 
 def captured_ads(name: str) -> list[ClassAd]:

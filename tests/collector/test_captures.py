@@ -25,8 +25,8 @@ from cedar.commands.collector import (
     locate_query_ad,
     query_protocol,
 )
-from cedar.commands.numbers import Command
 from cedar.errors import ClassAdParseError, ConnectionClosed, ProtocolError
+from cedar.numbers import Command
 from cedar.stream import MessageWriter, ReplayChannel
 from cedar.stream.connection import CedarConnection
 

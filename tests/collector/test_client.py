@@ -21,7 +21,6 @@ from cedar.commands.collector import (
     resolve_pool,
     split_pool,
 )
-from cedar.commands.numbers import Command
 from cedar.errors import (
     CedarConnectionError,
     ClassAdParseError,
@@ -29,6 +28,7 @@ from cedar.errors import (
     ConfigError,
     PermissionDenied,
 )
+from cedar.numbers import Command
 from cedar.server.collector import MockCollector
 
 from .pool import host_port, new_store

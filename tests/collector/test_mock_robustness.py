@@ -6,7 +6,7 @@ import pytest
 
 from cedar.auth.server_policy import ServerPolicy
 from cedar.classad_wire import ClassAd, put_classad
-from cedar.commands.numbers import Command
+from cedar.numbers import Command
 from cedar.server.collector import MockCollector
 from cedar.stream import MessageWriter
 

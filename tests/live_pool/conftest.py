@@ -7,6 +7,7 @@ import os
 import pytest
 
 from cedar.auth import ClientSecurity, SecurityConfig
+from cedar.conformance import Target
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -55,3 +56,34 @@ def live_security():
         return ClientSecurity(SecurityConfig(methods=methods, **settings))  # type: ignore[arg-type]
 
     return make
+
+
+def readable(path: str | None) -> bool:
+    """Whether this user can read ``path`` and, for a directory, its files (tokens are 0600)."""
+    if not path or not os.access(path, os.R_OK):
+        return False
+    if os.path.isdir(path):
+        return all(os.access(os.path.join(path, n), os.R_OK) for n in os.listdir(path))
+    return True
+
+
+@pytest.fixture(scope="session")
+def live_target() -> Target:
+    """The pool as `cedar conformance` sees it, with every credential this user can read."""
+    token_dir = os.environ.get("CEDAR_LIVE_TOKEN_DIR")
+    scitoken = os.environ.get("CEDAR_LIVE_SCITOKEN_FILE")
+    return Target(
+        os.environ["CEDAR_LIVE_COLLECTOR"],
+        token_dir=token_dir if readable(token_dir) else None,
+        scitoken_file=scitoken if readable(scitoken) else None,
+        ssl_cafile=os.environ.get("CEDAR_LIVE_SSL_CAFILE"),
+        iwd=os.environ.get("CEDAR_LIVE_IWD") or "/tmp",
+        timeout=float(os.environ.get("CEDAR_LIVE_TIMEOUT", "20")),
+    )
+
+
+@pytest.fixture(scope="session")
+def live_token_dir() -> str | None:
+    """``CEDAR_LIVE_TOKEN_DIR`` when this user can read it (the pool's is root's, 0600)."""
+    token_dir = os.environ.get("CEDAR_LIVE_TOKEN_DIR")
+    return token_dir if readable(token_dir) else None

@@ -20,15 +20,22 @@ import trio
 from cedar.auth import ClientSecurity, SecurityConfig
 from cedar.commands.collector import AdType, AsyncCollector, Collector, DaemonType
 
-#: (our ad type, condor_status option, MyType of the ads) for what a personal pool advertises.
+#: (our ad type, condor_status 25 option, MyType of the ads): every query option it offers.
+#: ``-startd`` is the startd's own daemon ad (MyType StartD) since 25.x; slots are ``-slots``.
+#: There is no ``-accounting`` (that is condor_userprio); accounting ads come with ``-any``.
 TYPES = [
-    (AdType.SLOT, "-startd", "Machine"),
+    (AdType.SLOT, "-slots", "Machine"),
+    (AdType.START_DAEMON, "-startd", "StartD"),
     (AdType.SCHEDD, "-schedd", "Scheduler"),
+    (AdType.SUBMITTER, "-submitters", "Submitter"),
+    (AdType.NEGOTIATOR, "-negotiator", "Negotiator"),
     (AdType.MASTER, "-master", "DaemonMaster"),
     (AdType.COLLECTOR, "-collector", "Collector"),
-    (AdType.NEGOTIATOR, "-negotiator", "Negotiator"),
-    (AdType.SUBMITTER, "-submitters", "Submitter"),
-    (AdType.ACCOUNTING, "-accounting", "Accounting"),
+    (AdType.DEFRAG, "-defrag", "Defrag"),
+    (AdType.GRID, "-grid", "Grid"),
+    (AdType.GENERIC, "-generic", None),
+    (AdType.STORAGE, "-storage", "Storage"),
+    (AdType.LICENSE, "-license", "License"),
     (AdType.ANY, "-any", None),
 ]
 
@@ -80,7 +87,7 @@ def test_every_type_answers(collector: Collector) -> None:
     """Without the tools: each type is answered and carries its MyType."""
     for ad_type, _option, my_type in TYPES:
         ads = collector.query(ad_type)
-        if ad_type in (AdType.SLOT, AdType.SCHEDD, AdType.MASTER, AdType.COLLECTOR):
+        if ad_type in (AdType.SLOT, AdType.START_DAEMON, AdType.SCHEDD, AdType.MASTER):
             assert ads, ad_type
         if my_type is not None:
             assert all(ad.get("MyType") == my_type for ad in ads), ad_type

@@ -17,8 +17,8 @@ from cedar.capture import C2S, S2C, CaptureError, dissect, load_conversations
 from cedar.capture.writer import write_capture
 from cedar.commands import collector as cc
 from cedar.commands import schedd as cs
-from cedar.commands.numbers import Command
 from cedar.errors import CedarError, ProtocolError
+from cedar.numbers import Command
 from cedar.stream.framing import frame_plain
 from tests.support import CAPTURES
 

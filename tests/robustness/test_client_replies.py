@@ -21,8 +21,8 @@ from cedar.classad_wire import ClassAd, put_classad
 from cedar.commands import collector as cc
 from cedar.commands import qmgmt
 from cedar.commands import schedd as cs
-from cedar.commands.numbers import Command
 from cedar.errors import CedarError, ProtocolError
+from cedar.numbers import Command
 from cedar.server.collector import AdStore, MockCollector
 from cedar.server.schedd import JobQueue, MockSchedd
 from cedar.stream.primitives import MessageWriter

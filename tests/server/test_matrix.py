@@ -16,7 +16,6 @@ import trio
 
 from cedar.auth import ClientSecurity, CommandDenied, SecurityConfig
 from cedar.auth.client import CommandSession
-from cedar.auth.ping import PingResult, ping, ping_async
 from cedar.classad_wire import ClassAd
 from cedar.commands.base import (
     iterate_command,
@@ -24,6 +23,7 @@ from cedar.commands.base import (
     run_command,
     run_command_async,
 )
+from cedar.commands.ping import PingResult, ping, ping_async
 from cedar.server import SharedPortRouter
 from cedar.server.testing import mock_daemon, wait_for
 from cedar.stream.protocol import Emit

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cedar.commands.numbers import FORCE_AUTHENTICATION, Command
+from cedar.numbers import FORCE_AUTHENTICATION, Command
 from cedar.server.daemon import CommandRequest, Daemon
 from cedar.server.schedd import MockSchedd
 from cedar.stream.protocol import Protocol

@@ -13,6 +13,7 @@ from typing import TypedDict
 from cedar.auth.client import ClientSecurity, CommandDenied, CommandSession
 from cedar.auth.permissions import DC_SEC_QUERY, NOP_FOR_LEVEL
 from cedar.classad_wire import get_handshake_ad
+from cedar.commands.base import run_command, run_command_async
 from cedar.stream.protocol import Protocol, Receive
 
 
@@ -111,8 +112,6 @@ def ping(
     timeout: float = 20.0,
 ) -> PingResult:
     """Whether we are authorized at ``level`` on the daemon at ``address`` (sync)."""
-    from cedar.commands.base import run_command
-
     request = _PingRequest(level, security, timeout)
     try:
         return run_command(address, DC_SEC_QUERY, request.body, **request.options)
@@ -128,8 +127,6 @@ async def ping_async(
     timeout: float = 20.0,
 ) -> PingResult:
     """:func:`ping` on Trio."""
-    from cedar.commands.base import run_command_async
-
     request = _PingRequest(level, security, timeout)
     try:
         return await run_command_async(address, DC_SEC_QUERY, request.body, **request.options)

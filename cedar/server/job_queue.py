@@ -1,0 +1,531 @@
+"""The schedd's job queue as a pure model: no sockets, no wire formats, no Trio.
+
+:class:`JobQueue` holds the jobs, the history and the job state machine (:meth:`JobQueue.step`
+simulates execution; tests call it directly and never depend on timing).  :class:`Transaction`
+holds one QMGMT connection's uncommitted changes and applies them atomically
+(:meth:`Transaction.commit`); dropping it aborts them.  Ownership and protected attributes are
+checked here, so every front end (the network handlers in :mod:`cedar.server.schedd`, replayed
+captures, tests) gets the same rules.  Raises :class:`QueueError` (carrying the errno a schedd
+sends); never does I/O.
+"""
+
+from __future__ import annotations
+
+import errno
+import re
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from cedar.classad_wire import ClassAd, parse_expr
+from cedar.classad_wire.evaluate import evaluate
+from cedar.classad_wire.expr import Expr, fold
+from cedar.errors import CedarError, ClassAdError
+from cedar.numbers import ACTION_REASON_ATTRIBUTE, JobAction, JobStatus, SetAttributeFlags
+
+IDLE, RUNNING, REMOVED, COMPLETED = (
+    JobStatus.IDLE,
+    JobStatus.RUNNING,
+    JobStatus.REMOVED,
+    JobStatus.COMPLETED,
+)
+HELD, TRANSFERRING, SUSPENDED = JobStatus.HELD, JobStatus.TRANSFERRING_OUTPUT, JobStatus.SUSPENDED
+IMMUTABLE = {"clusterid", "procid", "owner", "user", "myjobs"}
+ATTRIBUTE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+LIST_SEPARATORS = re.compile(r"[\s,]+")
+#: Hard caps so a client cannot grow the queue without bound.
+MAX_JOBS = 100_000
+MAX_ATTRS_PER_JOB = 2_000
+#: Attribute edits of existing jobs one transaction may hold before it is refused.
+MAX_TXN_EDITS = 200_000
+
+# ACT_ON_JOBS state filters (spec 05 §5.3) as predicates on (status, ad).
+_ACTION_FILTER: dict[JobAction, Callable[[int, ClassAd], bool]] = {
+    JobAction.Remove: lambda s, ad: s != REMOVED,
+    JobAction.TransferAndRemove: lambda s, ad: s != REMOVED,
+    JobAction.RemoveX: lambda s, ad: s == REMOVED,
+    JobAction.Hold: lambda s, ad: s not in (REMOVED, COMPLETED),
+    JobAction.Release: lambda s, ad: s == HELD,
+    JobAction.Suspend: lambda s, ad: s in (RUNNING, TRANSFERRING),
+    JobAction.Vacate: lambda s, ad: s in (RUNNING, TRANSFERRING),
+    JobAction.VacateFast: lambda s, ad: s in (RUNNING, TRANSFERRING),
+    JobAction.Continue: lambda s, ad: s == SUSPENDED,
+}
+
+
+class QueueError(Exception):
+    """A refused queue operation; ``errno`` is what the schedd sends."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.errno = code
+
+
+def owner_of(user: str | None) -> str | None:
+    """``testuser@domain`` → ``testuser`` (the Owner attribute)."""
+    return user.split("@", 1)[0] if user else None
+
+
+def _set(ad: ClassAd, name: str, text: str) -> None:
+    """Store expression text; an unparsable value becomes ``undefined`` (spec 05 §4.3)."""
+    try:
+        ad.set_expr(name, parse_expr(text, old=True))
+    except ClassAdError:
+        ad.set_expr(name, parse_expr("undefined"))
+
+
+def int_attr(ad: ClassAd, name: str, default: int = 0) -> int:
+    try:
+        value = ad.get(name)
+    except ClassAdError:
+        return default
+    return value if isinstance(value, int) and not isinstance(value, bool) else default
+
+
+def matches(expr: Expr | None, ad: ClassAd) -> bool:
+    """Whether a constraint is true (or a non-zero number) for ``ad``."""
+    if expr is None:
+        return True
+    try:
+        value = evaluate(expr, ad)
+    except CedarError:
+        return False
+    if isinstance(value, bool):
+        return value
+    return isinstance(value, (int, float)) and value != 0
+
+
+@dataclass
+class Job:
+    """One proc: its own attributes (the cluster ad holds the shared ones)."""
+
+    cluster: int
+    proc: int
+    ad: ClassAd
+
+
+@dataclass
+class Transaction:
+    """Uncommitted changes of one QMGMT connection, applied atomically by :meth:`commit`."""
+
+    queue: JobQueue
+    user: str | None
+    new_clusters: dict[int, ClassAd] = field(default_factory=dict)
+    new_jobs: dict[tuple[int, int], ClassAd] = field(default_factory=dict)
+    edits: dict[tuple[int, int], dict[str, str | None]] = field(default_factory=dict)
+    deferred: QueueError | None = None
+    my_cluster: int | None = None
+    edit_count: int = 0
+
+    # --- reads through the overlay ---------------------------------------------------------
+
+    def job_ad(self, cluster: int, proc: int) -> ClassAd | None:
+        """The merged ad as this transaction sees it."""
+        q = self.queue
+        if proc < 0:
+            base = self.new_clusters.get(cluster) or q.clusters.get(cluster)
+            ad = base.copy() if base is not None else None
+        else:
+            ad = q.merged(cluster, proc)
+            if ad is None and (cluster, proc) in self.new_jobs:
+                ad = (self.new_clusters.get(cluster) or ClassAd()).copy()
+                ad.update(self.new_jobs[(cluster, proc)])
+                for name in self.new_jobs[(cluster, proc)]:
+                    ad.set_expr(name, self.new_jobs[(cluster, proc)].lookup(name))
+        if ad is None:
+            return None
+        for key in ((cluster, -1), (cluster, proc)):
+            for name, text in self.edits.get(key, {}).items():
+                if text is None:
+                    ad.pop(name, None)
+                else:
+                    _set(ad, name, text)
+        return ad
+
+    # --- writes ------------------------------------------------------------------------------
+
+    def new_cluster(self) -> int:
+        with self.queue.lock:
+            cluster = self.queue.next_cluster
+            self.queue.next_cluster += 1
+        previous = self.my_cluster
+        if previous is not None and not any(c == previous for c, _ in self.new_jobs):
+            # A cluster without procs leaves nothing at commit: do not keep one per call.
+            self.new_clusters.pop(previous, None)
+        self.new_clusters[cluster] = ClassAd()
+        self.my_cluster = cluster
+        return cluster
+
+    def new_proc(self, cluster: int) -> int:
+        if cluster != self.my_cluster or cluster not in self.new_clusters:
+            raise QueueError(errno.EACCES, f"NewProc for cluster {cluster} of another connection")
+        if len(self.queue.jobs) + len(self.new_jobs) >= MAX_JOBS:
+            raise QueueError(errno.EAGAIN, "MAX_JOBS_SUBMITTED exceeded")
+        proc = sum(1 for c, _ in self.new_jobs if c == cluster)
+        self.new_jobs[(cluster, proc)] = ClassAd()
+        return proc
+
+    def set_attribute(self, cluster: int, proc: int, name: str, value: str) -> None:
+        if not ATTRIBUTE_NAME.match(name) or not value or "\n" in value or "\r" in value:
+            raise QueueError(errno.EINVAL, f"invalid attribute {name!r} or value")
+        own = owner_of(self.user)
+        low = fold(name)
+        new = cluster in self.new_clusters
+        if new:
+            if proc >= 0 and (cluster, proc) not in self.new_jobs:
+                raise QueueError(errno.ENOENT, f"no job {cluster}.{proc}")
+            if low == "owner":
+                if proc > 0:
+                    return
+                if value.strip() not in ("undefined", f'"{own}"'):
+                    raise QueueError(
+                        errno.EACCES,
+                        f"Setting owner to {value.strip(chr(34))} when active owner is {own} "
+                        "is not permitted",
+                    )
+                value = f'"{own}"'
+                proc = -1
+            target = self.new_clusters[cluster] if proc < 0 else self.new_jobs[(cluster, proc)]
+            if len(target) >= MAX_ATTRS_PER_JOB:
+                raise QueueError(errno.EINVAL, "too many attributes")
+            _set(target, name, value)
+            return
+        self._check_existing(cluster, proc, low)
+        self._edit((cluster, proc), name, value)
+
+    def _edit(self, key: tuple[int, int], name: str, value: str | None) -> None:
+        """Record one edit of an existing job, within :data:`MAX_TXN_EDITS`."""
+        edits = self.edits.setdefault(key, {})
+        if name not in edits:
+            if self.edit_count >= MAX_TXN_EDITS:
+                raise QueueError(errno.EINVAL, "too many edits in one transaction")
+            self.edit_count += 1
+        edits[name] = value
+
+    def _check_existing(self, cluster: int, proc: int, low: str) -> None:
+        q = self.queue
+        if proc < 0:
+            ad = q.clusters.get(cluster)
+        else:
+            job = q.jobs.get((cluster, proc))
+            ad = None if job is None else job.ad
+        if ad is None:
+            raise QueueError(errno.ENOENT, f"no job {cluster}.{proc}")
+        if low in IMMUTABLE:
+            raise QueueError(errno.EACCES, f"attribute {low} of job {cluster}.{proc} is immutable")
+        if not q.may_edit(self.user, cluster):
+            raise QueueError(errno.EACCES, f"{self.user} does not own job {cluster}.{proc}")
+
+    def set_by_constraint(self, constraint: str, name: str, value: str, flags: int) -> int:
+        try:
+            expr = parse_expr(constraint, old=True)
+        except ClassAdError:
+            raise QueueError(errno.EINVAL, f"unparsable constraint {constraint!r}") from None
+        targets: list[tuple[int, int]] = []
+        with self.queue.lock:
+            for c, p in list(self.queue.jobs):
+                ad = self.queue.merged(c, p)
+                if ad is not None and matches(expr, ad):
+                    mine_only = flags & SetAttributeFlags.ONLY_MY_JOBS
+                    if mine_only and not self.queue.may_edit(self.user, c):
+                        continue
+                    targets.append((c, p))
+        if not targets:
+            raise QueueError(errno.ENOENT, "no job matched")
+        for c, p in targets:
+            self._check_existing(c, p, fold(name))
+        if not flags & SetAttributeFlags.QUERY_ONLY:
+            for c, p in targets:
+                self._edit((c, p), name, value)
+            if flags & SetAttributeFlags.POST_SUBMIT_CLUSTER_CHANGE:
+                for c in {c for c, _ in targets}:
+                    self._edit((c, -1), name, value)
+        return len(targets)
+
+    def delete_attribute(self, cluster: int, proc: int, name: str) -> None:
+        if cluster in self.new_clusters:
+            target = self.new_clusters[cluster] if proc < 0 else self.new_jobs.get((cluster, proc))
+            if target is not None:
+                target.pop(name, None)
+            return
+        self._check_existing(cluster, proc, fold(name))
+        self._edit((cluster, proc), name, None)
+
+    def commit(self) -> None:
+        if self.deferred is not None:
+            raise self.deferred
+        self.queue.apply(self)
+        self.clear()
+
+    def clear(self) -> None:
+        self.new_clusters.clear()
+        self.new_jobs.clear()
+        self.edits.clear()
+        self.deferred = None
+        self.my_cluster = None
+        self.edit_count = 0
+
+
+class JobQueue:
+    """The jobs, the history and the state machine; thread-safe."""
+
+    def __init__(
+        self,
+        *,
+        name: str = "mock-schedd",
+        superusers: Iterable[str] = (),
+        run_time: float = 2.0,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.name = name
+        self.clusters: dict[int, ClassAd] = {}
+        self.jobs: dict[tuple[int, int], Job] = {}
+        self.history: list[ClassAd] = []  # oldest first
+        self.next_cluster = 1
+        self.lock = threading.RLock()
+        self.superusers = {owner_of(u) for u in superusers}
+        self.run_time = run_time
+        self.clock = clock
+        self.started: dict[tuple[int, int], float] = {}
+
+    # --- reading -------------------------------------------------------------------------
+
+    def merged(self, cluster: int, proc: int) -> ClassAd | None:
+        """Cluster ad overlaid with the proc ad (no duplicate names)."""
+        job = self.jobs.get((cluster, proc))
+        if job is None:
+            return None
+        ad = self.clusters.get(cluster, ClassAd()).copy()
+        for name in job.ad:
+            ad.set_expr(name, job.ad.lookup(name))
+        return ad
+
+    def all_jobs(self) -> list[ClassAd]:
+        """Every job's merged ad, in id order."""
+        with self.lock:
+            return [ad for key in sorted(self.jobs) if (ad := self.merged(*key)) is not None]
+
+    def may_edit(self, user: str | None, cluster: int) -> bool:
+        """The job's owner or a queue superuser."""
+        own = owner_of(user)
+        if own is None:
+            return False
+        if own in self.superusers:
+            return True
+        cluster_ad = self.clusters.get(cluster)
+        return cluster_ad is not None and cluster_ad.get("Owner") == own
+
+    # --- writing -------------------------------------------------------------------------
+
+    def apply(self, txn: Transaction) -> None:
+        """Commit a transaction atomically (all or nothing)."""
+        now = int(self.clock())
+        with self.lock:
+            for key in txn.edits:
+                c, p = key
+                if p < 0 and c not in self.clusters or p >= 0 and key not in self.jobs:
+                    raise QueueError(errno.ENOENT, f"job {c}.{p} left the queue")
+            for cluster, cad in txn.new_clusters.items():
+                procs = sorted(p for c, p in txn.new_jobs if c == cluster)
+                if not procs:
+                    continue  # a cluster without procs leaves no visible job
+                cad = cad.copy()
+                own = owner_of(txn.user) or "nobody"
+                cad["Owner"] = own
+                cad["User"] = txn.user or f"{own}@localhost"
+                cad["ClusterId"] = cluster
+                cad.setdefault("MyType", "Job")
+                cad.setdefault("TargetType", "Machine")
+                cad["TotalSubmitProcs"] = len(procs)
+                self.clusters[cluster] = cad
+                for proc in procs:
+                    pad = txn.new_jobs[(cluster, proc)].copy()
+                    pad["ProcId"] = proc
+                    if "JobStatus" not in pad:
+                        pad["JobStatus"] = IDLE
+                    pad["GlobalJobId"] = f"{self.name}#{cluster}.{proc}#{now}"
+                    pad.setdefault("EnteredCurrentStatus", now)
+                    self.jobs[(cluster, proc)] = Job(cluster, proc, pad)
+            for (c, p), edits in txn.edits.items():
+                target = self.clusters[c] if p < 0 else self.jobs[(c, p)].ad
+                for name, text in edits.items():
+                    if text is None:
+                        target.pop(name, None)
+                    else:
+                        _set(target, name, text)
+
+    def act(
+        self, user: str | None, action: JobAction, request: ClassAd
+    ) -> tuple[dict[tuple[int, int], int], Callable[[], None]]:
+        """Result code per job and a function that applies the change (after the client's
+        confirmation).  Follows spec 05 §5.3."""
+        own = owner_of(user)
+        reason_attr = ACTION_REASON_ATTRIBUTE.get(action)
+        reason = None
+        if reason_attr:
+            try:
+                value = request.get(reason_attr)
+            except ClassAdError:
+                value = None
+            if isinstance(value, str) and value:
+                reason = f"{value} (by user {own})"
+        subcode = int_attr(request, "HoldReasonSubCode", 0)
+        results: dict[tuple[int, int], int] = {}
+        with self.lock:
+            if "ActionIds" in request:
+                ids_text = request.get("ActionIds")
+                if not isinstance(ids_text, str):
+                    raise QueueError(errno.EINVAL, "ActionIds is not a string")
+                for item in LIST_SEPARATORS.split(ids_text.strip()):
+                    m = re.fullmatch(r"(\d+)\.(\d+)", item)
+                    if m is None:
+                        continue
+                    key = (int(m.group(1)), int(m.group(2)))
+                    results[key] = self._act_code(key, own, action, explicit=True)
+            else:
+                expr = request.get_expr("ActionConstraint")
+                filt = _ACTION_FILTER.get(action, lambda s, ad: True)
+                for key in sorted(self.jobs):
+                    ad = self.merged(*key)
+                    if ad is None:
+                        continue
+                    if filt(int_attr(ad, "JobStatus"), ad) and matches(expr, ad):
+                        results[key] = self._act_code(key, own, action, explicit=False)
+        todo = [k for k, code in results.items() if code == 1]
+
+        def apply() -> None:
+            now = int(self.clock())
+            with self.lock:
+                for key in todo:
+                    job = self.jobs.get(key)
+                    if job is None:
+                        continue
+                    self._apply_action(job, action, reason, subcode, now)
+
+        return results, apply
+
+    def _act_code(
+        self, key: tuple[int, int], own: str | None, action: JobAction, *, explicit: bool
+    ) -> int:
+        ad = self.merged(*key)
+        if ad is None:
+            return 2
+        if own not in self.superusers and ad.get("Owner") != own:
+            return 5
+        status = int_attr(ad, "JobStatus")
+        if action == JobAction.Hold:
+            if status == HELD:
+                return 4
+            if status in (REMOVED, COMPLETED):
+                return 5
+            return 1
+        if action == JobAction.Remove or action == JobAction.TransferAndRemove:
+            return 4 if status == REMOVED else 1
+        if action == JobAction.RemoveX:
+            return 1 if status == REMOVED else 3
+        if action == JobAction.Release:
+            return 1 if status == HELD else 3
+        if action in (JobAction.Vacate, JobAction.VacateFast, JobAction.Suspend):
+            return 1 if status in (RUNNING, TRANSFERRING) else 3
+        if action == JobAction.Continue:
+            return 1 if status == SUSPENDED else 3
+        return 1
+
+    def _apply_action(
+        self, job: Job, action: JobAction, reason: str | None, subcode: int, now: int
+    ) -> None:
+        ad = job.ad
+        status = int_attr(self.merged(job.cluster, job.proc) or ClassAd(), "JobStatus")
+        key = (job.cluster, job.proc)
+        if action == JobAction.Hold:
+            ad["JobStatusOnRelease"] = status if status != RUNNING else IDLE
+            ad["JobStatus"] = HELD
+            ad["HoldReason"] = reason or "via cedar"
+            ad["HoldReasonCode"] = 1
+            ad["HoldReasonSubCode"] = subcode
+            ad["NumHolds"] = int_attr(ad, "NumHolds") + 1
+            self.started.pop(key, None)
+        elif action == JobAction.Release:
+            ad["JobStatus"] = int_attr(ad, "JobStatusOnRelease", IDLE) or IDLE
+            for name in ("HoldReason", "HoldReasonCode", "HoldReasonSubCode", "JobStatusOnRelease"):
+                ad.pop(name, None)
+            if reason:
+                ad["ReleaseReason"] = reason
+        elif action in (JobAction.Remove, JobAction.TransferAndRemove, JobAction.RemoveX):
+            ad["JobStatus"] = REMOVED
+            if reason:
+                ad["RemoveReason"] = reason
+            ad["EnteredCurrentStatus"] = now
+            self._retire(key, now)
+            return
+        elif action in (JobAction.Vacate, JobAction.VacateFast):
+            ad["JobStatus"] = IDLE
+            self.started.pop(key, None)
+        elif action == JobAction.Suspend:
+            ad["JobStatus"] = SUSPENDED
+        elif action == JobAction.Continue:
+            ad["JobStatus"] = RUNNING
+        ad["EnteredCurrentStatus"] = now
+
+    def _retire(self, key: tuple[int, int], now: int) -> None:
+        """Move a finished job to the history (and drop an emptied cluster)."""
+        ad = self.merged(*key)
+        del self.jobs[key]
+        self.started.pop(key, None)
+        if ad is not None:
+            ad["CompletionDate"] = now if int_attr(ad, "JobStatus") == COMPLETED else 0
+            self.history.append(ad)
+        if not any(c == key[0] for c, _ in self.jobs):
+            self.clusters.pop(key[0], None)
+
+    # --- the simulated execution -----------------------------------------------------------
+
+    def step(self, now: float | None = None) -> None:
+        """Advance the state machine: Idle → Running, Running for ``run_time`` → Completed
+        (then into the history).  Held/removed jobs are left alone."""
+        now = self.clock() if now is None else now
+        with self.lock:
+            for key in sorted(self.jobs):
+                job = self.jobs[key]
+                status = int_attr(self.merged(*key) or ClassAd(), "JobStatus")
+                if status == IDLE:
+                    job.ad["JobStatus"] = RUNNING
+                    job.ad["EnteredCurrentStatus"] = int(now)
+                    job.ad["JobCurrentStartDate"] = int(now)
+                    job.ad["NumJobStarts"] = int_attr(job.ad, "NumJobStarts") + 1
+                    self.started[key] = now
+                elif status == RUNNING:
+                    began = self.started.setdefault(key, now)
+                    if now - began >= self.run_time:
+                        job.ad["JobStatus"] = COMPLETED
+                        job.ad["ExitCode"] = 0
+                        job.ad["ExitBySignal"] = False
+                        job.ad["RemoteWallClockTime"] = float(now - began)
+                        job.ad["EnteredCurrentStatus"] = int(now)
+                        job.ad["NumJobCompletions"] = int_attr(job.ad, "NumJobCompletions") + 1
+                        self._retire(key, int(now))
+
+
+__all__ = [
+    "ATTRIBUTE_NAME",
+    "COMPLETED",
+    "HELD",
+    "IDLE",
+    "IMMUTABLE",
+    "LIST_SEPARATORS",
+    "MAX_ATTRS_PER_JOB",
+    "MAX_JOBS",
+    "MAX_TXN_EDITS",
+    "REMOVED",
+    "RUNNING",
+    "SUSPENDED",
+    "TRANSFERRING",
+    "Job",
+    "JobQueue",
+    "QueueError",
+    "Transaction",
+    "int_attr",
+    "matches",
+    "owner_of",
+]

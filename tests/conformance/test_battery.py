@@ -1,0 +1,79 @@
+"""`cedar conformance` against the mock pool (must pass) and against deliberately broken test
+doubles of it (the matching check must fail and say what broke)."""
+
+from __future__ import annotations
+
+import io
+import json
+import threading
+from collections.abc import Iterator
+from contextlib import redirect_stdout
+
+import pytest
+
+from cedar.cli.main import main
+from cedar.conformance import CHECKS, Target, run_checks
+from cedar.server import collector as collector_module
+from cedar.server.pool import MockPool
+from cedar.stream.connection import CedarConnection
+
+
+@pytest.fixture
+def pool() -> Iterator[MockPool]:
+    with MockPool(simulate=True, run_time=0.2).run_in_thread() as running:
+        yield running
+
+
+def _target(pool: MockPool) -> Target:
+    return Target(pool.host_port, write_method="FS", timeout=10)
+
+
+def test_every_check_passes_or_skips_against_the_mock_pool(pool: MockPool) -> None:
+    outcomes = run_checks(_target(pool))
+    assert [o.name for o in outcomes] == [c.name for c in CHECKS]
+    failed = [(o.name, o.detail) for o in outcomes if o.status == "fail"]
+    assert not failed
+    passed = {o.name for o in outcomes if o.status == "pass"}
+    assert {"crypto.aes_gcm", "session.resumption", "jobs.lifecycle", "query.schedd"} <= passed
+
+
+def test_cli_table_json_and_exit_code(pool: MockPool) -> None:
+    out = io.StringIO()
+    with redirect_stdout(out):
+        code = main(["conformance", "--pool", pool.host_port, "--write-method", "FS", "--json",
+                     "--check", "query", "--check", "jobs"])  # fmt: skip
+    rows = json.loads(out.getvalue())
+    assert code == 0 and rows and {r["status"] for r in rows} <= {"pass", "skip"}
+    assert all(r["check"].startswith(("query.", "jobs.")) for r in rows)
+
+
+def test_wrong_gcm_tag_fails_the_crypto_check(pool: MockPool, monkeypatch) -> None:
+    """The double: the server side (the pool's thread) corrupts the last tag byte it sends."""
+    original = CedarConnection.send_message
+    client_thread = threading.current_thread()
+
+    def corrupt(self: CedarConnection, message):  # type: ignore[no-untyped-def]
+        data = original(self, message)
+        if self.encrypted and threading.current_thread() is not client_thread:
+            data = data[:-1] + bytes([data[-1] ^ 0x01])
+        return data
+
+    monkeypatch.setattr(CedarConnection, "send_message", corrupt)
+    (outcome,) = run_checks(_target(pool), ["crypto.aes_gcm"])
+    assert outcome.status == "fail"
+    assert "IntegrityError" in outcome.detail and "GCM" in outcome.detail
+    assert outcome.observed  # the bytes that failed to verify are in the report
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert main(["conformance", "--pool", pool.host_port, "--check", "crypto"]) == 1
+    assert "crypto.aes_gcm" in out.getvalue() and "FAIL" in out.getvalue()
+
+
+def test_ignored_projection_fails_the_query_check(pool: MockPool, monkeypatch) -> None:
+    """The double: the collector answers every query with whole ads."""
+    monkeypatch.setattr(
+        collector_module.AdStore, "_projection", staticmethod(lambda expr, query, ad: None)
+    )
+    (outcome,) = run_checks(_target(pool), ["query.schedd"])
+    assert outcome.status == "fail"
+    assert "projection [Name, MyType] ignored" in outcome.detail
