@@ -30,7 +30,6 @@ from cedar.compat.errors import (
 from cedar.compat.htcondor2 import *  # noqa: F403
 from cedar.compat.htcondor2 import __all__ as _h2_all
 
-
 VacateTypes = _h2.VacateType
 
 
