@@ -28,7 +28,7 @@ from cedar.server.pool import MockPool
 
 SCRIPT_DIR = Path(sys.executable).parent
 SUBCOMMANDS = ["ping", "query", "status", "token", "decode", "submit", "q", "hold", "release",
-               "rm", "edit", "history", "demo", "pool"]  # fmt: skip
+               "rm", "edit", "history", "demo", "pool", "conformance"]  # fmt: skip
 
 
 def _script(name: str) -> str:

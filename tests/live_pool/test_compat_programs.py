@@ -131,6 +131,8 @@ def job_dir() -> Path:
     base = os.environ.get("CEDAR_LIVE_IWD")
     if not base:
         pytest.skip("CEDAR_LIVE_IWD is not set")
+    if not _world_usable(os.path.join(base, ".")):
+        pytest.skip(f"the pool's job user cannot reach {base} (a parent directory is private)")
     path = Path(tempfile.mkdtemp(prefix="compat-", dir=base))
     path.chmod(0o1777)
     yield path
