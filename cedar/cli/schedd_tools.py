@@ -279,8 +279,8 @@ def _one_per_cluster(jobs: Iterable[ClassAd]) -> list[ClassAd]:
 
 
 def _short_address(address: str) -> str:
-    """``<127.0.0.1:9618?...`` as condor_q prints the schedd's address."""
-    return address.split("?", 1)[0] + "?...>" if "?" in address else address
+    """``<127.0.0.1:9618?...`` as condor_q prints the schedd's address (no closing ``>``)."""
+    return address.split("?", 1)[0] + "?..." if "?" in address else address
 
 
 def sorted_long(ad: ClassAd) -> str:
