@@ -26,8 +26,10 @@ from pathlib import Path
 os.environ.setdefault("CONDOR_CONFIG", "/dev/null")
 os.environ.setdefault("_condor_SEC_CLIENT_AUTHENTICATION_METHODS", "FS")
 
-from cedar.commands.collector import Collector  # noqa: E402
-from cedar.commands.schedd import Schedd  # noqa: E402
+from cedar.commands import (
+    Collector,  # noqa: E402
+    Schedd,  # noqa: E402
+)
 
 CAPTURES = Path(__file__).resolve().parent.parent / "captures"
 PROJECTION = ["Name", "Memory", "Cpus"]

@@ -8,6 +8,11 @@ The names here are the public API; see the README for a tour::
 """
 
 from cedar.auth import ClientSecurity, SecurityConfig
+from cedar.auth.client import CommandDenied, SessionRejected
+from cedar.auth.scitoken import SciTokenError
+from cedar.auth.signing_key import CredentialError
+from cedar.auth.tls import TlsFailure
+from cedar.auth.token import TokenError
 from cedar.classad_wire import (
     AbsTime,
     ClassAd,
@@ -19,23 +24,55 @@ from cedar.classad_wire import (
     parse_ads,
     parse_next,
 )
-from cedar.commands.collector import (
-    AdType,
+from cedar.commands import (
+    DEFAULT_TIMEOUT,
+    MAX_RESULTS,
     AsyncCollector,
+    AsyncJobQuery,
+    AsyncSchedd,
     Collector,
-    DaemonLocation,
-    DaemonType,
+    DaemonResult,
+    JobQuery,
+    Schedd,
+    ping,
+    ping_async,
+    query_all,
+    query_all_async,
 )
-from cedar.commands.fanout import DaemonResult, query_all, query_all_async
-from cedar.commands.ping import PingResult, ping, ping_async
-from cedar.commands.schedd import ActResult, AsyncSchedd, JobAction, Schedd, SubmitResult
+from cedar.commands.collector import DaemonLocation
+from cedar.commands.ping import PingResult
+from cedar.commands.qmgmt import (
+    InvalidRequest,
+    JobNotFound,
+    QmgmtError,
+    QmgmtPermissionDenied,
+    SubmitRejected,
+)
+from cedar.commands.schedd import ActResult, SubmitResult
 from cedar.commands.submit_lang import Submit
 from cedar.config import Config
 from cedar.errors import *  # noqa: F403
 from cedar.errors import __all__ as _errors_all
+from cedar.numbers import AdType, DaemonType, JobAction, JobStatus
 
 __version__ = "0.1.0"
 __all__ = [
+    "DEFAULT_TIMEOUT",
+    "MAX_RESULTS",
+    "AsyncJobQuery",
+    "CommandDenied",
+    "CredentialError",
+    "InvalidRequest",
+    "JobNotFound",
+    "JobQuery",
+    "JobStatus",
+    "QmgmtError",
+    "QmgmtPermissionDenied",
+    "SciTokenError",
+    "SessionRejected",
+    "SubmitRejected",
+    "TlsFailure",
+    "TokenError",
     "AbsTime",
     "ActResult",
     "AdType",

@@ -82,6 +82,10 @@ class PermissionDenied(SecurityError):
     """The server refused the command at the requested permission level."""
 
 
+class ResultLimitExceeded(CedarError):
+    """A peer sent more results than the call accepts (``max_results``)."""
+
+
 class CommandError(CedarError):
     """A daemon answered a command with an error."""
 
@@ -104,5 +108,6 @@ __all__ = [
     "InvalidArgument",
     "PermissionDenied",
     "ProtocolError",
+    "ResultLimitExceeded",
     "SecurityError",
 ]

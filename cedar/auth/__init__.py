@@ -11,6 +11,7 @@ from cedar.auth.client import (
     CommandSession,
     SecurityConfig,
     SessionRejected,
+    client_security,
     default_security,
     start_command,
 )
@@ -61,6 +62,7 @@ __all__ = [
     "Session",
     "SessionRejected",
     "Sinful",
+    "client_security",
     "default_security",
     "get_method",
     "make_sinful",

@@ -37,6 +37,7 @@ from cedar.config import default_config
 from cedar.errors import (
     AuthenticationError,
     ConnectionClosed,
+    InvalidArgument,
     PermissionDenied,
     ProtocolError,
     SecurityError,
@@ -132,12 +133,12 @@ class SecurityConfig:
         clear = self.encryption is Requirement.NEVER and self.integrity is Requirement.NEVER
         for name in self.crypto_methods:
             if name in LEGACY_CRYPTO and not clear:
-                raise ValueError(
+                raise InvalidArgument(
                     f"crypto method {name} is not supported: cedar implements only AES-GCM "
                     "(legacy ciphers may only be offered with encryption and integrity NEVER)"
                 )
             if name not in LEGACY_CRYPTO and name not in SUPPORTED_CRYPTO:
-                raise ValueError(f"unknown crypto method {name!r}")
+                raise InvalidArgument(f"unknown crypto method {name!r}")
 
     @classmethod
     def from_config(cls, config: Any) -> SecurityConfig:
@@ -234,6 +235,17 @@ class ClientSecurity:
 
 _default: ClientSecurity | None = None
 _default_lock = threading.Lock()
+
+
+def client_security(security: ClientSecurity | SecurityConfig | None) -> ClientSecurity | None:
+    """Accept a :class:`SecurityConfig` wherever a :class:`ClientSecurity` is expected.
+
+    A bare policy gets a session cache of its own (keep the returned object to reuse sessions);
+    ``None`` stays ``None``: the process-wide :func:`default_security`.
+    """
+    if isinstance(security, SecurityConfig):
+        return ClientSecurity(security)
+    return security
 
 
 def default_security() -> ClientSecurity:
@@ -394,7 +406,7 @@ def start_command(
         return CommandSession(conn, command, True, _raw_writer=conn.writer().put_int(command))
         yield  # pragma: no cover  (makes this a generator)
     if command in (DC_SEC_QUERY, DC_AUTHENTICATE) and auth_command is None:
-        raise ValueError(f"command {command} needs auth_command (the command to authorize)")
+        raise InvalidArgument(f"command {command} needs auth_command (the command to authorize)")
     level = f" at level {permission_hint}" if permission_hint else ""
     session = None
     if config.resume_sessions and command not in (DC_SEC_QUERY, DC_AUTHENTICATE):

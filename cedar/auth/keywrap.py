@@ -11,6 +11,8 @@ from collections.abc import Callable
 
 from cryptography.hazmat.primitives.ciphers import Cipher
 
+from cedar.errors import InvalidArgument
+
 try:  # cryptography >= 43 keeps the legacy pieces in "decrepit"
     from cryptography.hazmat.decrepit.ciphers.algorithms import TripleDES
     from cryptography.hazmat.decrepit.ciphers.modes import CFB
@@ -24,7 +26,7 @@ DES3_KEY_SIZE = 24
 def fold_key(material: bytes) -> bytes:
     """24 bytes of ``W``: later bytes XORed into position ``i mod 24``; a short ``W`` repeated."""
     if not material:
-        raise ValueError("cannot fold empty key material")
+        raise InvalidArgument("cannot fold empty key material")
     if len(material) < DES3_KEY_SIZE:
         return (material * (DES3_KEY_SIZE // len(material) + 1))[:DES3_KEY_SIZE]
     folded = bytearray(material[:DES3_KEY_SIZE])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from cedar.errors import InvalidArgument
 from cedar.numbers import Command
 
 #: Command numbers the security layer itself knows (spec 03 §10).
@@ -57,7 +58,9 @@ def normalize_level(level: str) -> str:
     if name == "OWNER":
         name = "ADMINISTRATOR"
     if name not in LEVELS:
-        raise ValueError(f"unknown permission level {level!r}; known levels: {', '.join(LEVELS)}")
+        raise InvalidArgument(
+            f"unknown permission level {level!r}; known levels: {', '.join(LEVELS)}"
+        )
     return name
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterable
 
+from cedar.errors import InvalidArgument
+
 
 class Requirement(enum.IntEnum):
     """A security preference; the order is the one the dependency rule maximises over."""
@@ -30,7 +32,7 @@ class Requirement(enum.IntEnum):
         if found is None:
             if default is not None:
                 return default
-            raise ValueError(f"not a security preference: {value!r}")
+            raise InvalidArgument(f"not a security preference: {value!r}")
         return found
 
 
@@ -91,7 +93,7 @@ def apply_dependency(x: Requirement, y: Requirement) -> tuple[Requirement, Requi
     """
     if x is Requirement.NEVER:
         if y is Requirement.REQUIRED:
-            raise ValueError("invalid policy: a NEVER setting conflicts with a REQUIRED one")
+            raise InvalidArgument("invalid policy: a NEVER setting conflicts with a REQUIRED one")
         y = Requirement.NEVER
     return max(x, y), y
 

@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cedar.auth.token import b64url_decode
+from cedar.auth.signing_key import CredentialError
+from cedar.auth.token import TokenError, b64url_decode
 
 log = logging.getLogger(__name__)
 
@@ -31,7 +32,7 @@ ALLOWED_ALGORITHMS = ("RS256", "ES256")
 SCOPE_PREFIX = "condor:/"
 
 
-class SciTokenError(ValueError):
+class SciTokenError(CredentialError):
     """A SciToken was refused or could not be found; the message never contains the token."""
 
 
@@ -230,7 +231,7 @@ def _unverified(text: str) -> tuple[dict[str, Any], dict[str, Any]]:
     try:
         header = json.loads(b64url_decode(parts[0]))
         claims = json.loads(b64url_decode(parts[1]))
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, TokenError):
         raise SciTokenError("invalid token supplied (header or payload not JSON)") from None
     if not isinstance(header, dict) or not isinstance(claims, dict):
         raise SciTokenError("invalid token supplied")

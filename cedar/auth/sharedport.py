@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cedar.auth.permissions import SHARED_PORT_CONNECT
-from cedar.errors import ProtocolError
+from cedar.errors import InvalidArgument, ProtocolError
 from cedar.stream.connection import CedarConnection
 from cedar.stream.primitives import MessageReader
 from cedar.stream.protocol import Protocol, Send
@@ -38,7 +38,7 @@ def send_preamble(
 def validate_id(sock_id: str) -> None:
     """Ids name sockets in a directory: bounded length, no path characters."""
     if not sock_id or len(sock_id) > MAX_ID_LENGTH or "/" in sock_id or sock_id in (".", ".."):
-        raise ValueError(f"invalid shared-port id {sock_id!r}")
+        raise InvalidArgument(f"invalid shared-port id {sock_id!r}")
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,8 @@ import ipaddress
 from dataclasses import dataclass, field
 from urllib.parse import quote, unquote
 
+from cedar.errors import InvalidArgument
+
 _SAFE = ".-_:#[]+"
 
 
@@ -35,7 +37,7 @@ class Sinful:
         original = text
         text = text.strip()
         if not text:
-            raise ValueError("empty address")
+            raise InvalidArgument("empty address")
         if not text.startswith("<"):
             before_query = text.split("?", 1)[0]
             if not text.startswith("[") and before_query.count(":") >= 2:
@@ -43,34 +45,34 @@ class Sinful:
             else:
                 text = f"<{text}>"
         if not text.endswith(">") or text.count(">") != 1:
-            raise ValueError(f"malformed sinful string {original!r}: must end at '>'")
+            raise InvalidArgument(f"malformed sinful string {original!r}: must end at '>'")
         body = text[1:-1]
         address, _sep, query = body.partition("?")
         if address.startswith("["):
             end = address.find("]")
             if end < 0:
-                raise ValueError(f"malformed sinful string {original!r}: unclosed '['")
+                raise InvalidArgument(f"malformed sinful string {original!r}: unclosed '['")
             host = address[1:end]
             rest = address[end + 1 :]
             try:
                 ipaddress.IPv6Address(host.split("%", 1)[0])
             except ValueError:
-                raise ValueError(
+                raise InvalidArgument(
                     f"malformed sinful string {original!r}: bad IPv6 literal"
                 ) from None
         else:
             host, colon, port_text = address.partition(":")
             rest = colon + port_text
         if not host:
-            raise ValueError(f"malformed sinful string {original!r}: no host")
+            raise InvalidArgument(f"malformed sinful string {original!r}: no host")
         port: int | None = None
         if rest:
             if not rest.startswith(":"):
-                raise ValueError(f"malformed sinful string {original!r}: junk after host")
+                raise InvalidArgument(f"malformed sinful string {original!r}: junk after host")
             port_text = rest[1:]
             if port_text:
                 if not port_text.isdigit() or int(port_text) > 65535:
-                    raise ValueError(f"malformed sinful string {original!r}: bad port")
+                    raise InvalidArgument(f"malformed sinful string {original!r}: bad port")
                 port = int(port_text)
         params: dict[str, str] = {}
         for item in query.replace(";", "&").split("&"):
@@ -79,7 +81,7 @@ class Sinful:
             key, _eq, value = item.partition("=")
             key = unquote(key)
             if not key:
-                raise ValueError(f"malformed sinful string {original!r}: empty parameter name")
+                raise InvalidArgument(f"malformed sinful string {original!r}: empty parameter name")
             params[key] = unquote(value)
         return cls(host, port, params)
 
@@ -143,7 +145,7 @@ class Sinful:
     def endpoint(self) -> tuple[str, int]:
         """``(host, port)``; a sinful without a port cannot be connected to."""
         if self.port is None:
-            raise ValueError(f"address {self} has no port")
+            raise InvalidArgument(f"address {self} has no port")
         return self.host, self.port
 
 

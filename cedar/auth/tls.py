@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from cedar.errors import ProtocolError
+from cedar.errors import AuthenticationError, ProtocolError
 from cedar.stream.connection import CedarConnection
 from cedar.stream.protocol import Protocol, Receive, Send
 
@@ -45,8 +45,8 @@ SESSION_KEY_SIZE = 256
 MAX_INTEROPERABLE_SCITOKEN = 16380
 
 
-class TlsFailure(Exception):
-    """Internal: why the TLS exchange failed (turned into a failed method result)."""
+class TlsFailure(AuthenticationError):
+    """Why the TLS exchange failed (the SSL/SCITOKENS methods turn it into a failed result)."""
 
 
 @dataclass

@@ -74,7 +74,7 @@ SCOPE_PREFIX = "condor:/"
 HMAC_ALGORITHMS = {"HS256": hashlib.sha256, "HS384": hashlib.sha384, "HS512": hashlib.sha512}
 
 
-class TokenError(ValueError):
+class TokenError(CredentialError):
     """A token text is not a well-formed IDTOKEN (the message never contains the token)."""
 
 

@@ -138,9 +138,7 @@ def _demo_security() -> ClientSecurity:
 
 def run_demo(args: argparse.Namespace, out: TextIO) -> int:
     """Start a mock pool on loopback (FS + AES-GCM) and walk a job through its life."""
-    from cedar.commands.collector import Collector
-    from cedar.commands.ping import ping
-    from cedar.commands.schedd import Schedd
+    from cedar.commands import Collector, Schedd, ping
     from cedar.commands.submit_lang import Submit
     from cedar.config import Config, set_default_config
     from cedar.server.pool import MockPool

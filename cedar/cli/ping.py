@@ -26,8 +26,8 @@ from cedar.cli.common import (
     exit_code,
     guarded,
 )
-from cedar.commands.collector import Collector
-from cedar.commands.ping import PingResult, ping
+from cedar.commands import Collector, ping
+from cedar.commands.ping import PingResult
 from cedar.errors import CedarConnectionError, CedarError
 
 DEFAULT_COLLECTOR_PORT = 9618

@@ -25,8 +25,9 @@ from cedar.cli.common import (
     exit_code,
     guarded,
 )
-from cedar.commands.collector import AdType, Collector
+from cedar.commands import Collector
 from cedar.errors import CedarError
+from cedar.numbers import AdType
 
 # -- value formatting ---------------------------------------------------------------------------
 

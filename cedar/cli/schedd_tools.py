@@ -20,10 +20,11 @@ from typing import Any, TextIO
 from cedar.classad_wire import ClassAd
 from cedar.classad_wire.expr import fold
 from cedar.cli.common import Progress, UsageError, add_common_options, check_constraint
-from cedar.commands.schedd import ActResult, JobAction, Schedd, parse_job_spec
+from cedar.commands import Schedd
+from cedar.commands.schedd import ActResult, parse_job_spec
 from cedar.commands.submit_lang import Submit
 from cedar.errors import CedarError
-from cedar.numbers import JobStatus
+from cedar.numbers import JobAction, JobStatus
 
 STATUS_LETTER = {status.value: status.letter for status in JobStatus}
 _ACTIONS = {
@@ -315,15 +316,11 @@ def run_q(args: argparse.Namespace, out: TextIO) -> int:
     projection = [] if args.long or args.json else (args.af or Q_PROJECTION)
     if args.af:  # the order of the output needs the ids
         projection = [*args.af, "ClusterId", "ProcId"]
-    progress = Progress("jobs")
-    ads = list(
-        progress.track(
-            schedd.query_iter(
-                constraint, projection, args.limit, my_jobs=my_jobs, with_auth=my_jobs is not None
-            )
-        )
+    stream = schedd.query_iter(
+        constraint, projection, args.limit, my_jobs=my_jobs, with_auth=my_jobs is not None
     )
-    summary = schedd.last_summary or ClassAd()
+    ads = list(Progress("jobs").track(stream))
+    summary = stream.summary or ClassAd()
     ads.sort(key=lambda a: (_int(a, "ClusterId"), _int(a, "ProcId")))
     if args.json:
         json_ads(ads, out)
@@ -339,7 +336,7 @@ def run_q(args: argparse.Namespace, out: TextIO) -> int:
     now = _int(summary, "ServerTime") or int(time.time())
     name = args.name or _local_name()
     out.write(
-        f"\n\n-- Schedd: {name} : {_short_address(schedd.address)} @ "
+        f"\n\n-- Schedd: {name} : {_short_address(schedd.locate())} @ "
         f"{time.strftime('%m/%d/%y %H:%M:%S')}\n"
     )
     if args.nobatch:

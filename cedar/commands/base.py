@@ -4,26 +4,39 @@
 and reads the reply; it is the only part a specific command supplies.  A cached session the
 server has forgotten (``SID_NOT_FOUND``) is retried once on a new connection with a full
 handshake -- the reference library fails that command instead (spec 03 §6.3).
+
+This module holds what does no I/O (the sequence as a protocol, the retry and limits policy);
+the drivers that run it are ``run_command``/``iterate_command`` and their ``*_async`` twins,
+written once in :mod:`cedar.commands._async.command` (see ``docs/ARCHITECTURE.md``).
+
+Limits, one of each for every client:
+
+* :data:`DEFAULT_TIMEOUT` -- a **per-call** deadline: connecting, the security handshake and the
+  whole reply must be over within it, however the peer paces its bytes (for an iterator, the
+  time the caller spends between items counts too);
+* :data:`MAX_RESULTS` -- the most results one call accepts before it fails with
+  :class:`~cedar.errors.ResultLimitExceeded` (a peer that never stops sending).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Callable, Iterator
-from typing import Any, Generic, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import trio
 
 from cedar.auth.client import (
     ClientSecurity,
     CommandDenied,
     CommandSession,
-    SessionRejected,
     start_command,
 )
 from cedar.auth.sharedport import send_preamble
 from cedar.auth.sinful import Sinful
-from cedar.errors import CedarConnectionError, ConnectionClosed
+from cedar.errors import CedarConnectionError, ConnectionClosed, ResultLimitExceeded
 from cedar.stream.connection import CedarConnection
-from cedar.stream.drivers import SyncChannel, TrioChannel
+from cedar.stream.drivers import Deadline, SyncChannel, TrioChannel
 from cedar.stream.protocol import Protocol
 
 T = TypeVar("T")
@@ -31,7 +44,11 @@ Body = Callable[[CommandSession], Protocol[T]]
 
 log = logging.getLogger("cedar.commands")
 
-DEFAULT_TIMEOUT = 20.0
+#: Seconds one client call may take in all (connect + handshake + whole reply), unless the
+#: caller or the configuration (``QUERY_TIMEOUT`` for collector queries) says otherwise.
+DEFAULT_TIMEOUT = 60.0
+#: Results (ads, records) one call accepts at most, unless the caller says otherwise.
+MAX_RESULTS = 1_000_000
 
 
 def resolve_address(address: str | Sinful) -> Sinful:
@@ -109,27 +126,34 @@ def command_protocol(
         ) from None
 
 
-class _CommandAttempts(Generic[T]):
-    """What every driver of one command shares: the target, the protocol, the one retry.
+class CommandAttempts:
+    """What every driver of one command shares: the target, the protocol, the one retry, the
+    call's deadline and its result count.
 
     A cached session the server has forgotten (:class:`SessionRejected`) is retried once on a
-    new connection with a full handshake, unless results were already handed out.
+    new connection with a full handshake, unless results were already handed out; the retry
+    runs within the same deadline.
     """
 
     def __init__(
         self,
         address: str | Sinful,
         command: int,
-        body: Body[T],
+        body: Body[Any],
+        *,
         security: ClientSecurity | None,
         timeout: float,
         raw: bool | None,
         auth_command: int | None,
         permission_hint: str | None,
+        max_results: int = MAX_RESULTS,
     ) -> None:
         self.target = resolve_address(address)
         self.host, self.port = self.target.endpoint
         self.timeout = timeout
+        self.deadline = Deadline(timeout)
+        self.max_results = max_results
+        self.results = 0
         self._command = command
         self._body = body
         self._security = security
@@ -138,11 +162,11 @@ class _CommandAttempts(Generic[T]):
         self._permission_hint = permission_hint
         self._attempt = 0
 
-    def protocol(self, channel: SyncChannel | TrioChannel) -> Protocol[T]:
+    def protocol(self, channel: SyncChannel | TrioChannel) -> Protocol[Any]:
         """:func:`command_protocol` on a new connection (its socket gives the endpoints)."""
         self._attempt += 1
         if isinstance(channel, SyncChannel):
-            sock: Any = channel.sock
+            sock: object = channel.sock
         else:
             sock = getattr(channel.stream, "socket", None)
         local_address, peer_address = _endpoints(sock)
@@ -160,137 +184,49 @@ class _CommandAttempts(Generic[T]):
             permission_hint=self._permission_hint,
         )
 
-    def retry(self, *, emitted: bool = False) -> bool:
+    def count_result(self) -> None:
+        """One more result reached the caller; past :attr:`max_results` the call fails."""
+        self.results += 1
+        if self.results > self.max_results:
+            raise ResultLimitExceeded(
+                f"{self.target} sent more than {self.max_results} results; raise max_results "
+                "if that many are expected"
+            )
+
+    def retry(self) -> bool:
         """After :class:`SessionRejected`: whether to try again on a new connection."""
-        if self._attempt >= 2 or emitted:
+        if self._attempt >= 2 or self.results:
             return False
         log.info("the server forgot our session; retrying with a new one")
         return True
 
 
-def _endpoints(sock: Any) -> tuple[tuple[str, int] | None, tuple[str, int] | None]:
+def _endpoints(sock: object) -> tuple[tuple[str, int] | None, tuple[str, int] | None]:
     try:
-        local, peer = sock.getsockname(), sock.getpeername()
+        local = sock.getsockname()  # type: ignore[attr-defined]
+        peer = sock.getpeername()  # type: ignore[attr-defined]
         return (str(local[0]), int(local[1])), (str(peer[0]), int(peer[1]))
     except (OSError, AttributeError):
         return None, None
 
 
-def run_command(
-    address: str | Sinful,
-    command: int,
-    body: Body[T],
-    *,
-    security: ClientSecurity | None = None,
-    timeout: float = DEFAULT_TIMEOUT,
-    raw: bool | None = None,
-    auth_command: int | None = None,
-    permission_hint: str | None = None,
-) -> T:
-    """Run one command synchronously and return what ``body`` returns."""
-    attempts = _CommandAttempts(
-        address, command, body, security, timeout, raw, auth_command, permission_hint
-    )
-    while True:
-        with SyncChannel.connect(attempts.host, attempts.port, timeout=timeout) as channel:
-            try:
-                return channel.run(attempts.protocol(channel))
-            except SessionRejected:
-                if not attempts.retry():
-                    raise
+def run_blocking(function: Callable[[], T]) -> T:
+    """Call a function that may block on files (configuration, address files)."""
+    return function()
 
 
-def iterate_command(
-    address: str | Sinful,
-    command: int,
-    body: Body[Any],
-    *,
-    security: ClientSecurity | None = None,
-    timeout: float = DEFAULT_TIMEOUT,
-    raw: bool | None = None,
-    auth_command: int | None = None,
-    permission_hint: str | None = None,
-) -> Iterator[Any]:
-    """Run one command synchronously, yielding each value ``body`` emits as it arrives."""
-    attempts = _CommandAttempts(
-        address, command, body, security, timeout, raw, auth_command, permission_hint
-    )
-    while True:
-        emitted = False
-        with SyncChannel.connect(attempts.host, attempts.port, timeout=timeout) as channel:
-            try:
-                for value in channel.iterate(attempts.protocol(channel)):
-                    emitted = True
-                    yield value
-                return
-            except SessionRejected:
-                if not attempts.retry(emitted=emitted):
-                    raise
-
-
-async def run_command_async(
-    address: str | Sinful,
-    command: int,
-    body: Body[T],
-    *,
-    security: ClientSecurity | None = None,
-    timeout: float = DEFAULT_TIMEOUT,
-    raw: bool | None = None,
-    auth_command: int | None = None,
-    permission_hint: str | None = None,
-) -> T:
-    """Run one command on Trio and return what ``body`` returns."""
-    attempts = _CommandAttempts(
-        address, command, body, security, timeout, raw, auth_command, permission_hint
-    )
-    while True:
-        async with await TrioChannel.connect(
-            attempts.host, attempts.port, timeout=timeout
-        ) as channel:
-            try:
-                return await channel.run(attempts.protocol(channel))
-            except SessionRejected:
-                if not attempts.retry():
-                    raise
-
-
-async def iterate_command_async(
-    address: str | Sinful,
-    command: int,
-    body: Body[Any],
-    *,
-    security: ClientSecurity | None = None,
-    timeout: float = DEFAULT_TIMEOUT,
-    raw: bool | None = None,
-    auth_command: int | None = None,
-    permission_hint: str | None = None,
-) -> AsyncIterator[Any]:
-    """Run one command on Trio, yielding each value ``body`` emits as it arrives."""
-    attempts = _CommandAttempts(
-        address, command, body, security, timeout, raw, auth_command, permission_hint
-    )
-    while True:
-        emitted = False
-        async with await TrioChannel.connect(
-            attempts.host, attempts.port, timeout=timeout
-        ) as channel:
-            try:
-                async for value in channel.iterate(attempts.protocol(channel)):
-                    emitted = True
-                    yield value
-                return
-            except SessionRejected:
-                if not attempts.retry(emitted=emitted):
-                    raise
+async def run_blocking_async(function: Callable[[], T]) -> T:
+    """:func:`run_blocking` in a worker thread, so the Trio loop keeps running."""
+    return await trio.to_thread.run_sync(function)
 
 
 __all__ = [
     "DEFAULT_TIMEOUT",
+    "MAX_RESULTS",
     "Body",
+    "CommandAttempts",
     "command_protocol",
     "resolve_address",
-    "iterate_command",
-    "iterate_command_async",
-    "run_command",
-    "run_command_async",
+    "run_blocking",
+    "run_blocking_async",
 ]

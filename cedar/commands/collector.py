@@ -6,19 +6,32 @@ serves :class:`Collector` (blocking) and :class:`AsyncCollector` (Trio) and is t
 recorded bytes.  A pool can list several collectors: queries try them in random order and fail
 over on any communication error, as the reference client does (spec 06 §3.1); updates go to
 every collector.
+
+This module does no I/O.  The clients are written once in :mod:`cedar.commands._async.collector`
+(``AsyncCollector``; ``Collector`` is generated from it) and exported by :mod:`cedar.commands`.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from cedar.auth.client import ClientSecurity, CommandSession
+from cedar.auth.client import CommandSession
 from cedar.auth.version import parse_version
 from cedar.classad_wire import ClassAd, get_classad, parse_expr, put_classad
-from cedar.errors import CedarConnectionError, CedarError, CommandError, ConfigError
+from cedar.commands.base import DEFAULT_TIMEOUT
+from cedar.config import Config, default_config
+from cedar.errors import (
+    CedarConnectionError,
+    CedarError,
+    CommandError,
+    ConfigError,
+    InvalidArgument,
+    ProtocolError,
+    SecurityError,
+)
 from cedar.numbers import AdType, Command, DaemonType
 from cedar.stream.primitives import MessageReader, MessageWriter
 from cedar.stream.protocol import Emit, Protocol, Receive, Send, StreamedMessage
@@ -26,8 +39,6 @@ from cedar.stream.protocol import Emit, Protocol, Receive, Send, StreamedMessage
 T = TypeVar("T")
 
 DEFAULT_COLLECTOR_PORT = 9618
-#: Collector query timeout when no configuration says otherwise (``QUERY_TIMEOUT``, spec 06 §3.4).
-DEFAULT_QUERY_TIMEOUT = 60.0
 #: What both reference clients ask for when locating a daemon (spec 05 §2.6).
 LOCATE_PROJECTION = ("MyAddress", "AddressV1", "CondorVersion", "CondorPlatform", "Name", "Machine")
 
@@ -137,7 +148,7 @@ def _projection_list(projection: Iterable[str] | str | None) -> list[str]:
         if not name:
             continue
         if any(c.isspace() or c in ',"' for c in name):
-            raise ValueError(f"projection entry {name!r} is not an attribute name")
+            raise InvalidArgument(f"projection entry {name!r} is not an attribute name")
         names.append(name)
     return names
 
@@ -166,7 +177,7 @@ def invalidation_ad(
 ) -> ClassAd:
     """An INVALIDATE_* request: by key (``Name`` [+ ``MyAddress``]) or by constraint (§2.8)."""
     if constraint is None and name is None:
-        raise ValueError("an invalidation needs a name or a constraint")
+        raise InvalidArgument("an invalidation needs a name or a constraint")
     ad = ClassAd()
     ad["MyType"] = "Query"
     ad["TargetType"] = target_type or ad_type.target_type
@@ -291,9 +302,6 @@ def read_address_file(path: str) -> str | None:
     return _string(ad, "MyAddress")
 
 
-_read_address_file = read_address_file  # the name cedar.commands.schedd imports
-
-
 def split_pool(pool: str | Sequence[str]) -> list[str]:
     """``"a, b:9619 <c:1?x=y>"`` or a list into single collector entries."""
     entries = [pool] if isinstance(pool, str) else list(pool)
@@ -316,11 +324,7 @@ def split_pool(pool: str | Sequence[str]) -> list[str]:
     return [e for e in out if e]
 
 
-def _config() -> Any:
-    try:
-        from cedar.config import default_config
-    except ImportError:  # pragma: no cover - configuration is optional
-        return None
+def _config() -> Config:
     return default_config()
 
 
@@ -340,7 +344,7 @@ def resolve_pool(pool: str | Sequence[str] | None) -> list[str]:
     else:
         entries = split_pool(pool)
         if not entries:
-            raise ValueError("empty pool: give at least one collector address")
+            raise InvalidArgument("empty pool: give at least one collector address")
     default_port = DEFAULT_COLLECTOR_PORT
     if config is not None:
         default_port = config.get_int("COLLECTOR_PORT", DEFAULT_COLLECTOR_PORT) or default_port
@@ -379,20 +383,17 @@ def _host_port(entry: str) -> tuple[str, int | None]:
     try:
         return host, int(port_text)
     except ValueError:
-        raise ValueError(f"bad port in collector address {entry!r}") from None
+        raise InvalidArgument(f"bad port in collector address {entry!r}") from None
 
 
-def _default_timeout() -> float:
-    config = _config()
-    if config is not None and hasattr(config, "query_timeout"):
-        try:
-            return float(config.query_timeout())
-        except (CedarError, ValueError, TypeError):
-            pass
-    return DEFAULT_QUERY_TIMEOUT
+def default_timeout() -> float:
+    try:
+        return float(_config().query_timeout())
+    except (CedarError, ValueError, TypeError):
+        return DEFAULT_TIMEOUT
 
 
-class _PoolState:
+class PoolState:
     """The collectors of a pool and the ones that failed recently ("blacklisted")."""
 
     def __init__(self, pool: str | Sequence[str] | None, *, use_primary: bool) -> None:
@@ -426,12 +427,10 @@ def _all_failed(errors: list[tuple[str, CedarError]]) -> CedarError:
 
 def _needs_failover(exc: CedarError) -> bool:
     """Communication failures move on to the next collector; refusals and bad input do not."""
-    from cedar.errors import ProtocolError, SecurityError
-
     return isinstance(exc, (CedarConnectionError, ProtocolError, SecurityError))
 
 
-class _Attempts:
+class Attempts:
     """The collectors one call tries, in order; ``with attempt:`` records how each one did.
 
     The policy lives here once so that the blocking and the Trio client only differ by their
@@ -442,16 +441,16 @@ class _Attempts:
     :meth:`error` then describes them all.
     """
 
-    def __init__(self, pool: _PoolState, *, failover: bool) -> None:
+    def __init__(self, pool: PoolState, *, failover: bool) -> None:
         self._pool = pool
         self._failover = failover
         self.errors: list[tuple[str, CedarError]] = []
 
-    def __iter__(self) -> Iterator[_Attempt]:
+    def __iter__(self) -> Iterator[Attempt]:
         addresses = self._pool.order() if self._failover else self._pool.addresses
-        return (_Attempt(self, address) for address in addresses)
+        return (Attempt(self, address) for address in addresses)
 
-    def _finished(self, attempt: _Attempt, exc: BaseException | None) -> bool:
+    def _finished(self, attempt: Attempt, exc: BaseException | None) -> bool:
         """Record how ``attempt`` ended; True swallows ``exc`` (the loop moves on)."""
         if exc is None:
             if self._failover:
@@ -471,60 +470,31 @@ class _Attempts:
         return _all_failed(self.errors)
 
 
-class _Attempt:
-    """One collector of :class:`_Attempts`; a context manager that may swallow its error."""
+class Attempt:
+    """One collector of :class:`Attempts`; a context manager that may swallow its error."""
 
-    def __init__(self, attempts: _Attempts, address: str) -> None:
+    def __init__(self, attempts: Attempts, address: str) -> None:
         self.address = address
         #: Set once a result reached the caller: failing over then would repeat results.
         self.emitted = False
         self._attempts = attempts
 
-    def __enter__(self) -> _Attempt:
+    def __enter__(self) -> Attempt:
         return self
 
     def __exit__(self, exc_type: object, exc: BaseException | None, tb: object) -> bool:
         return self._attempts._finished(self, exc)
 
 
-# -- clients ------------------------------------------------------------------------------------
+# -- what the clients (cedar.commands._async.collector) send and make of the answers -------------
 
 
-class _CollectorBase:
-    """What both clients share: the pool and its try policy (:class:`_Attempts`)."""
-
-    def __init__(
-        self,
-        pool: str | Sequence[str] | None = None,
-        *,
-        security: ClientSecurity | None = None,
-        timeout: float | None = None,
-        use_primary: bool = False,
-    ) -> None:
-        self._pool = _PoolState(pool, use_primary=use_primary)
-        self.security = security
-        self.timeout = _default_timeout() if timeout is None else timeout
-
-    @property
-    def addresses(self) -> list[str]:
-        """The collectors of the pool."""
-        return list(self._pool.addresses)
-
-    def __repr__(self) -> str:
-        return f"<{type(self).__name__} {', '.join(self._pool.addresses)}>"
-
-    def _failover(self) -> _Attempts:
-        return _Attempts(self._pool, failover=True)
-
-    def _every_collector(self) -> _Attempts:
-        return _Attempts(self._pool, failover=False)
-
-
-def _query_body(query_ad: ClassAd) -> Callable[[CommandSession], Protocol[int]]:
+def query_body(query_ad: ClassAd) -> Callable[[CommandSession], Protocol[int]]:
+    """The body of a query command (:func:`query_protocol` with ``query_ad``)."""
     return lambda session: query_protocol(session, query_ad)
 
 
-def _query_request(
+def collector_query(
     ad_type: AdType | str,
     constraint: str | None,
     projection: Iterable[str] | None,
@@ -540,11 +510,12 @@ def _query_request(
     return kind.command, query_ad
 
 
-def _locate_request(daemon_type: DaemonType, name: str | None) -> tuple[Command, ClassAd]:
+def locate_request(daemon_type: DaemonType, name: str | None) -> tuple[Command, ClassAd]:
+    """The command and query ad that locate ``name`` (every daemon of the type for None)."""
     return daemon_type.ad_type.command, locate_query_ad(daemon_type, name)
 
 
-def _direct_request(
+def direct_request(
     daemon_type: DaemonType,
     ad_type: AdType | str | None,
     constraint: str | None,
@@ -555,21 +526,20 @@ def _direct_request(
     return kind.command, build_query_ad(kind, constraint, projection)
 
 
-def _direct_result(
-    daemon_type: DaemonType, location: DaemonLocation, ads: list[ClassAd]
-) -> ClassAd:
+def direct_result(daemon_type: DaemonType, location: DaemonLocation, ads: list[ClassAd]) -> ClassAd:
     if not ads:
         raise CommandError(f"{daemon_type.name.lower()} at {location.address} sent no ad")
     return ads[0]
 
 
-def _invalidate_request(
+def invalidate_request(
     ad_type: AdType | str,
     constraint: str | None,
     name: str | None,
     address: str | None,
     target_type: str | None,
 ) -> tuple[Command, ClassAd]:
+    """The INVALIDATE_* command and ad of ``invalidate``."""
     kind = AdType.from_name(ad_type)
     command = _invalidate_command(kind)
     ad = invalidation_ad(
@@ -578,322 +548,25 @@ def _invalidate_request(
     return command, ad
 
 
-class Collector(_CollectorBase):
-    """Blocking client of a pool's collector(s).
-
-    ``Collector()`` uses ``COLLECTOR_HOST`` from the configuration; ``Collector("host:port")`` or
-    ``Collector(["a", "b"])`` name the collectors explicitly.
-    """
-
-    def _iterate(self, command: int, query_ad: ClassAd) -> Iterator[ClassAd]:
-        from cedar.commands.base import iterate_command
-
-        attempts = self._failover()
-        for attempt in attempts:
-            with attempt:
-                for ad in iterate_command(
-                    attempt.address,
-                    command,
-                    _query_body(query_ad),
-                    security=self.security,
-                    timeout=self.timeout,
-                ):
-                    attempt.emitted = True
-                    yield ad
-                return
-        raise attempts.error()
-
-    def _run_everywhere(
-        self, command: int, body: Callable[[CommandSession], Protocol[Any]]
-    ) -> None:
-        from cedar.commands.base import run_command
-
-        attempts = self._every_collector()
-        for attempt in attempts:
-            with attempt:
-                run_command(
-                    attempt.address, command, body, security=self.security, timeout=self.timeout
-                )
-        if attempts.errors:
-            raise attempts.error()
-
-    def query_iter(
-        self,
-        ad_type: AdType | str = AdType.ANY,
-        constraint: str | None = None,
-        projection: Iterable[str] | None = None,
-        limit: int | None = None,
-        *,
-        statistics: str | None = None,
-        target_type: str | None = None,
-    ) -> Iterator[ClassAd]:
-        """Stream the matching ads one at a time.
-
-        The collector sends all results in one message (spec 05 §2.4), so its bytes are
-        buffered -- bounded by the connection's message-size limit -- but each ad is decoded
-        only when it is consumed, and its values only when they are read.
-        """
-        return self._iterate(
-            *_query_request(ad_type, constraint, projection, limit, statistics, target_type)
-        )
-
-    def query(
-        self,
-        ad_type: AdType | str = AdType.ANY,
-        constraint: str | None = None,
-        projection: Iterable[str] | None = None,
-        limit: int | None = None,
-        *,
-        statistics: str | None = None,
-        target_type: str | None = None,
-    ) -> list[ClassAd]:
-        """The matching ads as a list (see :meth:`query_iter`)."""
-        return list(
-            self.query_iter(
-                ad_type,
-                constraint,
-                projection,
-                limit,
-                statistics=statistics,
-                target_type=target_type,
-            )
-        )
-
-    def locate_all(self, daemon_type: DaemonType | str) -> list[DaemonLocation]:
-        """Every daemon of a type, as locations."""
-        daemon_type = DaemonType.from_name(daemon_type)
-        ads = list(self._iterate(*_locate_request(daemon_type, None)))
-        return [DaemonLocation.from_ad(ad, daemon_type) for ad in ads]
-
-    def locate(self, daemon_type: DaemonType | str, name: str | None = None) -> DaemonLocation:
-        """Find one daemon by name; without a name, the only daemon of that type in the pool."""
-        daemon_type = DaemonType.from_name(daemon_type)
-        if name is None:
-            return _only(daemon_type, self.locate_all(daemon_type))
-        ads = list(self._iterate(*_locate_request(daemon_type, name)))
-        return _first(daemon_type, name, ads)
-
-    def direct_query(
-        self,
-        daemon_type: DaemonType | str,
-        name: str | None = None,
-        projection: Iterable[str] | None = None,
-        *,
-        ad_type: AdType | str | None = None,
-        constraint: str | None = None,
-    ) -> ClassAd:
-        """Locate a daemon, then ask it for its own ad directly (spec 05 §2.7)."""
-        from cedar.commands.base import iterate_command
-
-        daemon_type = DaemonType.from_name(daemon_type)
-        location = self.locate(daemon_type, name)
-        command, query_ad = _direct_request(daemon_type, ad_type, constraint, projection)
-        ads = list(
-            iterate_command(
-                location.address,
-                command,
-                _query_body(query_ad),
-                security=self.security,
-                timeout=self.timeout,
-            )
-        )
-        return _direct_result(daemon_type, location, ads)
-
-    def advertise(
-        self,
-        ads: Iterable[ClassAd],
-        command: Command | str | int = Command.UPDATE_AD_GENERIC,
-    ) -> None:
-        """Send ads with an UPDATE_* command over TCP to every collector of the pool.
-
-        Raises if any collector could not be reached (after trying all of them).
-        """
-        ads = list(ads)
-        cmd = _command(command)
-        self._run_everywhere(cmd, lambda s: advertise_protocol(s, ads, cmd))
-
-    def invalidate(
-        self,
-        ad_type: AdType | str,
-        *,
-        name: str | None = None,
-        constraint: str | None = None,
-        address: str | None = None,
-        target_type: str | None = None,
-    ) -> None:
-        """Remove ads of a type from every collector, by name or by constraint."""
-        command, ad = _invalidate_request(ad_type, constraint, name, address, target_type)
-        self._run_everywhere(command, lambda s: invalidate_protocol(s, ad))
-
-
-class AsyncCollector(_CollectorBase):
-    """The Trio twin of :class:`Collector`: same methods, awaited."""
-
-    async def _iterate(self, command: int, query_ad: ClassAd) -> AsyncIterator[ClassAd]:
-        from cedar.commands.base import iterate_command_async
-
-        attempts = self._failover()
-        for attempt in attempts:
-            with attempt:
-                async for ad in iterate_command_async(
-                    attempt.address,
-                    command,
-                    _query_body(query_ad),
-                    security=self.security,
-                    timeout=self.timeout,
-                ):
-                    attempt.emitted = True
-                    yield ad
-                return
-        raise attempts.error()
-
-    async def _run_everywhere(
-        self, command: int, body: Callable[[CommandSession], Protocol[Any]]
-    ) -> None:
-        from cedar.commands.base import run_command_async
-
-        attempts = self._every_collector()
-        for attempt in attempts:
-            with attempt:
-                await run_command_async(
-                    attempt.address, command, body, security=self.security, timeout=self.timeout
-                )
-        if attempts.errors:
-            raise attempts.error()
-
-    def query_iter(
-        self,
-        ad_type: AdType | str = AdType.ANY,
-        constraint: str | None = None,
-        projection: Iterable[str] | None = None,
-        limit: int | None = None,
-        *,
-        statistics: str | None = None,
-        target_type: str | None = None,
-    ) -> AsyncIterator[ClassAd]:
-        """Stream the matching ads (``async for``)."""
-        return self._iterate(
-            *_query_request(ad_type, constraint, projection, limit, statistics, target_type)
-        )
-
-    async def query(
-        self,
-        ad_type: AdType | str = AdType.ANY,
-        constraint: str | None = None,
-        projection: Iterable[str] | None = None,
-        limit: int | None = None,
-        *,
-        statistics: str | None = None,
-        target_type: str | None = None,
-    ) -> list[ClassAd]:
-        """The matching ads as a list."""
-        stream = self.query_iter(
-            ad_type, constraint, projection, limit, statistics=statistics, target_type=target_type
-        )
-        return [ad async for ad in stream]
-
-    async def locate_all(self, daemon_type: DaemonType | str) -> list[DaemonLocation]:
-        """Every daemon of a type, as locations."""
-        daemon_type = DaemonType.from_name(daemon_type)
-        ads = [ad async for ad in self._iterate(*_locate_request(daemon_type, None))]
-        return [DaemonLocation.from_ad(ad, daemon_type) for ad in ads]
-
-    async def locate(
-        self, daemon_type: DaemonType | str, name: str | None = None
-    ) -> DaemonLocation:
-        """Find one daemon by name; without a name, the only daemon of that type in the pool."""
-        daemon_type = DaemonType.from_name(daemon_type)
-        if name is None:
-            return _only(daemon_type, await self.locate_all(daemon_type))
-        ads = [ad async for ad in self._iterate(*_locate_request(daemon_type, name))]
-        return _first(daemon_type, name, ads)
-
-    async def direct_query(
-        self,
-        daemon_type: DaemonType | str,
-        name: str | None = None,
-        projection: Iterable[str] | None = None,
-        *,
-        ad_type: AdType | str | None = None,
-        constraint: str | None = None,
-    ) -> ClassAd:
-        """Locate a daemon, then ask it for its own ad directly (spec 05 §2.7)."""
-        from cedar.commands.base import iterate_command_async
-
-        daemon_type = DaemonType.from_name(daemon_type)
-        location = await self.locate(daemon_type, name)
-        command, query_ad = _direct_request(daemon_type, ad_type, constraint, projection)
-        ads = [
-            ad
-            async for ad in iterate_command_async(
-                location.address,
-                command,
-                _query_body(query_ad),
-                security=self.security,
-                timeout=self.timeout,
-            )
-        ]
-        return _direct_result(daemon_type, location, ads)
-
-    async def advertise(
-        self,
-        ads: Iterable[ClassAd],
-        command: Command | str | int = Command.UPDATE_AD_GENERIC,
-    ) -> None:
-        """Send ads with an UPDATE_* command over TCP to every collector of the pool."""
-        ads = list(ads)
-        cmd = _command(command)
-        await self._run_everywhere(cmd, lambda s: advertise_protocol(s, ads, cmd))
-
-    async def invalidate(
-        self,
-        ad_type: AdType | str,
-        *,
-        name: str | None = None,
-        constraint: str | None = None,
-        address: str | None = None,
-        target_type: str | None = None,
-    ) -> None:
-        """Remove ads of a type from every collector, by name or by constraint."""
-        command, ad = _invalidate_request(ad_type, constraint, name, address, target_type)
-        await self._run_everywhere(command, lambda s: invalidate_protocol(s, ad))
-
-
-def locate_address(
-    pool: str | Sequence[str] | None,
-    daemon_type: DaemonType | str,
-    name: str | None = None,
-    *,
-    security: ClientSecurity | None = None,
-    timeout: float | None = None,
-) -> str:
-    """The sinful of a daemon located through the pool's collector (used by ``cedar-ping``).
-
-    The collector itself needs no lookup: without a name it is the pool's first collector.
-    """
-    kind = DaemonType.from_name(daemon_type)
-    if kind is DaemonType.COLLECTOR and name is None:
-        return resolve_pool(pool)[0]
-    return Collector(pool, security=security, timeout=timeout).locate(kind, name).address
-
-
-def _command(command: Command | str | int) -> Command:
-    if isinstance(command, str):
-        try:
+def update_command(command: Command | str | int) -> Command:
+    """A command given by enum, name or number."""
+    try:
+        if isinstance(command, str):
             return Command[command.strip().upper()]
-        except KeyError:
-            raise ValueError(f"unknown command {command!r}") from None
-    return Command(int(command))
+        return Command(int(command))
+    except (KeyError, ValueError):
+        raise InvalidArgument(f"unknown command {command!r}") from None
 
 
 def _invalidate_command(ad_type: AdType) -> Command:
     command = ad_type.invalidate_command
     if command is None:
-        raise ValueError(f"ads of type {ad_type.name.lower()} cannot be invalidated")
+        raise InvalidArgument(f"ads of type {ad_type.name.lower()} cannot be invalidated")
     return command
 
 
-def _first(daemon_type: DaemonType, name: str, ads: list[ClassAd]) -> DaemonLocation:
+def first_location(daemon_type: DaemonType, name: str, ads: list[ClassAd]) -> DaemonLocation:
+    """The location of ``name`` from a locate answer."""
     if not ads:
         raise CommandError(
             f"no {daemon_type.name.lower()} named {name!r} is known to the collector"
@@ -901,7 +574,8 @@ def _first(daemon_type: DaemonType, name: str, ads: list[ClassAd]) -> DaemonLoca
     return DaemonLocation.from_ad(ads[0], daemon_type)
 
 
-def _only(daemon_type: DaemonType, found: list[DaemonLocation]) -> DaemonLocation:
+def only_location(daemon_type: DaemonType, found: list[DaemonLocation]) -> DaemonLocation:
+    """The one daemon of a type (or the local one, by ``<SUBSYS>_HOST``/``_NAME``)."""
     kind = daemon_type.name.lower()
     if not found:
         raise CommandError(f"the collector knows no {kind}")
@@ -930,8 +604,6 @@ def _local_name(daemon_type: DaemonType) -> str | None:
 __all__ = [
     "LOCATE_PROJECTION",
     "AdType",
-    "AsyncCollector",
-    "Collector",
     "DaemonLocation",
     "DaemonType",
     "advertise_protocol",
@@ -939,7 +611,6 @@ __all__ = [
     "constraint_requirements",
     "invalidate_protocol",
     "invalidation_ad",
-    "locate_address",
     "locate_query_ad",
     "query_protocol",
     "read_address_file",

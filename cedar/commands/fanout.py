@@ -10,15 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import trio
 
-from cedar.auth.client import ClientSecurity
+from cedar.auth.client import ClientSecurity, SecurityConfig, client_security
 from cedar.classad_wire import ClassAd
-from cedar.commands.base import DEFAULT_TIMEOUT, iterate_command_async
-from cedar.commands.collector import AdType, DaemonLocation, build_query_ad, query_protocol
-from cedar.errors import CedarError
+from cedar.commands._async.command import iterate_command_async
+from cedar.commands.base import DEFAULT_TIMEOUT, MAX_RESULTS
+from cedar.commands.collector import DaemonLocation, build_query_ad, query_protocol
+from cedar.errors import CedarError, InvalidArgument
+from cedar.numbers import AdType
 
 #: Connections open at once unless the caller says otherwise.
 DEFAULT_CONCURRENCY = 32
@@ -47,7 +48,7 @@ def target_address(target: Target) -> str:
     if isinstance(target, ClassAd):
         address = target.get("MyAddress")
         if not isinstance(address, str):
-            raise ValueError(f"ad {target.get('Name')!r} has no MyAddress to query")
+            raise InvalidArgument(f"ad {target.get('Name')!r} has no MyAddress to query")
         return address
     return target
 
@@ -59,26 +60,29 @@ async def query_all_async(
     projection: Iterable[str] | None = None,
     limit: int | None = None,
     *,
-    security: ClientSecurity | None = None,
+    security: ClientSecurity | SecurityConfig | None = None,
     timeout: float = DEFAULT_TIMEOUT,
     concurrency: int = DEFAULT_CONCURRENCY,
     target_type: str | None = None,
+    max_results: int = MAX_RESULTS,
 ) -> list[DaemonResult]:
     """Query every target concurrently; results come back in the order of ``targets``.
 
     Per-daemon errors (refused connections, timeouts, closed connections, bad addresses) are
     reported in the results.  Anything that is not a :class:`CedarError` is a bug and raises.
+    ``timeout`` and ``max_results`` bound each daemon's call.
     """
     if concurrency < 1:
-        raise ValueError("concurrency must be at least 1")
+        raise InvalidArgument("concurrency must be at least 1")
+    security = client_security(security)
     kind = AdType.from_name(ad_type)
     query_ad = build_query_ad(kind, constraint, projection, limit, target_type=target_type)
     results: list[DaemonResult] = []
     for target in targets:
         try:
             results.append(DaemonResult(target_address(target)))
-        except ValueError as exc:
-            results.append(DaemonResult(str(target), error=CedarError(str(exc))))
+        except InvalidArgument as exc:
+            results.append(DaemonResult(str(target), error=exc))
     limiter = trio.CapacityLimiter(concurrency)
 
     async def one(result: DaemonResult) -> None:
@@ -90,13 +94,14 @@ async def query_all_async(
                     lambda session: query_protocol(session, query_ad),
                     security=security,
                     timeout=timeout,
+                    max_results=max_results,
                 ):
                     result.ads.append(ad)
+            except InvalidArgument as exc:  # an unparsable address
+                result.error = InvalidArgument(f"bad address {result.address!r}: {exc}")
             except CedarError as exc:
                 result.error = exc
                 result.ads.clear()
-            except ValueError as exc:  # an unparsable address
-                result.error = CedarError(f"bad address {result.address!r}: {exc}")
 
     async with trio.open_nursery() as nursery:
         for result in results:
@@ -105,9 +110,35 @@ async def query_all_async(
     return results
 
 
-def query_all(targets: Sequence[Target], *args: Any, **kwargs: Any) -> list[DaemonResult]:
-    """Blocking wrapper of :func:`query_all_async` (runs its own Trio loop)."""
-    return trio.run(lambda: query_all_async(targets, *args, **kwargs))
+def query_all(
+    targets: Sequence[Target],
+    ad_type: AdType | str = AdType.SCHEDD,
+    constraint: str | None = None,
+    projection: Iterable[str] | None = None,
+    limit: int | None = None,
+    *,
+    security: ClientSecurity | SecurityConfig | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    concurrency: int = DEFAULT_CONCURRENCY,
+    target_type: str | None = None,
+    max_results: int = MAX_RESULTS,
+) -> list[DaemonResult]:
+    """:func:`query_all_async` from blocking code (runs its own Trio loop: the concurrency is
+    the point, so there is no one-at-a-time twin)."""
+    return trio.run(
+        lambda: query_all_async(
+            targets,
+            ad_type,
+            constraint,
+            projection,
+            limit,
+            security=security,
+            timeout=timeout,
+            concurrency=concurrency,
+            target_type=target_type,
+            max_results=max_results,
+        )
+    )
 
 
 __all__ = ["DEFAULT_CONCURRENCY", "DaemonResult", "query_all", "query_all_async", "target_address"]

@@ -3,6 +3,9 @@
 A new session is always negotiated (60040 is never a valid session command), with
 ``AuthCommand`` = the level's ``DC_NOP`` command; after an AUTHORIZED post-auth ad the daemon
 sends ``{AuthorizationSucceeded = ...}`` and closes (spec 03 §6.5).
+
+:func:`ping` / :func:`ping_async` (in :mod:`cedar.commands._async.ping` and its generated twin)
+run :class:`PingRequest`; they are exported from :mod:`cedar.commands` and :mod:`cedar`.
 """
 
 from __future__ import annotations
@@ -11,9 +14,10 @@ from dataclasses import dataclass
 from typing import TypedDict
 
 from cedar.auth.client import ClientSecurity, CommandDenied, CommandSession
-from cedar.auth.permissions import DC_SEC_QUERY, NOP_FOR_LEVEL
+from cedar.auth.permissions import NOP_FOR_LEVEL
 from cedar.classad_wire import get_handshake_ad
-from cedar.commands.base import run_command, run_command_async
+from cedar.commands.base import DEFAULT_TIMEOUT
+from cedar.errors import InvalidArgument
 from cedar.stream.protocol import Protocol, Receive
 
 
@@ -38,7 +42,7 @@ def level_command(level: str) -> int:
     if name.isdigit():
         return int(name)
     if name not in NOP_FOR_LEVEL:
-        raise ValueError(
+        raise InvalidArgument(
             f"unknown permission level {level!r}; use one of {', '.join(NOP_FOR_LEVEL)} "
             "or a command number"
         )
@@ -61,10 +65,12 @@ class _PingOptions(TypedDict):
     permission_hint: str
 
 
-class _PingRequest:
-    """What :func:`ping` and :func:`ping_async` share around their one I/O call."""
+class PingRequest:
+    """What :func:`ping` and :func:`ping_async` need around their one I/O call."""
 
-    def __init__(self, level: str, security: ClientSecurity | None, timeout: float) -> None:
+    def __init__(
+        self, level: str, security: ClientSecurity | None, timeout: float = DEFAULT_TIMEOUT
+    ) -> None:
         self.level = level
         self.command = level_command(level)
         #: ``run_command*`` options: always a new, negotiated session for ``command``.
@@ -102,33 +108,3 @@ class _PingRequest:
             remote_version=None,
             error=str(exc),
         )
-
-
-def ping(
-    address: str,
-    level: str,
-    *,
-    security: ClientSecurity | None = None,
-    timeout: float = 20.0,
-) -> PingResult:
-    """Whether we are authorized at ``level`` on the daemon at ``address`` (sync)."""
-    request = _PingRequest(level, security, timeout)
-    try:
-        return run_command(address, DC_SEC_QUERY, request.body, **request.options)
-    except CommandDenied as exc:
-        return request.denied(exc)
-
-
-async def ping_async(
-    address: str,
-    level: str,
-    *,
-    security: ClientSecurity | None = None,
-    timeout: float = 20.0,
-) -> PingResult:
-    """:func:`ping` on Trio."""
-    request = _PingRequest(level, security, timeout)
-    try:
-        return await run_command_async(address, DC_SEC_QUERY, request.body, **request.options)
-    except CommandDenied as exc:
-        return request.denied(exc)

@@ -20,6 +20,7 @@ from cedar.errors import (
     ClassAdError,
     CommandError,
     ConnectionClosed,
+    InvalidArgument,
     PermissionDenied,
     ProtocolError,
 )
@@ -371,7 +372,7 @@ def abort_transaction(conn: CedarConnection) -> Protocol[None]:
 def set_effective_owner(conn: CedarConnection, owner: str) -> Protocol[None]:
     """SetEffectiveOwner (10030).  Never send "" (it makes the connection anonymous)."""
     if not owner:
-        raise ValueError(
+        raise InvalidArgument(
             "SetEffectiveOwner with an empty owner would make the connection anonymous"
         )
     yield Send(_request(conn, QmgmtCall.SetEffectiveOwner, owner=owner))
@@ -455,7 +456,7 @@ def submit_transaction(
     try:
         cluster_ad, proc_ads = build(cluster)
         if not proc_ads:
-            raise ValueError("a submission needs at least one job")
+            raise InvalidArgument("a submission needs at least one job")
         for name, value in cluster_ad.items():
             check_attribute(name, value)
         for proc_ad in proc_ads:

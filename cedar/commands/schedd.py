@@ -1,31 +1,34 @@
 """Client of the schedd: job queries, submission, actions, edits and history (spec 05 §3–§6).
 
-:class:`Schedd` is blocking, :class:`AsyncSchedd` runs on Trio; both share the protocol
-coroutines below and differ only in the driver (``run_command`` / ``run_command_async``).
+This module does no I/O: request ads, protocol coroutines, result types and the pure parts of
+locating a schedd and building a submission.  The clients are written once in
+:mod:`cedar.commands._async.schedd` (``AsyncSchedd``; ``Schedd`` is generated from it) and
+exported by :mod:`cedar.commands`.
 """
 
 from __future__ import annotations
 
-import contextlib
+import dataclasses
 import re
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TypeVar
 
-from cedar.auth.client import ClientSecurity, CommandSession
+from cedar.auth.client import CommandSession
 from cedar.classad_wire import ClassAd, get_classad, parse_expr, put_classad
-from cedar.classad_wire.expr import to_expr
+from cedar.classad_wire.expr import Expr, to_expr
 from cedar.commands import qmgmt
-from cedar.commands.base import (
-    DEFAULT_TIMEOUT,
-    iterate_command,
-    iterate_command_async,
-    run_command,
-    run_command_async,
-)
+from cedar.commands.collector import DaemonLocation, read_address_file
 from cedar.commands.qmgmt import SubmitOutcome
 from cedar.commands.submit_lang import Submit, SubmitSettings
-from cedar.errors import CedarError, ClassAdError, CommandError, PermissionDenied, ProtocolError
+from cedar.config import default_config
+from cedar.errors import (
+    ClassAdError,
+    CommandError,
+    InvalidArgument,
+    PermissionDenied,
+    ProtocolError,
+)
 from cedar.numbers import (
     ACTION_REASON_ATTRIBUTE,
     ActionResult,
@@ -39,22 +42,28 @@ from cedar.stream.protocol import Emit, Protocol, Receive, Send
 
 __all__ = [
     "ActResult",
-    "AsyncSchedd",
     "JobAction",
-    "Schedd",
+    "JobSpec",
+    "ScheddLocation",
+    "SubmitDescription",
     "SubmitResult",
     "act_request",
     "history_request",
-    "locate_schedd",
+    "local_schedd",
+    "location_address",
     "parse_job_spec",
     "query_request",
 ]
 
 T = TypeVar("T")
 _JOB_ID = re.compile(r"\s*(\d+)(?:\.(-?\d+))?\s*\Z")
-#: Attribute-count/ads limits of one history reply message are enforced by get_classad and
-#: the connection's message size cap; this bounds how many records we accept in total.
-MAX_RESULTS = 10_000_000
+
+#: Which jobs an action or edit applies to: a cluster (``12``, ``"12"``), a job (``"12.3"``),
+#: a list of those (or of ``(cluster, proc)`` pairs), or a constraint string.
+JobSpec = int | str | Iterable[int | str | tuple[int, int]]
+#: What ``submit`` accepts: a submit description (text or :class:`Submit`), or a cluster ad
+#: (a ClassAd, or a mapping of Python values) with ``itemdata`` as the proc ads.
+SubmitDescription = Submit | str | ClassAd | Mapping[str, object]
 
 
 #: Result code -> text (``ActResult.count(code)``).
@@ -103,12 +112,12 @@ class SubmitResult:
 # --------------------------------------------------------------------------- request ads
 
 
-def _requirements(constraint: str | None) -> Any:
+def _requirements(constraint: str | None) -> Expr:
     text = "true" if constraint is None or not str(constraint).strip() else str(constraint)
     try:
         return parse_expr(f"(({text}))")
     except ClassAdError as exc:
-        raise ValueError(f"invalid constraint {text!r}: {exc}") from None
+        raise InvalidArgument(f"invalid constraint {text!r}: {exc}") from None
 
 
 def query_request(
@@ -135,11 +144,13 @@ def query_request(
     return ad
 
 
-def parse_job_spec(spec: Any) -> tuple[list[tuple[int, int]] | None, str | None]:
+def parse_job_spec(spec: JobSpec) -> tuple[list[tuple[int, int]] | None, str | None]:
     """Job ids or a constraint from ``"12"``, ``"12.3"``, ``12``, a list of those, or a
     constraint string.  Returns ``(ids, None)`` or ``(None, constraint)``; a bare cluster
     becomes the constraint ``ClusterId == N``."""
-    if isinstance(spec, int) and not isinstance(spec, bool):
+    if isinstance(spec, bool):
+        raise InvalidArgument(f"{spec!r} is not a job id, list of job ids or constraint")
+    if isinstance(spec, int):
         return None, f"ClusterId == {spec}"
     if isinstance(spec, str):
         m = _JOB_ID.match(spec)
@@ -156,7 +167,7 @@ def parse_job_spec(spec: Any) -> tuple[list[tuple[int, int]] | None, str | None]
             continue
         m = _JOB_ID.match(str(item))
         if m is None:
-            raise ValueError(f"{item!r} is not a job id (cluster or cluster.proc)")
+            raise InvalidArgument(f"{item!r} is not a job id (cluster or cluster.proc)")
         if m.group(2) is None:
             clusters.append(int(m.group(1)))
         else:
@@ -164,12 +175,12 @@ def parse_job_spec(spec: Any) -> tuple[list[tuple[int, int]] | None, str | None]
     if clusters and not ids:
         return None, " || ".join(f"ClusterId == {c}" for c in clusters)
     if clusters:
-        raise ValueError("mix either whole clusters or cluster.proc ids, not both")
+        raise InvalidArgument("mix either whole clusters or cluster.proc ids, not both")
     return ids, None
 
 
 def act_request(
-    action: JobAction, job_spec: Any, reason: str | None = None, *, long: bool = False
+    action: JobAction, job_spec: JobSpec, reason: str | None = None, *, long: bool = False
 ) -> ClassAd:
     """The ACT_ON_JOBS request ad (spec 05 §5.2)."""
     ids, constraint = parse_job_spec(job_spec)
@@ -184,7 +195,7 @@ def act_request(
         try:
             ad.set_expr("ActionConstraint", parse_expr(constraint or "false"))
         except ClassAdError as exc:
-            raise ValueError(f"invalid constraint {constraint!r}: {exc}") from None
+            raise InvalidArgument(f"invalid constraint {constraint!r}: {exc}") from None
     ad["ActionResultType"] = 1 if long else 2
     return ad
 
@@ -206,7 +217,7 @@ def history_request(
         try:
             ad.set_expr("Requirements", parse_expr(str(constraint)))
         except ClassAdError as exc:
-            raise ValueError(f"invalid constraint {constraint!r}: {exc}") from None
+            raise InvalidArgument(f"invalid constraint {constraint!r}: {exc}") from None
     ad["NumJobMatches"] = int(match)
     if since is not None:
         if isinstance(since, int):
@@ -259,7 +270,6 @@ def query_protocol(session: CommandSession, request: ClassAd) -> Protocol[ClassA
     writer = session.payload_writer()
     put_classad(writer, request)
     yield Send(writer)
-    count = 0
     while True:
         reply = yield Receive()
         ad = get_classad(reply)
@@ -268,9 +278,6 @@ def query_protocol(session: CommandSession, request: ClassAd) -> Protocol[ClassA
             if _int_value(ad, "ErrorCode"):
                 raise _remote_error(ad, "the job query")
             return ad
-        count += 1
-        if count > MAX_RESULTS:
-            raise ProtocolError("the schedd sent more job ads than any queue holds")
         yield Emit(ad)
 
 
@@ -337,12 +344,10 @@ def history_protocol(session: CommandSession, request: ClassAd) -> Protocol[Clas
                 raise ProtocolError(f"history sent {count} records but announced {matches}")
             return ad
         count += 1
-        if count > MAX_RESULTS:
-            raise ProtocolError("the schedd sent more history records than allowed")
         yield Emit(ad)
 
 
-def _qmgmt_body(
+def qmgmt_body(
     work: Callable[[CedarConnection], Protocol[T]],
 ) -> Callable[[CommandSession], Protocol[T]]:
     def body(session: CommandSession) -> Protocol[T]:
@@ -355,7 +360,7 @@ def _qmgmt_body(
 
 def edit_protocol(
     conn: CedarConnection,
-    job_spec: Any,
+    job_spec: JobSpec,
     attr: str,
     value: str,
     flags: int = 0,
@@ -383,7 +388,7 @@ def edit_protocol(
     return count
 
 
-def _value_text(value: Any) -> str:
+def _value_text(value: object) -> str:
     """An edit value: expression text as given, or a Python value as a ClassAd literal."""
     from cedar.classad_wire import unparse
 
@@ -392,7 +397,7 @@ def _value_text(value: Any) -> str:
     return unparse(to_expr(value), old=True)
 
 
-def _ad_texts(ad: Mapping[str, Any] | ClassAd) -> dict[str, str]:
+def _ad_texts(ad: Mapping[str, object] | ClassAd) -> dict[str, str]:
     """A ClassAd (or a mapping of Python values, strings being string literals) as
     name → wire text, for SetAttribute."""
     if not isinstance(ad, ClassAd):
@@ -403,338 +408,127 @@ def _ad_texts(ad: Mapping[str, Any] | ClassAd) -> dict[str, str]:
 # --------------------------------------------------------------------------- locating
 
 
-def locate_schedd(name: str | None = None, pool: str | None = None, *, security: Any = None) -> str:
-    """The address of a schedd: ``name`` in ``pool`` (collector lookup), or the local one
-    (``SCHEDD_HOST``/address files, then the collector; spec 06 §3.2–§3.3)."""
-    from cedar.commands.collector import Collector, _read_address_file
+#: What ``Schedd(location)`` accepts: an address (sinful or ``host:port``), a location from
+#: ``Collector.locate``, the schedd's (location) ad, or None for the local schedd.
+ScheddLocation = str | DaemonLocation | ClassAd | None
 
-    if name and re.fullmatch(r"[^<>:@\s]+:\d+|<.*>", name):
-        return name
+_ADDRESS = re.compile(r"[^<>:@\s]+:\d+|<.*>")
+
+
+def location_address(location: ScheddLocation) -> str | None:
+    """The address in what a user passed as the schedd's location (None: look it up)."""
+    if location is None:
+        return None
+    if isinstance(location, DaemonLocation):
+        return location.address
+    if isinstance(location, ClassAd):
+        address = location.get("ScheddIpAddr") or location.get("MyAddress")
+        if not isinstance(address, str) or not address:
+            raise InvalidArgument(
+                f"the ad of {location.get('Name') or 'the schedd'} has no ScheddIpAddr/MyAddress"
+            )
+        return address
+    if isinstance(location, str) and location.strip():
+        return location.strip()
+    raise InvalidArgument(
+        f"a schedd location is an address, a DaemonLocation or an ad, not {location!r}"
+    )
+
+
+def local_schedd(name: str | None, pool: str | None) -> tuple[str | None, str | None]:
+    """Where to find a schedd without the network: ``(address, None)`` when ``name`` is an
+    address or the configuration's address files know the local schedd, else ``(None, name)``
+    with the name to ask the collector for (``SCHEDD_HOST`` for the local one; spec 06
+    §3.2-§3.3).  Reads configuration files: blocking."""
+    if name and _ADDRESS.fullmatch(name):
+        return name, None
     if name is None and pool is None:
-        from cedar.config import default_config
-
         config = default_config()
         host = config.get("SCHEDD_HOST")
         if host:
-            name = host
-        else:
-            for knob in ("SCHEDD_DAEMON_AD_FILE", "SCHEDD_ADDRESS_FILE"):
-                path = config.get(knob)
-                address = _read_address_file(path) if path else None
-                if address:
-                    return address
-    collector = Collector(pool, security=security)
-    return collector.locate("schedd", name).address
+            return None, host
+        for knob in ("SCHEDD_DAEMON_AD_FILE", "SCHEDD_ADDRESS_FILE"):
+            path = config.get(knob)
+            address = read_address_file(path) if path else None
+            if address:
+                return address, None
+    return None, name
 
 
 # --------------------------------------------------------------------------- clients
 
 
-# Requests and bodies built once for both clients, which then differ only by their ``await``.
-
-
-def _act_body(
-    action: JobAction | str | int, job_spec: Any, reason: str | None, long: bool
+def act_body(
+    action: JobAction | str | int, job_spec: JobSpec, reason: str | None, long: bool
 ) -> Callable[[CommandSession], Protocol[ActResult]]:
     request = act_request(JobAction.from_name(action), job_spec, reason, long=long)
     return lambda session: act_protocol(session, request)
 
 
-def _edit_work(
-    job_spec: Any, attr: str, value: Any, flags: int
+def edit_work(
+    job_spec: JobSpec, attr: str, value: object, flags: int
 ) -> Callable[[CedarConnection], Protocol[int]]:
     text = _value_text(value)
     return lambda conn: edit_protocol(conn, job_spec, attr, text, flags)
 
 
-def _history_body(
+def history_body(
     constraint: str | None, projection: Iterable[str], match: int, since: int | str | None
 ) -> Callable[[CommandSession], Protocol[ClassAd]]:
     request = history_request(constraint, projection, match, since)
     return lambda session: history_protocol(session, request)
 
 
-def _reschedule_body(session: CommandSession) -> Protocol[None]:
+def reschedule_body(session: CommandSession) -> Protocol[None]:
     """The payload-less RESCHEDULE sent after a submit (a hint to the negotiator)."""
     return session.send_empty_payload()
 
 
-class _ScheddBase:
-    def __init__(
-        self,
-        address: str | ClassAd | None = None,
-        *,
-        name: str | None = None,
-        pool: str | None = None,
-        security: ClientSecurity | None = None,
-        timeout: float = DEFAULT_TIMEOUT,
-        settings: SubmitSettings | None = None,
-    ) -> None:
-        if isinstance(address, ClassAd):
-            address = address.get("ScheddIpAddr") or address.get("MyAddress")
-        self._address = address
-        self._name = name
-        self._pool = pool
-        self.security = security
-        self.timeout = timeout
-        self.settings = settings
-        #: The summary ad of the last completed query.
-        self.last_summary: ClassAd | None = None
+def submit_builder(
+    description: SubmitDescription,
+    count: int | None,
+    itemdata: Sequence[Mapping[str, object]] | None,
+    submit_dir: str | None,
+    settings: SubmitSettings,
+) -> Callable[[int], qmgmt.ProcAds]:
+    """What a submission sends, built once its cluster id is known.
 
-    @property
-    def address(self) -> str:
-        """The schedd's sinful string (located on first use)."""
-        if self._address is None:
-            self._address = locate_schedd(self._name, self._pool, security=self.security)
-        return self._address
-
-    def __repr__(self) -> str:
-        return f"<{type(self).__name__} {self._address or self._name or 'local'}>"
-
-    def _build(
-        self, description: Any, count: int | None, itemdata: Any, submit_dir: str | None
-    ) -> Callable[[int], qmgmt.ProcAds]:
-        if isinstance(description, str):
-            description = Submit(description)
-        if isinstance(description, Submit):
-            settings = self.settings or SubmitSettings.from_config()
-            if settings.submit_method is None:
-                settings.submit_method = 2
-
-            def build(cluster: int) -> qmgmt.ProcAds:
-                ads = description.build(
-                    cluster,
-                    count=count,
-                    itemdata=itemdata,
-                    settings=settings,
-                    submit_dir=submit_dir,
-                )
-                return ads.cluster_ad, ads.proc_ads
-
-            return build
-        cluster_ad = _ad_texts(description)
-        procs = itemdata if itemdata is not None else [{} for _ in range(count or 1)]
-        proc_ads = [{"JobStatus": cluster_ad.pop("JobStatus", "1"), **_ad_texts(p)} for p in procs]
-        cluster_ad.pop("ProcId", None)
-        return lambda cluster: (cluster_ad, proc_ads)
-
-    def _query_call(
-        self,
-        constraint: str | None,
-        projection: Iterable[str],
-        limit: int,
-        with_auth: bool,
-        summary_only: bool,
-        my_jobs: str | None,
-    ) -> tuple[Command, Callable[[CommandSession], Protocol[ClassAd]]]:
-        """The command and body of ``query_iter``; the body keeps :attr:`last_summary`."""
-        request = query_request(
-            constraint, projection, limit, summary_only=summary_only, my_jobs=my_jobs
-        )
-        command = Command.QUERY_JOB_ADS_WITH_AUTH if with_auth else Command.QUERY_JOB_ADS
-
-        def body(session: CommandSession) -> Protocol[ClassAd]:
-            summary = yield from query_protocol(session, request)
-            self.last_summary = summary
-            return summary
-
-        return command, body
-
-    @staticmethod
-    def _result(outcome: SubmitOutcome) -> SubmitResult:
-        ad = ClassAd()
-        for name, text in outcome.cluster_ad.items():
-            ad.set_expr(name, parse_expr(text, old=True))
-        return SubmitResult(outcome.cluster, 0, outcome.num_procs, ad, outcome.warning)
-
-
-class Schedd(_ScheddBase):
-    """Blocking schedd client.
-
-    ``Schedd("<127.0.0.1:9618?sock=schedd>")`` talks to that address; ``Schedd(name=…,
-    pool=…)`` or ``Schedd()`` locates it as the condor tools do.
+    ``settings`` is not changed: a missing ``submit_method`` means "Python bindings" (2) for
+    this submission only.
     """
+    if isinstance(description, str):
+        description = Submit(description)
+    if isinstance(description, Submit):
+        submit = description
+        if settings.submit_method is None:
+            settings = dataclasses.replace(settings, submit_method=2)
+        final = settings
+        items: list[Mapping[str, str]] | None = None
+        if itemdata is not None:
+            items = [{k: str(v) for k, v in item.items()} for item in itemdata]
 
-    def _run(self, command: int, body: Callable[[CommandSession], Protocol[T]]) -> T:
-        return run_command(
-            self.address, command, body, security=self.security, timeout=self.timeout
-        )
+        def build(cluster: int) -> qmgmt.ProcAds:
+            ads = submit.build(
+                cluster, count=count, itemdata=items, settings=final, submit_dir=submit_dir
+            )
+            return ads.cluster_ad, ads.proc_ads
 
-    def _iterate(self, command: int, body: Callable[[CommandSession], Protocol[Any]]) -> Any:
-        return iterate_command(
-            self.address, command, body, security=self.security, timeout=self.timeout
-        )
-
-    def query_iter(
-        self,
-        constraint: str | None = None,
-        projection: Iterable[str] = (),
-        limit: int = -1,
-        *,
-        with_auth: bool = False,
-        summary_only: bool = False,
-        my_jobs: str | None = None,
-    ) -> Iterator[ClassAd]:
-        """Stream job ads as they arrive; :attr:`last_summary` is set at the end."""
-        call = self._query_call(constraint, projection, limit, with_auth, summary_only, my_jobs)
-        yield from self._iterate(*call)
-
-    def query(
-        self,
-        constraint: str | None = None,
-        projection: Iterable[str] = (),
-        limit: int = -1,
-        **options: Any,
-    ) -> list[ClassAd]:
-        """All matching job ads."""
-        return list(self.query_iter(constraint, projection, limit, **options))
-
-    def transaction(self, work: Callable[[CedarConnection], Protocol[T]]) -> T:
-        """Run ``work`` (QMGMT RPCs from :mod:`cedar.commands.qmgmt`) on one QMGMT_WRITE_CMD
-        connection; anything not committed when it ends (or raises) is aborted."""
-        return self._run(Command.QMGMT_WRITE_CMD, _qmgmt_body(work))
-
-    def submit(
-        self,
-        description: Submit | str | ClassAd | Mapping[str, Any],
-        count: int | None = None,
-        *,
-        itemdata: Sequence[Mapping[str, Any]] | None = None,
-        submit_dir: str | None = None,
-    ) -> SubmitResult:
-        """Submit a description (or a cluster ad plus ``itemdata`` proc ads) in one
-        transaction; on any failure nothing is left in the queue."""
-        build = self._build(description, count, itemdata, submit_dir)
-        outcome = self.transaction(lambda conn: qmgmt.submit_transaction(conn, build))
-        self._reschedule()
-        return self._result(outcome)
-
-    def _reschedule(self) -> None:
-        with contextlib.suppress(CedarError):  # only a hint to the negotiator
-            self._run(Command.RESCHEDULE, _reschedule_body)
-
-    def act(
-        self,
-        action: JobAction | str | int,
-        job_spec: Any,
-        reason: str | None = None,
-        *,
-        long: bool = False,
-    ) -> ActResult:
-        """Hold/release/remove/… jobs by ids, cluster or constraint (ACT_ON_JOBS)."""
-        return self._run(Command.ACT_ON_JOBS, _act_body(action, job_spec, reason, long))
-
-    def hold(self, job_spec: Any, reason: str | None = None) -> ActResult:
-        """Hold jobs."""
-        return self.act(JobAction.Hold, job_spec, reason)
-
-    def release(self, job_spec: Any, reason: str | None = None) -> ActResult:
-        """Release held jobs."""
-        return self.act(JobAction.Release, job_spec, reason)
-
-    def remove(self, job_spec: Any, reason: str | None = None) -> ActResult:
-        """Remove jobs."""
-        return self.act(JobAction.Remove, job_spec, reason)
-
-    def edit(self, job_spec: Any, attr: str, value: Any, flags: int = 0) -> int:
-        """Set ``attr`` to ``value`` (expression text, or a Python value) on jobs, in one
-        transaction; returns the number of jobs."""
-        return self.transaction(_edit_work(job_spec, attr, value, flags))
-
-    def history(
-        self,
-        constraint: str | None = None,
-        projection: Iterable[str] = (),
-        match: int = -1,
-        since: int | str | None = None,
-    ) -> Iterator[ClassAd]:
-        """Stream history records, newest first."""
-        body = _history_body(constraint, projection, match, since)
-        yield from self._iterate(Command.QUERY_SCHEDD_HISTORY, body)
+        return build
+    cluster_ad = _ad_texts(description)
+    procs = itemdata if itemdata is not None else [{} for _ in range(count or 1)]
+    proc_ads = [{"JobStatus": cluster_ad.pop("JobStatus", "1"), **_ad_texts(p)} for p in procs]
+    cluster_ad.pop("ProcId", None)
+    return lambda cluster: (cluster_ad, proc_ads)
 
 
-class AsyncSchedd(_ScheddBase):
-    """The Trio twin of :class:`Schedd` (same arguments, ``await``-able methods)."""
+def submit_result(outcome: SubmitOutcome) -> SubmitResult:
+    """What :meth:`Schedd.submit` returns for a committed submission."""
+    ad = ClassAd()
+    for name, text in outcome.cluster_ad.items():
+        ad.set_expr(name, parse_expr(text, old=True))
+    return SubmitResult(outcome.cluster, 0, outcome.num_procs, ad, outcome.warning)
 
-    async def _run(self, command: int, body: Callable[[CommandSession], Protocol[T]]) -> T:
-        return await run_command_async(
-            self.address, command, body, security=self.security, timeout=self.timeout
-        )
 
-    def _iterate(
-        self, command: int, body: Callable[[CommandSession], Protocol[Any]]
-    ) -> AsyncIterator[Any]:
-        return iterate_command_async(
-            self.address, command, body, security=self.security, timeout=self.timeout
-        )
-
-    async def query_iter(
-        self,
-        constraint: str | None = None,
-        projection: Iterable[str] = (),
-        limit: int = -1,
-        *,
-        with_auth: bool = False,
-        summary_only: bool = False,
-        my_jobs: str | None = None,
-    ) -> AsyncIterator[ClassAd]:
-        """Stream job ads as they arrive."""
-        call = self._query_call(constraint, projection, limit, with_auth, summary_only, my_jobs)
-        async for ad in self._iterate(*call):
-            yield ad
-
-    async def query(
-        self,
-        constraint: str | None = None,
-        projection: Iterable[str] = (),
-        limit: int = -1,
-        **options: Any,
-    ) -> list[ClassAd]:
-        """All matching job ads."""
-        return [ad async for ad in self.query_iter(constraint, projection, limit, **options)]
-
-    async def transaction(self, work: Callable[[CedarConnection], Protocol[T]]) -> T:
-        """As :meth:`Schedd.transaction`."""
-        return await self._run(Command.QMGMT_WRITE_CMD, _qmgmt_body(work))
-
-    async def submit(
-        self,
-        description: Submit | str | ClassAd | Mapping[str, Any],
-        count: int | None = None,
-        *,
-        itemdata: Sequence[Mapping[str, Any]] | None = None,
-        submit_dir: str | None = None,
-    ) -> SubmitResult:
-        """As :meth:`Schedd.submit`."""
-        build = self._build(description, count, itemdata, submit_dir)
-        outcome = await self.transaction(lambda conn: qmgmt.submit_transaction(conn, build))
-        with contextlib.suppress(CedarError):
-            await self._run(Command.RESCHEDULE, _reschedule_body)
-        return self._result(outcome)
-
-    async def act(
-        self,
-        action: JobAction | str | int,
-        job_spec: Any,
-        reason: str | None = None,
-        *,
-        long: bool = False,
-    ) -> ActResult:
-        """As :meth:`Schedd.act`."""
-        return await self._run(Command.ACT_ON_JOBS, _act_body(action, job_spec, reason, long))
-
-    async def edit(self, job_spec: Any, attr: str, value: Any, flags: int = 0) -> int:
-        """As :meth:`Schedd.edit`."""
-        return await self.transaction(_edit_work(job_spec, attr, value, flags))
-
-    async def history(
-        self,
-        constraint: str | None = None,
-        projection: Iterable[str] = (),
-        match: int = -1,
-        since: int | str | None = None,
-    ) -> AsyncIterator[ClassAd]:
-        """As :meth:`Schedd.history`."""
-        body = _history_body(constraint, projection, match, since)
-        async for ad in self._iterate(Command.QUERY_SCHEDD_HISTORY, body):
-            yield ad
+def job_query_command(with_auth: bool) -> Command:
+    """QUERY_JOB_ADS, or QUERY_JOB_ADS_WITH_AUTH to be seen as ourselves (``MyJobs``)."""
+    return Command.QUERY_JOB_ADS_WITH_AUTH if with_auth else Command.QUERY_JOB_ADS

@@ -14,9 +14,10 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import cedar
-from cedar.commands.collector import AdType as _CedarAdType
-from cedar.commands.collector import DaemonType as _CedarDaemonType
-from cedar.commands.schedd import JobAction as _CedarJobAction
+from cedar import AdType as _CedarAdType
+from cedar import DaemonType as _CedarDaemonType
+from cedar import JobAction as _CedarJobAction
+from cedar.commands.schedd import JobSpec
 from cedar.compat.classad2 import ClassAd, ExprTree
 from cedar.compat.errors import (
     HTCondorException,
@@ -482,7 +483,7 @@ class SubmitResult:
 # ----------------------------------------------------------------------------------- Schedd
 
 
-def _job_spec(job_spec: object) -> object:
+def _job_spec(job_spec: list[str] | str | ExprTree | int) -> JobSpec:
     if isinstance(job_spec, ExprTree):
         return str(job_spec)
     if isinstance(job_spec, (list, tuple)):
@@ -608,8 +609,7 @@ class Schedd:
         )
 
     def reschedule(self) -> None:
-        """Ask the schedd to look for matches now."""
-        self._schedd._reschedule()
+        """Accepted; cedar's ``submit`` already asks the schedd to look for matches."""
 
     def __repr__(self) -> str:
         return f"<Schedd {self._schedd!r}>"

@@ -16,10 +16,9 @@ from cedar.auth.client import CommandSession
 from cedar.auth.policy import Requirement
 from cedar.auth.sinful import Sinful
 from cedar.classad_wire import ClassAd
-from cedar.commands.base import run_command
-from cedar.commands.collector import AdType, Collector, DaemonType, build_query_ad, query_protocol
-from cedar.commands.ping import PingResult, ping
-from cedar.commands.schedd import Schedd
+from cedar.commands import Collector, Schedd, ping, run_command
+from cedar.commands.collector import AdType, DaemonType, build_query_ad, query_protocol
+from cedar.commands.ping import PingResult
 from cedar.commands.submit_lang import Submit
 from cedar.errors import CedarError
 from cedar.stream.connection import CedarConnection

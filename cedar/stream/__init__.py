@@ -7,6 +7,7 @@ from cedar.stream.connection import CedarConnection
 from cedar.stream.crypto import EcdhKeyPair, derive_session_key
 from cedar.stream.drivers import (
     DEFAULT_TIMEOUT,
+    Deadline,
     MemoryPair,
     ReplayChannel,
     SyncChannel,
@@ -18,6 +19,7 @@ from cedar.stream.protocol import Emit, Protocol, ProtocolRunner, Receive, Send
 __all__ = [
     "DEFAULT_TIMEOUT",
     "CedarConnection",
+    "Deadline",
     "EcdhKeyPair",
     "MemoryPair",
     "Emit",

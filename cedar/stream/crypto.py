@@ -19,7 +19,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
-from cedar.errors import IntegrityError, ProtocolError
+from cedar.errors import IntegrityError, InvalidArgument, ProtocolError
 from cedar.stream.framing import encode_header
 
 IV_SIZE = 16
@@ -142,7 +142,7 @@ class AesGcmState:
 
     def __init__(self, key: bytes, *, send_iv: bytes | None = None) -> None:
         if len(key) != KEY_SIZE:
-            raise ValueError(f"AES-256-GCM needs a {KEY_SIZE}-byte key, got {len(key)} bytes")
+            raise InvalidArgument(f"AES-256-GCM needs a {KEY_SIZE}-byte key, got {len(key)} bytes")
         aead = AESGCM(key)
         self.send = AesGcmDirection(aead, send_iv or os.urandom(IV_SIZE))
         self.receive = AesGcmDirection(aead, None)

@@ -5,8 +5,10 @@
 * :class:`ReplayChannel` -- recorded bytes (tests and captures).
 
 Every network wait is bounded by ``timeout`` seconds (default 20, applied per read or write as the
-reference does); closed connections, resets and timeouts become :mod:`cedar.errors` exceptions,
-thrown into the protocol first so it can explain them.
+reference does) and, when a :class:`Deadline` is given, by the time left to the whole call (the
+clients' per-call deadline: connect + handshake + whole reply).  Closed connections, resets and
+timeouts become :mod:`cedar.errors` exceptions, thrown into the protocol first so it can explain
+them.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import socket
+import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any, TypeVar
 
@@ -48,10 +51,45 @@ def _connect_timed_out(peer: str, timeout: float) -> CedarTimeout:
     return CedarTimeout(f"timed out after {timeout} s connecting to {peer}")
 
 
+def _deadline_passed(deadline: Deadline, doing: str, peer: str) -> CedarTimeout:
+    return CedarTimeout(
+        f"the call did not finish within its {deadline.seconds} s deadline ({doing} {peer}); "
+        "the peer is slow or stalled (raise timeout= if it is just slow)"
+    )
+
+
+def _connect_limit(timeout: float, deadline: Deadline | None, peer: str) -> float:
+    if deadline is None:
+        return timeout
+    left = deadline.remaining()
+    if left <= 0:
+        raise _deadline_passed(deadline, "connecting to", peer)
+    return min(timeout, left)
+
+
 def _connect_failed(peer: str, exc: OSError) -> CedarConnectionError:
     return CedarConnectionError(
         f"cannot connect to {peer}: {exc.strerror or exc}; is the daemon running there?"
     )
+
+
+class Deadline:
+    """The moment a whole call must be over, however the peer paces its bytes.
+
+    A per-read timeout alone lets a peer that drips one byte per read keep a call alive
+    forever; every wait of a channel given a deadline is cut to the time left.
+    """
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self._at = time.monotonic() + seconds
+
+    def remaining(self) -> float:
+        """Seconds left (negative once past)."""
+        return self._at - time.monotonic()
+
+    def __repr__(self) -> str:
+        return f"<Deadline {self.seconds} s, {max(self.remaining(), 0.0):.1f} s left>"
 
 
 class _Transport:
@@ -61,12 +99,26 @@ class _Transport:
     caller sees the same message whichever API it uses.
     """
 
-    def __init__(self, conn: CedarConnection | None, timeout: float, peer: str) -> None:
+    def __init__(
+        self, conn: CedarConnection | None, timeout: float, peer: str, deadline: Deadline | None
+    ) -> None:
         self.conn = conn or CedarConnection()
         self.timeout = timeout
         self.peer = peer
+        self.deadline = deadline
+
+    def _wait_limit(self, doing: str) -> float:
+        """How long the next wait may take: the per-wait timeout or the time left to the call."""
+        if self.deadline is None:
+            return self.timeout
+        left = self.deadline.remaining()
+        if left <= 0:
+            raise self._timed_out(doing)
+        return min(self.timeout, left)
 
     def _timed_out(self, doing: str) -> CedarTimeout:
+        if self.deadline is not None and self.deadline.remaining() < 0.05:  # timers round
+            return _deadline_passed(self.deadline, doing, self.peer)
         return CedarTimeout(f"timed out after {self.timeout} s {doing} {self.peer}")
 
     def _already_closed(self) -> ConnectionClosed:
@@ -133,27 +185,40 @@ class SyncChannel(_Transport, _BlockingDriver):
         conn: CedarConnection | None = None,
         timeout: float = DEFAULT_TIMEOUT,
         peer: str = "peer",
+        deadline: Deadline | None = None,
     ) -> None:
-        super().__init__(conn, timeout, peer)
+        super().__init__(conn, timeout, peer, deadline)
         self.sock = sock
         sock.settimeout(timeout)
         with contextlib.suppress(OSError):
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
     @classmethod
-    def connect(cls, host: str, port: int, *, timeout: float = DEFAULT_TIMEOUT) -> SyncChannel:
+    def connect(
+        cls,
+        host: str,
+        port: int,
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        deadline: Deadline | None = None,
+    ) -> SyncChannel:
         """Open a TCP connection to ``host:port``."""
         peer = f"{host}:{port}"
+        limit = _connect_limit(timeout, deadline, peer)
         try:
-            sock = socket.create_connection((host, port), timeout=timeout)
+            sock = socket.create_connection((host, port), timeout=limit)
         except TimeoutError:
+            if deadline is not None and deadline.remaining() <= 0:
+                raise _deadline_passed(deadline, "connecting to", peer) from None
             raise _connect_timed_out(peer, timeout) from None
         except OSError as exc:
             raise _connect_failed(peer, exc) from None
-        return cls(sock, timeout=timeout, peer=peer)
+        return cls(sock, timeout=timeout, peer=peer, deadline=deadline)
 
     def _write(self, data: bytes) -> None:
         try:
+            if self.deadline is not None:
+                self.sock.settimeout(self._wait_limit("sending to"))
             self.sock.sendall(data)
         except TimeoutError:
             raise self._timed_out("sending to") from None
@@ -167,6 +232,8 @@ class SyncChannel(_Transport, _BlockingDriver):
             if message is not None:
                 return message
             try:
+                if self.deadline is not None:
+                    self.sock.settimeout(self._wait_limit("waiting for"))
                 data = self.sock.recv(_READ_SIZE)
             except TimeoutError:
                 raise self._timed_out("waiting for") from None
@@ -196,28 +263,36 @@ class TrioChannel(_Transport):
         conn: CedarConnection | None = None,
         timeout: float = DEFAULT_TIMEOUT,
         peer: str = "peer",
+        deadline: Deadline | None = None,
     ) -> None:
-        super().__init__(conn, timeout, peer)
+        super().__init__(conn, timeout, peer, deadline)
         self.stream = stream
 
     @classmethod
     async def connect(
-        cls, host: str, port: int, *, timeout: float = DEFAULT_TIMEOUT
+        cls,
+        host: str,
+        port: int,
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        deadline: Deadline | None = None,
     ) -> TrioChannel:
         """Open a TCP connection to ``host:port``."""
         peer = f"{host}:{port}"
         try:
-            with trio.fail_after(timeout):
+            with trio.fail_after(_connect_limit(timeout, deadline, peer)):
                 stream = await trio.open_tcp_stream(host, port)
         except trio.TooSlowError:
+            if deadline is not None and deadline.remaining() <= 0:
+                raise _deadline_passed(deadline, "connecting to", peer) from None
             raise _connect_timed_out(peer, timeout) from None
         except OSError as exc:
             raise _connect_failed(peer, exc) from None
-        return cls(stream, timeout=timeout, peer=peer)
+        return cls(stream, timeout=timeout, peer=peer, deadline=deadline)
 
     async def _write(self, data: bytes) -> None:
         try:
-            with trio.fail_after(self.timeout):
+            with trio.fail_after(self._wait_limit("sending to")):
                 await self.stream.send_all(data)
         except trio.TooSlowError:
             raise self._timed_out("sending to") from None
@@ -235,7 +310,7 @@ class TrioChannel(_Transport):
             if message is not None:
                 return message
             try:
-                with trio.fail_after(self.timeout):
+                with trio.fail_after(self._wait_limit("waiting for")):
                     data = await self.stream.receive_some(_READ_SIZE)
             except trio.TooSlowError:
                 raise self._timed_out("waiting for") from None

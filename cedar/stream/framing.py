@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from construct import Int8ub, Int32ub, Struct
 
-from cedar.errors import ProtocolError
+from cedar.errors import InvalidArgument, ProtocolError
 
 #: ``end`` (1 byte) + big-endian uint32 ``len`` (spec 01 §2.1).
 PACKET_HEADER = Struct("end" / Int8ub, "length" / Int32ub).compile()
@@ -48,7 +48,7 @@ def decode_header(header: bytes, *, offset: int = 0) -> tuple[bool, int]:
 def split_payload(payload: bytes, chunk: int) -> list[bytes]:
     """Split a message payload into packet payloads of at most ``chunk`` bytes (at least one)."""
     if not payload:
-        raise ValueError("CEDAR never sends an empty message")
+        raise InvalidArgument("CEDAR never sends an empty message")
     return [payload[i : i + chunk] for i in range(0, len(payload), chunk)]
 
 

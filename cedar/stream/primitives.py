@@ -12,7 +12,7 @@ import math
 import struct
 from collections.abc import Iterable
 
-from cedar.errors import ProtocolError
+from cedar.errors import InvalidArgument, ProtocolError
 
 #: The legacy NULL-string marker of plain mode (``'\\255'`` in the reference, not 0xFF).
 NULL_STRING_MARKER = 0xAD
@@ -65,7 +65,7 @@ class MessageWriter:
         """Any integer type: 8 bytes big-endian, negatives sign-extended, others zero-extended."""
         value = int(value)
         if value < _INT64_MIN or value > _UINT64_MAX:
-            raise ValueError(f"integer {value} does not fit in 64 bits")
+            raise InvalidArgument(f"integer {value} does not fit in 64 bits")
         self._parts.append(_INT64.pack(value) if value < 0 else _UINT64.pack(value))
         return self
 
@@ -77,7 +77,7 @@ class MessageWriter:
     def put_double(self, value: float) -> MessageWriter:
         """The lossy frexp/ldexp scheme: int(trunc(m * (2**31-1))) then int(e)."""
         if math.isnan(value) or math.isinf(value):
-            raise ValueError("NaN and infinity have no CEDAR encoding")
+            raise InvalidArgument("NaN and infinity have no CEDAR encoding")
         mantissa, exponent = math.frexp(value)
         self.put_int(int(mantissa * DOUBLE_MANTISSA_SCALE))
         return self.put_int(exponent)
@@ -86,7 +86,7 @@ class MessageWriter:
         """A string in the form the current crypto mode requires; ``None`` is sent as ``""``."""
         raw = _to_bytes(value)
         if b"\0" in raw:
-            raise ValueError("a CEDAR string cannot contain a NUL byte")
+            raise InvalidArgument("a CEDAR string cannot contain a NUL byte")
         if self.crypto:
             self._parts.append(_UINT64.pack(len(raw) + 1))
         self._parts.append(raw + b"\0")
@@ -100,7 +100,7 @@ class MessageWriter:
         """
         raws = [_to_bytes(value) for value in values]
         if b"\0" in b"".join(raws):
-            raise ValueError("a CEDAR string cannot contain a NUL byte")
+            raise InvalidArgument("a CEDAR string cannot contain a NUL byte")
         if not raws:
             return self
         if self.crypto:
@@ -180,7 +180,7 @@ class MessageReader:
     def seek(self, offset: int) -> None:
         """Go back (or forward) to ``offset``, for a reader that tries a fast path first."""
         if not 0 <= offset <= len(self._data):
-            raise ValueError(f"offset {offset} outside the message")
+            raise InvalidArgument(f"offset {offset} outside the message")
         self._pos = offset
 
     def at_end(self) -> bool:

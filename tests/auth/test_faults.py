@@ -8,7 +8,7 @@ import pytest
 
 from cedar.auth import ClientSecurity, CommandDenied, SecurityConfig, start_command
 from cedar.classad_wire import ClassAd, put_classad
-from cedar.commands.ping import ping
+from cedar.commands import ping
 from cedar.errors import AuthenticationError, ConnectionClosed, IntegrityError, ProtocolError
 from cedar.server.testing import mock_daemon, wait_for
 from cedar.stream.connection import CedarConnection

@@ -8,8 +8,7 @@ import os
 import pytest
 
 from cedar.auth import ClientSecurity, SecurityConfig
-from cedar.commands.base import run_command
-from cedar.commands.ping import ping
+from cedar.commands import ping, run_command
 from cedar.server.testing import mock_daemon
 
 from .test_handshake import query

@@ -10,7 +10,8 @@ from cedar.auth import ClientSecurity, SecurityConfig
 from cedar.auth.signing_key import SigningKey
 from cedar.auth.tls import TlsClientSettings
 from cedar.auth.token import create_token
-from cedar.commands.ping import PingResult, ping
+from cedar.commands import ping
+from cedar.commands.ping import PingResult
 from cedar.config import Config
 from cedar.errors import CedarError
 

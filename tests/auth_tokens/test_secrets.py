@@ -12,7 +12,7 @@ from cedar.auth import ClientSecurity, SecurityConfig
 from cedar.auth.signing_key import SigningKey, SigningKeyStore
 from cedar.auth.token import IdToken, b64url_encode, create_token, discover_tokens
 from cedar.cli import token as token_cli
-from cedar.commands.ping import ping
+from cedar.commands import ping
 from cedar.config import Config
 from cedar.errors import CedarError
 

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from cedar.cli.common import DEFAULT_TIMEOUT
-from cedar.commands.schedd import Schedd
+from cedar.commands import Schedd
 from cedar.commands.submit_lang import Submit
 from cedar.server.pool import MockPool
 

@@ -18,15 +18,9 @@ from cedar.cli.query import (
     status_order,
     submitter_table,
 )
-from cedar.commands.collector import (
-    AdType,
-    DaemonType,
-    build_query_ad,
-    locate_query_ad,
-    query_protocol,
-)
+from cedar.commands.collector import build_query_ad, locate_query_ad, query_protocol
 from cedar.errors import ClassAdParseError, ConnectionClosed, ProtocolError
-from cedar.numbers import Command
+from cedar.numbers import AdType, Command, DaemonType
 from cedar.stream import MessageWriter, ReplayChannel
 from cedar.stream.connection import CedarConnection
 

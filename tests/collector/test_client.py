@@ -13,14 +13,8 @@ import trio
 from cedar.auth.client import ClientSecurity, SecurityConfig
 from cedar.auth.server_policy import ServerPolicy
 from cedar.classad_wire import ClassAd
-from cedar.commands.collector import (
-    AdType,
-    AsyncCollector,
-    Collector,
-    DaemonType,
-    resolve_pool,
-    split_pool,
-)
+from cedar.commands import AsyncCollector, Collector
+from cedar.commands.collector import resolve_pool, split_pool
 from cedar.errors import (
     CedarConnectionError,
     ClassAdParseError,
@@ -28,7 +22,7 @@ from cedar.errors import (
     ConfigError,
     PermissionDenied,
 )
-from cedar.numbers import Command
+from cedar.numbers import AdType, Command, DaemonType
 from cedar.server.collector import MockCollector
 
 from .pool import host_port, new_store

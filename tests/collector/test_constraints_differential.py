@@ -11,7 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cedar.commands.collector import AdType, build_query_ad
+from cedar.commands.collector import build_query_ad
+from cedar.numbers import AdType
 
 from .pool import new_store
 from .test_store import ask

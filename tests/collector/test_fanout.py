@@ -8,9 +8,10 @@ import trio
 
 from cedar.auth.client import ClientSecurity, SecurityConfig
 from cedar.classad_wire import ClassAd
-from cedar.commands.collector import AdType, DaemonLocation
-from cedar.commands.fanout import query_all, query_all_async
+from cedar.commands import query_all, query_all_async
+from cedar.commands.collector import DaemonLocation
 from cedar.errors import CedarConnectionError
+from cedar.numbers import AdType
 from cedar.server.collector import MockCollector
 
 RAW = ClientSecurity(SecurityConfig(negotiation="NEVER"))

@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 
 from cedar.classad_wire import ClassAd, get_classad, parse_expr
-from cedar.commands.collector import AdType, build_query_ad, invalidation_ad
-from cedar.numbers import Command
+from cedar.commands.collector import build_query_ad, invalidation_ad
+from cedar.numbers import AdType, Command
 from cedar.server.collector import AdStore, is_match, write_answer
 from cedar.stream import MessageReader, MessageWriter
 

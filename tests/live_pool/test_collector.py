@@ -18,7 +18,8 @@ import pytest
 import trio
 
 from cedar.auth import ClientSecurity, SecurityConfig
-from cedar.commands.collector import AdType, AsyncCollector, Collector, DaemonType
+from cedar.commands import AsyncCollector, Collector
+from cedar.numbers import AdType, DaemonType
 
 #: (our ad type, condor_status 25 option, MyType of the ads): every query option it offers.
 #: ``-startd`` is the startd's own daemon ad (MyType StartD) since 25.x; slots are ``-slots``.

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from cedar.auth import ClientSecurity, SecurityConfig
-from cedar.commands.schedd import Schedd
+from cedar.commands import Schedd
 from cedar.commands.submit_lang import Submit
 
 pytestmark = pytest.mark.live

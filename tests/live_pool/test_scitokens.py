@@ -15,7 +15,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from cedar.commands.ping import ping
+from cedar.commands import ping
 from cedar.conformance import Target
 from cedar.errors import CedarError
 

@@ -12,7 +12,7 @@ import pytest
 from cedar.auth import ClientSecurity, SecurityConfig
 from cedar.auth.signing_key import SigningKey
 from cedar.auth.token import create_token, discover_tokens
-from cedar.commands.ping import ping
+from cedar.commands import ping
 from cedar.config import Config
 from cedar.errors import CedarError
 

@@ -80,12 +80,12 @@ def _schedd_clients() -> dict[str, Client]:
     streamed = history.copy()
     streamed["StreamResults"] = True
     return {
-        "submit": client_protocol(Command.QMGMT_WRITE_CMD, cs._qmgmt_body(_submit)),
+        "submit": client_protocol(Command.QMGMT_WRITE_CMD, cs.qmgmt_body(_submit)),
         "query": client_protocol(Command.QUERY_JOB_ADS, lambda s: cs.query_protocol(s, query)),
-        "qmgmt-reads": client_protocol(Command.QMGMT_WRITE_CMD, cs._qmgmt_body(_qmgmt_reads)),
+        "qmgmt-reads": client_protocol(Command.QMGMT_WRITE_CMD, cs.qmgmt_body(_qmgmt_reads)),
         "edit": client_protocol(
             Command.QMGMT_WRITE_CMD,
-            cs._qmgmt_body(lambda c: cs.edit_protocol(c, "1", "Foo", "42")),
+            cs.qmgmt_body(lambda c: cs.edit_protocol(c, "1", "Foo", "42")),
         ),
         "hold": client_protocol(Command.ACT_ON_JOBS, lambda s: cs.act_protocol(s, hold)),
         "hold-long": client_protocol(Command.ACT_ON_JOBS, lambda s: cs.act_protocol(s, hold_long)),

@@ -80,12 +80,12 @@ COLLECTOR_CLIENTS: dict[str, Client] = {
     "update": client_protocol(int(Command.UPDATE_STARTD_AD), _update),
 }
 SCHEDD_CLIENTS: dict[str, Client] = {
-    "submit": client_protocol(Command.QMGMT_WRITE_CMD, cs._qmgmt_body(_submit)),
+    "submit": client_protocol(Command.QMGMT_WRITE_CMD, cs.qmgmt_body(_submit)),
     "query": client_protocol(
         Command.QUERY_JOB_ADS, lambda s: cs.query_protocol(s, cs.query_request("true", (), -1))
     ),
     "edit": client_protocol(
-        Command.QMGMT_WRITE_CMD, cs._qmgmt_body(lambda c: cs.edit_protocol(c, "1", "Foo", "42"))
+        Command.QMGMT_WRITE_CMD, cs.qmgmt_body(lambda c: cs.edit_protocol(c, "1", "Foo", "42"))
     ),
     "hold": client_protocol(
         Command.ACT_ON_JOBS,
@@ -340,7 +340,7 @@ def _send_garbage(port: int, data: bytes) -> None:
 def test_pool_over_loopback_survives_garbage(pool: MockPool, data: bytes) -> None:
     port = int(pool.host_port.rsplit(":", 1)[1])
     _send_garbage(port, data)
-    from cedar.commands.collector import Collector
+    from cedar.commands import Collector
 
     ads = Collector(pool.address).query(cc.AdType.SCHEDD)
     assert [ad["Name"] for ad in ads] == ["mock-schedd"]

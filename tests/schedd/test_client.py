@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 import trio
 
-from cedar.commands import qmgmt
-from cedar.commands.schedd import AsyncSchedd, JobAction, Schedd
+from cedar.commands import AsyncSchedd, Schedd, qmgmt
 from cedar.commands.submit_lang import Submit, SubmitError
-from cedar.errors import CedarError
+from cedar.errors import CedarError, InvalidArgument
+from cedar.numbers import JobAction
 from cedar.server.pool import MockPool
 from cedar.server.schedd import Transaction
 
@@ -29,9 +29,11 @@ def test_sync_lifecycle(pool: MockPool) -> None:
     schedd = Schedd(pool.schedd_address)
     result = schedd.submit(Submit(DESCRIPTION))
     assert result.num_procs == 3 and result.job_ids()[-1] == f"{result.cluster}.2"
-    ads = schedd.query(f"ClusterId == {result.cluster}", ["ProcId", "Args"])
+    stream = schedd.query_iter(f"ClusterId == {result.cluster}", ["ProcId", "Args"])
+    assert stream.summary is None
+    ads = list(stream)
     assert [ad["Args"] for ad in ads] == ["job 0", "job 1", "job 2"]
-    assert schedd.last_summary is not None and schedd.last_summary["Idle"] == 3
+    assert stream.summary is not None and stream.summary["Idle"] == 3
     assert len(schedd.query(limit=1)) == 1
     assert schedd.query(limit=0) == []
 
@@ -135,9 +137,12 @@ def test_query_errors_and_my_jobs(pool: MockPool) -> None:
     schedd = Schedd(pool.schedd_address)
     schedd.submit(Submit("executable = /bin/echo\nqueue\n"))
     assert len(schedd.query()) == 2
-    mine = schedd.query(my_jobs="somebody", with_auth=True)
-    assert len(mine) == 1 and schedd.last_summary["MyJobs"] == 1
-    with pytest.raises(ValueError):
+    stream = schedd.query_iter(my_jobs="somebody", with_auth=True)
+    mine = list(stream)
+    assert len(mine) == 1 and stream.summary is not None and stream.summary["MyJobs"] == 1
+    with pytest.raises(InvalidArgument):
         schedd.query("((")
+    with pytest.raises(InvalidArgument):
+        schedd.query("JobStatus ==")
     with pytest.raises(CedarError):
         Schedd("<127.0.0.1:1>", timeout=2).query()

@@ -6,7 +6,7 @@ import pytest
 
 from cedar.classad_wire import ClassAd, put_classad
 from cedar.commands import qmgmt
-from cedar.commands.qmgmt import SetAttributeFlags
+from cedar.numbers import SetAttributeFlags
 from cedar.stream import MessageReader, ReplayChannel
 from tests.schedd.captures import after_payload_start, frame, messages
 

@@ -17,13 +17,15 @@ import trio
 from cedar.auth import ClientSecurity, CommandDenied, SecurityConfig
 from cedar.auth.client import CommandSession
 from cedar.classad_wire import ClassAd
-from cedar.commands.base import (
+from cedar.commands import (
     iterate_command,
     iterate_command_async,
+    ping,
+    ping_async,
     run_command,
     run_command_async,
 )
-from cedar.commands.ping import PingResult, ping, ping_async
+from cedar.commands.ping import PingResult
 from cedar.server import SharedPortRouter
 from cedar.server.testing import mock_daemon, wait_for
 from cedar.stream.protocol import Emit

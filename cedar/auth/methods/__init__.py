@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from cedar.errors import InvalidArgument
 from cedar.stream.connection import CedarConnection
 from cedar.stream.protocol import Protocol
 
@@ -181,10 +182,10 @@ def register_method(method: AuthMethod, *, replace: bool = False) -> None:
     """Make ``method`` available to both roles under its wire name."""
     canonical = canonical_method_name(method.name)
     if canonical is None or METHOD_BITS[canonical] != method.bit:
-        raise ValueError(f"{method.name!r} with bit {method.bit:#x} is not a CEDAR method")
+        raise InvalidArgument(f"{method.name!r} with bit {method.bit:#x} is not a CEDAR method")
     with _lock:
         if canonical in _registry and not replace:
-            raise ValueError(f"authentication method {canonical} is already registered")
+            raise InvalidArgument(f"authentication method {canonical} is already registered")
         _registry[canonical] = method
 
 

@@ -35,6 +35,7 @@ from cedar.auth.tls import (
     server_receive_token,
     server_tls,
 )
+from cedar.errors import InvalidArgument
 from cedar.stream.connection import CedarConnection
 from cedar.stream.protocol import Protocol
 
@@ -198,7 +199,7 @@ class SciTokens(AuthMethod):
             try:
                 return validate_scitoken(text, settings)
             except SciTokenError as exc:
-                raise ValueError(str(exc)) from None
+                raise InvalidArgument(str(exc)) from None
 
         outcome = yield from server_tls(
             conn, server_settings(ctx), phase3=server_receive_token(validate)

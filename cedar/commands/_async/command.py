@@ -1,0 +1,90 @@
+"""Running one command on a fresh connection: connect, :func:`command_protocol`, one retry.
+
+Both drivers bound the whole call by one deadline (``timeout``) and the results a call accepts
+(``max_results``); the policy is :class:`~cedar.commands.base.CommandAttempts`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any, TypeVar
+
+from cedar.auth.client import ClientSecurity, SessionRejected
+from cedar.auth.sinful import Sinful
+from cedar.commands.base import DEFAULT_TIMEOUT, MAX_RESULTS, Body, CommandAttempts
+from cedar.stream.drivers import TrioChannel
+
+T = TypeVar("T")
+
+
+async def run_command_async(
+    address: str | Sinful,
+    command: int,
+    body: Body[T],
+    *,
+    security: ClientSecurity | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    raw: bool | None = None,
+    auth_command: int | None = None,
+    permission_hint: str | None = None,
+) -> T:
+    """Run one command and return what ``body`` returns, all within ``timeout`` seconds."""
+    attempts = CommandAttempts(
+        address,
+        command,
+        body,
+        security=security,
+        timeout=timeout,
+        raw=raw,
+        auth_command=auth_command,
+        permission_hint=permission_hint,
+    )
+    while True:
+        async with await TrioChannel.connect(
+            attempts.host, attempts.port, timeout=timeout, deadline=attempts.deadline
+        ) as channel:
+            try:
+                result: T = await channel.run(attempts.protocol(channel))
+                return result
+            except SessionRejected:
+                if not attempts.retry():
+                    raise
+
+
+async def iterate_command_async(
+    address: str | Sinful,
+    command: int,
+    body: Body[Any],
+    *,
+    security: ClientSecurity | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    raw: bool | None = None,
+    auth_command: int | None = None,
+    permission_hint: str | None = None,
+    max_results: int = MAX_RESULTS,
+) -> AsyncIterator[Any]:
+    """Run one command, yielding each value ``body`` emits as it arrives (at most
+    ``max_results``), all within ``timeout`` seconds."""
+    attempts = CommandAttempts(
+        address,
+        command,
+        body,
+        security=security,
+        timeout=timeout,
+        raw=raw,
+        auth_command=auth_command,
+        permission_hint=permission_hint,
+        max_results=max_results,
+    )
+    while True:
+        async with await TrioChannel.connect(
+            attempts.host, attempts.port, timeout=timeout, deadline=attempts.deadline
+        ) as channel:
+            try:
+                async for value in channel.iterate(attempts.protocol(channel)):
+                    attempts.count_result()
+                    yield value
+                return
+            except SessionRejected:
+                if not attempts.retry():
+                    raise

@@ -1,0 +1,29 @@
+"""``ping_async``: whether we are authorized at a level on a daemon (DC_SEC_QUERY)."""
+
+from __future__ import annotations
+
+from cedar.auth.client import ClientSecurity, CommandDenied, SecurityConfig, client_security
+from cedar.auth.permissions import DC_SEC_QUERY
+from cedar.auth.sinful import Sinful
+from cedar.commands._async.command import run_command_async
+from cedar.commands.base import DEFAULT_TIMEOUT
+from cedar.commands.ping import PingRequest, PingResult
+
+
+async def ping_async(
+    address: str | Sinful,
+    level: str = "READ",
+    *,
+    security: ClientSecurity | SecurityConfig | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+) -> PingResult:
+    """Whether we are authorized at ``level`` on the daemon at ``address``.
+
+    A refusal is an answer (``authorized=False``), not an error; failing to reach the daemon
+    raises.  The whole call is bounded by ``timeout`` seconds.
+    """
+    request = PingRequest(level, client_security(security), timeout)
+    try:
+        return await run_command_async(address, DC_SEC_QUERY, request.body, **request.options)
+    except CommandDenied as exc:
+        return request.denied(exc)

@@ -1,0 +1,256 @@
+"""The schedd client: job queries, submission, actions, edits and history.
+
+Requests, protocols and results are in :mod:`cedar.commands.schedd`; this class runs them, one
+command per call, each bounded by ``timeout`` (the whole call) and ``max_results``.  What
+belongs to one call (a query's summary ad) is returned with that call, never kept on the
+client, so concurrent calls on one client do not race.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+from typing import Any, TypeVar
+
+from cedar.auth.client import ClientSecurity, CommandSession, SecurityConfig, client_security
+from cedar.classad_wire import ClassAd
+from cedar.commands import qmgmt
+from cedar.commands._async.collector import AsyncCollector
+from cedar.commands._async.command import iterate_command_async, run_command_async
+from cedar.commands.base import DEFAULT_TIMEOUT, MAX_RESULTS, run_blocking_async
+from cedar.commands.schedd import (
+    ActResult,
+    JobSpec,
+    ScheddLocation,
+    SubmitDescription,
+    SubmitResult,
+    act_body,
+    edit_work,
+    history_body,
+    job_query_command,
+    local_schedd,
+    location_address,
+    qmgmt_body,
+    query_protocol,
+    query_request,
+    reschedule_body,
+    submit_builder,
+    submit_result,
+)
+from cedar.commands.submit_lang import SubmitSettings
+from cedar.errors import CedarError
+from cedar.numbers import Command, DaemonType, JobAction
+from cedar.stream.connection import CedarConnection
+from cedar.stream.protocol import Protocol
+
+T = TypeVar("T")
+
+
+class AsyncJobQuery:
+    """The job ads of one query as they arrive (iterate over it); :attr:`summary` is the
+    schedd's closing summary ad (``Idle``, ``Running``, ``MyJobs``, ...) once all were read."""
+
+    def __init__(self, schedd: AsyncSchedd, command: Command, request: ClassAd) -> None:
+        #: The summary ad, set when the schedd has sent its last ad.
+        self.summary: ClassAd | None = None
+        self._ads = schedd._iterate(command, self._body(request))
+
+    def _body(self, request: ClassAd) -> Callable[[CommandSession], Protocol[ClassAd]]:
+        def body(session: CommandSession) -> Protocol[ClassAd]:
+            self.summary = yield from query_protocol(session, request)
+            return self.summary
+
+        return body
+
+    def __aiter__(self) -> AsyncJobQuery:
+        return self
+
+    async def __anext__(self) -> ClassAd:
+        ad: ClassAd = await anext(self._ads)
+        return ad
+
+
+class AsyncSchedd:
+    """Client of one schedd.
+
+    ``AsyncSchedd(location)`` takes an address (sinful or ``host:port``), a
+    :class:`~cedar.commands.collector.DaemonLocation` (``collector.locate(...)``) or the
+    schedd's ad; ``AsyncSchedd()`` is the local schedd (configuration and address files, then
+    the collector), ``AsyncSchedd(name=..., pool=...)`` asks the pool's collector, as the condor
+    tools do.  ``timeout`` bounds each call as a whole (default
+    :data:`~cedar.commands.base.DEFAULT_TIMEOUT`); ``max_results`` bounds the ads one query or
+    history call accepts.
+    """
+
+    def __init__(
+        self,
+        location: ScheddLocation = None,
+        *,
+        name: str | None = None,
+        pool: str | None = None,
+        security: ClientSecurity | SecurityConfig | None = None,
+        timeout: float | None = None,
+        settings: SubmitSettings | None = None,
+        max_results: int = MAX_RESULTS,
+    ) -> None:
+        self._address = location_address(location)
+        self._name = name
+        self._pool = pool
+        self.security = client_security(security)
+        self.timeout = DEFAULT_TIMEOUT if timeout is None else timeout
+        self.settings = settings
+        self.max_results = max_results
+
+    @property
+    def address(self) -> str | None:
+        """The schedd's sinful string, once known (given, or after the first call)."""
+        return self._address
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self._address or self._name or 'local'}>"
+
+    async def locate(self) -> str:
+        """The schedd's address, looking it up (once) when it was not given."""
+        if self._address is None:
+            name, pool = self._name, self._pool
+            address, name = await run_blocking_async(lambda: local_schedd(name, pool))
+            if address is None:
+                collector = AsyncCollector(pool, security=self.security, timeout=self.timeout)
+                location = await collector.locate(DaemonType.SCHEDD, name)
+                address = location.address
+            self._address = address
+        return self._address
+
+    async def _run(self, command: int, body: Callable[[CommandSession], Protocol[T]]) -> T:
+        address = await self.locate()
+        return await run_command_async(
+            address, command, body, security=self.security, timeout=self.timeout
+        )
+
+    async def _iterate(
+        self, command: int, body: Callable[[CommandSession], Protocol[Any]]
+    ) -> AsyncIterator[ClassAd]:
+        address = await self.locate()
+        async for ad in iterate_command_async(
+            address,
+            command,
+            body,
+            security=self.security,
+            timeout=self.timeout,
+            max_results=self.max_results,
+        ):
+            yield ad
+
+    def query_iter(
+        self,
+        constraint: str | None = None,
+        projection: Iterable[str] = (),
+        limit: int = -1,
+        *,
+        with_auth: bool = False,
+        summary_only: bool = False,
+        my_jobs: str | None = None,
+    ) -> AsyncJobQuery:
+        """Stream job ads as they arrive; the returned query's ``summary`` is set at the end."""
+        request = query_request(
+            constraint, projection, limit, summary_only=summary_only, my_jobs=my_jobs
+        )
+        return AsyncJobQuery(self, job_query_command(with_auth), request)
+
+    async def query(
+        self,
+        constraint: str | None = None,
+        projection: Iterable[str] = (),
+        limit: int = -1,
+        *,
+        with_auth: bool = False,
+        summary_only: bool = False,
+        my_jobs: str | None = None,
+    ) -> list[ClassAd]:
+        """All matching job ads."""
+        stream = self.query_iter(
+            constraint,
+            projection,
+            limit,
+            with_auth=with_auth,
+            summary_only=summary_only,
+            my_jobs=my_jobs,
+        )
+        return [ad async for ad in stream]
+
+    async def transaction(self, work: Callable[[CedarConnection], Protocol[T]]) -> T:
+        """Run ``work`` (QMGMT RPCs from :mod:`cedar.commands.qmgmt`) on one QMGMT_WRITE_CMD
+        connection; anything not committed when it ends (or raises) is aborted."""
+        return await self._run(Command.QMGMT_WRITE_CMD, qmgmt_body(work))
+
+    async def submit(
+        self,
+        description: SubmitDescription,
+        count: int | None = None,
+        *,
+        itemdata: Sequence[Mapping[str, object]] | None = None,
+        submit_dir: str | None = None,
+    ) -> SubmitResult:
+        """Submit a description (or a cluster ad plus ``itemdata`` proc ads) in one
+        transaction; on any failure nothing is left in the queue."""
+        settings = self.settings
+        if settings is None:
+            settings = await run_blocking_async(SubmitSettings.from_config)
+        build = submit_builder(description, count, itemdata, submit_dir, settings)
+        outcome = await self.transaction(lambda conn: qmgmt.submit_transaction(conn, build))
+        with contextlib.suppress(CedarError):  # only a hint to the negotiator
+            await self._run(Command.RESCHEDULE, reschedule_body)
+        return submit_result(outcome)
+
+    async def act(
+        self,
+        action: JobAction | str | int,
+        job_spec: JobSpec,
+        reason: str | None = None,
+        *,
+        long: bool = False,
+    ) -> ActResult:
+        """Hold/release/remove/… jobs by ids, cluster or constraint (ACT_ON_JOBS)."""
+        return await self._run(Command.ACT_ON_JOBS, act_body(action, job_spec, reason, long))
+
+    async def hold(self, job_spec: JobSpec, reason: str | None = None) -> ActResult:
+        """Hold jobs."""
+        return await self.act(JobAction.Hold, job_spec, reason)
+
+    async def release(self, job_spec: JobSpec, reason: str | None = None) -> ActResult:
+        """Release held jobs."""
+        return await self.act(JobAction.Release, job_spec, reason)
+
+    async def remove(self, job_spec: JobSpec, reason: str | None = None) -> ActResult:
+        """Remove jobs."""
+        return await self.act(JobAction.Remove, job_spec, reason)
+
+    async def edit(self, job_spec: JobSpec, attr: str, value: object, flags: int = 0) -> int:
+        """Set ``attr`` to ``value`` (expression text, or a Python value) on jobs, in one
+        transaction; returns the number of jobs."""
+        return await self.transaction(edit_work(job_spec, attr, value, flags))
+
+    async def history(
+        self,
+        constraint: str | None = None,
+        projection: Iterable[str] = (),
+        match: int = -1,
+        since: int | str | None = None,
+    ) -> AsyncIterator[ClassAd]:
+        """Stream history records, newest first."""
+        body = history_body(constraint, projection, match, since)
+        async for ad in self._iterate(Command.QUERY_SCHEDD_HISTORY, body):
+            yield ad
+
+
+async def locate_schedd_async(
+    name: str | None = None,
+    pool: str | None = None,
+    *,
+    security: ClientSecurity | SecurityConfig | None = None,
+    timeout: float | None = None,
+) -> str:
+    """The address of a schedd: ``name`` in ``pool`` (collector lookup), or the local one
+    (``SCHEDD_HOST``/address files, then the collector; spec 06 §3.2–§3.3)."""
+    schedd = AsyncSchedd(name=name, pool=pool, security=security, timeout=timeout)
+    return await schedd.locate()
