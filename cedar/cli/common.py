@@ -31,6 +31,7 @@ from cedar.errors import (
     CedarError,
     ClassAdError,
     ConfigError,
+    InvalidArgument,
     SecurityError,
 )
 
@@ -59,7 +60,7 @@ CONDOR_ALIASES = {
 T = TypeVar("T")
 
 
-class UsageError(CedarError, ValueError):
+class UsageError(InvalidArgument):
     """A bad command line (exit code 2)."""
 
 
@@ -122,7 +123,7 @@ def exit_code(exc: BaseException) -> int:
     """The documented exit code of an error."""
     if isinstance(exc, CedarConnectionError):
         return EXIT_UNREACHABLE
-    if isinstance(exc, (UsageError, ClassAdError, ConfigError)):
+    if isinstance(exc, (InvalidArgument, ClassAdError, ConfigError)):
         return EXIT_USAGE
     if isinstance(exc, (SecurityError, CedarError)):
         return EXIT_REFUSED

@@ -15,6 +15,7 @@ from cedar.errors import (
     CedarConnectionError,
     CedarError,
     ClassAdError,
+    InvalidArgument,
     SecurityError,
 )
 from cedar.errors import ClassAdParseError as _CedarParseError
@@ -87,7 +88,7 @@ class ClassAdInternalError(ClassAdException, ValueError, TypeError):
 def convert(exc: CedarError) -> Exception:
     """The bindings' exception for a cedar error (same message)."""
     text = str(exc)
-    if isinstance(exc, _CedarParseError):
+    if isinstance(exc, (_CedarParseError, InvalidArgument)):
         return HTCondorValueError(text)
     if isinstance(exc, ClassAdError):
         return ClassAdValueError(text)
