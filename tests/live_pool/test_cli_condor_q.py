@@ -25,6 +25,8 @@ def _env() -> dict[str, str]:
             pytest.skip(f"{name} is not set")
     if not CEDAR.exists():
         pytest.skip("the cedar console script is not installed")
+    if not _tokens_readable():
+        pytest.skip("the pool's IDTOKEN is not readable by this user (root's, 0600)")
     env = dict(os.environ)
     env["CONDOR_CONFIG"] = os.environ["CEDAR_LIVE_CONDOR_CONFIG"]
     env["PATH"] = os.environ["CEDAR_LIVE_TOOLS"] + os.pathsep + env.get("PATH", "")
@@ -129,3 +131,13 @@ def test_by_default_only_my_jobs_as_condor_q(held_jobs: int) -> None:
     ours = as_testuser(f"{cedar} q")
     assert ours == as_testuser("condor_q")
     assert any(line.startswith("Total for testuser@") for line in ours)
+
+
+def _tokens_readable() -> bool:
+    """Whether this user can read the pool's IDTOKEN (root's, mode 0600)."""
+    directory = Path(os.environ["CEDAR_LIVE_TOKEN_DIR"])
+    try:
+        files = [path for path in directory.iterdir() if path.is_file()]
+    except OSError:
+        return False
+    return bool(files) and all(os.access(path, os.R_OK) for path in files)

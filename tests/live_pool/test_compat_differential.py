@@ -43,6 +43,8 @@ def test_htcondor2_script_same_with_wheel_and_compat(tmp_path: Path) -> None:
     for name in ("CEDAR_LIVE_CONDOR_CONFIG", "CEDAR_LIVE_TOKEN_DIR", "CEDAR_LIVE_IWD"):
         if not os.environ.get(name):
             pytest.skip(f"{name} is not set")
+    if not _tokens_readable():
+        pytest.skip("the pool's IDTOKEN is not readable by this user (root's, 0600)")
     jobs = Path(os.environ["CEDAR_LIVE_IWD"])
     reference = _run(jobs / f"tour-ref-{os.getpid()}.log")
     compat = _run(jobs / f"tour-cedar-{os.getpid()}.log", "-m", "cedar.compat", "run", "--force")
@@ -54,3 +56,13 @@ def test_htcondor2_script_same_with_wheel_and_compat(tmp_path: Path) -> None:
     assert any(event[2] == 5 for event in reference["events"])  # type: ignore[index,union-attr]
     for log in jobs.glob(f"tour-*-{os.getpid()}.log"):
         log.unlink()
+
+
+def _tokens_readable() -> bool:
+    """Whether this user can read the pool's IDTOKEN (root's, mode 0600)."""
+    directory = Path(os.environ["CEDAR_LIVE_TOKEN_DIR"])
+    try:
+        files = [path for path in directory.iterdir() if path.is_file()]
+    except OSError:
+        return False
+    return bool(files) and all(os.access(path, os.R_OK) for path in files)

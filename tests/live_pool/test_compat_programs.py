@@ -35,6 +35,8 @@ def _live_env() -> dict[str, str]:
     for name in ("CEDAR_LIVE_CONDOR_CONFIG", "CEDAR_LIVE_TOKEN_DIR", "CEDAR_LIVE_IWD"):
         if not os.environ.get(name):
             pytest.skip(f"{name} is not set (start a pool with minicondor.sh, see the README)")
+    if not _tokens_readable():
+        pytest.skip("the pool's IDTOKEN is not readable by this user (root's, 0600)")
     env = dict(os.environ)
     env["CONDOR_CONFIG"] = os.environ["CEDAR_LIVE_CONDOR_CONFIG"]
     env["_condor_SEC_CLIENT_AUTHENTICATION_METHODS"] = "IDTOKENS"
@@ -95,6 +97,9 @@ def _follow_this_checkout() -> None:
 @pytest.fixture(scope="module")
 def programs_venv() -> Path:
     """The venv with Toil, snakemake and its HTCondor executor, cedar, and no htcondor wheel."""
+    if os.geteuid() != 0:
+        pytest.skip("runs as root: submits with the pool's IDTOKEN, runs snakemake as testuser")
+    _live_env()
     if _python().exists() and _world_usable(str(_python())):
         with contextlib.suppress(subprocess.CalledProcessError, subprocess.TimeoutExpired):
             _follow_this_checkout()
@@ -231,3 +236,13 @@ def test_snakemake_htcondor_executor(programs_venv: Path, job_dir: Path) -> None
     assert (job_dir / "result.txt").read_text().strip() == "15"
     log = job_dir / "htcondor" / "snakemake-rules.log"
     assert "Job terminated" in log.read_text()
+
+
+def _tokens_readable() -> bool:
+    """Whether this user can read the pool's IDTOKEN (root's, mode 0600)."""
+    directory = Path(os.environ["CEDAR_LIVE_TOKEN_DIR"])
+    try:
+        files = [path for path in directory.iterdir() if path.is_file()]
+    except OSError:
+        return False
+    return bool(files) and all(os.access(path, os.R_OK) for path in files)
