@@ -26,10 +26,7 @@ from pathlib import Path
 os.environ.setdefault("CONDOR_CONFIG", "/dev/null")
 os.environ.setdefault("_condor_SEC_CLIENT_AUTHENTICATION_METHODS", "FS")
 
-from cedar.commands import (
-    Collector,  # noqa: E402
-    Schedd,  # noqa: E402
-)
+from cedar.commands import Collector, Schedd  # noqa: E402
 
 CAPTURES = Path(__file__).resolve().parent.parent / "captures"
 PROJECTION = ["Name", "Memory", "Cpus"]
@@ -37,7 +34,7 @@ PROJECTION = ["Name", "Memory", "Cpus"]
 SERVER = """
 import sys
 from cedar.classad_wire import ClassAd
-from cedar.commands.schedd import Schedd
+from cedar.commands import Schedd
 from cedar.server.pool import MockPool
 
 slots, jobs, recording = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]

@@ -49,7 +49,7 @@ from cedar.commands.qmgmt import (
     SubmitRejected,
 )
 from cedar.commands.schedd import ActResult, SubmitResult
-from cedar.commands.submit_lang import Submit
+from cedar.commands.submit import Submit
 from cedar.config import Config
 from cedar.errors import *  # noqa: F403
 from cedar.errors import __all__ as _errors_all

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from enum import Enum, IntEnum, IntFlag
 from typing import Protocol as _Protocol
 
-from cedar.errors import InvalidArgument
+from cedar.errors import InvalidArgument, ProtocolError
 
 
 class Command(IntEnum):
@@ -340,12 +340,30 @@ def qmgmt_layout(call: int) -> tuple[tuple[str, Arg], ...]:
         return ()
 
 
-def read_arguments(call: int, reader: _Reader) -> dict[str, ArgValue]:
+class Arguments(dict[str, ArgValue]):
+    """The arguments of one call by name, with typed access."""
+
+    def int(self, name: str) -> int:
+        """An ``Arg.INT``/``Arg.CHAR`` argument."""
+        value = self.get(name)
+        if not isinstance(value, int):
+            raise ProtocolError(f"QMGMT argument {name} is missing or not an integer")
+        return value
+
+    def text(self, name: str) -> str:
+        """An ``Arg.STRING`` argument."""
+        value = self.get(name)
+        if not isinstance(value, str):
+            raise ProtocolError(f"QMGMT argument {name} is missing or not a string")
+        return value
+
+
+def read_arguments(call: int, reader: _Reader) -> Arguments:
     """Read the arguments of ``call`` from a request message (after its call number).
 
     Stops in front of a trailing :attr:`Arg.AD`, which the caller reads.
     """
-    values: dict[str, ArgValue] = {}
+    values = Arguments()
     for name, kind in qmgmt_layout(call):
         if kind is Arg.INT:
             values[name] = reader.get_int()
@@ -702,6 +720,7 @@ __all__ = [
     "AdTypeInfo",
     "Arg",
     "ArgValue",
+    "Arguments",
     "Command",
     "DaemonType",
     "JobAction",

@@ -15,7 +15,11 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent / "cedar"
 
 LAYERS: list[set[str]] = [
-    {"errors", "numbers"},  # facts and exceptions: import nothing of cedar but each other
+    {
+        "errors",
+        "numbers",
+        "version",
+    },  # facts and exceptions: import nothing of cedar but each other
     {"stream"},  # framing, primitives, connection, protocol coroutines, drivers
     {"classad_wire"},  # ClassAd values, expressions, wire codec
     {"config"},  # the HTCondor configuration language
@@ -23,7 +27,7 @@ LAYERS: list[set[str]] = [
     {"commands"},  # the clients of each daemon command
     {"server"},  # the mock daemons
     {"capture", "conformance"},  # dissector and replay; the conformance battery (clients)
-    {"cli", "compat"},  # programs and compatibility layers
+    {"cli", "compat", "conformance"},  # programs, compatibility layers, conformance battery
     {"__init__", "__main__"},  # the package's public face
 ]
 RANK = {name: rank for rank, names in enumerate(LAYERS) for name in names}

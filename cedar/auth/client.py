@@ -33,7 +33,7 @@ from cedar.auth.session import ClientSessionCache, Session
 from cedar.auth.sinful import Sinful
 from cedar.auth.version import CEDAR_VERSION_STRING, built_since
 from cedar.classad_wire import ClassAd, get_handshake_ad, put_classad
-from cedar.config import default_config
+from cedar.config import Config, default_config
 from cedar.errors import (
     AuthenticationError,
     ConnectionClosed,
@@ -141,7 +141,7 @@ class SecurityConfig:
                 raise InvalidArgument(f"unknown crypto method {name!r}")
 
     @classmethod
-    def from_config(cls, config: Any) -> SecurityConfig:
+    def from_config(cls, config: Config) -> SecurityConfig:
         """The client policy a :class:`cedar.config.Config` describes (``SEC_CLIENT_*``).
 
         Legacy crypto methods in the configuration are dropped (cedar only speaks AES-GCM).  The

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import re
 
-#: What cedar puts in ``RemoteVersion``: a plausible HTCondor-compatible version >= 9.9.0, so
-#: servers answer resumptions with a response ad; the BuildID names the implementation.
-CEDAR_VERSION = "25.0.0"
-CEDAR_VERSION_STRING = f"$CondorVersion: {CEDAR_VERSION} 2025-01-01 BuildID: htc-cedar $"
+from cedar.version import PLATFORM_STRING, VERSION_STRING, VERSION_TEXT
+
+#: What cedar puts in ``RemoteVersion`` (the one version string of :mod:`cedar.version`).
+CEDAR_VERSION = VERSION_TEXT
+CEDAR_VERSION_STRING = VERSION_STRING
 #: The ``CondorPlatform`` cedar's daemons publish in their ads.
-CEDAR_PLATFORM_STRING = "$CondorPlatform: X86_64-Python $"
+CEDAR_PLATFORM_STRING = PLATFORM_STRING
 
 _VERSION = re.compile(r"\$CondorVersion: (\d+)\.(\d+)\.(\d+) ")
 

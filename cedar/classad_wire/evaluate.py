@@ -32,7 +32,14 @@ from cedar.classad_wire.expr import (
     fold,
     to_expr,
 )
-from cedar.classad_wire.values import AbsTime, Error, RelTime, Undefined
+from cedar.classad_wire.values import (
+    AbsTime,
+    Error,
+    RelTime,
+    Undefined,
+    format_abstime,
+    format_reltime,
+)
 
 #: Nested attribute evaluations deeper than this give Error instead of exhausting the stack.
 MAX_REFERENCE_DEPTH = 150
@@ -256,12 +263,14 @@ def _bitwise(op: str, a: Value, b: Value) -> Value:
         return _wrap(a << shift)
     if op == ">>":
         return a >> shift
-    return (a & 0xFFFFFFFFFFFFFFFF) >> shift if shift else a
+    if not shift:
+        return a if a >= 0 else 0  # observed: a negative number >>> 0 is 0
+    return (a & 0xFFFFFFFFFFFFFFFF) >> shift
 
 
 _ARITH = frozenset("+-*/%")
 _COMPARE = frozenset(("==", "!=", "<", "<=", ">", ">="))
-_SPECIAL = frozenset(("my", "self", "target", "parent", "root", "toplevel"))
+_SPECIAL = frozenset(("my", "self", "target", "other", "parent", "root", "toplevel"))
 
 
 class Evaluator:
@@ -294,7 +303,7 @@ class Evaluator:
     def _special(self, key: str, scope: Scope) -> Value:
         if key in ("my", "self"):
             return scope
-        if key == "target":
+        if key == "target" or key == "other":
             other = scope.root().other
             return Undefined if other is None else other
         if key == "parent":
@@ -325,8 +334,16 @@ class Evaluator:
 
     def select(self, base: Value, name: str) -> Value:
         if isinstance(base, Scope):
-            found = self._member(base, fold(name))
-            return Undefined if found is None else found
+            # Observed: a name a nested ad lacks is looked up in its enclosing scopes
+            # ([x = 1; B = [].x] gives B = 1).
+            key = fold(name)
+            current: Scope | None = base
+            while current is not None:
+                found = self._member(current, key)
+                if found is not None:
+                    return found
+                current = current.parent
+            return Undefined
         if base is Undefined:
             return Undefined
         if isinstance(base, tuple):
@@ -341,7 +358,9 @@ class Evaluator:
         while True:
             kind = type(node)
             if kind is Literal:
-                return node.val  # type: ignore[attr-defined]
+                value = node.val  # type: ignore[attr-defined]
+                # Observed: a relTime("...") literal evaluates to a real (isReal is true).
+                return value if type(value) is not RelTime else value.seconds
             if kind is Paren:
                 node = node.inner  # type: ignore[attr-defined]
                 continue
@@ -535,8 +554,13 @@ def evaluate(expr: Expr | str, my: Any = None, target: Any = None) -> Any:
 
 def to_string(value: Value) -> str:
     """``string()`` of a value: strings as is, everything else printed in new syntax."""
-    if type(value) is str:
+    kind = type(value)
+    if kind is str:
         return value
+    if kind is AbsTime:
+        return format_abstime(value)
+    if kind is RelTime:  # observed: whole seconds (string(relTime(2.5)) is "02")
+        return format_reltime(float(_trunc(value.seconds)))
     return value_to_expr(value).unparse(old=False)
 
 

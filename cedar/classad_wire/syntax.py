@@ -316,7 +316,7 @@ class _Lexer:
             self.pos = pos + 3
             return ("op", three, pos)
         two = text[pos : pos + 2]
-        if two in ("=?", "=!"):
+        if two == "=?":
             return self._fail(f"{two!r} must be followed by '='", pos)
         if two in _OPS2:
             self.pos = pos + 2

@@ -25,6 +25,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="method whose identity may own jobs (default: TOKEN with --token-dir, else "
         "SCITOKENS with --scitoken; without either the job lifecycle check is skipped)",
     )
+    parser.add_argument(
+        "--no-fs",
+        action="store_true",
+        help="do not use FS (the daemons do not share this file system, e.g. a container)",
+    )
     parser.add_argument("--iwd", default="/tmp", help="working directory of the test job")
     parser.add_argument("--check", action="append", help="run only checks starting with this")
     parser.add_argument("--timeout", type=float, default=20.0, help="network timeout (s)")
@@ -55,6 +60,7 @@ def run(args: argparse.Namespace) -> int:
         ssl_cafile=args.ca_file,
         write_method=args.write_method,
         iwd=args.iwd,
+        fs=False if args.no_fs else None,
         timeout=args.timeout,
     )
     outcomes = run_checks(target, args.check)

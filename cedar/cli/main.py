@@ -56,6 +56,14 @@ def build_parser() -> argparse.ArgumentParser:
     pool.add_argument("--port", type=int, default=0, help="port to listen on (default: any)")
     pool.add_argument("--host", default="127.0.0.1")
     pool.add_argument("--run-time", type=float, default=10.0, help="simulated job run time (s)")
+    pool.add_argument(
+        "--security",
+        choices=["fs", "claimtobe-clear", "tokens"],
+        default="fs",
+        help="fs: FS (or CLAIMTOBE) with AES-GCM required (default); claimtobe-clear: CLAIMTOBE, "
+        "no encryption; tokens: IDTOKENS only (a token for you is written to a new directory)",
+    )
+    pool.add_argument("--schedd-name", help="the schedd's Name (default: this host's full name)")
     pool.add_argument("--debug", action="store_true", help="show tracebacks")
     pool.set_defaults(handler=run_pool)
     return parser
@@ -139,7 +147,7 @@ def _demo_security() -> ClientSecurity:
 def run_demo(args: argparse.Namespace, out: TextIO) -> int:
     """Start a mock pool on loopback (FS + AES-GCM) and walk a job through its life."""
     from cedar.commands import Collector, Schedd, ping
-    from cedar.commands.submit_lang import Submit
+    from cedar.commands.submit import Submit
     from cedar.config import Config, set_default_config
     from cedar.server.pool import MockPool
 
@@ -217,26 +225,31 @@ def run_pool(args: argparse.Namespace, out: TextIO) -> int:
     """Serve a mock pool until interrupted and say how to point clients at it."""
     import trio
 
-    from cedar.server.pool import MockPool
+    from cedar.server.pool import MockPool, host_name
 
-    pool = MockPool(host=args.host, port=args.port, simulate=True, run_time=args.run_time)
+    pool = MockPool.for_setup(
+        args.security,
+        host=args.host,
+        port=args.port,
+        simulate=True,
+        run_time=args.run_time,
+        schedd_name=args.schedd_name or host_name(),
+    )
 
     async def serve() -> None:
         async with trio.open_nursery() as nursery:
             await nursery.start(pool.serve)
             hp = pool.host_port
+            exports = "".join(f"  export {k}={v}\n" for k, v in pool.client_environment().items())
             out.write(
-                f"mock pool (collector + schedd, FS + AES-GCM) on {hp}\n\n"
+                f"mock pool (collector + schedd, {args.security}) on {hp}\n\n"
                 f"cedar clients:\n"
                 f"  cedar q --pool {hp}\n"
                 f"  cedar submit --pool {hp} job.sub\n\n"
-                f"HTCondor tools and htcondor2 (run as this user, FS authentication):\n"
-                f"  export CONDOR_CONFIG=/dev/null\n"
-                f"  export _condor_COLLECTOR_HOST={hp}\n"
-                f"  export _condor_SEC_CLIENT_AUTHENTICATION_METHODS=FS\n"
-                f"  export _condor_SCHEDD_HOST={pool.schedd.name}\n"
-                f"  condor_q -name {pool.schedd.name}   # or htcondor2.Schedd()\n\n"
-                f"schedd address: {pool.schedd_address}\n"
+                f"HTCondor tools and htcondor2 (run as this user):\n"
+                f"{exports}"
+                "  condor_q; condor_submit job.sub; condor_status -any  # or htcondor2\n\n"
+                f"schedd {pool.schedd.name}: {pool.schedd_address}\n"
                 "Ctrl-C stops the pool.\n"
             )
             out.flush()

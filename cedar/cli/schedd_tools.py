@@ -22,7 +22,7 @@ from cedar.classad_wire.expr import fold
 from cedar.cli.common import Progress, UsageError, add_common_options, check_constraint
 from cedar.commands import Schedd
 from cedar.commands.schedd import ActResult, parse_job_spec
-from cedar.commands.submit_lang import Submit
+from cedar.commands.submit import Submit
 from cedar.errors import CedarError
 from cedar.numbers import JobAction, JobStatus
 

@@ -184,14 +184,12 @@ class CommandAttempts:
             permission_hint=self._permission_hint,
         )
 
-    def count_result(self) -> None:
-        """One more result reached the caller; past :attr:`max_results` the call fails."""
-        self.results += 1
-        if self.results > self.max_results:
-            raise ResultLimitExceeded(
-                f"{self.target} sent more than {self.max_results} results; raise max_results "
-                "if that many are expected"
-            )
+    def too_many_results(self) -> ResultLimitExceeded:
+        """The error once :attr:`results` (counted by the driver) passes :attr:`max_results`."""
+        return ResultLimitExceeded(
+            f"{self.target} sent more than {self.max_results} results; raise max_results "
+            "if that many are expected"
+        )
 
     def retry(self) -> bool:
         """After :class:`SessionRejected`: whether to try again on a new connection."""

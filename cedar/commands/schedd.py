@@ -15,12 +15,12 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from cedar.auth.client import CommandSession
-from cedar.classad_wire import ClassAd, get_classad, parse_expr, put_classad
+from cedar.classad_wire import ClassAd, get_classad, parse_expr, put_classad, unparse
 from cedar.classad_wire.expr import Expr, to_expr
 from cedar.commands import qmgmt
 from cedar.commands.collector import DaemonLocation, read_address_file
 from cedar.commands.qmgmt import SubmitOutcome
-from cedar.commands.submit_lang import Submit, SubmitSettings
+from cedar.commands.submit import Submit, SubmitSettings
 from cedar.config import default_config
 from cedar.errors import (
     ClassAdError,
@@ -390,8 +390,6 @@ def edit_protocol(
 
 def _value_text(value: object) -> str:
     """An edit value: expression text as given, or a Python value as a ClassAd literal."""
-    from cedar.classad_wire import unparse
-
     if isinstance(value, str):
         return value
     return unparse(to_expr(value), old=True)

@@ -493,6 +493,8 @@ class MockCollector(Daemon):
     ) -> None:
         super().__init__(name, "COLLECTOR", policy=policy, host=host, port=port)
         self.store = store or AdStore()
+        #: ``Machine`` of the collector's own ad (a host name in a pool; default ``host``).
+        self.machine: str | None = None
         for command, level in iter_commands():
             if command in UPDATES or command in INVALIDATES:
                 if command == Command.UPDATE_OWN_SUBMITTOR_AD:
@@ -514,7 +516,7 @@ class MockCollector(Daemon):
         ad = ClassAd()
         ad["MyType"] = "Collector"
         ad["Name"] = self.name
-        ad["Machine"] = self.host
+        ad["Machine"] = self.machine or self.host
         ad["MyAddress"] = address
         ad["CondorVersion"] = CEDAR_VERSION_STRING
         ad["CondorPlatform"] = CEDAR_PLATFORM_STRING

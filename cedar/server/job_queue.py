@@ -474,7 +474,8 @@ class JobQueue:
         del self.jobs[key]
         self.started.pop(key, None)
         if ad is not None:
-            ad["CompletionDate"] = now if int_attr(ad, "JobStatus") == COMPLETED else 0
+            if int_attr(ad, "JobStatus") == COMPLETED:  # a real schedd leaves it unset otherwise
+                ad["CompletionDate"] = now
             self.history.append(ad)
         if not any(c == key[0] for c, _ in self.jobs):
             self.clusters.pop(key[0], None)
@@ -491,14 +492,26 @@ class JobQueue:
                 status = int_attr(self.merged(*key) or ClassAd(), "JobStatus")
                 if status == IDLE:
                     job.ad["JobStatus"] = RUNNING
+                    job.ad["LastJobStatus"] = IDLE
                     job.ad["EnteredCurrentStatus"] = int(now)
                     job.ad["JobCurrentStartDate"] = int(now)
-                    job.ad["NumJobStarts"] = int_attr(job.ad, "NumJobStarts") + 1
+                    # what a real schedd/shadow add when a job is matched and starts
+                    job.ad["RemoteHost"] = f"slot1@{self.name}"
+                    for attr in ("JobStartDate", "FirstJobMatchDate"):
+                        if attr not in job.ad:
+                            job.ad[attr] = int(now)
+                    for attr in ("LastMatchTime", "ShadowBday", "JobCurrentStartExecutingDate"):
+                        job.ad[attr] = int(now)
+                    for attr in ("NumJobStarts", "NumJobMatches", "JobRunCount", "NumShadowStarts"):
+                        job.ad[attr] = int_attr(job.ad, attr) + 1
                     self.started[key] = now
                 elif status == RUNNING:
                     began = self.started.setdefault(key, now)
                     if now - began >= self.run_time:
                         job.ad["JobStatus"] = COMPLETED
+                        job.ad["LastJobStatus"] = RUNNING
+                        job.ad["LastRemoteHost"] = job.ad.get("RemoteHost", f"slot1@{self.name}")
+                        job.ad.pop("RemoteHost", None)
                         job.ad["ExitCode"] = 0
                         job.ad["ExitBySignal"] = False
                         job.ad["RemoteWallClockTime"] = float(now - began)

@@ -1,16 +1,29 @@
 """A whole mock pool on one port: a mock collector and a mock schedd behind the shared-port
 router, with FS + AES-GCM security by default (for tests, ``cedar demo`` and ``cedar pool``).
+
+Besides the collector's and the schedd's own ads the collector holds what a personal pool's
+collector holds — a master, a negotiator, a startd daemon ad and the schedd's submitter ads — so
+``condor_status`` for every type has something to show.  Those daemons are simulated only by
+their ads (their ``MyAddress`` is the collector's; they answer no command of their own).
 """
 
 from __future__ import annotations
 
 import contextlib
+import getpass
+import os
+import tempfile
+import time
 from collections.abc import Iterator
 from typing import Any
 
 import trio
 
 from cedar.auth.server_policy import LevelPolicy, ServerPolicy
+from cedar.auth.signing_key import SigningKey, SigningKeyStore
+from cedar.auth.token import create_token
+from cedar.auth.version import CEDAR_PLATFORM_STRING, CEDAR_VERSION_STRING
+from cedar.classad_wire import ClassAd
 from cedar.server.collector import MockCollector
 from cedar.server.daemon import _serve_in_thread
 from cedar.server.router import SharedPortRouter
@@ -25,9 +38,34 @@ def pool_policy(
         methods=methods or ["FS", "CLAIMTOBE"],
         encryption=encryption,
         integrity=encryption,
-        crypto_methods=["AES"],
+        crypto_methods=[] if encryption == "NEVER" else ["AES"],  # AES would force encryption
     )
     return ServerPolicy(levels={"DEFAULT": level}, **kwargs)
+
+
+#: ``cedar pool --security`` choices: the server policy and what a client must be told.
+SECURITY_SETUPS: dict[str, tuple[list[str], str, dict[str, str]]] = {
+    # name: (methods, encryption, the client's _condor_ settings)
+    "fs": (["FS", "CLAIMTOBE"], "REQUIRED", {"SEC_CLIENT_AUTHENTICATION_METHODS": "FS"}),
+    # + SEC_TOKEN_DIRECTORY: a directory holding a token the pool issued for this user
+    "tokens": (["TOKEN"], "REQUIRED", {"SEC_CLIENT_AUTHENTICATION_METHODS": "IDTOKENS"}),
+    "claimtobe-clear": (
+        ["CLAIMTOBE"],
+        "NEVER",
+        {
+            "SEC_CLIENT_AUTHENTICATION_METHODS": "CLAIMTOBE",
+            "SEC_CLIENT_ENCRYPTION": "NEVER",
+            "SEC_CLIENT_INTEGRITY": "NEVER",
+        },
+    ),
+}
+
+
+def host_name() -> str:
+    """The name HTCondor's tools give this host (FULL_HOSTNAME): the local schedd's name."""
+    from cedar.config import detected_macros
+
+    return detected_macros("TOOL", None)["FULL_HOSTNAME"]
 
 
 class MockPool:
@@ -48,8 +86,15 @@ class MockPool:
         tick: float = 1.0,
         run_time: float = 2.0,
         superusers: tuple[str, ...] = (),
+        machine: str | None = None,
     ) -> None:
         self.policy = policy or pool_policy()
+        self.setup = "fs"  #: which of SECURITY_SETUPS (see :meth:`for_setup`)
+        self._started = int(time.time())
+        self._sequence = 0
+        self.token_dir: str | None = None  #: where ``for_setup("tokens")`` put its token
+        #: ``Machine`` of every ad the pool advertises (a host name, as real daemons say).
+        self.machine = machine or host_name()
         self.router = SharedPortRouter(host=host, port=port)
         self.collector = MockCollector("collector", policy=self.policy, host=host)
         self.schedd = MockSchedd(
@@ -60,6 +105,7 @@ class MockPool:
             simulate=simulate,
             tick=tick,
         )
+        self.collector.machine = self.machine
         self.router.attach(self.collector, "collector", default=True)
         self.router.attach(self.schedd, "schedd")
 
@@ -79,8 +125,82 @@ class MockPool:
         return self.schedd.address
 
     def advertise(self) -> None:
-        """Put (or refresh) the schedd's ad in the collector."""
-        self.collector.store.add(self.schedd.schedd_ad(), "Scheduler")
+        """Put (or refresh) the schedd's, its submitters' and the simulated daemons' ads."""
+        store = self.collector.store
+        schedd = self.schedd.schedd_ad()
+        schedd["Machine"] = self.machine
+        self._sequence += 1
+        submitters = self.schedd.submitter_ads()
+        schedd.update(  # a few more of what a real schedd publishes (it has ~180 attributes)
+            {
+                "CollectorHost": self.host_port,
+                "DaemonStartTime": self._started,
+                "MyCurrentTime": int(time.time()),
+                "UpdateSequenceNumber": self._sequence,
+                "NumUsers": len(submitters),
+                "MaxJobsRunning": 10000,
+                "ShadowsRunning": schedd.get("TotalRunningJobs", 0),
+                "TotalRemovedJobs": 0,
+                "TotalLocalJobsIdle": 0,
+                "TotalLocalJobsRunning": 0,
+                "TotalSchedulerJobsIdle": 0,
+                "TotalSchedulerJobsRunning": 0,
+            }
+        )
+        store.add(schedd, "Scheduler")
+        for submitter in submitters:
+            submitter["Machine"] = self.machine
+            store.add(submitter, "Submitter")
+        for my_type, name in (
+            ("DaemonMaster", self.machine),
+            ("Negotiator", self.machine),
+            ("StartD", self.machine),
+        ):
+            store.add(self._daemon_ad(my_type, name))
+
+    def _daemon_ad(self, my_type: str, name: str) -> ClassAd:
+        ad = ClassAd()
+        ad["MyType"] = my_type
+        ad["Name"] = name
+        ad["Machine"] = self.machine
+        ad["MyAddress"] = self.collector.address
+        ad["CondorVersion"] = CEDAR_VERSION_STRING
+        ad["CondorPlatform"] = CEDAR_PLATFORM_STRING
+        return ad
+
+    @classmethod
+    def for_setup(cls, setup: str, *, token_dir: str | None = None, **options: Any) -> MockPool:
+        """A pool with one of :data:`SECURITY_SETUPS`; ``tokens`` makes a signing key and puts
+        a token for the current user into ``token_dir`` (default: a new temporary directory)."""
+        methods, encryption, _ = SECURITY_SETUPS[setup]
+        extra: dict[str, Any] = {}
+        key = None
+        if setup == "tokens":
+            key = SigningKey.generate("POOL")
+            extra["signing_keys"] = SigningKeyStore([key])
+        policy = pool_policy(methods, encryption=encryption, options=extra)
+        pool = cls(policy=policy, **options)
+        pool.setup = setup
+        if key is not None:
+            pool.token_dir = token_dir or tempfile.mkdtemp(prefix="cedar-pool-tokens-")
+            domain = policy.trust_domain or policy.uid_domain
+            token = create_token(key, issuer=domain, subject=f"{getpass.getuser()}@{domain}")
+            path = os.path.join(pool.token_dir, "cedar-pool.token")
+            with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as out:
+                out.write(token + "\n")
+        return pool
+
+    def client_environment(self, setup: str | None = None) -> dict[str, str]:
+        """The environment pointing HTCondor's tools and ``htcondor2`` at this pool.
+
+        The schedd is found the way the tools find a local one (its Name is this host's
+        FULL_HOSTNAME), so no ``SCHEDD_HOST`` is set."""
+        setup = setup or self.setup
+        env = {"CONDOR_CONFIG": "/dev/null", "_condor_COLLECTOR_HOST": self.host_port}
+        env.update({f"_condor_{k}": v for k, v in SECURITY_SETUPS[setup][2].items()})
+        if setup == "tokens" and self.token_dir:
+            env["_condor_SEC_TOKEN_DIRECTORY"] = self.token_dir
+        return env
 
     async def serve(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
         """Serve everything until cancelled."""

@@ -8,11 +8,12 @@ Seams (for anyone extending the schedd):
 - Daemon commands are registered in :meth:`MockSchedd.__init__` (``self.register(command,
   handler, permission=...)``); a handler is a protocol coroutine ``(request) -> Protocol[None]``.
 - QMGMT calls inside ``QMGMT_WRITE_CMD`` are dispatched through :data:`QMGMT_HANDLERS`, a
-  ``{QmgmtCall: method}`` table.  A method receives ``(request, txn, reader)`` with the call
-  number already read and returns the reply writer, :data:`NO_REPLY` (the call is answered by
-  nothing, e.g. a deferred ``SetAttribute2``) or ``None`` (close the connection).  Add a call by
-  writing a ``_call_*`` method and one table entry; a :class:`QueueError` it raises becomes the
-  usual ``-1, errno`` reply.
+  ``{QmgmtCall: method}`` table.  A method receives ``(request, txn, args)``, the call's
+  arguments read by the layout of :data:`cedar.numbers.QMGMT_ARGUMENTS`, and returns the reply
+  writer, :data:`NO_REPLY` (the call is answered by nothing, e.g. a deferred ``SetAttribute2``)
+  or ``None`` (close the connection).  Add a call by declaring its layout in
+  :mod:`cedar.numbers`, writing a ``_call_*`` method and one table entry; a :class:`QueueError`
+  it raises becomes the usual ``-1, errno`` reply.
 
 Spec 05 §3–§6 describes the commands served: QUERY_JOB_ADS(_WITH_AUTH), QMGMT_WRITE_CMD,
 ACT_ON_JOBS, QUERY_SCHEDD_HISTORY, RESCHEDULE and the direct daemon queries.
@@ -33,7 +34,14 @@ from cedar.auth.version import CEDAR_PLATFORM_STRING, CEDAR_VERSION_STRING
 from cedar.classad_wire import ClassAd, get_classad, parse_expr, put_classad
 from cedar.classad_wire.evaluate import evaluate
 from cedar.errors import CedarError, ClassAdError
-from cedar.numbers import Command, JobAction, QmgmtCall, SetAttributeFlags
+from cedar.numbers import (
+    Arguments,
+    Command,
+    JobAction,
+    QmgmtCall,
+    SetAttributeFlags,
+    read_arguments,
+)
 from cedar.server.collector import QueryAnswer, is_match, write_answer
 from cedar.server.daemon import CommandRequest, Daemon
 from cedar.server.job_queue import (
@@ -342,7 +350,7 @@ class MockSchedd(Daemon):
         return me if isinstance(me, str) else None
 
     @staticmethod
-    def _ad(request: CommandRequest, ad: ClassAd) -> Any:
+    def _ad(request: CommandRequest, ad: ClassAd) -> MessageWriter:
         writer = request.writer()
         put_classad(writer, ad)
         return writer
@@ -401,7 +409,7 @@ class MockSchedd(Daemon):
             log.info("%s: unknown QMGMT call %d; closing", self.name, call)
             return None
         try:
-            return handler(self, request, txn, r)
+            return handler(self, request, txn, read_arguments(call, r))
         except QueueError as exc:
             writer = request.writer().put_int(-1).put_int(exc.errno)
             if call == QmgmtCall.NewCluster:
@@ -412,15 +420,12 @@ class MockSchedd(Daemon):
 
     # One method per QMGMT call (see QMGMT_HANDLERS); the call number is already read.
 
-    def _call_close(
-        self, request: CommandRequest, txn: Transaction, r: MessageReader
-    ) -> QmgmtReply:
+    def _call_close(self, request: CommandRequest, txn: Transaction, args: Arguments) -> QmgmtReply:
         return None
 
     def _call_capabilities(
-        self, request: CommandRequest, txn: Transaction, r: MessageReader
+        self, request: CommandRequest, txn: Transaction, args: Arguments
     ) -> QmgmtReply:
-        r.get_int()
         caps = ClassAd()
         caps["UseJobsets"] = False
         caps["LateMaterialize"] = False
@@ -428,23 +433,23 @@ class MockSchedd(Daemon):
         return self._ad(request, caps)
 
     def _call_new_cluster(
-        self, request: CommandRequest, txn: Transaction, r: MessageReader
+        self, request: CommandRequest, txn: Transaction, args: Arguments
     ) -> QmgmtReply:
         if not request.authenticated:
             raise QueueError(errno.EACCES, "anonymous users may not submit")
         return request.writer().put_int(txn.new_cluster())
 
     def _call_new_proc(
-        self, request: CommandRequest, txn: Transaction, r: MessageReader
+        self, request: CommandRequest, txn: Transaction, args: Arguments
     ) -> QmgmtReply:
-        return request.writer().put_int(txn.new_proc(r.get_int()))
+        return request.writer().put_int(txn.new_proc(args.int("cluster")))
 
     def _call_set_attribute(
-        self, request: CommandRequest, txn: Transaction, r: MessageReader, *, flagged: bool = False
+        self, request: CommandRequest, txn: Transaction, args: Arguments, *, flagged: bool = False
     ) -> QmgmtReply:
-        cluster, proc = r.get_int(), r.get_int()
-        value, name = r.get_string(), r.get_string()
-        flags = r.get_char() if flagged else 0
+        cluster, proc = args.int("cluster"), args.int("proc")
+        value, name = args.text("value"), args.text("name")
+        flags = args.int("flags") if flagged else 0
         if flags & SetAttributeFlags.NO_ACK:  # SetAttribute_NoAck: errors surface at commit
             if txn.deferred is None:
                 try:
@@ -456,36 +461,35 @@ class MockSchedd(Daemon):
         return request.writer().put_int(0)
 
     def _call_set_attribute2(
-        self, request: CommandRequest, txn: Transaction, r: MessageReader
+        self, request: CommandRequest, txn: Transaction, args: Arguments
     ) -> QmgmtReply:
-        return self._call_set_attribute(request, txn, r, flagged=True)
+        return self._call_set_attribute(request, txn, args, flagged=True)
 
     def _call_set_by_constraint(
-        self, request: CommandRequest, txn: Transaction, r: MessageReader, *, flagged: bool = False
+        self, request: CommandRequest, txn: Transaction, args: Arguments, *, flagged: bool = False
     ) -> QmgmtReply:
-        constraint, value, name = r.get_string(), r.get_string(), r.get_string()
-        flags = r.get_char() if flagged else 0
+        constraint, value, name = args.text("constraint"), args.text("value"), args.text("name")
+        flags = args.int("flags") if flagged else 0
         if not ATTRIBUTE_NAME.match(name) or not value or "\n" in value or "\r" in value:
             raise QueueError(errno.EINVAL, "invalid attribute or value")
         return request.writer().put_int(txn.set_by_constraint(constraint, name, value, flags))
 
     def _call_set_by_constraint2(
-        self, request: CommandRequest, txn: Transaction, r: MessageReader
+        self, request: CommandRequest, txn: Transaction, args: Arguments
     ) -> QmgmtReply:
-        return self._call_set_by_constraint(request, txn, r, flagged=True)
+        return self._call_set_by_constraint(request, txn, args, flagged=True)
 
     def _call_delete_attribute(
-        self, request: CommandRequest, txn: Transaction, r: MessageReader
+        self, request: CommandRequest, txn: Transaction, args: Arguments
     ) -> QmgmtReply:
-        cluster, proc, name = r.get_int(), r.get_int(), r.get_string()
+        cluster, proc, name = args.int("cluster"), args.int("proc"), args.text("name")
         txn.delete_attribute(cluster, proc, name)
         return request.writer().put_int(1)
 
     def _call_get_job_ad(
-        self, request: CommandRequest, txn: Transaction, r: MessageReader
+        self, request: CommandRequest, txn: Transaction, args: Arguments
     ) -> QmgmtReply:
-        cluster, proc = r.get_int(), r.get_int()
-        ad = txn.job_ad(cluster, proc)
+        ad = txn.job_ad(args.int("cluster"), args.int("proc"))
         if ad is None:
             return request.writer().put_int(-1).put_int(0)
         writer = request.writer().put_int(0)
@@ -493,9 +497,9 @@ class MockSchedd(Daemon):
         return writer
 
     def _call_get_all_jobs(
-        self, request: CommandRequest, txn: Transaction, r: MessageReader
+        self, request: CommandRequest, txn: Transaction, args: Arguments
     ) -> QmgmtReply:
-        constraint, projection = r.get_string(), r.get_string()
+        constraint, projection = args.text("constraint"), args.text("projection")
         expr = parse_expr(constraint or "true", old=True)
         writer = request.writer()
         names = [n for n in LIST_SEPARATORS.split(projection) if n] or None
@@ -505,19 +509,15 @@ class MockSchedd(Daemon):
                 put_classad(writer, ad, projection=names, server_time=int(time.time()))
         return writer.put_int(-1).put_int(0)
 
-    def _call_begin(
-        self, request: CommandRequest, txn: Transaction, r: MessageReader
-    ) -> QmgmtReply:
+    def _call_begin(self, request: CommandRequest, txn: Transaction, args: Arguments) -> QmgmtReply:
         txn.clear()
         return request.writer().put_int(0)
 
     _call_abort = _call_begin  # both drop what the transaction holds
 
     def _call_commit(
-        self, request: CommandRequest, txn: Transaction, r: MessageReader, *, flagged: bool = True
+        self, request: CommandRequest, txn: Transaction, args: Arguments, *, flagged: bool = True
     ) -> QmgmtReply:
-        if flagged:
-            r.get_int()
         try:
             txn.commit()
         except QueueError as exc:
@@ -530,28 +530,27 @@ class MockSchedd(Daemon):
         return writer
 
     def _call_commit_no_flags(
-        self, request: CommandRequest, txn: Transaction, r: MessageReader
+        self, request: CommandRequest, txn: Transaction, args: Arguments
     ) -> QmgmtReply:
-        return self._call_commit(request, txn, r, flagged=False)
+        return self._call_commit(request, txn, args, flagged=False)
 
     def _call_set_effective_owner(
-        self, request: CommandRequest, txn: Transaction, r: MessageReader
+        self, request: CommandRequest, txn: Transaction, args: Arguments
     ) -> QmgmtReply:
-        owner = r.get_string()
+        owner = args.text("owner")
         if owner and owner_of(owner) == owner_of(request.user):
             return request.writer().put_int(0)
         raise QueueError(errno.EACCES, "SetEffectiveOwner refused")
 
     def _call_destroy_cluster(
-        self, request: CommandRequest, txn: Transaction, r: MessageReader
+        self, request: CommandRequest, txn: Transaction, args: Arguments
     ) -> QmgmtReply:
-        r.get_int()
         return request.writer().put_int(-1).put_int(0)
 
     def _call_get_attribute(
-        self, request: CommandRequest, txn: Transaction, r: MessageReader, call: int
+        self, request: CommandRequest, txn: Transaction, args: Arguments, call: int
     ) -> QmgmtReply:
-        cluster, proc, name = r.get_int(), r.get_int(), r.get_string()
+        cluster, proc, name = args.int("cluster"), args.int("proc"), args.text("name")
         ad = txn.job_ad(cluster, proc)
         w = request.writer()
         if ad is None:
@@ -579,24 +578,24 @@ class MockSchedd(Daemon):
         return w.put_int(rval).put_double(float(value))
 
     def _call_get_attribute_int(
-        self, request: CommandRequest, txn: Transaction, r: MessageReader
+        self, request: CommandRequest, txn: Transaction, args: Arguments
     ) -> QmgmtReply:
-        return self._call_get_attribute(request, txn, r, QmgmtCall.GetAttributeInt)
+        return self._call_get_attribute(request, txn, args, QmgmtCall.GetAttributeInt)
 
     def _call_get_attribute_float(
-        self, request: CommandRequest, txn: Transaction, r: MessageReader
+        self, request: CommandRequest, txn: Transaction, args: Arguments
     ) -> QmgmtReply:
-        return self._call_get_attribute(request, txn, r, QmgmtCall.GetAttributeFloat)
+        return self._call_get_attribute(request, txn, args, QmgmtCall.GetAttributeFloat)
 
     def _call_get_attribute_string(
-        self, request: CommandRequest, txn: Transaction, r: MessageReader
+        self, request: CommandRequest, txn: Transaction, args: Arguments
     ) -> QmgmtReply:
-        return self._call_get_attribute(request, txn, r, QmgmtCall.GetAttributeString)
+        return self._call_get_attribute(request, txn, args, QmgmtCall.GetAttributeString)
 
     def _call_get_attribute_expr(
-        self, request: CommandRequest, txn: Transaction, r: MessageReader
+        self, request: CommandRequest, txn: Transaction, args: Arguments
     ) -> QmgmtReply:
-        return self._call_get_attribute(request, txn, r, QmgmtCall.GetAttributeExpr)
+        return self._call_get_attribute(request, txn, args, QmgmtCall.GetAttributeExpr)
 
     # --- actions ---------------------------------------------------------------------------
 
@@ -712,7 +711,7 @@ class _NoReply:
 NO_REPLY = _NoReply()
 #: What a QMGMT method returns: the reply, :data:`NO_REPLY`, or ``None`` to close.
 QmgmtReply = MessageWriter | _NoReply | None
-QmgmtMethod = Callable[[MockSchedd, CommandRequest, Transaction, MessageReader], QmgmtReply]
+QmgmtMethod = Callable[[MockSchedd, CommandRequest, Transaction, Arguments], QmgmtReply]
 
 #: ``{call: method}`` for every QMGMT call the mock schedd serves; any other call closes.
 QMGMT_HANDLERS: dict[int, QmgmtMethod] = {

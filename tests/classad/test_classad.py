@@ -149,7 +149,9 @@ def test_time_values() -> None:
     stamp = parse_expr('absTime("2020-01-02T03:04:05+01:00")').eval()
     assert stamp == AbsTime(1577930645, 3600)
     assert stamp.to_datetime().isoformat() == "2020-01-02T03:04:05+01:00"
-    assert parse_expr('relTime("1+02:03:04")').eval() == RelTime(93784.0)
+    # As in the reference, a relTime("...") literal evaluates to a real; relTime(n) to a relTime.
+    assert parse_expr('relTime("1+02:03:04")').eval() == 93784.0
+    assert parse_expr("relTime(93784)").eval() == RelTime(93784.0)
     assert str(RelTime(100000.25)) == "1+03:46:40.25"
 
 

@@ -15,6 +15,7 @@ import pytest
 import trio
 
 from cedar.auth.client import ClientSecurity, SecurityConfig
+from cedar.auth.policy import Requirement
 from cedar.classad_wire import ClassAd, put_classad
 from cedar.commands import AsyncCollector, Collector, Schedd, ping
 from cedar.errors import CedarTimeout, ResultLimitExceeded
@@ -23,7 +24,7 @@ from cedar.server.daemon import CommandRequest, Daemon
 from cedar.server.testing import mock_daemon
 from cedar.stream.protocol import Protocol, Send
 
-RAW = ClientSecurity(SecurityConfig(negotiation="NEVER"))
+RAW = ClientSecurity(SecurityConfig(negotiation=Requirement.NEVER))
 #: The longest any single call below may take, whatever the server does.
 CALL_TIMEOUT = 2.0
 #: "Finished in time": far below what the hostile server could hold a per-read timeout for.

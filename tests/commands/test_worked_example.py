@@ -4,10 +4,12 @@ DC_QUERY_INSTANCE (spec 05: no request payload; the reply is 16 ASCII hex bytes,
 from __future__ import annotations
 
 from cedar.auth.client import ClientSecurity, CommandSession, SecurityConfig
+from cedar.auth.policy import Requirement
 from cedar.commands import run_command
 from cedar.numbers import Command
 from cedar.server.daemon import CommandRequest
 from cedar.server.testing import mock_daemon
+from cedar.stream.primitives import MessageReader
 from cedar.stream.protocol import Protocol, Receive, Send
 
 INSTANCE_ID = b"0123456789abcdef"
@@ -16,7 +18,7 @@ INSTANCE_ID = b"0123456789abcdef"
 # 1. The client's protocol (a plain module of cedar.commands): payload, then the reply.
 def query_instance_body(session: CommandSession) -> Protocol[str]:
     yield from session.send_empty_payload()
-    reply = yield Receive()
+    reply: MessageReader = yield Receive()
     instance = reply.get_bytes(16).decode("ascii")
     reply.end_of_message()
     return instance
@@ -33,7 +35,7 @@ def test_a_new_command_in_both_roles() -> None:
     with daemon.run_in_thread():
         for security in (
             ClientSecurity(SecurityConfig(methods=["CLAIMTOBE"])),
-            ClientSecurity(SecurityConfig(negotiation="NEVER")),  # raw start
+            ClientSecurity(SecurityConfig(negotiation=Requirement.NEVER)),  # raw start
         ):
             # 3. The client call (in cedar/commands/_async/, generated blocking twin).
             instance = run_command(

@@ -14,7 +14,7 @@ import pytest
 from cedar.cli.main import main
 from cedar.conformance import CHECKS, Target, run_checks
 from cedar.server import collector as collector_module
-from cedar.server.pool import MockPool
+from cedar.server.pool import SECURITY_SETUPS, MockPool
 from cedar.stream.connection import CedarConnection
 
 
@@ -28,13 +28,20 @@ def _target(pool: MockPool) -> Target:
     return Target(pool.host_port, write_method="FS", timeout=10)
 
 
-def test_every_check_passes_or_skips_against_the_mock_pool(pool: MockPool) -> None:
-    outcomes = run_checks(_target(pool))
+@pytest.mark.parametrize("setup", sorted(SECURITY_SETUPS))
+def test_every_check_passes_or_skips_against_the_mock_pool(setup: str) -> None:
+    """Each `cedar pool --security` setup passes; the checks use what the pool offers."""
+    mock = MockPool.for_setup(setup, simulate=True, run_time=0.2)
+    with mock.run_in_thread() as pool:
+        write = {"fs": "FS", "claimtobe-clear": "CLAIMTOBE", "tokens": "TOKEN"}[setup]
+        target = Target(pool.host_port, token_dir=pool.token_dir, write_method=write, timeout=10)
+        outcomes = run_checks(target)
     assert [o.name for o in outcomes] == [c.name for c in CHECKS]
     failed = [(o.name, o.detail) for o in outcomes if o.status == "fail"]
     assert not failed
     passed = {o.name for o in outcomes if o.status == "pass"}
-    assert {"crypto.aes_gcm", "session.resumption", "jobs.lifecycle", "query.schedd"} <= passed
+    assert {"session.resumption", "jobs.lifecycle", "query.schedd", "query.master"} <= passed
+    assert ("crypto.aes_gcm" in passed) == (setup != "claimtobe-clear")
 
 
 def test_cli_table_json_and_exit_code(pool: MockPool) -> None:

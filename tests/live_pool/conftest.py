@@ -6,7 +6,6 @@ import os
 
 import pytest
 
-from cedar.auth import ClientSecurity, SecurityConfig
 from cedar.conformance import Target
 
 
@@ -29,35 +28,6 @@ def live_collector() -> str:
     return os.environ["CEDAR_LIVE_COLLECTOR"]
 
 
-@pytest.fixture(scope="session")
-def live_schedd() -> str:
-    """A schedd sinful (normally with ``sock=``); skips when not configured."""
-    value = os.environ.get("CEDAR_LIVE_SCHEDD")
-    if not value:
-        pytest.skip("CEDAR_LIVE_SCHEDD is not set")
-    return value
-
-
-@pytest.fixture(scope="session")
-def live_timeout() -> float:
-    """Network timeout for live tests."""
-    return float(os.environ.get("CEDAR_LIVE_TIMEOUT", "20"))
-
-
-@pytest.fixture
-def live_security():
-    """``live_security(methods, **settings)`` -> a fresh client security (own session cache)."""
-
-    def make(methods: list[str], **settings: object) -> ClientSecurity:
-        settings.setdefault("authentication", "PREFERRED")
-        uid_domain = os.environ.get("CEDAR_LIVE_UID_DOMAIN")
-        if uid_domain:
-            settings.setdefault("uid_domain", uid_domain)
-        return ClientSecurity(SecurityConfig(methods=methods, **settings))  # type: ignore[arg-type]
-
-    return make
-
-
 def readable(path: str | None) -> bool:
     """Whether this user can read ``path`` and, for a directory, its files (tokens are 0600)."""
     if not path or not os.access(path, os.R_OK):
@@ -78,6 +48,7 @@ def live_target() -> Target:
         scitoken_file=scitoken if readable(scitoken) else None,
         ssl_cafile=os.environ.get("CEDAR_LIVE_SSL_CAFILE"),
         iwd=os.environ.get("CEDAR_LIVE_IWD") or "/tmp",
+        fs=False if os.environ.get("CEDAR_LIVE_NO_FS") else None,
         timeout=float(os.environ.get("CEDAR_LIVE_TIMEOUT", "20")),
     )
 

@@ -22,7 +22,7 @@ import pytest
 
 from cedar.auth import ClientSecurity, SecurityConfig
 from cedar.commands import Schedd
-from cedar.commands.submit_lang import Submit
+from cedar.commands.submit import Submit
 
 pytestmark = pytest.mark.live
 

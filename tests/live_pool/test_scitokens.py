@@ -96,3 +96,26 @@ def test_read_only_scope_is_refused_for_write(live_target, tmp_path, issuer_key)
     token = _mint(issuer_key, scope="condor:/READ")
     assert _ping(live_target, tmp_path, token, "READ").authorized
     assert _refused(live_target, tmp_path, token, "WRITE")
+
+
+def test_scitoken_at_the_schedd_for_every_job_command(live_target: Target) -> None:
+    """The pool's ready token (testuser): ping the schedd, then submit → edit → release → hold →
+    rm → history with SCITOKENS as the only method (the conformance check ``jobs.lifecycle``)."""
+    from cedar.conformance.checks import CHECKS, run_check
+
+    target = Target(
+        live_target.pool,
+        scitoken_file=_env("CEDAR_LIVE_SCITOKEN_FILE"),
+        ssl_cafile=_env("CEDAR_LIVE_SSL_CAFILE"),
+        write_method="SCITOKENS",
+        iwd=live_target.iwd,
+    )
+    if not os.access(str(target.scitoken_file), os.R_OK):
+        pytest.skip("the pool's SciToken is not readable by this user")
+    schedd = str(target.schedd_ad()["MyAddress"])
+    result = ping(schedd, "WRITE", security=target.security(["SCITOKENS"]), timeout=target.timeout)
+    assert result.authorized and result.method == "SCITOKENS", result.error
+    assert result.user == "testuser@minicondor"
+    (lifecycle,) = [c for c in CHECKS if c.name == "jobs.lifecycle"]
+    outcome = run_check(lifecycle, target)
+    assert outcome.status == "pass", outcome.detail

@@ -6,7 +6,7 @@ import pytest
 import trio
 
 from cedar.commands import AsyncSchedd, Schedd, qmgmt
-from cedar.commands.submit_lang import Submit, SubmitError
+from cedar.commands.submit import Submit, SubmitError
 from cedar.errors import CedarError, InvalidArgument
 from cedar.numbers import JobAction
 from cedar.server.pool import MockPool

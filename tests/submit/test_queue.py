@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from cedar.commands.submit_lang import Submit, SubmitError, SubmitSettings, parse_queue
+from cedar.commands.submit import Submit, SubmitError, SubmitSettings, parse_queue
 
 
 def args_of(text: str, directory: Path, **kw: object) -> list[str]:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from cedar.commands.submit_lang import Submit, SubmitSettings
+from cedar.commands.submit import Submit, SubmitSettings
 from tests.submit.vectors import VECTORS
 
 IGNORED = {

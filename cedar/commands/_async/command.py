@@ -82,7 +82,9 @@ async def iterate_command_async(
         ) as channel:
             try:
                 async for value in channel.iterate(attempts.protocol(channel)):
-                    attempts.count_result()
+                    attempts.results += 1
+                    if attempts.results > attempts.max_results:
+                        raise attempts.too_many_results()
                     yield value
                 return
             except SessionRejected:

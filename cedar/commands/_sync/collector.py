@@ -111,12 +111,8 @@ class Collector:
         statistics: str | None = None,
         target_type: str | None = None,
     ) -> Iterator[ClassAd]:
-        """Stream the matching ads one at a time.
-
-        The collector sends all results in one message (spec 05 §2.4), so its bytes are
-        buffered -- bounded by the connection's message-size limit -- but each ad is decoded
-        only when it is consumed, and its values only when they are read.
-        """
+        """Stream the matching ads one at a time, each decoded as its packets arrive (the
+        collector sends all results in one message, spec 05 §2.4)."""
         return self._iterate(
             *collector_query(ad_type, constraint, projection, limit, statistics, target_type)
         )

@@ -85,7 +85,9 @@ def iterate_command(
         ) as channel:
             try:
                 for value in channel.iterate(attempts.protocol(channel)):
-                    attempts.count_result()
+                    attempts.results += 1
+                    if attempts.results > attempts.max_results:
+                        raise attempts.too_many_results()
                     yield value
                 return
             except SessionRejected:

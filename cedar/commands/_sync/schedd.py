@@ -40,7 +40,7 @@ from cedar.commands.schedd import (
     submit_builder,
     submit_result,
 )
-from cedar.commands.submit_lang import SubmitSettings
+from cedar.commands.submit import SubmitSettings
 from cedar.errors import CedarError
 from cedar.numbers import Command, DaemonType, JobAction
 from cedar.stream.connection import CedarConnection

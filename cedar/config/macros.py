@@ -1,42 +1,47 @@
-"""Line reader and macro expander of the submit description language (spec 06 §1.3–§1.4, §4.1).
+"""The one line reader and ``$(...)`` macro expander of the configuration and submit languages.
 
-Submit text uses the configuration reader's syntax in "submit mode": logical lines with ``\\``
-continuation, ``#`` comments only at the start of a line, lazy ``$(NAME)`` expansion with
-``$(NAME:default)``, ``$ENV()``, ``$INT()``, ``$F*()`` and friends, ``$$(…)`` kept verbatim.
-Everything here is pure string processing; job-ad translation lives in :mod:`submit_lang`.
+Both languages share the reference's syntax (spec 06 §1.3-§1.4, §4.1): logical lines with
+``\\`` continuation and ``#`` comments only at the start of a line; lazy ``$(NAME)`` expansion
+with ``$(NAME:default)``, ``$ENV()``, ``$SUBSTR()``, ``$CHOICE()``, ``$BASENAME()``,
+``$DIRNAME()``, ``$F*()`` path pieces, ``$INT()``/``$REAL()``/``$EVAL()``/``$STRING()`` (when the
+caller supplies a ClassAd evaluator) and ``$$(...)`` kept verbatim.  Everything is pure string
+processing over a lookup function, so both readers (and their error types) plug into it.
 """
 
 from __future__ import annotations
 
 import os
 import posixpath
+import random
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
-from cedar.errors import CedarError
+from cedar.errors import CedarError, ConfigError
 
 #: Expansion nesting limit: a definition cycle (``A=$(B)``, ``B=$(A)``) must fail, not hang.
 MAX_DEPTH = 64
 #: Upper bound of an expanded value; protects against exponential self-doubling definitions.
 MAX_VALUE = 1 << 20
 
-_NAME_CHARS = re.compile(r"[A-Za-z0-9_./]+\Z")
+NAME_RE = re.compile(r"[A-Za-z0-9_./]+")
 _FUNC = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)\(")
-_DOLLAR_MARK = "\x00DOLLAR\x00"
+_PATH_FUNC = re.compile(r"F[fpdnxbqauw]+")
+DOLLAR_MARK = "\x00DOLLAR\x00"
+#: ``$RANDOM_CHOICE``/``$RANDOM_INTEGER`` draw from this (not for secrets).
+_RANDOM = random.Random()
 
-
-class SubmitError(CedarError, ValueError):
-    """A submit description is invalid (the message says which line or command, and why)."""
-
-
+#: ``lookup(name)`` -> the raw (unexpanded) value, or ``None`` when the name is not defined.
 Lookup = Callable[[str], "str | None"]
+#: ``evaluate(text)`` -> the Python value of ClassAd expression text (for ``$INT`` and friends).
+Evaluate = Callable[[str], object]
 
 
 def next_logical_line(lines: list[str], i: int) -> tuple[int, str, int] | None:
     """The logical line starting at physical line ``i``: ``(line_no, text, next_index)``.
 
     Comment and blank lines are skipped; ``None`` at the end.  Taking an index (rather than
-    being a generator) lets the ``queue … (`` reader consume the raw lines of its item block.
+    being a generator) lets a caller consume raw lines itself (``queue … (`` item blocks,
+    ``NAME @= tag`` multi-line values).
     """
     while i < len(lines):
         start = i
@@ -65,7 +70,7 @@ def next_logical_line(lines: list[str], i: int) -> tuple[int, str, int] | None:
     return None
 
 
-def _find_body_end(text: str, start: int) -> int:
+def find_body_end(text: str, start: int) -> int:
     """Index of the ``)`` closing a ``$(…)`` body starting at ``start``; one nested ``$(…)``
     is skipped (spec 06 §1.4 "Where a body ends"); -1 if there is none."""
     i = start
@@ -84,8 +89,10 @@ def _find_body_end(text: str, start: int) -> int:
     return -1
 
 
-def _path_parts(path: str, letters: str) -> str:
-    """``$F<letters>(x)``: pieces of a path (spec 06 §1.4)."""
+def path_parts(path: str, letters: str) -> str:
+    """``$F<letters>(x)``: pieces of a path (spec 06 §1.4): ``p`` directory, ``d`` parent
+    directory name, ``n`` name, ``x`` extension, ``q`` quoted, ``b`` without the trailing
+    ``/``; no piece letter means the whole path (observed: ``$Fb(/a/b.c)`` is ``/a/b.c``)."""
     directory, base = posixpath.split(path)
     if directory and not directory.endswith("/"):
         directory += "/"
@@ -102,6 +109,10 @@ def _path_parts(path: str, letters: str) -> str:
         out += stem
     if "x" in letters:
         out += ext
+    if not any(piece in letters for piece in "pdnx"):
+        out = path
+    if "b" in letters and out.endswith("/"):
+        out = out[:-1]
     if "q" in letters:
         out = f'"{out}"'
     return out
@@ -110,21 +121,31 @@ def _path_parts(path: str, letters: str) -> str:
 class MacroExpander:
     """Expands ``$(…)`` references against a lookup function.
 
-    ``lookup(name)`` returns the *raw* (unexpanded) value or ``None`` when the name is not
-    defined; expansion is lazy, as in the reference, so a value is expanded when used.
-    ``evaluate`` turns ClassAd expression text into a Python value for ``$INT``/``$REAL``/
-    ``$EVAL`` (supplied by the caller so this module needs no ClassAd engine).
+    Expansion is lazy, as in the reference: a value is expanded when it is used.  ``evaluate``
+    turns ClassAd expression text into a Python value for ``$INT``/``$REAL``/``$EVAL``/
+    ``$STRING``; without it those stay literal text.  ``error`` is the exception type raised
+    for invalid uses (the configuration raises :class:`ConfigError`, submit its own type).
     """
 
-    def __init__(self, lookup: Lookup, evaluate: Callable[[str], object] | None = None) -> None:
+    def __init__(
+        self,
+        lookup: Lookup,
+        evaluate: Evaluate | None = None,
+        *,
+        environ: Mapping[str, str] | None = None,
+        error: type[CedarError] = ConfigError,
+    ) -> None:
         self.lookup = lookup
         self.evaluate = evaluate
+        self.environ = os.environ if environ is None else environ
+        self.error = error
 
     def expand(self, text: str) -> str:
         """Fully expand ``text``."""
-        return self._expand(text, 0).replace(_DOLLAR_MARK, "$")
+        return self._expand(text, 0).replace(DOLLAR_MARK, "$")
 
     def _arg(self, name: str, depth: int) -> str:
+        """A function argument: the named macro's value if defined, else the literal text."""
         value = self.lookup(name.strip())
         if value is None:
             return self._expand(name.strip(), depth + 1)
@@ -132,7 +153,9 @@ class MacroExpander:
 
     def _expand(self, text: str, depth: int) -> str:
         if depth > MAX_DEPTH:
-            raise SubmitError("macro expansion is nested too deeply (a definition cycle?)")
+            raise self.error(
+                f"macro expansion is nested too deeply (a definition cycle?) in {text[:80]!r}"
+            )
         if "$" not in text:
             return text
         out: list[str] = []
@@ -153,7 +176,7 @@ class MacroExpander:
             replacement: str | None = None
             end = j + 1
             if text.startswith("$(", j):
-                close = _find_body_end(text, j + 2)
+                close = find_body_end(text, j + 2)
                 if close >= 0:
                     body = text[j + 2 : close]
                     end = close + 1
@@ -161,7 +184,7 @@ class MacroExpander:
             else:
                 m = _FUNC.match(text, j)
                 if m:
-                    close = _find_body_end(text, m.end())
+                    close = find_body_end(text, m.end())
                     if close >= 0:
                         result = self._function(m.group(1), text[m.end() : close], depth)
                         if result is not None:
@@ -173,7 +196,7 @@ class MacroExpander:
                 continue
             size += len(replacement)
             if size > MAX_VALUE:
-                raise SubmitError("macro expansion produced an unreasonably long value")
+                raise self.error("macro expansion produced an unreasonably long value")
             out.append(replacement)
             i = end
         return "".join(out)
@@ -181,48 +204,44 @@ class MacroExpander:
     def _reference(self, body: str, depth: int) -> str:
         name, sep, default = body.partition(":")
         if name.upper() == "DOLLAR" and not sep:
-            return _DOLLAR_MARK
-        if not _NAME_CHARS.match(name):
+            return DOLLAR_MARK
+        if not NAME_RE.fullmatch(name):
             # Not a reference at all (e.g. "$(a b)"): keep the text, expanding inside it.
             return "$(" + self._expand(body, depth + 1) + ")"
         value = self.lookup(name)
         expanded = self._expand(value, depth + 1) if value is not None else ""
-        if not expanded and sep:
+        if not expanded.strip() and sep:
             return self._expand(default, depth + 1)
         return expanded
 
     def _function(self, func: str, body: str, depth: int) -> str | None:
-        upper = func.upper()
         if func == "ENV":
             name, sep, default = body.partition(":")
-            value = os.environ.get(name)
+            value = self.environ.get(name.strip())
             if value is None:
                 return self._expand(default, depth + 1) if sep else "UNDEFINED"
             return value
+        if func in ("INT", "REAL", "EVAL", "STRING") and self.evaluate is None:
+            return None
         args = [a.strip() for a in self._expand(body, depth + 1).split(",")]
         if func in ("INT", "REAL", "EVAL", "STRING"):
             return self._eval_function(func, args, depth)
-        if func == "SUBSTR" and len(args) >= 2:
-            value = self._arg(args[0], depth)
-            try:
-                start = int(args[1])
-                length = int(args[2]) if len(args) > 2 else None
-            except ValueError:
-                raise SubmitError(f"$SUBSTR({body}): start and length must be integers") from None
-            piece = value[start:] if start >= 0 else value[len(value) + start :]
-            if length is not None:
-                piece = piece[:length] if length >= 0 else piece[:length]
-            return piece
+        if func == "RANDOM_CHOICE" and args:
+            return _RANDOM.choice(args)
+        if func == "RANDOM_INTEGER":
+            return self._random_integer(body, args)
+        if func == "SUBSTR":
+            return self._substr(body, args, depth)
         if func == "CHOICE" and len(args) >= 2:
             try:
                 index = int(self._arg(args[0], depth))
             except ValueError:
-                raise SubmitError(f"$CHOICE({body}): the index is not an integer") from None
+                raise self.error(f"$CHOICE({body}): the index is not an integer") from None
             items = args[1:]
             if len(items) == 1:
                 items = [a.strip() for a in self._arg(items[0], depth).split(",")]
             if not 0 <= index < len(items):
-                raise SubmitError(f"$CHOICE({body}): index {index} out of range")
+                raise self.error(f"$CHOICE({body}): index {index} out of range")
             return items[index]
         if func == "BASENAME" and args:
             base = posixpath.basename(self._arg(args[0], depth))
@@ -230,20 +249,48 @@ class MacroExpander:
                 base = base[: -len(args[1])]
             return base
         if func == "DIRNAME" and args:
-            return _path_parts(self._arg(args[0], depth), "p")
-        if upper.startswith("F") and len(func) > 1 and set(func[1:]) <= set("fpdnxbqauw"):
+            return path_parts(self._arg(args[0], depth), "p")
+        if _PATH_FUNC.fullmatch(func):
             path = self._arg(args[0], depth) if args else ""
             letters = func[1:]
             if "f" in letters or "a" in letters:
                 path = os.path.abspath(path) if path else path
-            return _path_parts(path, letters.replace("f", "pnx") if letters == "f" else letters)
+            return path_parts(path, letters.replace("f", "pnx") if letters == "f" else letters)
         return None
 
+    def _random_integer(self, body: str, args: list[str]) -> str:
+        """``$RANDOM_INTEGER(min, max[, step])``: an integer drawn from the range, inclusive."""
+        try:
+            low, high = int(args[0]), int(args[1])
+            step = int(args[2]) if len(args) > 2 else 1
+        except (IndexError, ValueError):
+            raise self.error(f"invalid $RANDOM_INTEGER({body})") from None
+        if step < 1 or high < low:
+            raise self.error(f"invalid $RANDOM_INTEGER({body}): empty range")
+        return str(_RANDOM.randrange(low, high + 1, step))
+
+    def _substr(self, body: str, args: list[str], depth: int) -> str:
+        """``$SUBSTR(name, start[, length])``: a negative start counts from the end (clamped
+        to the beginning), a negative length drops characters from the end."""
+        if len(args) < 2:
+            raise self.error(f"invalid $SUBSTR({body}): it needs a name and a start")
+        value = self._arg(args[0], depth)
+        try:
+            start = int(args[1])
+            length = int(args[2]) if len(args) > 2 else None
+        except ValueError:
+            raise self.error(f"$SUBSTR({body}): start and length must be integers") from None
+        if start < 0:
+            start = max(0, len(value) + start)
+        piece = value[start:]
+        if length is not None:
+            piece = piece[:length] if length >= 0 else piece[: max(0, len(piece) + length)]
+        return piece
+
     def _eval_function(self, func: str, args: list[str], depth: int) -> str:
+        assert self.evaluate is not None
         source = self._arg(args[0], depth) if args else ""
         fmt = args[1] if len(args) > 1 else None
-        if self.evaluate is None:
-            raise SubmitError(f"${func}() needs a ClassAd evaluator")
         try:
             value = self.evaluate(source)
         except CedarError:
@@ -260,11 +307,31 @@ class MacroExpander:
             return str(value) if isinstance(value, (int, float)) else "undefined"
         if func == "INT":
             if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise SubmitError(f"$INT({source}) does not evaluate to a number")
+                raise self.error(f"$INT({source}) does not evaluate to a number")
             return (fmt or "%d") % int(value)
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise SubmitError(f"$REAL({source}) does not evaluate to a number")
+            raise self.error(f"$REAL({source}) does not evaluate to a number")
         if fmt is None:
             return f"{float(value):.16G}"
         text = fmt % float(value)
         return text if "." in text else text + ".0"
+
+
+__all__ = [
+    "DOLLAR_MARK",
+    "MAX_DEPTH",
+    "MAX_VALUE",
+    "NAME_RE",
+    "MacroExpander",
+    "find_body_end",
+    "next_logical_line",
+    "path_parts",
+    "split_list",
+]
+
+
+def split_list(value: str | None) -> list[str]:
+    """An HTCondor list: items separated by commas and/or whitespace."""
+    if not value:
+        return []
+    return [item for item in re.split(r"[\s,]+", value) if item]

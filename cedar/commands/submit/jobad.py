@@ -1,0 +1,323 @@
+"""From a parsed description to job ads (spec 06 §5, spec 05 §4.7): settings, the result,
+and the translator that runs the ``queue`` statements.
+
+:class:`Translator` walks the queue statements, expands macros per proc and hands each job to
+:class:`~.builder.JobBuilder`; :class:`JobAds` holds the cluster ad and what each proc adds.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from cedar.commands.submit.builder import JobBuilder
+from cedar.commands.submit.encodings import evaluate_text
+from cedar.commands.submit.errors import SubmitError
+from cedar.commands.submit.queue import QueueSpec, queue_items, split_row
+from cedar.config.macros import Lookup, MacroExpander
+from cedar.errors import CedarError
+from cedar.version import VERSION_STRING
+
+if TYPE_CHECKING:
+    from cedar.commands.submit.description import Submit
+    from cedar.config import Config
+
+CONDOR_VERSION = VERSION_STRING
+CONDOR_PLATFORM = "$CondorPlatform: X86_64-Linux $"
+DEFAULT_REQUEST_DISK = "MAX({1024, (TransferInputSizeMB+1) * 1.25}) * 1024"
+MAX_PROCS = 100_000
+#: Commands that ask the schedd to materialize the procs itself (late materialization).
+LATE_MATERIALIZATION = ("max_idle", "materialize_max_idle", "max_materialize", "materialize_max")
+#: Attributes a proc ad never repeats, even when a later queue statement changes them.
+_CLUSTER_ONLY = frozenset({"ClusterId", "Owner", "JobUniverse"})
+
+
+@dataclass
+class SubmitSettings:
+    """Configuration the translation depends on (spec 06 §5.7); defaults as compiled in."""
+
+    filesystem_domain: str = ""
+    arch: str = "X86_64"
+    opsys: str = "LINUX"
+    default_universe: str = "vanilla"
+    default_request_cpus: str = "1"
+    default_request_memory: str = "128"
+    default_request_disk: str = DEFAULT_REQUEST_DISK
+    default_lease_duration: str = "2400"
+    default_job_max_retries: str = "2"
+    submit_method: int | None = None
+    condor_version: str = CONDOR_VERSION
+    condor_platform: str = CONDOR_PLATFORM
+    user: str = ""
+    spool: str = ""
+
+    @classmethod
+    def from_config(cls, config: Config | None = None) -> SubmitSettings:
+        """Settings from the HTCondor configuration (subsystem SUBMIT) when it can be read."""
+        settings = cls()
+        try:
+            import pwd
+
+            settings.user = pwd.getpwuid(os.getuid()).pw_name
+        except (ImportError, KeyError):
+            settings.user = os.environ.get("USER", "")
+        try:
+            import platform
+            import socket
+
+            machine = platform.machine().lower()
+            settings.arch = {"x86_64": "X86_64", "amd64": "X86_64", "aarch64": "aarch64"}.get(
+                machine, machine.upper()
+            )
+            settings.opsys = {"linux": "LINUX", "darwin": "MACOSX", "windows": "WINDOWS"}.get(
+                platform.system().lower(), platform.system().upper()
+            )
+            settings.filesystem_domain = socket.getfqdn()
+        except OSError:
+            pass
+        lookup = config_lookup(config)
+        if lookup is not None:
+            for knob, attr in (
+                ("FILESYSTEM_DOMAIN", "filesystem_domain"),
+                ("DEFAULT_UNIVERSE", "default_universe"),
+                ("JOB_DEFAULT_REQUESTCPUS", "default_request_cpus"),
+                ("JOB_DEFAULT_REQUESTMEMORY", "default_request_memory"),
+                ("JOB_DEFAULT_REQUESTDISK", "default_request_disk"),
+                ("JOB_DEFAULT_LEASE_DURATION", "default_lease_duration"),
+                ("DEFAULT_JOB_MAX_RETRIES", "default_job_max_retries"),
+                ("ARCH", "arch"),
+                ("OPSYS", "opsys"),
+                ("SPOOL", "spool"),
+            ):
+                value = lookup(knob)
+                if value:
+                    setattr(settings, attr, value)
+        return settings
+
+
+def config_lookup(config: Config | None) -> Callable[[str], str | None] | None:
+    if config is None:
+        from cedar.config import default_config
+
+        try:
+            config = default_config()
+        except CedarError:
+            return None
+    return config.get
+
+
+# --------------------------------------------------------------------------- the result
+
+
+@dataclass
+class JobAds:
+    """What a submission sends: the cluster ad, then per proc only ``ProcId``, ``JobStatus``
+    and attributes that differ from the cluster ad (spec 05 §4.7).  Values are wire text."""
+
+    cluster_id: int
+    cluster_ad: dict[str, str]
+    proc_ads: list[dict[str, str]]
+    warnings: list[str] = field(default_factory=list)
+    #: ``max_idle``/``max_materialize`` asked the schedd to materialize the procs itself (the
+    #: real submit sends the cluster ad and a job factory; cedar's qmgmt client still sends
+    #: every proc ad, see the README's known gaps).
+    late_materialization: bool = False
+
+    @property
+    def num_procs(self) -> int:
+        """Number of proc ads (jobs)."""
+        return len(self.proc_ads)
+
+    def job_ad(self, proc: int) -> dict[str, str]:
+        """The full ad of one job (cluster ad overlaid with its proc ad)."""
+        merged = dict(self.cluster_ad)
+        merged.update(self.proc_ads[proc])
+        return merged
+
+
+# --------------------------------------------------------------------------- Submit
+
+
+class Translator:
+    """Builds the job ads statement by statement (spec 06 §5)."""
+
+    def __init__(
+        self,
+        submit: Submit,
+        settings: SubmitSettings,
+        submit_dir: str,
+        now: int,
+        method: int | None,
+        cluster_id: int,
+        spool: bool = False,
+    ) -> None:
+        self.submit = submit
+        self.settings = settings
+        self.submit_dir = submit_dir
+        self.now = now
+        self.method = method
+        self.cluster_id = cluster_id
+        self.keys: dict[str, str] = {}
+        self.cluster_ad: dict[str, str] | None = None
+        self.proc_ads: list[dict[str, str]] = []
+        self.warnings: list[str] = []
+        self.next_proc = 0
+        self.spool = spool
+        self.late_materialization = False
+        self.predefined = self._predefined()
+
+    def result(self) -> JobAds:
+        if self.cluster_ad is None:
+            # Every queue statement produced no item (e.g. "matching" found no file):
+            # condor_submit warns and submits nothing.
+            self.warnings.append("the submit description queues no jobs")
+            return JobAds(self.cluster_id, {}, [], self.warnings)
+        return JobAds(
+            self.cluster_id,
+            self.cluster_ad,
+            self.proc_ads,
+            self.warnings,
+            late_materialization=self.late_materialization,
+        )
+
+    def run_queue(
+        self,
+        spec: QueueSpec,
+        commands: dict[str, str],
+        count_override: int | None,
+        itemdata: list[Mapping[str, str]] | None,
+    ) -> None:
+        base = MacroExpander(self._lookup(commands, {}), evaluate_text, error=SubmitError)
+        if any(base.expand(commands.get(knob, "")).strip() for knob in LATE_MATERIALIZATION):
+            self.late_materialization = True
+        if count_override is not None and not spec.mode and itemdata is None:
+            count = count_override
+        else:
+            count_text = base.expand(spec.count).strip() or "1"
+            try:
+                count = int(count_text)
+            except ValueError:
+                try:
+                    value = evaluate_text(count_text)
+                except CedarError:
+                    value = None
+                if isinstance(value, bool) or not isinstance(value, int):
+                    raise SubmitError(f"queue count {count_text!r} is not an integer") from None
+                count = value
+        if count < 0:
+            raise SubmitError(f"queue count {count} is out of range")
+        if count == 0:
+            count = 1  # condor_submit queues one job for "queue 0" (observed)
+        names = spec.variables or ["Item"]
+        rows: list[tuple[int, dict[str, str]]]
+        if itemdata is not None:
+            rows = [
+                (i, {k.lower(): str(v) for k, v in row.items()}) for i, row in enumerate(itemdata)
+            ]
+            item_named = False
+        else:
+            raw = queue_items(spec, base, self.submit_dir)
+            rows = []
+            previous: dict[str, str] = {n.lower(): "" for n in names}
+            for index, row in raw:
+                if row.strip(" \t") == "" and spec.mode == "from":
+                    values = dict(previous)
+                else:
+                    values = {
+                        n.lower(): v
+                        for n, v in zip(names, split_row(row, len(names)), strict=False)
+                    }
+                    previous = values
+                rows.append((index, values))
+            item_named = bool(spec.variables)
+        if len(rows) * count + self.next_proc > MAX_PROCS:
+            raise SubmitError(f"refusing to queue more than {MAX_PROCS} jobs")
+        for index, values in rows:
+            for step in range(count):
+                items = dict(values)
+                if not spec.mode or item_named:
+                    items.setdefault("item", "")
+                if not spec.mode:
+                    items["item"] = ""
+                proc = self.next_proc
+                builtins = {
+                    "cluster": str(self.cluster_id),
+                    "clusterid": str(self.cluster_id),
+                    "process": str(proc),
+                    "procid": str(proc),
+                    "jobid": f"{self.cluster_id}.{proc}",
+                    "step": str(step),
+                    "itemindex": str(index),
+                    "row": str(index),
+                    "node": "",
+                }
+                expander = MacroExpander(
+                    self._lookup(commands, items, builtins), evaluate_text, error=SubmitError
+                )
+                ad = JobBuilder(self, commands, expander).build(proc)
+                self._add_job(proc, ad)
+                self.next_proc += 1
+
+    def _predefined(self) -> dict[str, str]:
+        """Macros every job of the submission sees (spec 06 §4.2), computed once."""
+        t = time.localtime(self.now)
+        return {
+            "submit_time": str(self.now),
+            "year": f"{t.tm_year:04d}",
+            "month": f"{t.tm_mon:02d}",
+            "day": f"{t.tm_mday:02d}",
+            "submit_file": self.submit.submit_file or "",
+            "arch": self.settings.arch,
+            "opsys": self.settings.opsys,
+            "islinux": "1" if self.settings.opsys == "LINUX" else "0",
+            "iswindows": "1" if self.settings.opsys == "WINDOWS" else "0",
+            "spool": self.settings.spool,
+        }
+
+    def _lookup(
+        self,
+        commands: Mapping[str, str],
+        items: Mapping[str, str],
+        builtins: Mapping[str, str] | None = None,
+    ) -> Lookup:
+        """Macro lookup of one job: the queue statement's variables, then the description's
+        own definitions (which override even ``$(Process)``: condor_submit does so), then the
+        per-job built-ins, then the per-submission ones."""
+        predefined = self.predefined
+        per_job = builtins or {}
+
+        def lookup(name: str) -> str | None:
+            low = name.lower()
+            if low in items:
+                return items[low]
+            if low in commands:
+                return commands[low]
+            if low in per_job:
+                return per_job[low]
+            return predefined.get(low)
+
+        return lookup
+
+    def _add_job(self, proc: int, ad: dict[str, str]) -> None:
+        status = ad.pop("JobStatus", "1")
+        ad.pop("ProcId", None)
+        if self.cluster_ad is None:
+            self.cluster_ad = {"ClusterId": str(self.cluster_id)}
+            for name in sorted(ad, key=lambda n: (len(n), n.lower())):
+                if name != "ClusterId":
+                    self.cluster_ad[name] = ad[name]
+            self.proc_ads.append({"ProcId": str(proc), "JobStatus": status})
+            return
+        proc_ad = {"ProcId": str(proc), "JobStatus": status}
+        cluster_ad = self.cluster_ad
+        differ = [
+            name
+            for name, value in ad.items()
+            if cluster_ad.get(name) != value and name not in _CLUSTER_ONLY
+        ]
+        for name in sorted(differ, key=lambda n: (len(n), n.lower())):
+            proc_ad[name] = ad[name]
+        self.proc_ads.append(proc_ad)

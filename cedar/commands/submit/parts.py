@@ -1,0 +1,85 @@
+"""The shared state and helpers of the job-ad builder (its parts are mixins over this)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from cedar.commands.submit.encodings import (
+    URL_SCHEME,
+    bool_value,
+    quote,
+    reprint,
+)
+from cedar.commands.submit.errors import SubmitError
+from cedar.config.macros import MacroExpander
+
+if TYPE_CHECKING:
+    from cedar.commands.submit.jobad import Translator
+
+
+class JobParts:
+    """One job's translation state: its commands, its macro expander and the ad being built.
+
+    The builder is split by subject (:mod:`.builder`, :mod:`.transfer`, :mod:`.universes`,
+    :mod:`.requirements`); the attributes below are what those parts share.
+    """
+
+    iwd: str
+    stf: str
+    input_items: list[str]
+    sized_items: list[str]
+    schemes: list[str]
+    stream_remaps: list[str]
+    per_file_encryption: bool = False
+    deferred: bool = False
+    image_kind: str = "docker"
+
+    def __init__(
+        self, translator: Translator, commands: Mapping[str, str], expander: MacroExpander
+    ) -> None:
+        self.t = translator
+        self.s = translator.settings
+        self.commands = commands
+        self.expander = expander
+        self.ad: dict[str, str] = {}
+        self._expanded: dict[str, str] = {}
+
+    def get(self, *names: str) -> str | None:
+        """Expanded value of the first given command; empty counts as absent."""
+        for name in names:
+            low = name.lower()
+            raw = self.commands.get(low)
+            if raw is None:
+                continue
+            value = self._expanded.get(low)
+            if value is None:
+                value = self._expanded[low] = self.expander.expand(raw).strip()
+            if value:
+                return value
+        return None
+
+    def has(self, name: str) -> bool:
+        return name.lower() in self.commands
+
+    def boolean(self, name: str, default: bool) -> bool:
+        value = self.get(name)
+        return default if value is None else bool_value(name, value)
+
+    def set_expr(self, attr: str, text: str) -> None:
+        self.ad[attr] = reprint(text, attr)
+
+    def set_str(self, attr: str, value: str) -> None:
+        self.ad[attr] = quote(value)
+
+    def _scheme(self, item: str) -> None:
+        m = URL_SCHEME.match(item)
+        if m and m.group(1).lower() in ("s3", "gs"):
+            for kind in ("access_key_id_file", "secret_access_key_file"):
+                if all(self.get(f"{p}_{kind}") is None for p in ("s3", "aws", "gs")):
+                    raise SubmitError(f"[s3|gs]:// URLs require [s3|aws|gs]_{kind} to be set.")
+        if m and m.group(1).lower() not in [s.lower() for s in self.schemes]:
+            self.schemes.append(m.group(1))
+
+    def _sorted_schemes(self) -> list[str]:
+        return sorted(self.schemes, key=str.lower)

@@ -1,0 +1,146 @@
+"""File transfer commands of one job (spec 06 §5.2, spec 07 for ``-spool``)."""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+from cedar.commands.submit.encodings import (
+    URL_SCHEME,
+    join_path,
+    size_kib,
+)
+from cedar.commands.submit.errors import SubmitError
+
+if TYPE_CHECKING:
+    pass
+from cedar.commands.submit.parts import JobParts
+
+
+class TransferParts(JobParts):
+    """``should_transfer_files``, inputs/outputs, remaps, encryption lists, proxy, sizes."""
+
+    def _transfer(self, universe: int, universe_name: str) -> None:
+        self._encryption_lists()
+        self._proxy()
+        stf = self.get("should_transfer_files")
+        wtto = self.get("when_to_transfer_output")
+        explicit = stf is not None
+        stf = (stf or "IF_NEEDED").upper()
+        if stf not in ("YES", "NO", "IF_NEEDED"):
+            raise SubmitError(f"should_transfer_files = {stf} is invalid")
+        if wtto is not None:
+            wtto = wtto.upper()
+            if wtto not in ("ON_EXIT", "ON_EXIT_OR_EVICT", "ON_SUCCESS"):
+                raise SubmitError(f"when_to_transfer_output = {wtto} is invalid")
+        inputs = self.get("transfer_input_files")
+        outputs = self.get("transfer_output_files")
+        if stf == "NO":
+            if wtto is not None:
+                raise SubmitError(
+                    f"WhenToTransferOutput specified as {wtto} yet ShouldTransferFiles "
+                    "defined as NO"
+                )
+            if inputs is not None or outputs is not None:
+                raise SubmitError("transfer of files requested, but ShouldTransferFiles is NO")
+        if wtto == "ON_EXIT_OR_EVICT" and stf == "IF_NEEDED":
+            if explicit:
+                raise SubmitError(
+                    "ShouldTransferFiles IF_NEEDED cannot be combined with ON_EXIT_OR_EVICT"
+                )
+            stf = "YES"
+        self.stf = stf
+        self.set_str("ShouldTransferFiles", stf)
+        if stf != "NO":
+            self.set_str("WhenToTransferOutput", wtto or "ON_EXIT")
+        if stf != "YES":
+            self.set_str("FileSystemDomain", self.s.filesystem_domain)
+        if universe in (5, 10, 11, 13) and (self.get("job_lease_duration") is None):
+            if self.s.default_lease_duration:
+                self.ad["JobLeaseDuration"] = self.s.default_lease_duration
+        elif self.get("job_lease_duration") is not None:
+            self.set_expr("JobLeaseDuration", self.get("job_lease_duration") or "")
+        self.schemes: list[str] = []
+        if inputs is not None:
+            items = [p.strip() for p in inputs.split(",") if p.strip()]
+            self.sized_items = list(items)  # DiskUsage counts a "dir/" as one tree
+            if self.t.spool:
+                items = self._spooled_inputs(items)
+            self.input_items = items
+            self.set_str("TransferInput", ",".join(items))
+            for item in items:
+                self._scheme(item)
+        else:
+            self.input_items = []
+            self.sized_items = []
+        if outputs is not None:
+            self.set_str(
+                "TransferOutput", ",".join(p.strip() for p in outputs.split(",") if p.strip())
+            )
+        remaps = self.get("transfer_output_remaps")
+        if remaps is not None:
+            remaps = remaps.strip('"')
+            for part in remaps.split(";"):
+                self._scheme(part.partition("=")[2].strip())
+        every = [*self.stream_remaps, *([remaps] if remaps is not None else [])]
+        if every:
+            self.set_str("TransferOutputRemaps", ";".join(every))
+        dest = self.get("output_destination")
+        if dest is not None:
+            self.set_str("OutputDestination", dest)
+            self._scheme(dest)
+        if self.schemes:
+            self.set_str("WantTransferPluginMethods", ",".join(self._sorted_schemes()))
+
+    def _proxy(self) -> None:
+        """``x509userproxy`` must name a readable file (the attributes condor_submit derives
+        from the proxy itself are not produced: see the README's known gaps)."""
+        proxy = self.get("x509userproxy")
+        if proxy is None:
+            return
+        path = join_path(self.iwd, proxy)
+        if not os.access(path, os.R_OK):
+            raise SubmitError(f"unable to read proxy file {path}")
+        self.set_str("x509userproxy", path)
+
+    def _encryption_lists(self) -> None:
+        """``encrypt_input_files`` and friends: string lists that ask for per-file encryption."""
+        self.per_file_encryption = False
+        for cmd, attr in (
+            ("encrypt_input_files", "EncryptInputFiles"),
+            ("encrypt_output_files", "EncryptOutputFiles"),
+            ("dont_encrypt_input_files", "DontEncryptInputFiles"),
+            ("dont_encrypt_output_files", "DontEncryptOutputFiles"),
+        ):
+            value = self.get(cmd)
+            if value is not None:
+                self.set_str(attr, value)
+                self.per_file_encryption = True
+
+    def _spooled_inputs(self, items: list[str]) -> list[str]:
+        """-spool lists a ``dir/`` item (the directory's contents) entry by entry, sorted;
+        one that does not exist is an error (observed)."""
+        out: list[str] = []
+        for item in items:
+            if not item.endswith("/") or URL_SCHEME.match(item):
+                out.append(item)
+                continue
+            try:
+                names = sorted(os.listdir(join_path(self.iwd, item)))
+            except OSError:
+                raise SubmitError(
+                    f"Failed to expand '{item}' in transfer input file list."
+                ) from None
+            out.extend(item + name for name in names)
+        return out
+
+    def _input_sizes(self) -> int:
+        total = 0
+        stdin = self.get("input", "stdin")
+        if stdin and stdin != "/dev/null" and self.ad.get("TransferIn") != "false":
+            total += size_kib(join_path(self.iwd, stdin))
+        for item in self.sized_items:
+            if URL_SCHEME.match(item):
+                continue
+            total += size_kib(join_path(self.iwd, item))
+        return total

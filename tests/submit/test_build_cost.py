@@ -1,0 +1,59 @@
+"""Building many procs parses each expression once (issue 12 B4) and sends per proc only what
+differs from the cluster ad (spec 05 §4.7)."""
+
+from __future__ import annotations
+
+import pytest
+
+from cedar.classad_wire import parse_expr as real_parse_expr
+from cedar.commands.submit import Submit, SubmitSettings, encodings
+
+DESCRIPTION = """
+executable = /bin/sleep
+arguments = 60 $(Process)
+request_memory = 128
+output = out.$(Process)
+requirements = Memory > 100 && OpSys == "LINUX"
+queue {count}
+"""
+
+
+def _parses(monkeypatch: pytest.MonkeyPatch, count: int) -> int:
+    calls = 0
+
+    def counting(text: str):  # type: ignore[no-untyped-def]
+        nonlocal calls
+        calls += 1
+        return real_parse_expr(text)
+
+    for cache in (
+        encodings._parsed,
+        encodings._reprinted,
+        encodings.quote,
+        encodings.literal_value,
+        encodings.requirement_references,
+    ):
+        cache.cache_clear()
+    monkeypatch.setattr(encodings, "parse_expr", counting)
+    Submit(DESCRIPTION.format(count=count)).build(1, settings=SubmitSettings())
+    return calls
+
+
+def test_expression_parses_do_not_grow_with_the_number_of_procs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    few = _parses(monkeypatch, 2)
+    many = _parses(monkeypatch, 300)
+    assert many == few
+    assert few < 40
+
+
+def test_proc_ads_hold_only_the_differences() -> None:
+    ads = Submit(DESCRIPTION.format(count=3)).build(7, settings=SubmitSettings())
+    assert ads.proc_ads[0] == {"ProcId": "0", "JobStatus": "1"}
+    assert ads.proc_ads[2] == {"ProcId": "2", "JobStatus": "1", "Out": '"out.2"', "Args": '"60 2"'}
+    assert ads.cluster_ad["Out"] == '"out.0"'
+    full = ads.job_ad(2)
+    assert full["Out"] == '"out.2"' and full["ClusterId"] == "7"
+    assert "Requirements" in ads.cluster_ad
+    assert all("Requirements" not in proc for proc in ads.proc_ads)
