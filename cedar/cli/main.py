@@ -72,10 +72,13 @@ def build_parser() -> argparse.ArgumentParser:
 def version_text() -> str:
     """``cedar X.Y.Z (Python A.B.C)``."""
     import platform
+    from importlib import metadata
 
-    from cedar import __version__
-
-    return f"cedar {__version__} (Python {platform.python_version()})"
+    try:
+        version = metadata.version("htc-cedar")
+    except metadata.PackageNotFoundError:  # running from a source tree
+        version = "(not installed)"
+    return f"cedar {version} (Python {platform.python_version()})"
 
 
 def _mounted(name: str, argv: Sequence[str]) -> int:

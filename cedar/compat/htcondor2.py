@@ -13,11 +13,12 @@ import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
-import cedar
-from cedar import AdType as _CedarAdType
-from cedar import DaemonType as _CedarDaemonType
-from cedar import JobAction as _CedarJobAction
-from cedar.commands.schedd import JobSpec
+from cedar.commands import Collector as _CedarCollector
+from cedar.commands import Schedd as _CedarSchedd
+from cedar.commands import ping as _cedar_ping
+from cedar.commands.collector import DaemonLocation
+from cedar.commands.schedd import ActResult, JobSpec
+from cedar.commands.submit_lang import Submit as _CedarSubmit
 from cedar.compat.classad2 import ClassAd, ExprTree
 from cedar.compat.errors import (
     HTCondorException,
@@ -27,6 +28,12 @@ from cedar.compat.errors import (
     translated,
 )
 from cedar.compat.eventlog import JobEvent, JobEventLog, JobEventType
+from cedar.config import Config
+from cedar.errors import CedarError, CommandError
+from cedar.numbers import AdType as _CedarAdType
+from cedar.numbers import DaemonType as _CedarDaemonType
+from cedar.numbers import JobAction as _CedarJobAction
+from cedar.version import VERSION_TEXT
 
 if TYPE_CHECKING:
     from cedar.classad_wire import ClassAd as _CedarAd
@@ -217,7 +224,7 @@ def _adopt_all(ads: Iterable[_CedarAd]) -> list[ClassAd]:
 class _Param(Mapping[str, str]):
     """``htcondor2.param``: the HTCondor configuration as a read-only mapping."""
 
-    def _config(self) -> cedar.Config:
+    def _config(self) -> Config:
         from cedar.config import default_config
 
         return default_config()
@@ -256,7 +263,7 @@ def reload_config() -> None:
 
 def version() -> str:
     """A version string in the ``$CondorVersion: ... $`` form tools print."""
-    return f"$CondorVersion: 25.0.0 cedar {cedar.__version__} $ $CondorPlatform: python $"
+    return f"$CondorVersion: {VERSION_TEXT} cedar $ $CondorPlatform: python $"
 
 
 def platform() -> str:
@@ -283,7 +290,7 @@ def _address_of(location: object) -> str | None:
     """A sinful string from a location ad, a ``DaemonLocation``, a string or ``None``."""
     if location is None:
         return None
-    if isinstance(location, cedar.DaemonLocation):
+    if isinstance(location, DaemonLocation):
         return location.address
     if isinstance(location, Mapping):
         for key in ("ScheddIpAddr", "MyAddress"):
@@ -304,7 +311,7 @@ class Collector:
         if isinstance(pool, Mapping):
             pool = _address_of(pool)
         with translated():
-            self._collector = cedar.Collector(pool)
+            self._collector = _CedarCollector(pool)
 
     def query(
         self,
@@ -325,9 +332,9 @@ class Collector:
         cedar_type = _cedar_daemon_type(daemon_type)
         try:
             location = self._collector.locate(cedar_type, name)
-        except cedar.CommandError as exc:
+        except CommandError as exc:
             raise HTCondorLocateError(str(exc)) from exc
-        except cedar.CedarError as exc:
+        except CedarError as exc:
             raise HTCondorIOError(str(exc)) from exc
         return _location_ad(location, cedar_type)
 
@@ -366,7 +373,7 @@ class Collector:
         return f"<Collector {self._collector.addresses}>"
 
 
-def _location_ad(location: cedar.DaemonLocation, daemon_type: _CedarDaemonType) -> ClassAd:
+def _location_ad(location: DaemonLocation, daemon_type: _CedarDaemonType) -> ClassAd:
     """The location ad as the bindings return it (which always names its ``MyType``)."""
     ad = ClassAd._adopt(location.ad)
     if "MyType" not in ad:
@@ -385,7 +392,7 @@ def _submit_text(value: object) -> str:
     return str(value)
 
 
-class Submit(cedar.Submit):
+class Submit(_CedarSubmit):
     """A submit description: ``Submit({"executable": ...})``, ``Submit(text)``, keywords."""
 
     def __init__(
@@ -497,10 +504,10 @@ class Schedd:
     def __init__(self, location: ClassAd | str | None = None) -> None:
         address = _address_of(location)
         with translated():
-            self._schedd = cedar.Schedd(address)
+            self._schedd = _CedarSchedd(address)
 
     @property
-    def _native(self) -> cedar.Schedd:
+    def _native(self) -> _CedarSchedd:
         return self._schedd
 
     def query(
@@ -581,7 +588,7 @@ class Schedd:
                 "Schedd.submit(spool=True) is not available in cedar.compat yet: submit "
                 "without spool=True and with a shared filesystem, or use the htcondor2 wheel"
             )
-        if not isinstance(description, cedar.Submit):
+        if not isinstance(description, _CedarSubmit):
             description = Submit(description)
         if queue is not None:
             description = Submit(dict(description.items()), queue=queue)
@@ -615,7 +622,7 @@ class Schedd:
         return f"<Schedd {self._schedd!r}>"
 
 
-def _act_summary(result: cedar.ActResult) -> ClassAd:
+def _act_summary(result: ActResult) -> ClassAd:
     """The result ad in the bindings' shape (``Total<Outcome>`` counts)."""
     ad = ClassAd()
     ad["TotalError"] = result.count(0)
@@ -640,7 +647,7 @@ def ping(location: ClassAd | str, authz: str | None = None, security: object = N
     address = _address_of(location)
     assert address is not None
     with translated():
-        result = cedar.ping(address, authz or "DC_NOP")
+        result = _cedar_ping(address, authz or "DC_NOP")
     ad = ClassAd()
     ad["AuthorizationSucceeded"] = bool(result.authorized)
     if result.user:

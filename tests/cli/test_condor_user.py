@@ -128,7 +128,11 @@ def test_options_after_positionals(pool: MockPool) -> None:
 def test_status_is_query_with_condor_status_tables(pool: MockPool) -> None:
     status = run("status", "schedd", "-pool", pool.host_port)
     query = run("query", "schedd", "--pool", pool.host_port)
-    assert status.returncode == 0 and status.stdout == query.stdout
+    assert status.returncode == 0 and query.returncode == 0
+    # the counts may change between the two runs (the mock schedd re-advertises)
+    assert [line.split()[:2] for line in status.stdout.splitlines()] == [
+        line.split()[:2] for line in query.stdout.splitlines()
+    ]
     assert status.stdout.split()[:5] == ["Name", "Machine", "RunningJobs", "IdleJobs", "HeldJobs"]
 
 
