@@ -40,6 +40,7 @@ from cedar.commands import (
     query_all_async,
 )
 from cedar.commands.collector import DaemonLocation
+from cedar.commands.filetransfer import FileTransferError, TransferProgress
 from cedar.commands.ping import PingResult
 from cedar.commands.qmgmt import (
     InvalidRequest,
@@ -49,6 +50,7 @@ from cedar.commands.qmgmt import (
     SubmitRejected,
 )
 from cedar.commands.schedd import ActResult, SubmitResult
+from cedar.commands.spool import RetrievedJob, SpooledJob, SpoolRefused
 from cedar.commands.submit import Submit
 from cedar.config import Config
 from cedar.errors import *  # noqa: F403
@@ -87,13 +89,18 @@ __all__ = [
     "DaemonType",
     "Error",
     "Expr",
+    "FileTransferError",
     "JobAction",
     "PingResult",
     "RelTime",
+    "RetrievedJob",
     "Schedd",
     "SecurityConfig",
+    "SpoolRefused",
+    "SpooledJob",
     "Submit",
     "SubmitResult",
+    "TransferProgress",
     "Undefined",
     "evaluate",
     "parse_ads",

@@ -35,6 +35,10 @@ class ClassAdError(CedarError):
     """A ClassAd or ClassAd expression could not be parsed, built or evaluated."""
 
 
+class EvaluationBudgetExceeded(ClassAdError):
+    """An evaluation used up the step or time budget of its request (a constraint too costly)."""
+
+
 class ClassAdParseError(ClassAdError, ValueError):
     """ClassAd expression text is not valid."""
 
@@ -104,6 +108,7 @@ __all__ = [
     "CommandError",
     "ConfigError",
     "ConnectionClosed",
+    "EvaluationBudgetExceeded",
     "IntegrityError",
     "InvalidArgument",
     "PermissionDenied",

@@ -123,8 +123,11 @@ class SecurityConfig:
     trust_domain: str | None = None
     version: str = CEDAR_VERSION_STRING
     resume_sessions: bool = True
+    #: Resume sessions without a key too (the real tools' clear-text mode does; there the
+    #: session id alone is the credential).  Off by default; capture replays turn it on.
+    resume_keyless_sessions: bool = False
     cache_tag: str | None = None
-    options: dict[str, Any] = field(default_factory=dict)
+    options: dict[str, Any] = field(default_factory=dict, repr=False)  # may hold tokens
 
     def __post_init__(self) -> None:
         for name in ("authentication", "encryption", "integrity", "negotiation"):
@@ -525,7 +528,8 @@ def _new_session(
         "command authorization",
         f"Probably due to an unknown command: the server closed the connection instead of "
         f"answering the security negotiation for {described}{level} (an unknown command, a "
-        f"denied raw-level policy, or policies that cannot be reconciled; {offered}).",
+        f"denied raw-level policy, policies that cannot be reconciled, or a server at its "
+        f"connection cap; {offered}).",
     )
     m2 = _read_ad(message, "server security response")
     ctx.peer_ad = m2
@@ -617,7 +621,10 @@ def _new_session(
         lease=_number(m2.get("SessionLease")),
         tried_authentication=tried,
     )
-    if security.config.resume_sessions:
+    if security.config.resume_sessions and (
+        key is not None or security.config.resume_keyless_sessions
+    ):
+        # A keyless session is never resumed: its id alone would be the credential.
         security.sessions.store(session, target, security.config.cache_tag)
     log.debug(
         "new session: %s as %s, method %s, crypto %s",

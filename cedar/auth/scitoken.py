@@ -10,7 +10,6 @@ or put into an exception.
 from __future__ import annotations
 
 import errno
-import json
 import logging
 import os
 import re
@@ -21,7 +20,13 @@ from pathlib import Path
 from typing import Any
 
 from cedar.auth.signing_key import CredentialError
-from cedar.auth.token import TokenError, b64url_decode
+from cedar.auth.token import (
+    MAX_TOKEN_SIZE,
+    TokenError,
+    b64url_decode,
+    claim_seconds,
+    parse_json_object,
+)
 
 log = logging.getLogger(__name__)
 
@@ -228,14 +233,14 @@ def _unverified(text: str) -> tuple[dict[str, Any], dict[str, Any]]:
     parts = text.split(".")
     if len(parts) != 3:
         raise SciTokenError("invalid token supplied (not a JWT)")
+    if len(text) > MAX_TOKEN_SIZE:
+        raise SciTokenError(f"invalid token supplied (longer than {MAX_TOKEN_SIZE} characters)")
     try:
-        header = json.loads(b64url_decode(parts[0]))
-        claims = json.loads(b64url_decode(parts[1]))
-    except (ValueError, UnicodeDecodeError, TokenError):
-        raise SciTokenError("invalid token supplied (header or payload not JSON)") from None
-    if not isinstance(header, dict) or not isinstance(claims, dict):
-        raise SciTokenError("invalid token supplied")
-    return header, claims
+        return parse_json_object(b64url_decode(parts[0]), "header"), parse_json_object(
+            b64url_decode(parts[1]), "payload"
+        )
+    except TokenError:
+        raise SciTokenError("invalid token supplied (header or payload not usable JSON)") from None
 
 
 def _audience_ok(aud: Any, audiences: list[str], claims: Mapping[str, Any]) -> str | None:
@@ -276,10 +281,10 @@ def validate_scitoken(
         raise SciTokenError(f"no key configured for issuer {iss!r} and kid {header.get('kid')!r}")
     current = time.time() if now is None else now
     for claim in ("exp", "iat"):
-        if not isinstance(claims.get(claim), (int, float)):
-            raise SciTokenError(f"token has no {claim} claim")
+        if claim_seconds(claims.get(claim)) is None:
+            raise SciTokenError(f"token has no usable {claim} claim")
     if current > claims["exp"]:
-        raise SciTokenError(f"token expired at {int(claims['exp'])} (now {int(current)})")
+        raise SciTokenError(f"token expired at {claim_seconds(claims['exp'])} (now {int(current)})")
     sub = claims.get("sub")
     if not isinstance(sub, str) or not sub:
         raise SciTokenError("token has no sub claim")

@@ -53,6 +53,9 @@ class CommandInfo:
 
     permission: str
     force_authentication: bool = False
+    #: Whether the client sends a payload message after the handshake (DC_NOP and RESCHEDULE
+    #: do not).  On a resumed session that message is the proof that the peer holds the key.
+    payload: bool = True
 
 
 @dataclass
@@ -80,6 +83,8 @@ class ServerOutcome:
     resumed: bool
     finished: bool = False
     session: Session | None = None
+    #: The payload already read (a resumed session's first encrypted message, read as proof).
+    first: MessageReader | None = None
 
 
 def _int(value: Any) -> int | None:
@@ -185,12 +190,21 @@ def _resume(
         )
     if session.key is not None:
         conn.install_aes_key(session.key)
+    elif not env.policy.resume_keyless_sessions:  # not cached then; a keyless id proves nothing
+        return None
     ok, reason = _authorized(env, session.user, info, session.limit_authorization)
     if not ok:
         log.info("PERMISSION DENIED for resumed command %d (%s): %s", cmd, info.permission, reason)
         return None
+    finished = command in (DC_AUTHENTICATE, DC_SEC_QUERY)
+    first = None
+    if info.payload and not finished and session.key is not None:
+        # Proof of the key: the payload must decrypt (AES-GCM over the resume transcript)
+        # before any handler runs; a peer that only knows the Sid fails here.
+        first = yield Receive()
     log.debug("resumed a session for command %d as %s", cmd, session.user)
     return ServerOutcome(
+        first=first,
         command=cmd if command in (DC_AUTHENTICATE, DC_SEC_QUERY) else command,
         permission=info.permission,
         user=session.user,
@@ -426,8 +440,10 @@ def _new_session(
         limit_authorization=limit,
         tried_authentication=tried,
     )
-    if str(m1.get("NewSession", "")).upper().startswith("Y"):
-        env.sessions.add(session)
+    if str(m1.get("NewSession", "")).upper().startswith("Y") and (
+        key is not None or env.policy.resume_keyless_sessions
+    ):
+        env.sessions.add(session)  # a keyless session is not resumable unless the policy says
     log.debug(
         "authorized command %d (%s) for %s via %s", cmd, level, user, method_name or "no method"
     )

@@ -8,8 +8,9 @@ then ``SEC_DEFAULT_<X>`` (spec 03 §7.1).  Authorization patterns are ``user@dom
 from __future__ import annotations
 
 import fnmatch
+import getpass
 import socket
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -84,17 +85,33 @@ class ServerPolicy:
     uid_domain: str = field(default_factory=lambda: socket.gethostname().lower() or "localhost")
     trust_domain: str | None = None
     version: str = CEDAR_VERSION_STRING
-    options: dict[str, Any] = field(default_factory=dict)
-    #: Per read/write wait on a connection (seconds).
+    options: dict[str, Any] = field(default_factory=dict, repr=False)  # may hold secrets
+    # Bounds on what one peer may make the daemon do (docs/security-findings.md lists them).
+    #: Per read/write wait on a connection (seconds): how long a connection may sit idle.
     connection_timeout: float = 20.0
     #: The whole security negotiation must finish within this (``SEC_TCP_SESSION_DEADLINE``).
     session_deadline: float = 120.0
+    #: Total time one connection may hold a slot, handshake and handler included (seconds).
+    connection_lifetime: float = 300.0
     #: Connections served at once; more are closed right after accept.
     max_connections: int = 256
+    #: Connections served at once from one peer address (the same host).
+    max_connections_per_peer: int = 64
     #: Largest message accepted from a peer.
     max_message_size: int = 16 << 20
+    #: Bytes all connections together may hold in unfinished messages; a read past it closes.
+    max_buffered_bytes: int = 256 << 20
     #: Sessions kept in the server's cache.
     max_sessions: int = 10000
+    #: Let sessions without a key be resumed (their id is then the only credential, issue 13
+    #: §2).  Off: a keyless session is not cached.  Capture replays of clear-text pools need it.
+    resume_keyless_sessions: bool = False
+    #: Evaluation budget of one request, shared by all the ads it is evaluated against:
+    #: steps, seconds in total, and seconds one single evaluation may run (see
+    #: :class:`cedar.classad_wire.evaluate.Budget`).  Over it, the request gets an error.
+    request_eval_steps: int = 20_000_000
+    request_eval_seconds: float = 10.0
+    eval_slice_seconds: float = 0.25
 
     def __post_init__(self) -> None:
         levels = {"DEFAULT": _default_level()}
@@ -189,3 +206,68 @@ def _matches(pattern: str, user: str, host: str | None) -> bool:
     return host_pattern == "*" or (
         host is not None and fnmatch.fnmatch(host.lower(), host_pattern.lower())
     )
+
+
+def default_admins() -> list[str]:
+    """Who administers a mock pool by default: the local user running it, and ``condor``."""
+    try:
+        me = getpass.getuser()
+    except (KeyError, OSError):  # no passwd entry (some containers)
+        me = "condor"
+    return sorted({f"{me}@*", "condor@*"})
+
+
+def real_pool_policy(
+    methods: list[str] | None = None,
+    *,
+    encryption: str = "OPTIONAL",
+    admins: list[str] | None = None,
+    writers: list[str] | None = None,
+    **kwargs: Any,
+) -> ServerPolicy:
+    """The secure defaults of the mock daemons, modelled on a real (minicondor) pool's config.
+
+    ``SEC_DEFAULT_AUTHENTICATION = REQUIRED`` with ``SEC_READ_AUTHENTICATION = OPTIONAL``;
+    ``ALLOW_READ = *``; WRITE for ``writers`` (default ``*@*``: any authenticated identity);
+    DAEMON, ADVERTISE_*, NEGOTIATOR and ADMINISTRATOR for ``admins`` only (default
+    :func:`default_admins`).  ``encryption`` sets encryption and integrity at every level.
+    Loosen it with :func:`open_policy` (everyone may do everything) or by passing your own
+    ``ServerPolicy(allow=..., levels=...)``; docs/security-findings.md compares the two.
+    """
+    default = LevelPolicy(
+        authentication=Requirement.REQUIRED,
+        encryption=encryption,
+        integrity=encryption,
+        methods=list(methods) if methods else list(DEFAULT_SERVER_METHODS),
+        crypto_methods=[] if str(encryption).upper() == "NEVER" else ["AES"],  # AES forces it
+    )
+    admin_list = list(admins) if admins is not None else default_admins()
+    allow = {
+        "READ": ["*"],
+        "WRITE": list(writers) if writers is not None else ["*@*"],
+        "NEGOTIATOR": admin_list,
+        "ADMINISTRATOR": admin_list,
+        "DAEMON": admin_list,
+        "ADVERTISE_STARTD": admin_list,
+        "ADVERTISE_SCHEDD": admin_list,
+        "ADVERTISE_MASTER": admin_list,
+    }
+    levels = {"DEFAULT": default, "READ": LevelPolicy(authentication=Requirement.OPTIONAL)}
+    levels.update(kwargs.pop("levels", {}))
+    return ServerPolicy(levels=levels, allow=kwargs.pop("allow", allow), **kwargs)
+
+
+def open_policy(**kwargs: Any) -> ServerPolicy:
+    """The loosened policy: authentication preferred, every identity allowed every level.
+
+    For tests and demos that want raw, anonymous updates; never the default of a mock daemon.
+    """
+    return ServerPolicy(allow=None, **kwargs)
+
+
+#: Named security setups for the mock daemons (``cedar pool`` options build on these):
+#: ``secure`` is the default (:func:`real_pool_policy`), ``open`` the loosened one.
+SECURITY_PRESETS: dict[str, Callable[..., ServerPolicy]] = {
+    "secure": real_pool_policy,
+    "open": open_policy,
+}

@@ -6,8 +6,8 @@ Keys and session ids are secrets: they are kept out of ``repr`` and logs.
 
 from __future__ import annotations
 
-import itertools
 import os
+import secrets
 import socket
 import threading
 import time
@@ -119,13 +119,18 @@ class ClientSessionCache:
         return len(self._sessions)
 
 
-_counter = itertools.count()
+#: Random bytes in a session id (192 bits from the OS CSPRNG).
+SESSION_ID_BYTES = 24
 
 
 def new_session_id() -> str:
-    """``host:pid:time:counter``, the reference's format (opaque to peers)."""
+    """``host:pid:<192 random bits>``: opaque to peers, and unguessable.
+
+    The reference's ids are ``host:pid:time:counter``; from one's own id the next is easy to
+    guess, so cedar keeps the readable prefix but makes the rest a CSPRNG draw.
+    """
     host = socket.gethostname().split(".", 1)[0] or "localhost"
-    return f"{host}:{os.getpid()}:{int(time.time())}:{next(_counter)}"
+    return f"{host}:{os.getpid()}:{secrets.token_urlsafe(SESSION_ID_BYTES)}"
 
 
 class ServerSessionCache:

@@ -17,6 +17,7 @@ import hashlib
 import hmac
 import json
 import logging
+import math
 import os
 import re
 import secrets
@@ -108,14 +109,13 @@ class IdToken:
     @classmethod
     def parse(cls, text: str) -> IdToken:
         """Split and decode ``header.payload.signature``; raises :class:`TokenError`."""
+        if len(text) > MAX_TOKEN_SIZE:
+            raise TokenError(f"token is longer than {MAX_TOKEN_SIZE} characters")
         parts = text.strip().split(".")
         if len(parts) != 3:
             raise TokenError("an IDTOKEN has three dot-separated parts")
-        try:
-            header = json.loads(b64url_decode(parts[0]))
-            claims = json.loads(b64url_decode(parts[1]))
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            raise TokenError("token header or payload is not JSON") from None
+        header = parse_json_object(b64url_decode(parts[0]), "header")
+        claims = parse_json_object(b64url_decode(parts[1]), "payload")
         if not isinstance(header, dict) or not isinstance(claims, dict):
             raise TokenError("token header and payload must be JSON objects")
         return cls(header, claims, f"{parts[0]}.{parts[1]}", b64url_decode(parts[2]))
@@ -163,15 +163,14 @@ class IdToken:
 
     @property
     def issued_at(self) -> int | None:
-        """``iat`` in seconds."""
-        value = self.claims.get("iat")
-        return int(value) if isinstance(value, (int, float)) else None
+        """``iat`` in seconds (``None``: absent or not a usable number)."""
+        return claim_seconds(self.claims.get("iat"))
 
     @property
     def expires_at(self) -> int | None:
-        """``exp`` in seconds, ``None`` when the token does not expire."""
-        value = self.claims.get("exp")
-        return int(value) if isinstance(value, (int, float)) else None
+        """``exp`` in seconds, ``None`` when the token does not expire (or ``exp`` is unusable:
+        :func:`verify_token` refuses such a token)."""
+        return claim_seconds(self.claims.get("exp"))
 
     @property
     def scopes(self) -> list[str]:
@@ -199,6 +198,57 @@ class IdToken:
             f"<IdToken kid={self.key_id!r} iss={self.issuer!r} sub={self.subject!r} "
             f"exp={self.expires_at!r}>"
         )
+
+
+#: Longest token text accepted (real tokens are a few hundred bytes).
+MAX_TOKEN_SIZE = 16 << 10
+#: Longest integer literal in a token's JSON (a time needs 10-20 digits).
+_MAX_INT_DIGITS = 40
+
+
+def _json_number(text: str) -> int:
+    if len(text.lstrip("-")) > _MAX_INT_DIGITS:
+        raise ValueError("integer too long")
+    return int(text)
+
+
+def _json_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError("number out of range")
+    return value
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def parse_json_object(data: bytes, part: str) -> dict[str, Any]:
+    """One token part as a JSON object; :class:`TokenError` for anything else, including
+    NaN/Infinity, huge numbers and nesting deep enough to exhaust the stack."""
+    try:
+        value = json.loads(
+            data,
+            parse_int=_json_number,
+            parse_float=_json_float,
+            parse_constant=_no_constant,
+        )
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        raise TokenError(f"token {part} is not usable JSON") from None
+    if not isinstance(value, dict):
+        raise TokenError("token header and payload must be JSON objects")
+    return value
+
+
+def claim_seconds(value: object) -> int | None:
+    """A JSON time claim as whole seconds; ``None`` unless a finite number in int64 range."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if not -(2**63) <= value < 2**63:
+        return None
+    return int(value)
 
 
 def sign(key: SigningKey, signing_input: str, algorithm: str = "HS256") -> bytes:
@@ -270,6 +320,9 @@ def verify_token(
     key = keys.get(kid)
     if key is None:
         raise TokenError(f"no signing key named {kid!r}")
+    for claim in ("exp", "iat", "nbf"):
+        if claim in token.claims and claim_seconds(token.claims[claim]) is None:
+            raise TokenError(f"token claim {claim} is not a time in seconds")
     current = time.time() if now is None else now
     iat = token.issued_at
     if max_age is not None and (iat is None or current - iat > max_age):

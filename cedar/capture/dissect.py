@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
 from cedar.auth.methods import names_of_bits
+from cedar.capture import dissect_transfer
 from cedar.capture.decrypt import Decryptor
 from cedar.capture.errors import CaptureError
 from cedar.capture.messages import Conversation, WireMessage, load_conversations
@@ -119,6 +120,8 @@ class DecodedMessage:
     wire: bytes = b""
     #: The decoded payload (plaintext), when known.
     payload: bytes | None = None
+    #: Unframed bytes (a clear file body), not a packet.
+    raw: bool = False
 
     def to_json(self, *, verbose: bool = False) -> dict[str, Any]:
         """A JSON-ready dict; ``verbose`` adds the ads in full and the payload in hex."""
@@ -215,7 +218,9 @@ class _Flow:
     def _next(self) -> Generator[None, tuple[WireMessage, DecodedMessage], DecodedMessage]:
         """Wait for the next message and prepare its reader (decrypting when needed)."""
         wire, decoded = yield
-        if not self.encrypting:
+        if wire.raw:
+            decoded.payload = wire.body  # a clear file body: never part of a transcript
+        elif not self.encrypting:
             self.decryptor.clear(wire)
             decoded.payload = wire.body
         else:
@@ -739,6 +744,10 @@ class _Flow:
             Command.QMGMT_WRITE_CMD: self.qmgmt,
             Command.CONFIG_VAL: self.config_val,
             Command.DC_CONFIG_VAL: self.config_val,
+            Command.SPOOL_JOB_FILES_WITH_PERMS: lambda c, f: dissect_transfer.spool(self, c, f),
+            Command.TRANSFER_DATA_WITH_PERMS: lambda c, f: dissect_transfer.transfer_data(
+                self, c, f
+            ),
         }
 
     def _request(
@@ -1308,6 +1317,7 @@ def dissect_conversation(
             size=len(wire.body),
             packets=len(wire.packets),
             wire=wire.wire,
+            raw=wire.raw,
         )
         result.messages.append(decoded)
         if gen is None:

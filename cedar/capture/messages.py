@@ -37,6 +37,8 @@ class WireMessage:
     #: Frame (and time) at which the message's last byte had arrived.
     frame: int
     time: float
+    #: Unframed bytes (a clear-mode file body, spec 01 §7.2), not a packet.
+    raw: bool = False
 
     @property
     def body(self) -> bytes:
@@ -69,14 +71,77 @@ class Conversation:
         return f"{ch}:{cp} → {sh}:{sp}" + (" (UDP)" if self.transport == "udp" else "")
 
 
+class FileBodyTracker:
+    """Finds the unframed file bodies in one direction of a clear file transfer (spec 07 §7).
+
+    Fed each message of the direction as it is cut, it follows the uploader's side of the
+    sub-protocol (header with ``SandboxSize``, command, name, go-ahead, mode, size) and says how
+    many raw body bytes follow the message just fed.  It only ever starts at a header it can
+    read, so encrypted streams (whose bodies are chunk messages) are left alone.
+    """
+
+    _SANDBOX = b"SandboxSize"
+
+    def __init__(self) -> None:
+        self.state = "idle"
+        self.command = 0
+        self.first = True
+
+    @staticmethod
+    def _int(body: bytes) -> int | None:
+        return struct.unpack(">q", body[:8])[0] if len(body) >= 8 else None
+
+    def feed(self, body: bytes) -> int:
+        """The number of raw bytes that follow this message (0 almost always)."""
+        value = self._int(body)
+        state = self.state
+        if state == "idle":
+            if value in (0, 1) and self._SANDBOX in body[8:64]:
+                self.state, self.first = "command", True
+        elif state == "command":
+            self.command = value if len(body) == 8 and value is not None else -1
+            if self.command == 0:
+                self.state = "report"
+            elif self.command in (1, 2, 3, 6):
+                self.state = "name"
+            else:
+                self.state = "idle"  # an item kind without a known layout: stop following
+        elif state == "name":
+            self.state = "g1" if self.first else "mode"
+        elif state == "g1":
+            self.state = "g5"
+        elif state == "g5":
+            self.state, self.first = "mode", False
+        elif state == "mode":
+            self.state = "command" if self.command == 6 else "size"
+        elif state == "size":
+            if value is None or value < 0:
+                self.state = "idle"
+            elif value == 0:
+                self.state = "marker"
+            else:
+                self.state = "command"
+                return value
+        elif state == "marker":
+            self.state = "command"
+        elif state == "report":
+            self.state = "idle"
+        return 0
+
+
 def split_stream(
-    conversation: TcpConversation, direction: str
+    conversation: TcpConversation, direction: str, *, file_bodies: bool = False
 ) -> tuple[list[WireMessage], CaptureError | None]:
-    """Cut one direction into messages; the error (if any) describes the unusable rest."""
+    """Cut one direction into messages; the error (if any) describes the unusable rest.
+
+    ``file_bodies``: the conversation runs a file transfer; its clear file bodies (raw bytes
+    between packets) become messages of their own with ``raw`` set.
+    """
     stream: DirectionStream = conversation.streams[direction]
     data = bytes(stream.data)
     messages: list[WireMessage] = []
     packets: list[tuple[bytes, bytes]] = []
+    tracker = FileBodyTracker() if file_bodies else None
     start = pos = 0
     while pos + HEADER_SIZE <= len(data):
         header = data[pos : pos + HEADER_SIZE]
@@ -98,8 +163,17 @@ def split_stream(
         pos += HEADER_SIZE + length
         if last:
             frame, time = stream.arrival(pos)
-            messages.append(WireMessage(direction, start, packets, frame, time))
+            message = WireMessage(direction, start, packets, frame, time)
+            messages.append(message)
             packets = []
+            raw = tracker.feed(message.body) if tracker is not None else 0
+            if raw:
+                if pos + raw > len(data):
+                    break
+                frame, time = stream.arrival(pos + raw)
+                body = data[pos : pos + raw]
+                messages.append(WireMessage(direction, pos, [(b"", body)], frame, time, raw=True))
+                pos += raw
     begin = start if packets else pos
     gap = stream.gap
     if begin == len(data):
@@ -124,6 +198,21 @@ def split_stream(
     )
 
 
+#: Commands whose conversations carry the file-transfer sub-protocol (spec 07 §5, §6).
+_FILE_TRANSFER_COMMANDS = (480, 486, 488, 489)
+
+
+def _runs_file_transfer(first_messages: list[WireMessage]) -> bool:
+    """Whether a conversation's first client messages start 488/489 (raw or negotiated)."""
+    for message in first_messages:
+        body = message.body
+        if len(body) >= 8 and struct.unpack(">q", body[:8])[0] in _FILE_TRANSFER_COMMANDS:
+            return True
+        if any(b"Command = %d\0" % c in body for c in _FILE_TRANSFER_COMMANDS):
+            return True
+    return False
+
+
 def _tcp_conversation(conversation: TcpConversation) -> Conversation:
     result = Conversation(
         conversation.number,
@@ -134,8 +223,9 @@ def _tcp_conversation(conversation: TcpConversation) -> Conversation:
         conversation.first_time,
     )
     errors = []
+    file_bodies = _runs_file_transfer(split_stream(conversation, C2S)[0][:3])
     for direction in (C2S, S2C):
-        messages, error = split_stream(conversation, direction)
+        messages, error = split_stream(conversation, direction, file_bodies=file_bodies)
         result.messages.extend(messages)
         if error is not None:
             errors.append(error)

@@ -27,6 +27,7 @@ from cedar.auth.policy import Requirement
 from cedar.auth.server_policy import LevelPolicy, ServerPolicy
 from cedar.auth.session import ClientSessionCache, ServerSessionCache
 from cedar.auth.sinful import Sinful
+from cedar.capture import replay_transfer
 from cedar.capture.dissect import DecodedMessage, DissectedConversation, dissect
 from cedar.capture.messages import Conversation, load_conversations
 from cedar.capture.tcp import C2S, S2C
@@ -144,13 +145,22 @@ class ReplayContext:
         ]
 
     def user(self) -> str | None:
-        """The identity the recorded client claimed (``user@domain``), if any."""
+        """The identity the recorded client claimed (``user@domain``), if any; for a resumed
+        session, the one its negotiation (earlier in the capture) authenticated."""
         for message in self.messages(C2S, "CLAIMTOBE"):
             name = message.fields.get("name")
             if isinstance(name, str):
                 return name
         user = self.dissected.facts.get("user")
-        return user if isinstance(user, str) else None
+        if isinstance(user, str):
+            return user
+        session = self.dissected.facts.get("session")
+        if self.dissected.start != "resumed" or session is None:
+            return None
+        for conv in dissect(self.capture):
+            if conv.facts.get("session") == session and conv.start == "negotiated":
+                return ReplayContext(self.capture, self.conversation, conv).user()
+        return None
 
     def target(self) -> Sinful:
         """The address the recorded client connected to (its ``ConnectSinful`` when sent)."""
@@ -189,6 +199,12 @@ class ReplayKind:
     match: Callable[[ReplayContext], bool] | None = None
     #: Why a side is missing (shown in reports).
     missing: str = ""
+    #: Attributes left out of ad comparisons for this kind (besides VOLATILE).
+    ignore: frozenset[str] = frozenset()
+    #: True when messages beyond the recorded ones depend on timing (a peer closed).
+    extra_ok: Callable[[ReplayContext], bool] | None = None
+    #: Why the client side cannot be replayed here (None: it can).
+    client_skip: Callable[[ReplayContext], str | None] | None = None
 
 
 @dataclass
@@ -337,6 +353,7 @@ def client_security(ctx: ReplayContext, sessions: ClientSessionCache) -> ClientS
         uid_domain=domain or "localhost",
         trust_domain=domain or None,
         options={"SEC_CLAIMTOBE_USER": user} if user else {},
+        resume_keyless_sessions=True,  # the recorded tools resume their clear-text sessions
     )
     return ClientSecurity(config, sessions)
 
@@ -404,6 +421,7 @@ def server_policy(ctx: ReplayContext) -> ServerPolicy:
         levels={"DEFAULT": LevelPolicy(methods=list(PLAIN_METHODS))},
         uid_domain=domain,
         trust_domain=domain,
+        resume_keyless_sessions=True,  # the recorded tools resume their clear-text sessions
     )
 
 
@@ -562,6 +580,27 @@ KINDS: dict[str, ReplayKind] = {
         check=_check_ping,
         server=_ping_daemon,
     ),
+    "spool": ReplayKind(
+        "spool",
+        frozenset({Command.SPOOL_JOB_FILES_WITH_PERMS}),
+        _CLEAR,
+        client=replay_transfer.spool_client,
+        check=replay_transfer.check_spool,
+        server=replay_transfer.spool_server,
+        ignore=replay_transfer.TRANSFER_IGNORED,
+        extra_ok=replay_transfer.spool_extra_ok,
+        client_skip=replay_transfer.spool_client_skip,
+    ),
+    "transfer-data": ReplayKind(
+        "transfer-data",
+        frozenset({Command.TRANSFER_DATA_WITH_PERMS}),
+        _CLEAR,
+        client=replay_transfer.transfer_client,
+        check=replay_transfer.check_transfer,
+        server=replay_transfer.transfer_server,
+        ignore=replay_transfer.TRANSFER_IGNORED,
+        client_skip=replay_transfer.transfer_client_skip,
+    ),
     "reschedule": ReplayKind(
         "reschedule",
         frozenset({Command.RESCHEDULE}),
@@ -661,6 +700,10 @@ def replay_client(
     if kind.client is None:
         report.skipped = kind.missing or "no client coroutine"
         return report
+    skip = kind.client_skip(ctx) if kind.client_skip is not None else None
+    if skip:
+        report.skipped = skip
+        return report
     command = ctx.dissected.command
     assert command is not None
     recorded = ctx.dissected.messages
@@ -685,17 +728,21 @@ def replay_client(
     except CedarError as exc:
         report.differences.append(f"our client failed: {exc}")
     # Our preamble is a message like any other here: the client sends it.
-    chunks = _interleave_client(recorded, channel.sent, report)
+    chunks = _interleave_client(recorded, channel.sent, report, _extra_ok(kind, ctx))
     if not report.differences:
         mine = _redissect(chunks)
-        report.differences += compare_messages(recorded, mine.messages)
+        report.differences += compare_messages(recorded, mine.messages, ignore=kind.ignore)
         assert kind.check is not None
         report.differences += kind.check(ctx, report.results, result)
     return report
 
 
+def _extra_ok(kind: ReplayKind, ctx: ReplayContext) -> bool:
+    return kind.extra_ok is not None and kind.extra_ok(ctx)
+
+
 def _interleave_client(
-    recorded: list[DecodedMessage], ours: list[bytes], report: ReplayReport
+    recorded: list[DecodedMessage], ours: list[bytes], report: ReplayReport, extra_ok: bool = False
 ) -> list[tuple[str, bytes]]:
     mine = iter(ours)
     chunks: list[tuple[str, bytes]] = []
@@ -709,7 +756,7 @@ def _interleave_client(
         else:
             chunks.append((S2C, message.wire))
     extra = list(mine)
-    if extra:
+    if extra and not extra_ok:
         report.differences.append(f"our client sent {len(extra)} more message(s)")
     return chunks
 
@@ -755,7 +802,7 @@ def replay_server(
         else:
             chunks.append((C2S, message.wire))
     extra = list(mine)
-    if extra:
+    if extra and not _extra_ok(kind, ctx):
         report.differences.append(f"our server sent {len(extra)} more message(s)")
     if report.differences:
         return report
@@ -763,7 +810,7 @@ def replay_server(
     report.differences += compare_messages(
         [m for m in recorded if m.direction == S2C],
         [m for m in ours.messages if m.direction == S2C],
-        ignore=frozenset(SERVER_DEVIATIONS),
+        ignore=frozenset(SERVER_DEVIATIONS) | kind.ignore,
         summaries_by_name=not _summaries_determined(ctx),
     )
     _map_session(ctx, ours, state)

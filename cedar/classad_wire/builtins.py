@@ -830,7 +830,10 @@ def _regexp_member(ev: Evaluator, args: tuple[Expr, ...], scope: Scope) -> Value
 
 
 def _substitute(template: str, text: str, groups: list[int], count: int) -> str | None:
-    """``template`` with ``\\0``..``\\9`` replaced by the match's groups; None if one is missing."""
+    """``template`` with ``\\0``..``\\9`` replaced by the match's groups; None if one is missing
+    or comes after the last group that matched (the reference then gives error, as PCRE counts
+    only the groups up to the last one set)."""
+    matched = max((i for i in range(count + 1) if groups[2 * i] >= 0), default=0)
     out: list[str] = []
     pos = 0
     while pos < len(template):
@@ -839,9 +842,11 @@ def _substitute(template: str, text: str, groups: list[int], count: int) -> str 
             index = int(template[pos + 1])
             if index > count:
                 return None
+            if index > matched:
+                return None  # observed: a group past the last one that matched is an error
             low, high = groups[2 * index], groups[2 * index + 1]
             if low >= 0 and high >= 0:
-                out.append(text[low:high])
+                out.append(text[low:high])  # an earlier group that took no part is empty
             pos += 2
             continue
         out.append(ch)

@@ -40,6 +40,7 @@ from cedar.classad_wire.values import (
     format_abstime,
     format_reltime,
 )
+from cedar.errors import EvaluationBudgetExceeded
 
 #: Nested attribute evaluations deeper than this give Error instead of exhausting the stack.
 MAX_REFERENCE_DEPTH = 150
@@ -47,6 +48,8 @@ MAX_REFERENCE_DEPTH = 150
 #: it every node gives Error, so ``a1 = a0 + a0; a2 = a1 + a1; ...`` cannot run for hours.
 MAX_EVAL_STEPS = 1_000_000
 _BYTES_PER_STEP = 64
+#: How often (in steps) an evaluation with a :class:`Budget` looks at the clock.
+_CLOCK_EVERY = 1024
 
 Value = Any
 
@@ -273,14 +276,69 @@ _COMPARE = frozenset(("==", "!=", "<", "<=", ">", ">="))
 _SPECIAL = frozenset(("my", "self", "target", "other", "parent", "root", "toplevel"))
 
 
+class Budget:
+    """The evaluation work one request may do, shared by every evaluation made for it.
+
+    A server makes one per request and passes it to each :func:`evaluate` call (one per
+    candidate ad), so a cheap-looking constraint cannot cost ``MAX_EVAL_STEPS`` per ad times
+    every ad.  ``steps`` and ``seconds`` are totals for the request; ``slice_seconds`` caps one
+    single evaluation (what runs without a chance to yield).  Once any is spent, evaluations
+    give ``Error`` and :func:`evaluate` raises :class:`EvaluationBudgetExceeded`.
+    Thread-compatible (not thread-safe): one request uses it from one thread at a time.
+    """
+
+    __slots__ = ("steps_left", "seconds_left", "slice_seconds", "exceeded", "clock")
+
+    def __init__(
+        self,
+        steps: int = 20_000_000,
+        seconds: float = 10.0,
+        *,
+        slice_seconds: float = 0.25,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.steps_left = steps
+        self.seconds_left = seconds
+        self.slice_seconds = slice_seconds
+        self.exceeded: str | None = None
+        self.clock = clock
+
+    def __repr__(self) -> str:
+        return (
+            f"Budget(steps_left={self.steps_left}, seconds_left={self.seconds_left:.3f}, "
+            f"exceeded={self.exceeded!r})"
+        )
+
+    def check(self) -> None:
+        """Raise :class:`EvaluationBudgetExceeded` if the budget is spent."""
+        if self.exceeded is not None:
+            raise EvaluationBudgetExceeded(self.exceeded)
+
+
 class Evaluator:
-    """One evaluation: tracks attributes under evaluation to cut reference cycles."""
+    """One evaluation: tracks attributes under evaluation to cut reference cycles, and counts
+    steps against ``limit`` (and, with a :class:`Budget`, a wall-clock ``deadline``)."""
 
-    __slots__ = ("active", "steps")
+    __slots__ = ("active", "steps", "limit", "deadline", "clock", "timed_out")
 
-    def __init__(self) -> None:
+    def __init__(self, budget: Budget | None = None) -> None:
         self.active: list[tuple[int, str]] = []
         self.steps = 0
+        self.limit = MAX_EVAL_STEPS
+        self.deadline: float | None = None
+        self.clock: Callable[[], float] = time.monotonic
+        self.timed_out = False
+        if budget is not None:
+            self.limit = max(0, min(MAX_EVAL_STEPS, budget.steps_left))
+            self.clock = budget.clock
+            self.deadline = self.clock() + min(budget.seconds_left, budget.slice_seconds)
+
+    def child(self) -> Evaluator:
+        """An evaluator for another ad's members, on the same budget and deadline."""
+        inner = Evaluator()
+        inner.steps, inner.limit = self.steps, self.limit
+        inner.deadline, inner.clock = self.deadline, self.clock
+        return inner
 
     def charge(self, size: int) -> None:
         """Count string work of ``size`` bytes against the budget."""
@@ -353,7 +411,15 @@ class Evaluator:
     # -- expressions -----------------------------------------------------------------------
     def eval(self, node: Expr, scope: Scope) -> Value:
         self.steps += 1
-        if self.steps > MAX_EVAL_STEPS:
+        if self.steps > self.limit:
+            return Error
+        if (
+            self.deadline is not None
+            and not self.steps % _CLOCK_EVERY
+            and self.clock() > self.deadline
+        ):
+            self.timed_out = True
+            self.limit = self.steps - 1  # everything from here on gives Error
             return Error
         while True:
             kind = type(node)
@@ -468,12 +534,13 @@ class Evaluator:
             return base[index] if 0 <= index < len(base) else Error
         if isinstance(base, Scope) and type(index) is str:
             # Members of an ad value are evaluated in that ad (on the same budget).
-            inner = Evaluator()
-            inner.steps = self.steps
+            inner = self.child()
             try:
                 return inner.select(base, index)
             finally:
                 self.steps = inner.steps
+                self.limit = inner.limit
+                self.timed_out = self.timed_out or inner.timed_out
         return Error
 
 
@@ -531,8 +598,14 @@ def value_to_expr(value: Value) -> Expr:
     return to_expr(value)
 
 
-def evaluate(expr: Expr | str, my: Any = None, target: Any = None) -> Any:
-    """Evaluate an expression (text is parsed as new syntax) in ``my`` against ``target``."""
+def evaluate(
+    expr: Expr | str, my: Any = None, target: Any = None, *, budget: Budget | None = None
+) -> Any:
+    """Evaluate an expression (text is parsed as new syntax) in ``my`` against ``target``.
+
+    With a ``budget``, the work is charged to it and :class:`EvaluationBudgetExceeded` is
+    raised once it is spent (instead of quietly giving ``Error``).
+    """
     if isinstance(expr, str):
         from cedar.classad_wire.syntax import parse_expr
 
@@ -544,12 +617,36 @@ def evaluate(expr: Expr | str, my: Any = None, target: Any = None) -> Any:
         target_scope = Scope.of_ad(target)
         my_scope.other = target_scope
         target_scope.other = my_scope
+    if budget is not None:
+        budget.check()
+    evaluator = Evaluator(budget)
+    started = evaluator.clock()
     try:
-        return to_python(Evaluator().eval(expr, my_scope))
+        return to_python(evaluator.eval(expr, my_scope))
     except RecursionError:
         # Each attribute is bounded by the parser's depth limit, but chains of references
         # (up to MAX_REFERENCE_DEPTH) can still multiply that beyond the Python stack.
         return Error
+    finally:
+        if budget is not None:
+            _charge(budget, evaluator, evaluator.clock() - started)
+
+
+def _charge(budget: Budget, evaluator: Evaluator, elapsed: float) -> None:
+    """Deduct one evaluation from its request's budget; note why it ran out, if it did."""
+    budget.steps_left -= evaluator.steps
+    budget.seconds_left -= elapsed
+    if evaluator.timed_out:
+        budget.exceeded = (
+            f"evaluation exceeded its time budget ({budget.slice_seconds:g} s per ad, "
+            "or the request's total)"
+        )
+    elif budget.steps_left < 0 or evaluator.steps > evaluator.limit:
+        budget.exceeded = "evaluation exceeded the request's step budget"
+    elif budget.seconds_left < 0:
+        budget.exceeded = "evaluation exceeded the request's time budget"
+    if budget.exceeded is not None:
+        budget.check()
 
 
 def to_string(value: Value) -> str:

@@ -370,8 +370,11 @@ def get_handshake_ad(reader: MessageReader) -> ClassAd:
         line, start = _read_line(reader, index, allow_secret=False)
         try:
             name, rhs = split_line(line)
-        except ClassAdParseError as exc:
-            raise ProtocolError(f"handshake ad item {index}: {exc}", offset=start) from None
+        except ClassAdParseError:
+            # Not quoted back: handshake ads carry session ids.
+            raise ProtocolError(
+                f"handshake ad item {index} is not a 'Name = value' line", offset=start
+            ) from None
         literal = literal_token(rhs)
         if literal is None:
             # The value is not quoted back: handshake ads carry session ids.

@@ -18,7 +18,7 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, TextIO
 
-from cedar.cli import schedd_tools
+from cedar.cli import schedd_tools, spool_tools
 from cedar.cli.common import EXIT_USAGE, condor_style, guarded
 
 if TYPE_CHECKING:
@@ -49,6 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     for name, (_, text) in MOUNTED.items():
         sub.add_parser(name, help=text, add_help=False)
     schedd_tools.build_parsers(sub)
+    spool_tools.build_parsers(sub)
     demo = sub.add_parser("demo", help="run a whole job lifecycle against an embedded mock pool")
     demo.add_argument("--debug", action="store_true", help="show tracebacks")
     demo.set_defaults(handler=run_demo)
@@ -64,6 +65,9 @@ def build_parser() -> argparse.ArgumentParser:
         "no encryption; tokens: IDTOKENS only (a token for you is written to a new directory)",
     )
     pool.add_argument("--schedd-name", help="the schedd's Name (default: this host's full name)")
+    pool.add_argument(
+        "--spool-dir", help="where spooled sandboxes are kept (default: a temporary directory)"
+    )
     pool.add_argument("--debug", action="store_true", help="show tracebacks")
     pool.set_defaults(handler=run_pool)
     return parser
@@ -102,6 +106,7 @@ def _wants_debug(argv: Sequence[str]) -> bool:
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     """Entry point of the ``cedar`` console script."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    _escape_unencodable(sys.stdout, sys.stderr)
     return guarded("cedar", _wants_debug(argv), lambda: _main(argv, out or sys.stdout))
 
 
@@ -123,6 +128,14 @@ def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentP
         if isinstance(action, argparse._SubParsersAction):
             return dict(action.choices)
     return {}
+
+
+def _escape_unencodable(*streams: TextIO) -> None:
+    """Print bytes the terminal cannot encode (non-UTF-8 data from a peer) as escapes."""
+    for stream in streams:
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
 
 
 # --------------------------------------------------------------------------- demo and pool
@@ -213,7 +226,9 @@ def run_demo(args: argparse.Namespace, out: TextIO) -> int:
         for ad in records:
             out.write(f"{ad['ClusterId']}.{ad['ProcId']}  status={ad['JobStatus']}\n")
         remaining = schedd.query(f"ClusterId == {cluster}")
-        ok = (
+        step("remote submit: the input travels to the schedd, the output comes back")
+        spooled_ok = spool_tools.demo_spool(schedd, pool, out)
+        ok = spooled_ok and (
             held.succeeded == 3
             and released.succeeded == 1
             and removed.succeeded == 2
@@ -237,6 +252,7 @@ def run_pool(args: argparse.Namespace, out: TextIO) -> int:
         simulate=True,
         run_time=args.run_time,
         schedd_name=args.schedd_name or host_name(),
+        spool_dir=args.spool_dir,
     )
 
     async def serve() -> None:

@@ -57,6 +57,9 @@ def build_parsers(sub: Any) -> None:
     """Add the schedd subcommands to an ``add_subparsers()`` object."""
     p = sub.add_parser("submit", help="submit jobs from a submit description file")
     p.add_argument("file", help="submit description file ('-' for standard input)")
+    p.add_argument(
+        "--spool", action="store_true", help="send the input files to the schedd (remote submit)"
+    )
     add_common(p)
     p.set_defaults(handler=run_submit)
 
@@ -103,6 +106,10 @@ def build_parsers(sub: Any) -> None:
 
 def run_submit(args: argparse.Namespace, out: TextIO) -> int:
     """``cedar submit FILE``: prints the cluster id it created."""
+    if getattr(args, "spool", False):
+        from cedar.cli.spool_tools import run_spooled_submit
+
+        return run_spooled_submit(args, out)
     description = Submit(sys.stdin.read()) if args.file == "-" else Submit.from_file(args.file)
     result = schedd_from(args).submit(description)
     if args.json:

@@ -113,7 +113,9 @@ def command_protocol(
         return (yield from body(session))
     try:
         return (yield from body(session))
-    except ConnectionClosed:
+    except ConnectionClosed as exc:
+        if exc.mid_message:  # cut inside a message: a broken reply, not a refusal
+            raise
         # Refusals after a raw start or a resumption are silent closes (spec 03 §6.3, §7.3).
         how = "resuming our session" if session.resumed else "the raw (unauthenticated) start"
         who = session.authenticated_user or "an unauthenticated user"

@@ -119,6 +119,9 @@ def _error(what: str, rval: int, terrno: int, reason: str | None = None) -> Qmgm
     elif code == errno.EINVAL:
         cls = InvalidRequest
         text = f"{what}: invalid request"
+    elif code == errno.E2BIG:  # cedar's schedd: a value, job or constraint over its bounds
+        cls = QmgmtError
+        text = f"{what}: value too large or constraint over the schedd's evaluation budget"
     else:
         cls = QmgmtError
         text = f"{what} failed (rval {rval}, errno {terrno})"

@@ -9,6 +9,7 @@ exported by :mod:`cedar.commands`.
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -18,7 +19,9 @@ from cedar.auth.client import CommandSession
 from cedar.classad_wire import ClassAd, get_classad, parse_expr, put_classad, unparse
 from cedar.classad_wire.expr import Expr, to_expr
 from cedar.commands import qmgmt
+from cedar.commands import spool as spool_lib
 from cedar.commands.collector import DaemonLocation, read_address_file
+from cedar.commands.filetransfer import ProgressCallback
 from cedar.commands.qmgmt import SubmitOutcome
 from cedar.commands.submit import Submit, SubmitSettings
 from cedar.config import default_config
@@ -103,6 +106,9 @@ class SubmitResult:
     num_procs: int
     cluster_ad: ClassAd
     warning: str | None = None
+    #: Each job's ad as submitted (cluster attributes overlaid with the proc's): what
+    #: :meth:`Schedd.spool` reads the input files from.
+    proc_ads: list[ClassAd] = field(default_factory=list)
 
     def job_ids(self) -> list[str]:
         """``["c.0", "c.1", …]``."""
@@ -488,12 +494,33 @@ def submit_builder(
     itemdata: Sequence[Mapping[str, object]] | None,
     submit_dir: str | None,
     settings: SubmitSettings,
+    spool: bool = False,
 ) -> Callable[[int], qmgmt.ProcAds]:
     """What a submission sends, built once its cluster id is known.
 
     ``settings`` is not changed: a missing ``submit_method`` means "Python bindings" (2) for
-    this submission only.
+    this submission only.  ``spool`` puts the jobs on the spooling hold (spec 07 §3.1).
     """
+    build = _submit_builder(description, count, itemdata, submit_dir, settings)
+    if not spool:
+        return build
+
+    def build_on_hold(cluster: int) -> qmgmt.ProcAds:
+        cluster_ad, proc_ads = build(cluster)
+        cluster_copy, proc_copies = dict(cluster_ad), [dict(p) for p in proc_ads]
+        spool_lib.spooling_hold(cluster_copy, proc_copies)
+        return cluster_copy, proc_copies
+
+    return build_on_hold
+
+
+def _submit_builder(
+    description: SubmitDescription,
+    count: int | None,
+    itemdata: Sequence[Mapping[str, object]] | None,
+    submit_dir: str | None,
+    settings: SubmitSettings,
+) -> Callable[[int], qmgmt.ProcAds]:
     if isinstance(description, str):
         description = Submit(description)
     if isinstance(description, Submit):
@@ -524,7 +551,43 @@ def submit_result(outcome: SubmitOutcome) -> SubmitResult:
     ad = ClassAd()
     for name, text in outcome.cluster_ad.items():
         ad.set_expr(name, parse_expr(text, old=True))
-    return SubmitResult(outcome.cluster, 0, outcome.num_procs, ad, outcome.warning)
+    procs = []
+    for index, proc_texts in enumerate(outcome.proc_ads):
+        proc = ad.copy()
+        proc["ClusterId"] = outcome.cluster
+        for name, text in proc_texts.items():
+            proc.set_expr(name, parse_expr(text, old=True))
+        proc["ProcId"] = index
+        procs.append(proc)
+    return SubmitResult(outcome.cluster, 0, outcome.num_procs, ad, outcome.warning, procs)
+
+
+def spool_body(
+    jobs: SubmitResult | Iterable[ClassAd], progress: ProgressCallback | None
+) -> Callable[[CommandSession], Protocol[list[spool_lib.SpooledJob]]]:
+    """The body of :meth:`Schedd.spool`: each job's input files, from its submitted ad."""
+    ads = jobs.proc_ads if isinstance(jobs, SubmitResult) else list(jobs)
+    work = []
+    for ad in ads:
+        cluster, proc = ad.get("ClusterId"), ad.get("ProcId")
+        if not isinstance(cluster, int) or not isinstance(proc, int):
+            raise ValueError("every job ad to spool needs integer ClusterId and ProcId")
+        work.append((cluster, proc, spool_lib.input_items(ad)))
+    return lambda session: spool_lib.spool_protocol(session, work, progress=progress)
+
+
+def retrieve_body(
+    job_spec: str | Iterable[str] | int,
+    destination: str | os.PathLike[str] | None,
+    progress: ProgressCallback | None,
+    max_bytes: int | None = None,
+) -> Callable[[CommandSession], Protocol[list[spool_lib.RetrievedJob]]]:
+    """The body of :meth:`Schedd.retrieve`."""
+    constraint = spool_lib.job_ids_constraint(job_spec)
+    target = None if destination is None else os.fspath(destination)
+    return lambda session: spool_lib.retrieve_protocol(
+        session, constraint, destination=target, progress=progress, max_bytes=max_bytes
+    )
 
 
 def job_query_command(with_auth: bool) -> Command:

@@ -18,6 +18,7 @@ from cedar.commands import Schedd as _CedarSchedd
 from cedar.commands import ping as _cedar_ping
 from cedar.commands.collector import DaemonLocation
 from cedar.commands.schedd import ActResult, JobSpec
+from cedar.commands.schedd import SubmitResult as NativeSubmitResult
 from cedar.commands.submit_lang import Submit as _CedarSubmit
 from cedar.compat.classad2 import ClassAd, ExprTree
 from cedar.compat.errors import (
@@ -464,6 +465,7 @@ class SubmitResult:
         self._first_proc = procID
         self._num_procs = num_procs
         self._ad = clusterAd
+        self._native: NativeSubmitResult | None = None
 
     def cluster(self) -> int:
         return self._cluster
@@ -583,11 +585,6 @@ class Schedd:
         queue: str | None = None,
     ) -> SubmitResult:
         """Submit jobs; ``count``/``itemdata``/``queue`` override the description's queue."""
-        if spool:
-            raise HTCondorException(
-                "Schedd.submit(spool=True) is not available in cedar.compat yet: submit "
-                "without spool=True and with a shared filesystem, or use the htcondor2 wheel"
-            )
         if not isinstance(description, _CedarSubmit):
             description = Submit(description)
         if queue is not None:
@@ -595,25 +592,30 @@ class Schedd:
         items = None if itemdata is None else [_item(value) for value in itemdata]
         with translated():
             result = self._schedd.submit(
-                description, count or None, itemdata=items, submit_dir=os.getcwd()
+                description, count or None, itemdata=items, submit_dir=os.getcwd(), spool=spool
             )
-        return SubmitResult(
+        submitted = SubmitResult(
             result.cluster, result.first_proc, result.num_procs, ClassAd._adopt(result.cluster_ad)
         )
+        submitted._native = result
+        return submitted
 
     def spool(self, result: SubmitResult) -> None:
-        """Not available yet in cedar.compat (needs the file-transfer protocol)."""
-        raise HTCondorException(
-            "Schedd.spool() is not available in cedar.compat yet: use a shared filesystem "
-            "(no spool) or the htcondor2 wheel"
-        )
+        """Send the input files of jobs submitted with ``spool=True``."""
+        if result._native is None:
+            raise HTCondorValueError("spool() takes the result of submit(..., spool=True)")
+        with translated():
+            self._schedd.spool(result._native)
 
     def retrieve(self, job_spec: list[str] | str | ExprTree | int) -> None:
-        """Not available yet in cedar.compat (needs the file-transfer protocol)."""
-        raise HTCondorException(
-            "Schedd.retrieve() is not available in cedar.compat yet: use a shared filesystem "
-            "(no spool) or the htcondor2 wheel"
-        )
+        """Fetch the output files of spooled jobs into their submit directories."""
+        spec: str | int | list[str]
+        if isinstance(job_spec, (list, tuple)):
+            spec = [str(item) for item in job_spec]
+        else:
+            spec = str(job_spec) if isinstance(job_spec, ExprTree) else job_spec
+        with translated():
+            self._schedd.retrieve(spec)
 
     def reschedule(self) -> None:
         """Accepted; cedar's ``submit`` already asks the schedd to look for matches."""

@@ -383,6 +383,8 @@ def session_resumption(target: Target) -> str:
     """A second command resumes the cached session (encrypted as the first was)."""
     security = target.security(_auth_methods(target))
     first, _ = _query_session(target, security)
+    if first.crypto_method is None and not first.encrypted:
+        raise Skipped("the session has no key, and cedar never resumes a keyless session")
     second, _ = _query_session(target, security)
     _require(not first.resumed, "the first command claims a resumed session")
     _require(second.resumed, "the second command did not resume the session")

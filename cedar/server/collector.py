@@ -15,19 +15,20 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from cedar.auth.methods import UNAUTHENTICATED_USER
 from cedar.auth.policy import Requirement
-from cedar.auth.server_policy import ServerPolicy
+from cedar.auth.server_policy import ServerPolicy, real_pool_policy
 from cedar.auth.version import CEDAR_PLATFORM_STRING, CEDAR_VERSION_STRING
 from cedar.classad_wire.classad import ClassAd
-from cedar.classad_wire.evaluate import evaluate
+from cedar.classad_wire.evaluate import Budget, evaluate
 from cedar.classad_wire.expr import Expr, Literal, fold
 from cedar.classad_wire.wire import get_classad, put_classad, references
-from cedar.errors import CedarError
+from cedar.errors import CedarError, EvaluationBudgetExceeded
 from cedar.numbers import Command
-from cedar.server.daemon import CommandRequest, Daemon
+from cedar.server.daemon import CommandRequest, Daemon, offload
 from cedar.stream.primitives import MessageReader, MessageWriter
 from cedar.stream.protocol import Protocol, Receive, Send
 
@@ -164,6 +165,7 @@ class StoredAd:
 
     ad: ClassAd
     private: ClassAd | None = None
+    advertiser: str | None = None
 
 
 def is_match(value: Any) -> bool:
@@ -175,9 +177,14 @@ def is_match(value: Any) -> bool:
     return False
 
 
-def _evaluate(expr: Expr, my: ClassAd | None, target: ClassAd | None) -> Any:
+def _evaluate(
+    expr: Expr, my: ClassAd | None, target: ClassAd | None, budget: Budget | None = None
+) -> Any:
+    """The value, or ``None`` on error; a spent ``budget`` raises EvaluationBudgetExceeded."""
     try:
-        return evaluate(expr, my, target)
+        return evaluate(expr, my, target, budget=budget)
+    except EvaluationBudgetExceeded:
+        raise
     except CedarError:
         return None
 
@@ -200,11 +207,18 @@ class QueryAnswer:
     private: bool = False
 
 
+#: Longest a query waits for earlier writes still running in worker threads (seconds).
+WRITE_WAIT = 30.0
+
+
 class AdStore:
     """Tables of ads by type with expiry; answers queries as the collector does.
 
     Thread-safe (a lock), so a test thread may add ads while the daemon thread serves queries.
-    ``clock`` supplies "now" (Unix seconds) and can be replaced to test expiry.
+    ``clock`` supplies "now" (Unix seconds) and can be replaced to test expiry.  Bounded:
+    ``max_ads`` in total, ``max_ads_per_advertiser`` per authenticated identity (or peer host),
+    ``max_generic_types`` distinct generic MyTypes; an update past a bound is refused (queries
+    never create tables).
     """
 
     def __init__(
@@ -213,24 +227,75 @@ class AdStore:
         lifetime: int = DEFAULT_LIFETIME,
         clock: Callable[[], float] = time.time,
         absent_requirements: bool = False,
+        max_ads: int = 100_000,
+        max_ads_per_advertiser: int = 10_000,
+        max_generic_types: int = 1_000,
     ) -> None:
         self.lifetime = lifetime
         self.clock = clock
         self.absent_requirements = absent_requirements
+        self.max_ads = max_ads
+        self.max_ads_per_advertiser = max_ads_per_advertiser
+        self.max_generic_types = max_generic_types
+        self._count = 0
+        self._by_advertiser: dict[str, int] = {}
         self._tables: dict[str, dict[tuple[str, ...], StoredAd]] = {}
         self._generic_names: dict[str, str] = {}
         self._lock = threading.RLock()
+        # Writes that run in worker threads (see :meth:`write_in_order`): queries wait for
+        # the ones that arrived before them, as a single-threaded collector would.
+        self._pending_writes = 0
+        self._writes_done = threading.Condition()
         self._serial = itertools.count()
         self.own_ad: ClassAd | None = None
 
     # -- tables ----------------------------------------------------------------------------
     def table_name(self, name: str) -> str:
-        """The canonical table for a TargetType/MyType (fixed names, else a generic table)."""
+        """The canonical table for a TargetType/MyType (fixed names, else a generic table).
+
+        Looking up never creates a table: only :meth:`_register_table` (an update) does.
+        """
         key = fold(name)
         fixed = _FIXED_BY_FOLD.get(key)
         if fixed is not None:
             return fixed
-        return self._generic_names.setdefault(key, name)
+        with self._lock:
+            return self._generic_names.get(key, name)
+
+    def _register_table(self, name: str) -> str | None:
+        """The table an update of MyType ``name`` goes to; ``None`` past max_generic_types."""
+        key = fold(name)
+        fixed = _FIXED_BY_FOLD.get(key)
+        if fixed is not None:
+            return fixed
+        with self._lock:
+            if key not in self._generic_names:
+                if len(self._generic_names) >= self.max_generic_types:
+                    return None
+                self._generic_names[key] = name
+            return self._generic_names[key]
+
+    def _forget(self, ads: dict[tuple[str, ...], StoredAd], key: tuple[str, ...]) -> None:
+        """Remove one stored ad and its counts (caller holds the lock)."""
+        stored = ads.pop(key)
+        self._count -= 1
+        if stored.advertiser is not None:
+            left = self._by_advertiser.get(stored.advertiser, 1) - 1
+            if left > 0:
+                self._by_advertiser[stored.advertiser] = left
+            else:
+                self._by_advertiser.pop(stored.advertiser, None)
+
+    def _room_for(self, advertiser: str | None) -> str | None:
+        """Why one more ad may not be stored (caller holds the lock), or ``None``."""
+        if self._count >= self.max_ads:
+            return f"the collector holds max_ads ({self.max_ads}) ads"
+        if (
+            advertiser is not None
+            and self._by_advertiser.get(advertiser, 0) >= self.max_ads_per_advertiser
+        ):
+            return f"{advertiser} advertises max_ads_per_advertiser ({self.max_ads_per_advertiser})"
+        return None
 
     def generic_tables(self) -> list[str]:
         """Names of the generic (MyType-named) tables that hold ads."""
@@ -240,7 +305,7 @@ class AdStore:
     def _table_for_update(self, table: str | None, ad: ClassAd) -> str | None:
         my_type = _str(ad, "MyType")
         if table is None:
-            return self.table_name(my_type) if my_type else None
+            return self._register_table(my_type) if my_type else None
         if table == MACHINE and my_type is not None and fold(my_type) == "startd":
             return STARTD
         return table
@@ -254,8 +319,10 @@ class AdStore:
         *,
         identity: tuple[str, str] | None = None,
         merge: bool = False,
+        advertiser: str | None = None,
     ) -> bool:
-        """Store (or replace) an ad; ``False`` when it lacks its key attributes and is dropped.
+        """Store (or replace) an ad; ``False`` when it lacks its key attributes or a bound
+        (``max_ads``, ``max_ads_per_advertiser``, ``max_generic_types``) refuses it.
 
         ``table`` None means "the table named by ``MyType``" (UPDATE_AD_GENERIC).  The store
         sets ``LastHeardFrom`` unless the ad has it, and ``AuthenticatedIdentity`` /
@@ -281,7 +348,16 @@ class AdStore:
                 for attr in ad:
                     existing.ad.set_expr(ad.spelling(attr), ad.lookup(attr))
                 return True
-            table_ads[key] = StoredAd(ad, private)
+            if key in table_ads:
+                self._forget(table_ads, key)
+            refused = self._room_for(advertiser)
+            if refused is not None:
+                log.info("update refused: %s", refused)
+                return False
+            table_ads[key] = StoredAd(ad, private, advertiser)
+            self._count += 1
+            if advertiser is not None:
+                self._by_advertiser[advertiser] = self._by_advertiser.get(advertiser, 0) + 1
         return True
 
     def add(self, ad: ClassAd | dict[str, Any], table: str | None = None) -> None:
@@ -299,11 +375,37 @@ class AdStore:
             self.update(name, ad)
             return
         with self._lock:
+            self._count += 1
             self._tables.setdefault(name, {})[("#unkeyed", str(next(self._serial)))] = StoredAd(
                 ad.copy()
             )
 
-    def invalidate(self, table: str | None, request: ClassAd) -> int:
+    def begin_write(self) -> Callable[[], None]:
+        """Register a write now, in arrival order; call the returned ``done`` (idempotent)
+        when it finished or will never run.
+
+        Queries answered meanwhile first wait (up to :data:`WRITE_WAIT` seconds) for every
+        write registered before them, so moving a costly write to a worker thread does not
+        reorder it against a client's next query.
+        """
+        with self._writes_done:
+            self._pending_writes += 1
+        finished = threading.Event()
+
+        def done() -> None:
+            with self._writes_done:
+                if not finished.is_set():
+                    finished.set()
+                    self._pending_writes -= 1
+                    self._writes_done.notify_all()
+
+        return done
+
+    def _wait_for_writes(self) -> None:
+        with self._writes_done:
+            self._writes_done.wait_for(lambda: self._pending_writes == 0, timeout=WRITE_WAIT)
+
+    def invalidate(self, table: str | None, request: ClassAd, budget: Budget | None = None) -> int:
         """Remove ads by key or by ``Requirements`` (spec 05 §2.8); return how many went."""
         target = _str(request, "TargetType")
         if table is None:
@@ -317,7 +419,7 @@ class AdStore:
             ads = self._tables.get(table, {})
             key = ad_key(table, request)
             if key is not None and key in ads:
-                del ads[key]
+                self._forget(ads, key)
                 return 1
             requirements = request.get_expr("Requirements")
             name = _str(request, "Name")
@@ -325,11 +427,11 @@ class AdStore:
                 return 0
             for k, stored in list(ads.items()):
                 if requirements is not None:
-                    hit = is_match(_evaluate(requirements, stored.ad, None))
+                    hit = is_match(_evaluate(requirements, stored.ad, None, budget))
                 else:
                     hit = fold(_str(stored.ad, "Name") or "") == fold(name or "")
                 if hit:
-                    del ads[k]
+                    self._forget(ads, k)
                     removed += 1
         return removed
 
@@ -345,7 +447,7 @@ class AdStore:
         with self._lock:
             ads = self._tables.get(table, {})
             for key in [k for k, s in ads.items() if self._expired(s, now)]:
-                del ads[key]
+                self._forget(ads, key)
             result = list(ads.values())
         if table == COLLECTOR and self.own_ad is not None:
             result.insert(0, StoredAd(self.own_ad))
@@ -393,12 +495,21 @@ class AdStore:
         with self._lock:
             return fold(name) in self._generic_names
 
-    def answer(self, command: int, query: ClassAd, *, private: bool = False) -> QueryAnswer | None:
+    def answer(
+        self,
+        command: int,
+        query: ClassAd,
+        *,
+        private: bool = False,
+        budget: Budget | None = None,
+    ) -> QueryAnswer | None:
         """The ads a query returns, in order, with the projection of each (``None`` = close).
 
         ``private`` says the client may see private attributes (NEGOTIATOR/ADMINISTRATOR and
-        ``SendPrivateAttributes``, or a private query command).
+        ``SendPrivateAttributes``, or a private query command).  Every evaluation is charged
+        to ``budget``; :class:`EvaluationBudgetExceeded` when it runs out.
         """
+        self._wait_for_writes()
         selections = self._selections(command, query)
         if selections is None:
             return None
@@ -425,19 +536,22 @@ class AdStore:
                     if self.absent_requirements and not wants_absent and _is_absent(ad):
                         continue
                     if selection.requirements is not None and not is_match(
-                        _evaluate(selection.requirements, ad, None)
+                        _evaluate(selection.requirements, ad, None, budget)
                     ):
                         continue
-                    answer.results.append((ad, self._projection(selection.projection, query, ad)))
+                    names = self._projection(selection.projection, query, ad, budget)
+                    answer.results.append((ad, names))
                     found += 1
         return answer
 
     @staticmethod
-    def _projection(expr: Expr | None, query: ClassAd, ad: ClassAd) -> list[str] | None:
+    def _projection(
+        expr: Expr | None, query: ClassAd, ad: ClassAd, budget: Budget | None = None
+    ) -> list[str] | None:
         """Projection names; a non-literal is evaluated per candidate as a string (§2.2)."""
         if expr is None:
             return None
-        value = expr.value() if isinstance(expr, Literal) else _evaluate(expr, query, ad)
+        value = expr.value() if isinstance(expr, Literal) else _evaluate(expr, query, ad, budget)
         if not isinstance(value, str):
             return None
         names = value.replace(",", " ").split()
@@ -491,7 +605,9 @@ class MockCollector(Daemon):
         port: int = 0,
         store: AdStore | None = None,
     ) -> None:
-        super().__init__(name, "COLLECTOR", policy=policy, host=host, port=port)
+        super().__init__(
+            name, "COLLECTOR", policy=policy or real_pool_policy(), host=host, port=port
+        )
         self.store = store or AdStore()
         #: ``Machine`` of the collector's own ad (a host name in a pool; default ``host``).
         self.machine: str | None = None
@@ -550,7 +666,16 @@ class MockCollector(Daemon):
         ):
             private = self._may(request, "NEGOTIATOR") or self._may(request, "ADMINISTRATOR")
         self.store.own_ad = self.own_ad()
-        answer = self.store.answer(request.command, query, private=private)
+        try:
+            answer = yield from offload(
+                lambda: self.store.answer(
+                    request.command, query, private=private, budget=request.budget
+                )
+            )
+        except EvaluationBudgetExceeded as exc:
+            # The query protocol has no error reply (§2.4): close without the terminator.
+            log.info("%s: query %d refused: %s; closing", self.name, request.command, exc)
+            return
         if answer is None:
             log.info(
                 "%s: query %d refused (no usable TargetType); closing", self.name, request.command
@@ -563,7 +688,11 @@ class MockCollector(Daemon):
         command = request.command
         reader = yield from request.read_payload()
         while True:
-            if not self._apply(request, command, reader):
+            if command in INVALIDATES:
+                applied = yield from self._invalidate(request, command, reader)
+            else:
+                applied = self._apply(request, command, reader)
+            if not applied:
                 return
             if command == Command.UPDATE_STARTD_AD_WITH_ACK:
                 yield Send(request.writer().put_int(1))
@@ -587,15 +716,44 @@ class MockCollector(Daemon):
                 return table[Command(command)][1]
         return None
 
-    def _apply(self, request: CommandRequest, command: int, reader: MessageReader) -> bool:
-        """Store or remove what one message carries; ``False`` closes the connection."""
+    def _invalidate(
+        self, request: CommandRequest, command: int, reader: MessageReader
+    ) -> Protocol[bool]:
+        """Remove ads; one by key at once, by ``Requirements`` off the event loop (it may cost).
+
+        ``False`` closes the connection (unreadable, or over the request's budget).
+        """
         try:
-            if command in INVALIDATES:
-                ad = get_classad(reader, strict=True)
-                table = INVALIDATES[Command(command)][0]
-                removed = self.store.invalidate(table, ad)
-                log.debug("%s: invalidation removed %d ad(s)", self.name, removed)
-                return True
+            ad = get_classad(reader, strict=True)
+        except CedarError as exc:
+            log.info("%s: unreadable invalidation (%s); closing", self.name, exc)
+            return False
+        remove = partial(self.store.invalidate, INVALIDATES[Command(command)][0], ad)
+        try:
+            if "Requirements" in ad:
+                done = self.store.begin_write()
+
+                def scan() -> int:
+                    try:
+                        return remove(request.budget)
+                    finally:
+                        done()
+
+                try:
+                    removed = yield from offload(scan)
+                finally:
+                    done()  # also when the connection ended before the scan ran
+            else:
+                removed = remove()
+        except EvaluationBudgetExceeded as exc:
+            log.info("%s: invalidation refused: %s; closing", self.name, exc)
+            return False
+        log.debug("%s: invalidation removed %d ad(s)", self.name, removed)
+        return True
+
+    def _apply(self, request: CommandRequest, command: int, reader: MessageReader) -> bool:
+        """Store what one update carries; ``False`` closes the connection."""
+        try:
             ad, private = read_update(command, reader)
         except CedarError as exc:
             log.info("%s: unreadable update (%s); closing", self.name, exc)
@@ -609,8 +767,16 @@ class MockCollector(Daemon):
         if request.authenticated and request.user:
             identity = (request.user, request.method or "")
         table = UPDATES[Command(command)][0]
+        advertiser = request.user if request.authenticated else None
+        if advertiser is None:
+            advertiser = request.peer[0] if request.peer else "unknown"
         stored = self.store.update(
-            table, ad, private, identity=identity, merge=command == Command.MERGE_STARTD_AD
+            table,
+            ad,
+            private,
+            identity=identity,
+            merge=command == Command.MERGE_STARTD_AD,
+            advertiser=advertiser,
         )
         if not stored:
             log.info(

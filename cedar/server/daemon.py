@@ -2,8 +2,12 @@
 
 Handlers are protocol coroutines (``handler(request) -> Protocol[None]``), so the same code runs
 under any driver.  Nothing a peer sends may crash, hang or exhaust the daemon: every connection
-has per-read timeouts and a handshake deadline, messages are size-bounded, handshake ads are
-attribute-bounded, concurrent connections are capped, and any failure only ends that connection.
+has per-read timeouts, a handshake deadline and a total lifetime; messages are size-bounded and
+the bytes all connections buffer are capped; handshake ads are attribute-bounded; connections
+are capped in total and per peer; each request's evaluations share one :class:`Budget`; and any
+failure only ends that connection.  CPU-heavy steps of a handler (evaluating a constraint over
+every ad) go through :func:`offload`, which the Trio daemon runs in a worker thread so that the
+event loop keeps serving everyone else.  The knobs live on :class:`ServerPolicy`.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ import logging
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import trio
 
@@ -39,16 +43,61 @@ from cedar.auth.server_policy import ServerPolicy
 from cedar.auth.session import ServerSessionCache
 from cedar.auth.sharedport import parse_preamble
 from cedar.auth.sinful import make_sinful
-from cedar.errors import CedarError
+from cedar.classad_wire.evaluate import Budget
+from cedar.errors import CedarError, ProtocolError
 from cedar.numbers import FORCE_AUTHENTICATION
 from cedar.stream.connection import CedarConnection
 from cedar.stream.drivers import TrioChannel
 from cedar.stream.primitives import MessageReader, MessageWriter
-from cedar.stream.protocol import Protocol, Receive
+from cedar.stream.protocol import Emit, Protocol, Receive
 
 log = logging.getLogger("cedar.server")
 
 Handler = Callable[["CommandRequest"], Protocol[None]]
+T = TypeVar("T")
+
+
+class Offload(Generic[T]):
+    """A CPU-heavy step of a handler, to run off the event loop (see :func:`offload`)."""
+
+    def __init__(self, work: Callable[[], T]) -> None:
+        self._work = work
+        self._done = False
+        self._value: T | None = None
+        self._error: BaseException | None = None
+
+    def run(self) -> None:
+        """Do the work once (in whatever thread calls this), keeping its result or error."""
+        if self._done:
+            return
+        try:
+            self._value = self._work()
+        except BaseException as exc:  # handed back to the handler by result()
+            self._error = exc
+        finally:
+            self._done = True
+
+    def result(self) -> T:
+        """The work's result (done inline if no driver ran it), or its exception re-raised."""
+        self.run()
+        if self._error is not None:
+            raise self._error
+        return self._value  # type: ignore[return-value]
+
+    def __repr__(self) -> str:
+        return f"<Offload done={self._done}>"
+
+
+def offload(work: Callable[[], T]) -> Protocol[T]:
+    """``result = yield from offload(work)``: run ``work`` where it cannot block other peers.
+
+    The Trio daemon runs it in a worker thread (the handler waits; the event loop does not);
+    other drivers run it inline.  ``work`` must be thread-safe against the daemon's state
+    (the stores take their locks) and bounded (give it the request's :class:`Budget`).
+    """
+    job = Offload(work)
+    yield Emit(job)
+    return job.result()
 
 
 @dataclass(repr=False)
@@ -66,6 +115,8 @@ class CommandRequest:
     daemon: Daemon | None = None
     _first: MessageReader | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    #: The evaluation budget every constraint of this request is charged to.
+    budget: Budget = field(default_factory=Budget)
 
     @property
     def encrypted(self) -> bool:
@@ -110,6 +161,7 @@ class Registration:
     permission: str
     force_authentication: bool
     name: str
+    payload: bool = True
 
 
 def _nop_handler(request: CommandRequest) -> Protocol[None]:
@@ -147,13 +199,15 @@ class Daemon:
         }
         self._commands: dict[int, Registration] = {}
         self._active = 0
+        self._per_peer: dict[str, int] = {}
+        self._buffered: dict[int, int] = {}  # id(conn) -> bytes it held at its last read
         self._lock = threading.Lock()
         self._address: str | None = None
         self._shared_port_id: str | None = None
         self._cancel: trio.CancelScope | None = None
         self._token: trio.lowlevel.TrioToken | None = None
         for command, level in DC_NOP_COMMANDS.items():
-            self.register(command, _nop_handler, permission=level, name="DC_NOP")
+            self.register(command, _nop_handler, permission=level, name="DC_NOP", payload=False)
 
     # -- configuration --------------------------------------------------------------------------
 
@@ -165,10 +219,13 @@ class Daemon:
         permission: str = "READ",
         force_authentication: bool | None = None,
         name: str | None = None,
+        payload: bool = True,
     ) -> None:
         """Serve ``command`` with ``handler`` at permission level ``permission``.
 
         ``force_authentication=None`` registers it as the reference does (``FORCE_AUTHENTICATION``).
+        ``payload=False`` for commands whose client sends nothing after the handshake (on a
+        resumed session the daemon otherwise reads that message first, as proof of the key).
         """
         level = normalize_level(permission)
         if force_authentication is None:
@@ -179,6 +236,7 @@ class Daemon:
             level,
             force_authentication,
             name or str(getattr(handler, "__name__", "")),
+            payload,
         )
 
     def lookup(self, command: int) -> CommandInfo | None:
@@ -186,7 +244,9 @@ class Daemon:
         registration = self._commands.get(command)
         if registration is None:
             return None
-        return CommandInfo(registration.permission, registration.force_authentication)
+        return CommandInfo(
+            registration.permission, registration.force_authentication, registration.payload
+        )
 
     def valid_commands(self, level: str, mapped: bool) -> list[int]:
         """Commands a session for ``level`` may run (spec 03 §6.1 ``ValidCommands``)."""
@@ -251,38 +311,84 @@ class Daemon:
         with _serve_in_thread(self.serve, self.stop):
             yield self
 
-    def _connection_slot(self) -> bool:
+    def _connection_slot(self, peer_host: str) -> str | None:
+        """Take a slot for a new connection; the reason it was refused, if it was."""
         with self._lock:
             if self._active >= self.policy.max_connections:
                 self.stats["rejected_connections"] += 1
-                return False
+                return f"connection cap reached ({self.policy.max_connections} at once)"
+            if self._per_peer.get(peer_host, 0) >= self.policy.max_connections_per_peer:
+                self.stats["rejected_connections"] += 1
+                return (
+                    f"per-peer connection cap reached ({self.policy.max_connections_per_peer} "
+                    f"at once from {peer_host})"
+                )
             self._active += 1
+            self._per_peer[peer_host] = self._per_peer.get(peer_host, 0) + 1
             self.stats["connections"] += 1
-            return True
+            return None
 
-    def _release_slot(self) -> None:
+    def _release_slot(self, peer_host: str) -> None:
         with self._lock:
             self._active -= 1
+            left = self._per_peer.get(peer_host, 1) - 1
+            if left > 0:
+                self._per_peer[peer_host] = left
+            else:
+                self._per_peer.pop(peer_host, None)
+
+    @property
+    def buffered_bytes(self) -> int:
+        """Bytes held in unfinished messages over all connections (as of their last reads)."""
+        with self._lock:
+            return sum(self._buffered.values())
+
+    def _account(self, conn: CedarConnection, incoming: int) -> None:
+        """Charge a read to the daemon-wide buffer cap (:attr:`ServerPolicy.max_buffered_bytes`)."""
+        key = id(conn)
+        with self._lock:
+            held = conn.buffered_bytes + incoming
+            others = sum(self._buffered.values()) - self._buffered.get(key, 0)
+            if held > 0 and others + held > self.policy.max_buffered_bytes:
+                raise ProtocolError(
+                    f"daemon buffer cap reached ({self.policy.max_buffered_bytes} bytes held "
+                    "in unfinished messages over all connections); closing this one"
+                )
+            self._buffered[key] = held
 
     async def handle_stream(
         self, stream: trio.SocketStream, conn: CedarConnection | None = None
     ) -> None:
         """Serve one connection (``conn`` may already hold bytes a router read)."""
-        if not self._connection_slot():
-            log.warning("%s: too many connections; closing a new one", self.name)
+        try:
+            peer_host = str(stream.socket.getpeername()[0])
+        except (OSError, AttributeError, IndexError):
+            peer_host = "?"
+        refused = self._connection_slot(peer_host)
+        if refused is not None:
+            log.warning("%s: %s; closing a new connection from %s", self.name, refused, peer_host)
             with contextlib.suppress(Exception):
                 await stream.aclose()
             return
+        conn = conn or CedarConnection(max_message_size=self.policy.max_message_size)
         try:
-            await self._serve_connection(stream, conn)
+            with trio.move_on_after(self.policy.connection_lifetime) as lifetime:
+                await self._serve_connection(_MeteredStream(stream, self, conn), conn)
+            if lifetime.cancelled_caught:
+                log.info(
+                    "%s: connection from %s held its slot for connection_lifetime (%g s); closed",
+                    self.name,
+                    peer_host,
+                    self.policy.connection_lifetime,
+                )
         finally:
-            self._release_slot()
+            self._release_slot(peer_host)
+            with self._lock:
+                self._buffered.pop(id(conn), None)
             with contextlib.suppress(Exception):
                 await stream.aclose()
 
-    async def _serve_connection(
-        self, stream: trio.SocketStream, conn: CedarConnection | None
-    ) -> None:
+    async def _serve_connection(self, stream: _MeteredStream, conn: CedarConnection) -> None:
         local = peer = None
         try:
             local = _endpoint(stream.socket.getsockname())
@@ -290,8 +396,8 @@ class Daemon:
         except (OSError, AttributeError):
             pass
         channel = TrioChannel(
-            stream,
-            conn=conn or CedarConnection(max_message_size=self.policy.max_message_size),
+            stream,  # type: ignore[arg-type]
+            conn=conn,
             timeout=self.policy.connection_timeout,
             peer=f"{peer[0]}:{peer[1]}" if peer else "peer",
         )
@@ -302,7 +408,10 @@ class Daemon:
             if request is None:
                 return
             registration = self._commands[request.command]
-            await channel.run(registration.handler(request))
+            async for value in channel.iterate(registration.handler(request)):
+                if isinstance(value, Offload):
+                    # A worker thread: the loop keeps serving; the request's Budget bounds it.
+                    await trio.to_thread.run_sync(value.run, abandon_on_cancel=True)
         except trio.TooSlowError:
             log.info("%s: security negotiation exceeded its deadline; closing", self.name)
         except CedarError as exc:
@@ -359,7 +468,7 @@ class Daemon:
             self.stats["resumed_sessions" if outcome.resumed else "new_sessions"] += 1
             if outcome.finished:
                 return None
-            return self._request(conn, env, outcome)
+            return self._request(conn, env, outcome, first=outcome.first)
         return (yield from self._accept_raw(conn, env, command, message))
 
     def _request(
@@ -370,7 +479,13 @@ class Daemon:
         first: MessageReader | None = None,
         raw: bool = False,
     ) -> CommandRequest:
+        policy = self.policy
         return CommandRequest(
+            budget=Budget(
+                policy.request_eval_steps,
+                policy.request_eval_seconds,
+                slice_seconds=policy.eval_slice_seconds,
+            ),
             command=outcome.command,
             conn=conn,
             peer=env.peer_address,
@@ -462,6 +577,27 @@ class Daemon:
         return result
 
 
+class _MeteredStream:
+    """A daemon connection's stream that charges each read to the daemon-wide buffer cap."""
+
+    def __init__(self, stream: trio.SocketStream, daemon: Daemon, conn: CedarConnection) -> None:
+        self._stream = stream
+        self._daemon = daemon
+        self._conn = conn
+        self.socket = stream.socket
+
+    async def receive_some(self, max_bytes: int | None = None) -> bytes:
+        data = await self._stream.receive_some(max_bytes)
+        self._daemon._account(self._conn, len(data))
+        return data
+
+    async def send_all(self, data: bytes | bytearray | memoryview) -> None:
+        await self._stream.send_all(data)
+
+    async def aclose(self) -> None:
+        await self._stream.aclose()
+
+
 def _endpoint(name: Any) -> tuple[str, int]:
     return str(name[0]), int(name[1])
 
@@ -498,4 +634,4 @@ def _serve_in_thread(serve: Callable[..., Any], stop: Callable[[], None]) -> Ite
         thread.join(timeout=30)
 
 
-__all__ = ["CommandRequest", "Daemon", "Handler", "Registration"]
+__all__ = ["CommandRequest", "Daemon", "Handler", "Offload", "Registration", "offload"]

@@ -19,10 +19,17 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from cedar.classad_wire import ClassAd, parse_expr
-from cedar.classad_wire.evaluate import evaluate
+from cedar.classad_wire.evaluate import Budget, evaluate
 from cedar.classad_wire.expr import Expr, fold
-from cedar.errors import CedarError, ClassAdError
+from cedar.errors import CedarError, ClassAdError, EvaluationBudgetExceeded
 from cedar.numbers import ACTION_REASON_ATTRIBUTE, JobAction, JobStatus, SetAttributeFlags
+from cedar.server.spool_area import (
+    SpoolArea,
+    commit_spooled,
+    drop_cluster_hold,
+    leave_in_queue,
+    simulate_output,
+)
 
 IDLE, RUNNING, REMOVED, COMPLETED = (
     JobStatus.IDLE,
@@ -31,12 +38,49 @@ IDLE, RUNNING, REMOVED, COMPLETED = (
     JobStatus.COMPLETED,
 )
 HELD, TRANSFERRING, SUSPENDED = JobStatus.HELD, JobStatus.TRANSFERRING_OUTPUT, JobStatus.SUSPENDED
-IMMUTABLE = {"clusterid", "procid", "owner", "user", "myjobs"}
+#: Attributes no edit may change (a real schedd's ``SYSTEM_IMMUTABLE_JOB_ATTRS``, + MyJobs).
+IMMUTABLE = {
+    "owner",
+    "clusterid",
+    "jobuniverse",
+    "procid",
+    "mytype",
+    "targettype",
+    "user",
+    "osuser",
+    "myjobs",
+}
+#: Attributes the schedd sets itself: a client's value at submit is ignored (the real
+#: ``SYSTEM_SECURE_JOB_ATTRS`` + the job ids, with ``IGNORE_ATTEMPTS_TO_SET_SECURE_JOB_ATTRS``).
+SECURE = {
+    "clusterid",
+    "procid",
+    "user",
+    "osuser",
+    "globaljobid",
+    "totalsubmitprocs",
+    "x509userproxysubject",
+    "x509userproxyemail",
+    "x509userproxyvoname",
+    "x509userproxyfirstfqan",
+    "x509userproxyfqan",
+    "authtokensubject",
+    "authtokenissuer",
+    "authtokengroups",
+    "authtokenid",
+    "authtokenscopes",
+    "authtokenproject",
+}
 ATTRIBUTE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 LIST_SEPARATORS = re.compile(r"[\s,]+")
 #: Hard caps so a client cannot grow the queue without bound.
 MAX_JOBS = 100_000
 MAX_ATTRS_PER_JOB = 2_000
+#: Longest attribute value (expression text, bytes) accepted at submit or edit.
+MAX_ATTRIBUTE_SIZE = 1 << 20
+#: Largest job (cluster + proc attributes, names and values) a transaction may build: keeps
+#: one job from pushing every user's query past the message size limit.
+MAX_JOB_AD_SIZE = 4 << 20
 #: Attribute edits of existing jobs one transaction may hold before it is refused.
 MAX_TXN_EDITS = 200_000
 
@@ -83,12 +127,17 @@ def int_attr(ad: ClassAd, name: str, default: int = 0) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else default
 
 
-def matches(expr: Expr | None, ad: ClassAd) -> bool:
-    """Whether a constraint is true (or a non-zero number) for ``ad``."""
+def matches(expr: Expr | None, ad: ClassAd, budget: Budget | None = None) -> bool:
+    """Whether a constraint is true (or a non-zero number) for ``ad``.
+
+    Charged to ``budget`` (the request's); :class:`EvaluationBudgetExceeded` once it is spent.
+    """
     if expr is None:
         return True
     try:
-        value = evaluate(expr, ad)
+        value = evaluate(expr, ad, budget=budget)
+    except EvaluationBudgetExceeded:
+        raise
     except CedarError:
         return False
     if isinstance(value, bool):
@@ -117,6 +166,8 @@ class Transaction:
     deferred: QueueError | None = None
     my_cluster: int | None = None
     edit_count: int = 0
+    #: Bytes of attribute text this transaction added per (cluster, proc), for MAX_JOB_AD_SIZE.
+    sizes: dict[tuple[int, int], int] = field(default_factory=dict)
 
     # --- reads through the overlay ---------------------------------------------------------
 
@@ -169,12 +220,15 @@ class Transaction:
     def set_attribute(self, cluster: int, proc: int, name: str, value: str) -> None:
         if not ATTRIBUTE_NAME.match(name) or not value or "\n" in value or "\r" in value:
             raise QueueError(errno.EINVAL, f"invalid attribute {name!r} or value")
+        self._check_size(cluster, proc, name, value)
         own = owner_of(self.user)
         low = fold(name)
         new = cluster in self.new_clusters
         if new:
             if proc >= 0 and (cluster, proc) not in self.new_jobs:
                 raise QueueError(errno.ENOENT, f"no job {cluster}.{proc}")
+            if low in SECURE:
+                return  # the schedd sets these itself at commit (see JobQueue.apply)
             if low == "owner":
                 if proc > 0:
                     return
@@ -193,6 +247,26 @@ class Transaction:
             return
         self._check_existing(cluster, proc, low)
         self._edit((cluster, proc), name, value)
+
+    def _check_size(self, cluster: int, proc: int, name: str, value: str) -> None:
+        """Refuse a value over MAX_ATTRIBUTE_SIZE, or one that grows a job past MAX_JOB_AD_SIZE."""
+        if len(value) > MAX_ATTRIBUTE_SIZE:
+            raise QueueError(
+                errno.E2BIG,
+                f"value too large: {name} is {len(value)} bytes, over the schedd's "
+                f"MAX_ATTRIBUTE_SIZE of {MAX_ATTRIBUTE_SIZE}",
+            )
+        key = (cluster, max(proc, -1))
+        if key not in self.sizes:
+            self.sizes[key] = self.queue.ad_size(*key)
+        total = self.sizes[key] + len(name) + len(value)
+        if total + (self.sizes.get((cluster, -1), 0) if proc >= 0 else 0) > MAX_JOB_AD_SIZE:
+            raise QueueError(
+                errno.E2BIG,
+                f"value too large: job {cluster}.{proc} would exceed the schedd's "
+                f"MAX_JOB_AD_SIZE of {MAX_JOB_AD_SIZE} bytes",
+            )
+        self.sizes[key] = total
 
     def _edit(self, key: tuple[int, int], name: str, value: str | None) -> None:
         """Record one edit of an existing job, within :data:`MAX_TXN_EDITS`."""
@@ -217,7 +291,9 @@ class Transaction:
         if not q.may_edit(self.user, cluster):
             raise QueueError(errno.EACCES, f"{self.user} does not own job {cluster}.{proc}")
 
-    def set_by_constraint(self, constraint: str, name: str, value: str, flags: int) -> int:
+    def set_by_constraint(
+        self, constraint: str, name: str, value: str, flags: int, budget: Budget | None = None
+    ) -> int:
         try:
             expr = parse_expr(constraint, old=True)
         except ClassAdError:
@@ -226,7 +302,7 @@ class Transaction:
         with self.queue.lock:
             for c, p in list(self.queue.jobs):
                 ad = self.queue.merged(c, p)
-                if ad is not None and matches(expr, ad):
+                if ad is not None and matches(expr, ad, budget):
                     mine_only = flags & SetAttributeFlags.ONLY_MY_JOBS
                     if mine_only and not self.queue.may_edit(self.user, c):
                         continue
@@ -236,6 +312,8 @@ class Transaction:
         for c, p in targets:
             self._check_existing(c, p, fold(name))
         if not flags & SetAttributeFlags.QUERY_ONLY:
+            for c, p in targets:
+                self._check_size(c, p, name, value)
             for c, p in targets:
                 self._edit((c, p), name, value)
             if flags & SetAttributeFlags.POST_SUBMIT_CLUSTER_CHANGE:
@@ -265,6 +343,7 @@ class Transaction:
         self.deferred = None
         self.my_cluster = None
         self.edit_count = 0
+        self.sizes.clear()
 
 
 class JobQueue:
@@ -277,8 +356,10 @@ class JobQueue:
         superusers: Iterable[str] = (),
         run_time: float = 2.0,
         clock: Callable[[], float] = time.time,
+        spool_dir: str | None = None,
     ) -> None:
         self.name = name
+        self.spool = SpoolArea(spool_dir)
         self.clusters: dict[int, ClassAd] = {}
         self.jobs: dict[tuple[int, int], Job] = {}
         self.history: list[ClassAd] = []  # oldest first
@@ -300,6 +381,18 @@ class JobQueue:
         for name in job.ad:
             ad.set_expr(name, job.ad.lookup(name))
         return ad
+
+    def ad_size(self, cluster: int, proc: int) -> int:
+        """Bytes of attribute text a stored cluster (``proc`` < 0) or proc ad holds (0: none)."""
+        with self.lock:
+            if proc < 0:
+                ad = self.clusters.get(cluster)
+            else:
+                job = self.jobs.get((cluster, proc))
+                ad = None if job is None else job.ad
+            if ad is None:
+                return 0
+            return sum(len(name) + len(ad.raw_text(name)) for name in ad)
 
     def all_jobs(self) -> list[ClassAd]:
         """Every job's merged ad, in id order."""
@@ -339,6 +432,7 @@ class JobQueue:
                 cad.setdefault("TargetType", "Machine")
                 cad["TotalSubmitProcs"] = len(procs)
                 self.clusters[cluster] = cad
+                spooled = False
                 for proc in procs:
                     pad = txn.new_jobs[(cluster, proc)].copy()
                     pad["ProcId"] = proc
@@ -346,7 +440,10 @@ class JobQueue:
                         pad["JobStatus"] = IDLE
                     pad["GlobalJobId"] = f"{self.name}#{cluster}.{proc}#{now}"
                     pad.setdefault("EnteredCurrentStatus", now)
+                    spooled = commit_spooled(self.spool, cad, pad, cluster, proc) or spooled
                     self.jobs[(cluster, proc)] = Job(cluster, proc, pad)
+                if spooled:
+                    drop_cluster_hold(cad)
             for (c, p), edits in txn.edits.items():
                 target = self.clusters[c] if p < 0 else self.jobs[(c, p)].ad
                 for name, text in edits.items():
@@ -356,7 +453,7 @@ class JobQueue:
                         _set(target, name, text)
 
     def act(
-        self, user: str | None, action: JobAction, request: ClassAd
+        self, user: str | None, action: JobAction, request: ClassAd, budget: Budget | None = None
     ) -> tuple[dict[tuple[int, int], int], Callable[[], None]]:
         """Result code per job and a function that applies the change (after the client's
         confirmation).  Follows spec 05 §5.3."""
@@ -390,7 +487,7 @@ class JobQueue:
                     ad = self.merged(*key)
                     if ad is None:
                         continue
-                    if filt(int_attr(ad, "JobStatus"), ad) and matches(expr, ad):
+                    if filt(int_attr(ad, "JobStatus"), ad) and matches(expr, ad, budget):
                         results[key] = self._act_code(key, own, action, explicit=False)
         todo = [k for k, code in results.items() if code == 1]
 
@@ -473,6 +570,7 @@ class JobQueue:
         ad = self.merged(*key)
         del self.jobs[key]
         self.started.pop(key, None)
+        self.spool.remove_job(*key)
         if ad is not None:
             if int_attr(ad, "JobStatus") == COMPLETED:  # a real schedd leaves it unset otherwise
                 ad["CompletionDate"] = now
@@ -517,7 +615,23 @@ class JobQueue:
                         job.ad["RemoteWallClockTime"] = float(now - began)
                         job.ad["EnteredCurrentStatus"] = int(now)
                         job.ad["NumJobCompletions"] = int_attr(job.ad, "NumJobCompletions") + 1
-                        self._retire(key, int(now))
+                        self._spooled_output(key, job, int(now))
+                        if not leave_in_queue(self.merged(*key) or job.ad):
+                            self._retire(key, int(now))
+                elif status in (COMPLETED, REMOVED) and not leave_in_queue(
+                    self.merged(*key) or job.ad
+                ):
+                    self._retire(key, int(now))
+
+    def _spooled_output(self, key: tuple[int, int], job: Job, now: int) -> None:
+        """A spooled job's simulated output goes into its spool directory (spool_area)."""
+        merged = self.merged(*key) or job.ad
+        if "SUBMIT_Iwd" not in merged:
+            return
+        simulate_output(self.spool, merged, *key)
+        if "SpooledOutputFiles" in merged:
+            job.ad["SpooledOutputFiles"] = merged["SpooledOutputFiles"]
+        job.ad["CompletionDate"] = now
 
 
 __all__ = [
@@ -527,7 +641,10 @@ __all__ = [
     "IDLE",
     "IMMUTABLE",
     "LIST_SEPARATORS",
+    "MAX_ATTRIBUTE_SIZE",
     "MAX_ATTRS_PER_JOB",
+    "MAX_JOB_AD_SIZE",
+    "SECURE",
     "MAX_JOBS",
     "MAX_TXN_EDITS",
     "REMOVED",

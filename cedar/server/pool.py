@@ -19,7 +19,7 @@ from typing import Any
 
 import trio
 
-from cedar.auth.server_policy import LevelPolicy, ServerPolicy
+from cedar.auth.server_policy import ServerPolicy, real_pool_policy
 from cedar.auth.signing_key import SigningKey, SigningKeyStore
 from cedar.auth.token import create_token
 from cedar.auth.version import CEDAR_PLATFORM_STRING, CEDAR_VERSION_STRING
@@ -33,14 +33,17 @@ from cedar.server.schedd import JobQueue, MockSchedd
 def pool_policy(
     methods: list[str] | None = None, *, encryption: str = "REQUIRED", **kwargs: Any
 ) -> ServerPolicy:
-    """FS (then CLAIMTOBE, for multi-user tests) with AES-GCM required at every level."""
-    level = LevelPolicy(
-        methods=methods or ["FS", "CLAIMTOBE"],
-        encryption=encryption,
-        integrity=encryption,
-        crypto_methods=[] if encryption == "NEVER" else ["AES"],  # AES would force encryption
-    )
-    return ServerPolicy(levels={"DEFAULT": level}, **kwargs)
+    """A real pool's defaults (:func:`real_pool_policy`): authentication required except for
+    READ, writes for authenticated identities, DAEMON/ADVERTISE_*/ADMINISTRATOR for the admins;
+    FS (then CLAIMTOBE, for multi-user tests) with AES-GCM required at every level.
+
+    ``encryption="NEVER"`` makes a clear-text pool (no key at all); its sessions are then
+    resumable without a key, as the real tools expect of a clear pool (a tool would otherwise
+    fail every command that resumes, spec 03 §6.3).
+    """
+    if encryption == "NEVER":
+        kwargs.setdefault("resume_keyless_sessions", True)
+    return real_pool_policy(methods or ["FS", "CLAIMTOBE"], encryption=encryption, **kwargs)
 
 
 #: ``cedar pool --security`` choices: the server policy and what a client must be told.
@@ -87,6 +90,7 @@ class MockPool:
         run_time: float = 2.0,
         superusers: tuple[str, ...] = (),
         machine: str | None = None,
+        spool_dir: str | None = None,
     ) -> None:
         self.policy = policy or pool_policy()
         self.setup = "fs"  #: which of SECURITY_SETUPS (see :meth:`for_setup`)
@@ -101,7 +105,9 @@ class MockPool:
             schedd_name,
             policy=self.policy,
             host=host,
-            queue=JobQueue(name=schedd_name, run_time=run_time, superusers=superusers),
+            queue=JobQueue(
+                name=schedd_name, run_time=run_time, superusers=superusers, spool_dir=spool_dir
+            ),
             simulate=simulate,
             tick=tick,
         )

@@ -25,15 +25,16 @@ import errno
 import logging
 import time
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import trio
 
-from cedar.auth.server_policy import ServerPolicy
+from cedar.auth.server_policy import ServerPolicy, real_pool_policy
 from cedar.auth.version import CEDAR_PLATFORM_STRING, CEDAR_VERSION_STRING
 from cedar.classad_wire import ClassAd, get_classad, parse_expr, put_classad
 from cedar.classad_wire.evaluate import evaluate
-from cedar.errors import CedarError, ClassAdError
+from cedar.errors import CedarError, ClassAdError, EvaluationBudgetExceeded
 from cedar.numbers import (
     Arguments,
     Command,
@@ -43,7 +44,7 @@ from cedar.numbers import (
     read_arguments,
 )
 from cedar.server.collector import QueryAnswer, is_match, write_answer
-from cedar.server.daemon import CommandRequest, Daemon
+from cedar.server.daemon import CommandRequest, Daemon, offload
 from cedar.server.job_queue import (
     ATTRIBUTE_NAME,
     COMPLETED,
@@ -63,6 +64,7 @@ from cedar.server.job_queue import (
     matches,
     owner_of,
 )
+from cedar.server.spool import handle_spool, handle_transfer_data
 from cedar.stream.primitives import MessageReader, MessageWriter
 from cedar.stream.protocol import Protocol, Receive, Send
 
@@ -160,7 +162,7 @@ class MockSchedd(Daemon):
         simulate: bool = False,
         tick: float = 1.0,
     ) -> None:
-        super().__init__(name, "SCHEDD", policy=policy, host=host, port=port)
+        super().__init__(name, "SCHEDD", policy=policy or real_pool_policy(), host=host, port=port)
         self.queue = queue or JobQueue(name=name)
         self.simulate = simulate
         self.tick = tick
@@ -170,7 +172,20 @@ class MockSchedd(Daemon):
         self.register(Command.QMGMT_WRITE_CMD, self._handle_qmgmt, permission="WRITE")
         self.register(Command.ACT_ON_JOBS, self._handle_act, permission="WRITE")
         self.register(Command.QUERY_SCHEDD_HISTORY, self._handle_history, permission="READ")
-        self.register(Command.RESCHEDULE, self._handle_reschedule, permission="WRITE")
+        self.register(
+            Command.RESCHEDULE, self._handle_reschedule, permission="WRITE", payload=False
+        )
+        # 488/489 force authentication (FORCE_AUTHENTICATION); spec 07 §4.1
+        self.register(
+            Command.SPOOL_JOB_FILES_WITH_PERMS,
+            lambda request: handle_spool(self.queue, self.queue.spool, request),
+            permission="WRITE",
+        )
+        self.register(
+            Command.TRANSFER_DATA_WITH_PERMS,
+            lambda request: handle_transfer_data(self.queue, self.queue.spool, request),
+            permission="WRITE",
+        )
         for command in (
             Command.QUERY_SCHEDD_ADS,
             Command.QUERY_SUBMITTOR_ADS,
@@ -251,13 +266,18 @@ class MockSchedd(Daemon):
         else:
             candidates = []
         requirements = query.get_expr("Requirements")
-        answer = QueryAnswer(
-            results=[
-                (ad, None)
-                for ad in candidates
-                if requirements is None or is_match(evaluate(requirements, ad, query))
-            ]
-        )
+        try:
+            answer = QueryAnswer(
+                results=[
+                    (ad, None)
+                    for ad in candidates
+                    if requirements is None
+                    or is_match(evaluate(requirements, ad, query, budget=request.budget))
+                ]
+            )
+        except EvaluationBudgetExceeded as exc:
+            log.info("%s: direct query refused: %s; closing", self.name, exc)
+            return
         yield Send(write_answer(request.writer(), answer))
 
     # --- job queries -----------------------------------------------------------------------
@@ -287,22 +307,31 @@ class MockSchedd(Daemon):
         allusers: dict[str, int] = {}
         counts: dict[str, int] = {}
         mine: dict[str, int] = {}
-        sent = 0
-        for ad in self.queue.all_jobs():
-            _count(allusers, "Allusers", ad)
-            if my_name is not None:
-                key = "User" if "@" in my_name else "Owner"
-                if ad.get(key) != my_name:
+
+        def select() -> list[ClassAd]:
+            """Count and pick the matching jobs (in a worker thread: constraints cost)."""
+            selected: list[ClassAd] = []
+            for ad in self.queue.all_jobs():
+                _count(allusers, "Allusers", ad)
+                if my_name is not None:
+                    key = "User" if "@" in my_name else "Owner"
+                    if ad.get(key) != my_name:
+                        continue
+                    _count(mine, "My", ad)
+                if not matches(requirements, ad, request.budget):
                     continue
-                _count(mine, "My", ad)
-            if not matches(requirements, ad):
-                continue
-            if limit >= 0 and sent >= limit:
-                continue
-            _count(counts, "", ad)
-            sent += 1
-            if summary_only:
-                continue
+                if limit >= 0 and len(selected) >= limit:
+                    continue
+                _count(counts, "", ad)
+                selected.append(ad)
+            return selected
+
+        try:
+            selected = yield from offload(select)
+        except EvaluationBudgetExceeded as exc:
+            yield Send(self._ad(request, _error_ad(errno.E2BIG, f"query refused: {exc}")))
+            return
+        for ad in [] if summary_only else selected:
             writer = request.writer()
             put_classad(
                 writer,
@@ -375,7 +404,10 @@ class MockSchedd(Daemon):
             except CedarError:
                 return  # disconnect: the transaction is dropped (aborted)
             try:
-                reply = self._rpc(request, txn, call, reader)
+                if call in _SCANS:  # a constraint over the whole queue: off the event loop
+                    reply = yield from offload(partial(self._rpc, request, txn, call, reader))
+                else:
+                    reply = self._rpc(request, txn, call, reader)
             except CedarError as exc:
                 log.info("%s: bad QMGMT request (%s); closing", self.name, exc)
                 return
@@ -415,6 +447,9 @@ class MockSchedd(Daemon):
             if call == QmgmtCall.NewCluster:
                 put_classad(writer, _error_ad(exc.errno, str(exc), "ErrorReason"))
             return writer
+        except EvaluationBudgetExceeded as exc:
+            log.info("%s: QMGMT call %d refused: %s", self.name, call, exc)
+            return request.writer().put_int(-1).put_int(errno.E2BIG)
         except ClassAdError:
             return request.writer().put_int(-1).put_int(errno.EINVAL)
 
@@ -472,7 +507,8 @@ class MockSchedd(Daemon):
         flags = args.int("flags") if flagged else 0
         if not ATTRIBUTE_NAME.match(name) or not value or "\n" in value or "\r" in value:
             raise QueueError(errno.EINVAL, "invalid attribute or value")
-        return request.writer().put_int(txn.set_by_constraint(constraint, name, value, flags))
+        count = txn.set_by_constraint(constraint, name, value, flags, request.budget)
+        return request.writer().put_int(count)
 
     def _call_set_by_constraint2(
         self, request: CommandRequest, txn: Transaction, args: Arguments
@@ -504,7 +540,7 @@ class MockSchedd(Daemon):
         writer = request.writer()
         names = [n for n in LIST_SEPARATORS.split(projection) if n] or None
         for ad in self.queue.all_jobs():
-            if matches(expr, ad):
+            if matches(expr, ad, request.budget):
                 writer.put_int(0)
                 put_classad(writer, ad, projection=names, server_time=int(time.time()))
         return writer.put_int(-1).put_int(0)
@@ -612,8 +648,11 @@ class MockSchedd(Daemon):
             yield Send(refuse)
             return
         try:
-            results, apply = self.queue.act(request.user, action, ad)
-        except QueueError:
+            results, apply = yield from offload(
+                partial(self.queue.act, request.user, action, ad, request.budget)
+            )
+        except (QueueError, EvaluationBudgetExceeded) as exc:
+            log.info("%s: action refused: %s", self.name, exc)
             yield Send(refuse)
             return
         long = int_attr(ad, "ActionResultType", 2) == 1
@@ -672,15 +711,28 @@ class MockSchedd(Daemon):
             put_classad(writer, header)
             yield Send(writer)
             writer = request.writer()
-        scanned = sent = 0
-        for ad in records:
-            if 0 <= scan_limit <= scanned or 0 <= limit <= sent:
-                break
-            scanned += 1
-            if since is not None and matches(since, ad):
-                break
-            if not matches(requirements, ad):
-                continue
+
+        def select() -> tuple[int, list[ClassAd]]:
+            """How many records were scanned, and the matches (in a worker thread)."""
+            scanned = 0
+            selected: list[ClassAd] = []
+            for ad in records:
+                if 0 <= scan_limit <= scanned or 0 <= limit <= len(selected):
+                    break
+                scanned += 1
+                if since is not None and matches(since, ad, request.budget):
+                    break
+                if matches(requirements, ad, request.budget):
+                    selected.append(ad)
+            return scanned, selected
+
+        try:
+            scanned, selected = yield from offload(select)
+        except EvaluationBudgetExceeded as exc:
+            yield Send(self._ad(request, _error_ad(errno.E2BIG, f"history query refused: {exc}")))
+            return
+        sent = 0
+        for ad in selected:
             put_classad(writer, ad, projection=projection, exclude_private=True)
             sent += 1
             if stream:
@@ -736,6 +788,12 @@ QMGMT_HANDLERS: dict[int, QmgmtMethod] = {
     QmgmtCall.CommitTransactionNoFlags: MockSchedd._call_commit_no_flags,
     QmgmtCall.SetEffectiveOwner: MockSchedd._call_set_effective_owner,
     QmgmtCall.DestroyCluster: MockSchedd._call_destroy_cluster,
+}
+#: Calls that evaluate a constraint over every job (run through :func:`offload`).
+_SCANS = {
+    QmgmtCall.GetAllJobsByConstraint,
+    QmgmtCall.SetAttributeByConstraint,
+    QmgmtCall.SetAttributeByConstraint2,
 }
 _WRITES = {
     QmgmtCall.SetAttribute,

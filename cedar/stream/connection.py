@@ -116,6 +116,12 @@ class CedarConnection:
             out += direction.seal(index == len(pieces) - 1, piece, transcript)
         return bytes(out)
 
+    def send_raw(self, data: bytes) -> bytes:
+        """Bytes that go on the wire as they are, between packets (clear file bodies, 01 §7.2)."""
+        if self._aes is not None:
+            raise ProtocolError("raw bytes cannot be sent on an encrypted connection")
+        return bytes(data)
+
     # -- receiving ----------------------------------------------------------------------------
 
     def receive_data(self, data: bytes) -> None:
@@ -124,6 +130,11 @@ class CedarConnection:
             self._inbox += data
         else:
             self._eof = True
+
+    @property
+    def buffered_bytes(self) -> int:
+        """Bytes received but not yet returned as messages (what a peer makes us hold)."""
+        return len(self._inbox) + self._partial_size
 
     @property
     def peer_closed(self) -> bool:
@@ -181,6 +192,24 @@ class CedarConnection:
         partial.clear()
         self._partial_size = 0
         return MessageReader(payload, crypto=self.encrypted, complete=complete)
+
+    def next_raw(self, max_bytes: int) -> bytes | None:
+        """Up to ``max_bytes`` unframed bytes (a clear file body), or ``None`` if none are buffered.
+
+        Only valid between messages on a clear connection; EOF raises :class:`ConnectionClosed`.
+        """
+        if self._aes is not None or self._partial:
+            raise ProtocolError("raw bytes expected where the stream is framed")
+        if not self._inbox:
+            if self._eof:
+                raise ConnectionClosed(
+                    "connection closed by the peer in the middle of a file", mid_message=True
+                )
+            return None
+        data = bytes(self._inbox[:max_bytes])
+        del self._inbox[:max_bytes]
+        self._inbox_offset += len(data)
+        return data
 
     def _check_eof(self) -> None:
         """More bytes are needed: fine unless the peer already closed."""

@@ -31,6 +31,7 @@ from cedar.stream.protocol import (
     Protocol,
     ProtocolRunner,
     ReadMessage,
+    ReadRaw,
     Write,
 )
 
@@ -137,6 +138,10 @@ class _BlockingDriver:
         """Block until the next whole message (or piece of one) has arrived."""
         raise NotImplementedError
 
+    def read_raw(self, max_bytes: int) -> bytes:
+        """Block until some unframed bytes (at most ``max_bytes``) have arrived."""
+        raise NotImplementedError
+
     def _steps(self, protocol: Protocol[Any]) -> Iterator[Deliver | Finished]:
         runner = ProtocolRunner(self.conn, protocol)
         try:
@@ -151,6 +156,8 @@ class _BlockingDriver:
                         action = runner.resume(None)
                     elif isinstance(action, ReadMessage):
                         action = runner.resume(self.read_message(action.part_size))
+                    elif isinstance(action, ReadRaw):
+                        action = runner.resume(self.read_raw(action.max_bytes))
                     else:
                         yield action
                         action = runner.resume(None)
@@ -241,6 +248,20 @@ class SyncChannel(_Transport, _BlockingDriver):
                 raise _describe_os_error(exc, self.peer) from None
             self.conn.receive_data(data)
 
+    def read_raw(self, max_bytes: int) -> bytes:
+        """Block until some unframed bytes (at most ``max_bytes``) have arrived."""
+        while True:
+            data = self.conn.next_raw(max_bytes)
+            if data is not None:
+                return data
+            try:
+                received = self.sock.recv(_READ_SIZE)
+            except TimeoutError:
+                raise self._timed_out("waiting for") from None
+            except OSError as exc:
+                raise _describe_os_error(exc, self.peer) from None
+            self.conn.receive_data(received)
+
     def close(self) -> None:
         """Close the socket."""
         with contextlib.suppress(OSError):
@@ -318,7 +339,24 @@ class TrioChannel(_Transport):
                 data = b""  # a reset reads like a close: neither carries information
             except trio.ClosedResourceError:
                 raise self._already_closed() from None
-            self.conn.receive_data(data)
+            self.conn.receive_data(bytes(data))
+
+    async def read_raw(self, max_bytes: int) -> bytes:
+        """Wait until some unframed bytes (at most ``max_bytes``) have arrived."""
+        while True:
+            buffered = self.conn.next_raw(max_bytes)
+            if buffered is not None:
+                return buffered
+            try:
+                with trio.fail_after(self.timeout):
+                    data = await self.stream.receive_some(_READ_SIZE)
+            except trio.TooSlowError:
+                raise self._timed_out("waiting for") from None
+            except trio.BrokenResourceError:
+                data = b""
+            except trio.ClosedResourceError:
+                raise self._already_closed() from None
+            self.conn.receive_data(bytes(data))
 
     async def _steps(self, protocol: Protocol[Any]) -> AsyncIterator[Deliver | Finished]:
         runner = ProtocolRunner(self.conn, protocol)
@@ -334,6 +372,8 @@ class TrioChannel(_Transport):
                         action = runner.resume(None)
                     elif isinstance(action, ReadMessage):
                         action = runner.resume(await self.read_message(action.part_size))
+                    elif isinstance(action, ReadRaw):
+                        action = runner.resume(await self.read_raw(action.max_bytes))
                     else:
                         assert isinstance(action, Deliver)
                         yield action
@@ -391,6 +431,12 @@ class ReplayChannel(_BlockingDriver):
         message = self.conn.next_message(part_size)
         assert message is not None
         return message
+
+    def read_raw(self, max_bytes: int) -> bytes:
+        """The next recorded unframed bytes (EOF was fed in, so this never waits)."""
+        data = self.conn.next_raw(max_bytes)
+        assert data is not None
+        return data
 
 
 class MemoryPair:
@@ -463,6 +509,16 @@ class MemoryPair:
                         continue
                     if message is not None:
                         actions[name] = runner.resume(message)
+                        progressed = True
+                elif isinstance(action, ReadRaw):
+                    try:
+                        raw = own[name].next_raw(action.max_bytes)
+                    except CedarError as exc:
+                        actions[name] = runner.throw(exc)
+                        progressed = True
+                        continue
+                    if raw is not None:
+                        actions[name] = runner.resume(raw)
                         progressed = True
                 else:
                     assert isinstance(action, Deliver)

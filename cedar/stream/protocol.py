@@ -7,7 +7,8 @@ A protocol is a generator that yields requests and never touches a socket::
         reply = yield Receive()          # a MessageReader for the next whole message
         return reply.get_int()
 
-``Send`` sends one whole message, ``Receive`` waits for the next whole message, ``Emit`` hands a
+``Send`` sends one whole message, ``Receive`` waits for the next whole message (``SendRaw`` and
+``ReceiveRaw`` move unframed bytes: clear-mode file bodies), ``Emit`` hands a
 streamed result (e.g. one ad of a long query) to the consumer without buffering the rest.  Errors
 of the transport (closed connection, timeout, forged packet) are thrown into the generator at the
 ``yield`` so a protocol can turn them into a more helpful error.  Protocols compose with
@@ -46,13 +47,27 @@ class Receive:
 
 
 @dataclass(frozen=True)
+class SendRaw:
+    """Write bytes straight to the stream, with no packet header (clear file bodies, 01 §7.2)."""
+
+    data: bytes
+
+
+@dataclass(frozen=True)
+class ReceiveRaw:
+    """Wait for 1..``max_bytes`` raw bytes (no framing); the ``yield`` evaluates to ``bytes``."""
+
+    max_bytes: int
+
+
+@dataclass(frozen=True)
 class Emit:
     """Hand one streamed result to the consumer."""
 
     value: Any
 
 
-Request = Send | Receive | Emit
+Request = Send | Receive | SendRaw | ReceiveRaw | Emit
 Protocol = Generator[Request, Any, T]
 
 
@@ -72,6 +87,13 @@ class ReadMessage:
 
 
 @dataclass(frozen=True)
+class ReadRaw:
+    """Driver action: read until :meth:`CedarConnection.next_raw` yields bytes."""
+
+    max_bytes: int
+
+
+@dataclass(frozen=True)
 class Deliver:
     """Driver action: pass a streamed value to the consumer."""
 
@@ -85,7 +107,7 @@ class Finished:
     result: Any
 
 
-Action = Write | ReadMessage | Deliver | Finished
+Action = Write | ReadMessage | ReadRaw | Deliver | Finished
 
 
 class ProtocolRunner:
@@ -102,6 +124,10 @@ class ProtocolRunner:
             return Write(self.conn.send_message(payload), payload)
         if isinstance(request, Receive):
             return ReadMessage(request.part_size)
+        if isinstance(request, SendRaw):
+            return Write(self.conn.send_raw(request.data), b"")
+        if isinstance(request, ReceiveRaw):
+            return ReadRaw(request.max_bytes)
         if isinstance(request, Emit):
             return Deliver(request.value)
         raise TypeError(f"protocol yielded {request!r}, not Send/Receive/Emit")
@@ -110,7 +136,7 @@ class ProtocolRunner:
         """Run the protocol up to its first request."""
         return self.resume(None)
 
-    def resume(self, value: MessageReader | None) -> Action:
+    def resume(self, value: MessageReader | bytes | None) -> Action:
         """Continue after a request completed (``value`` is the message for a ``Receive``)."""
         try:
             return self._translate(self._protocol.send(value))

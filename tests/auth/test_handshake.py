@@ -338,8 +338,11 @@ def _clear_blowfish_security() -> ClientSecurity:
     )
 
 
-def test_offered_blowfish_session_stays_clear_and_resumes_naming_it():
-    """The real tools' "plain" setting (spec 03 §5.4): BLOWFISH negotiated, never switched on."""
+def test_offered_blowfish_session_stays_clear_and_is_never_resumed():
+    """The real tools' "plain" setting (spec 03 §5.4): BLOWFISH negotiated, never switched on.
+
+    Such a session has no key, so its id alone would be the credential (issue 13 §2): the
+    client does not cache it, and the next command negotiates a new session."""
     from cedar.stream.drivers import ReplayChannel
 
     security = _clear_blowfish_security()
@@ -350,11 +353,10 @@ def test_offered_blowfish_session_stays_clear_and_resumes_naming_it():
     m1 = _authenticate_ad(channel.sent[0])
     assert m1["CryptoMethods"] == "BLOWFISH" and "ECDHPublicKey" in m1
     assert not session.encrypted and session.crypto_method is None
-    resume = ReplayChannel(_ads({"ReturnCode": "AUTHORIZED"}))
-    resumed = resume.run(start_command(resume.conn, 6, security=security, target=TARGET))
-    assert resumed.resumed and not resumed.encrypted
-    request = _authenticate_ad(resume.sent[0])
-    assert request["UseSession"] == "YES" and request["CryptoMethods"] == "BLOWFISH"
+    again = ReplayChannel(_ads(_CLEAR_BLOWFISH_M2, p1))
+    second = again.run(start_command(again.conn, 6, security=security, target=TARGET))
+    assert not second.resumed
+    assert "UseSession" not in _authenticate_ad(again.sent[0])
 
 
 def test_offered_blowfish_is_refused_when_the_server_turns_it_on():

@@ -89,3 +89,28 @@ def test_agrees_with_reference(classad2: Any, pattern: str) -> None:
         assert (ours is Error) == (theirs is classad2.Value.Error), call
         if ours is not Error:
             assert ours == theirs, call
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        r'regexps("(a)(b)?", "ab", "\\2")',
+        r'regexps("(a)(b)?", "[a-c]+", "\\2")',  # group 2 after the last group that matched
+        r'regexps("(a)|(b)", "b", "\\1")',  # group 1 unset but before a set group: empty
+        r'regexps("(a)|(b)|(c)", "c", "[\\1\\2]")',
+        r'regexps("(a)|(b)|(c)", "b", "\\3")',
+        r'regexps("x(a)?", "x", "\\1")',
+        r'regexps("x(a)?", "x", "\\0")',
+        r'replace("(a)(b)?", "aa", "\\2")',
+        r'replaceAll("(a)(b)?", "abab", "[\\2]")',
+        r'replaceAll("(a)(b)?", "aa", "\\2", "a{2}")',
+    ],
+)
+def test_group_references_agree_with_reference(classad2: Any, call: str) -> None:
+    """A reference to a group that took no part in the match: empty, or error past the last set."""
+    ours = parse_expr(call).eval()
+    classad2.ClassAd("[a = 1]")  # registers regexps & co. in the reference
+    theirs = classad2.ExprTree(call).eval()
+    assert (ours is Error) == (theirs is classad2.Value.Error), call
+    if ours is not Error:
+        assert ours == theirs, call

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from cedar.auth.server_policy import open_policy
 from cedar.server.collector import MockCollector
 
 from .pool import new_store
@@ -21,7 +22,8 @@ def mock() -> Iterator[MockCollector]:
 
 @pytest.fixture
 def fresh_mock() -> Iterator[MockCollector]:
-    """A mock collector of the captured pool that a test may change."""
-    collector = MockCollector("fresh@test", store=new_store())
+    """A mock collector of the captured pool that a test may change (with raw, anonymous
+    updates: the loosened policy; the secure default is tested in tests/robustness)."""
+    collector = MockCollector("fresh@test", store=new_store(), policy=open_policy())
     with collector.run_in_thread():
         yield collector

@@ -66,3 +66,31 @@ def _tokens_readable() -> bool:
     except OSError:
         return False
     return bool(files) and all(os.access(path, os.R_OK) for path in files)
+
+
+def test_spool_and_retrieve_through_compat(tmp_path: Path) -> None:
+    """Input files go to the schedd with ``spool()``, output comes back with ``retrieve()``."""
+    for name in ("CEDAR_LIVE_CONDOR_CONFIG", "CEDAR_LIVE_TOKEN_DIR"):
+        if not os.environ.get(name):
+            pytest.skip(f"{name} is not set")
+    if not _tokens_readable():
+        pytest.skip("the pool's IDTOKEN is not readable by this user (root's, 0600)")
+    tmp_path.chmod(0o755)
+    (tmp_path / "in.txt").write_text("hello input\n")
+    env = dict(os.environ)
+    env["CONDOR_CONFIG"] = os.environ["CEDAR_LIVE_CONDOR_CONFIG"]
+    env["_condor_SEC_CLIENT_AUTHENTICATION_METHODS"] = "IDTOKENS"
+    env["_condor_SEC_TOKEN_DIRECTORY"] = os.environ["CEDAR_LIVE_TOKEN_DIR"]
+    script = TOUR.with_name("htcondor2_spool.py")
+    result = subprocess.run(
+        [sys.executable, "-m", "cedar.compat", "run", "--force", str(script)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=200,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.split() == ["[4]", "hello", "input"]
+    assert (tmp_path / "out.txt").read_text() == "hello input\n"

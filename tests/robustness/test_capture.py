@@ -10,7 +10,7 @@ import functools
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from cedar.capture import C2S, S2C, CaptureError, dissect, load_conversations
@@ -22,7 +22,7 @@ from cedar.numbers import Command
 from cedar.stream.framing import frame_plain
 from tests.support import CAPTURES
 
-from .helpers import FUZZ, client_protocol, mutated, mutated_conversation, replay_client
+from .helpers import client_protocol, fuzz, mutated, mutated_conversation, replay_client
 
 NAMES = [
     "status-startd-raw",
@@ -66,7 +66,7 @@ def _dissect_all_ways(data: bytes) -> None:
 
 
 @pytest.mark.parametrize("name", NAMES)
-@settings(FUZZ, max_examples=40)
+@fuzz(40)
 @given(data=st.data())
 def test_damaged_pcap_file(name: str, data: Any) -> None:
     raw = bytearray(capture_bytes(name))
@@ -84,7 +84,7 @@ def test_damaged_pcap_file(name: str, data: Any) -> None:
 
 
 @pytest.mark.parametrize("name", NAMES)
-@settings(FUZZ, max_examples=40)
+@fuzz(40)
 @given(data=st.data())
 def test_mutated_messages_in_capture(name: str, data: Any) -> None:
     convs = conversations(name)
@@ -102,14 +102,14 @@ def test_mutated_messages_in_capture(name: str, data: Any) -> None:
     _dissect_all_ways(write_capture([[c for c in chunks if c[1]]]))
 
 
-@settings(FUZZ, max_examples=60)
+@fuzz(60)
 @given(st.binary(max_size=300))
 def test_arbitrary_bytes_are_not_a_capture(data: bytes) -> None:
     with pytest.raises(CaptureError):
         dissect(data)
 
 
-@settings(FUZZ, max_examples=60)
+@fuzz(60)
 @given(st.lists(st.tuples(st.sampled_from([C2S, S2C]), st.binary(min_size=1, max_size=80))))
 def test_arbitrary_streams_in_a_valid_capture(chunks: list[tuple[str, bytes]]) -> None:
     _dissect_all_ways(write_capture([chunks] if chunks else []))
@@ -147,7 +147,7 @@ def test_reference_replies_replay(name: str) -> None:
 
 
 @pytest.mark.parametrize("name", sorted(CLIENTS))
-@settings(FUZZ, max_examples=150)
+@fuzz(150)
 @given(data=st.data())
 def test_mutated_reference_replies(name: str, data: Any) -> None:
     bad = data.draw(mutated_conversation(_server_payloads(name)))

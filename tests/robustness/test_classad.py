@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from cedar.classad_wire import (
@@ -24,7 +24,7 @@ from cedar.classad_wire.values import Error
 from cedar.errors import CedarError, ClassAdError, ProtocolError
 from cedar.stream.primitives import MessageReader, MessageWriter
 
-from .helpers import FUZZ, mutated
+from .helpers import fuzz, mutated
 
 SAMPLE = ClassAd(
     {
@@ -68,19 +68,19 @@ def _decode(payload: bytes, crypto: bool) -> None:
         _touch(ad)
 
 
-@settings(FUZZ, max_examples=300)
+@fuzz(300)
 @given(st.binary(max_size=200), st.booleans())
 def test_arbitrary_payload(payload: bytes, crypto: bool) -> None:
     _decode(payload, crypto)
 
 
-@settings(FUZZ, max_examples=400)
+@fuzz(400)
 @given(st.data(), st.booleans())
 def test_mutated_valid_ad(data: st.DataObject, crypto: bool) -> None:
     _decode(data.draw(mutated(_payload(SAMPLE, crypto))), crypto)
 
 
-@settings(FUZZ, max_examples=200)
+@fuzz(200)
 @given(st.lists(st.binary(max_size=40).filter(lambda b: b"\0" not in b), max_size=6))
 def test_arbitrary_lines(lines: list[bytes]) -> None:
     writer = MessageWriter().put_int(len(lines))
@@ -112,7 +112,7 @@ EXPR_ALPHABET = st.sampled_from(
 )
 
 
-@settings(FUZZ, max_examples=600)
+@fuzz(600)
 @given(st.lists(EXPR_ALPHABET, max_size=40).map("".join), st.booleans())
 def test_parse_and_evaluate_garbage(text: str, old: bool) -> None:
     try:
@@ -122,7 +122,7 @@ def test_parse_and_evaluate_garbage(text: str, old: bool) -> None:
     _use(expr)
 
 
-@settings(FUZZ, max_examples=300)
+@fuzz(300)
 @given(st.text(max_size=60), st.booleans())
 def test_parse_arbitrary_text(text: str, old: bool) -> None:
     try:
@@ -265,7 +265,7 @@ def test_budget_allows_big_literal_lists() -> None:
     assert MAX_EVAL_STEPS > 100_000
 
 
-@settings(FUZZ, max_examples=100)
+@fuzz(100)
 @given(
     st.dictionaries(
         st.sampled_from(["a", "b", "c", "d"]),

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from cedar.classad_wire import ClassAd, put_classad
@@ -30,10 +30,10 @@ from cedar.stream.protocol import Protocol
 
 from .helpers import (
     FIXED_NOW,
-    FUZZ,
     client_protocol,
     converse,
     frozen,
+    fuzz,
     mutated_conversation,
     plain_policy,
     replay_client,
@@ -149,7 +149,7 @@ def _check_no_secrets(exc: CedarError, payloads: list[bytes]) -> None:
 
 
 @pytest.mark.parametrize("name", NAMES)
-@settings(FUZZ, max_examples=250)
+@fuzz(250)
 @given(data=st.data())
 def test_mutated_replies(name: str, data: st.DataObject) -> None:
     client, payloads = recordings()[name]
@@ -161,7 +161,7 @@ def test_mutated_replies(name: str, data: st.DataObject) -> None:
 
 
 @pytest.mark.parametrize("name", NAMES)
-@settings(FUZZ, max_examples=150)
+@fuzz(150)
 @given(data=st.data())
 def test_wrongly_typed_reply_values(name: str, data: st.DataObject) -> None:
     client, payloads = recordings()[name]
@@ -173,7 +173,7 @@ def test_wrongly_typed_reply_values(name: str, data: st.DataObject) -> None:
 
 
 @pytest.mark.parametrize("name", NAMES)
-@settings(FUZZ, max_examples=15)
+@fuzz(15)
 @given(data=st.data())
 def test_truncated_and_garbage_tail(name: str, data: st.DataObject) -> None:
     client, payloads = recordings()[name]

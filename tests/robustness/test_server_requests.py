@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from cedar.classad_wire import ClassAd
@@ -32,10 +32,10 @@ from cedar.stream.protocol import Protocol
 
 from .helpers import (
     FIXED_NOW,
-    FUZZ,
     client_protocol,
     converse,
     frozen,
+    fuzz,
     mutated_conversation,
     plain_policy,
     replay_server,
@@ -160,7 +160,7 @@ SCHEDD_NAMES = ["schedd-submit", "schedd-query", "schedd-edit", "schedd-hold", "
 
 
 @pytest.mark.parametrize("name", COLLECTOR_NAMES)
-@settings(FUZZ, max_examples=120)
+@fuzz(120)
 @given(data=st.data())
 def test_collector_mutated_requests(collector: MockCollector, name: str, data: Any) -> None:
     strategy = data.draw(st.sampled_from([mutated_conversation, retyped_conversation]))
@@ -182,7 +182,7 @@ def _fresh_schedd(daemon: MockSchedd) -> JobQueue:
 
 
 @pytest.mark.parametrize("name", SCHEDD_NAMES)
-@settings(FUZZ, max_examples=100)
+@fuzz(100)
 @given(data=st.data())
 def test_schedd_mutated_requests(schedd: MockSchedd, name: str, data: Any) -> None:
     original = schedd.queue
@@ -202,7 +202,7 @@ def _calls(payloads: list[bytes]) -> list[int]:
 
 
 @pytest.mark.parametrize("name", ["schedd-submit", "schedd-edit"])
-@settings(FUZZ, max_examples=120)
+@fuzz(120)
 @given(data=st.data())
 def test_uncommitted_transaction_leaves_queue_unchanged(
     schedd: MockSchedd, name: str, data: Any
@@ -227,7 +227,7 @@ def test_uncommitted_transaction_leaves_queue_unchanged(
         schedd.queue = original
 
 
-@settings(FUZZ, max_examples=60)
+@fuzz(60)
 @given(data=st.data())
 def test_failed_commit_is_all_or_nothing(schedd: MockSchedd, data: Any) -> None:
     """Mutations anywhere: the queue either stays or gains whole clusters only."""
@@ -247,7 +247,7 @@ def test_failed_commit_is_all_or_nothing(schedd: MockSchedd, data: Any) -> None:
         schedd.queue = original
 
 
-@settings(FUZZ, max_examples=150)
+@fuzz(150)
 @given(st.binary(max_size=200))
 def test_arbitrary_bytes_to_both_daemons(collector: MockCollector, data: bytes) -> None:
     for daemon in (collector, _schedd()):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from cedar.errors import CedarError, ConnectionClosed, ProtocolError
@@ -13,7 +13,7 @@ from cedar.stream.connection import CedarConnection
 from cedar.stream.framing import MAX_PACKET_PAYLOAD, encode_header
 from cedar.stream.primitives import MAX_CRYPTO_STRING, MessageReader, MessageWriter
 
-from .helpers import FUZZ
+from .helpers import fuzz
 
 KEY = bytes(range(32))
 
@@ -42,7 +42,7 @@ def _packets(parts: list[tuple[int, bytes]]) -> bytes:
     return b"".join(bytes([end]) + len(body).to_bytes(4, "big") + body for end, body in parts)
 
 
-@settings(FUZZ, max_examples=300)
+@fuzz(300)
 @given(st.binary(max_size=400), st.lists(st.integers(1, 50), max_size=8))
 def test_plain_arbitrary_bytes(data: bytes, chunks: list[int]) -> None:
     conn = CedarConnection(max_message_size=4096)
@@ -50,7 +50,7 @@ def test_plain_arbitrary_bytes(data: bytes, chunks: list[int]) -> None:
         _drain(conn, data, chunks)
 
 
-@settings(FUZZ, max_examples=200)
+@fuzz(200)
 @given(st.lists(st.tuples(st.integers(0, 255), st.binary(max_size=64)), max_size=8))
 def test_plain_packet_sequences(parts: list[tuple[int, bytes]]) -> None:
     conn = CedarConnection(max_message_size=128)
@@ -58,7 +58,7 @@ def test_plain_packet_sequences(parts: list[tuple[int, bytes]]) -> None:
         _drain(conn, _packets(parts), [])
 
 
-@settings(FUZZ, max_examples=200)
+@fuzz(200)
 @given(st.binary(max_size=300), st.lists(st.integers(1, 64), max_size=6))
 def test_aes_arbitrary_bytes(data: bytes, chunks: list[int]) -> None:
     conn = CedarConnection(max_message_size=4096)
@@ -73,7 +73,7 @@ def _sealed_stream(messages: list[bytes]) -> bytes:
     return b"".join(sender.send_message(m) for m in messages)
 
 
-@settings(FUZZ, max_examples=200)
+@fuzz(200)
 @given(
     st.lists(st.binary(min_size=1, max_size=40), min_size=1, max_size=4),
     st.integers(0, 10_000),
@@ -123,7 +123,7 @@ def test_many_packets_beyond_message_limit_fail() -> None:
 READERS = ["int", "uint", "int32", "char", "double", "string", "nullable", "bytes", "eom"]
 
 
-@settings(FUZZ, max_examples=400)
+@fuzz(400)
 @given(st.binary(max_size=64), st.lists(st.sampled_from(READERS), max_size=10), st.booleans())
 def test_reader_getters(payload: bytes, calls: list[str], crypto: bool) -> None:
     reader = MessageReader(payload, crypto=crypto)
@@ -159,7 +159,7 @@ def test_crypto_string_length_prefix_is_bounded(length: int) -> None:
         reader.get_string()
 
 
-@settings(FUZZ, max_examples=100)
+@fuzz(100)
 @given(st.lists(st.text(max_size=20).filter(lambda s: "\0" not in s), max_size=5), st.booleans())
 def test_strings_round_trip(texts: list[str], crypto: bool) -> None:
     writer = MessageWriter(crypto=crypto)

@@ -90,7 +90,7 @@ class AuthContext:
     peer_address: tuple[str, int] | None = None
     uid_domain: str = ""
     trust_domain: str = ""
-    options: Mapping[str, Any] = field(default_factory=dict)
+    options: Mapping[str, Any] = field(default_factory=dict, repr=False)  # may hold tokens
     connect_sinful: Sinful | None = None
     shared_port_id: str | None = None
     command: int | None = None

@@ -12,6 +12,7 @@ client, so concurrent calls on one client do not race.
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
@@ -21,6 +22,7 @@ from cedar.commands import qmgmt
 from cedar.commands._sync.collector import Collector
 from cedar.commands._sync.command import iterate_command, run_command
 from cedar.commands.base import DEFAULT_TIMEOUT, MAX_RESULTS, run_blocking
+from cedar.commands.filetransfer import ProgressCallback
 from cedar.commands.schedd import (
     ActResult,
     JobSpec,
@@ -37,9 +39,12 @@ from cedar.commands.schedd import (
     query_protocol,
     query_request,
     reschedule_body,
+    retrieve_body,
+    spool_body,
     submit_builder,
     submit_result,
 )
+from cedar.commands.spool import RetrievedJob, SpooledJob
 from cedar.commands.submit import SubmitSettings
 from cedar.errors import CedarError
 from cedar.numbers import Command, DaemonType, JobAction
@@ -191,17 +196,56 @@ class Schedd:
         *,
         itemdata: Sequence[Mapping[str, object]] | None = None,
         submit_dir: str | None = None,
+        spool: bool = False,
     ) -> SubmitResult:
         """Submit a description (or a cluster ad plus ``itemdata`` proc ads) in one
-        transaction; on any failure nothing is left in the queue."""
+        transaction; on any failure nothing is left in the queue.
+
+        ``spool=True`` submits the jobs on the spooling hold (spec 07 §3.1): they wait until
+        :meth:`spool` has sent their input files.
+        """
         settings = self.settings
         if settings is None:
             settings = run_blocking(SubmitSettings.from_config)
-        build = submit_builder(description, count, itemdata, submit_dir, settings)
+        build = submit_builder(description, count, itemdata, submit_dir, settings, spool)
         outcome = self.transaction(lambda conn: qmgmt.submit_transaction(conn, build))
         with contextlib.suppress(CedarError):  # only a hint to the negotiator
             self._run(Command.RESCHEDULE, reschedule_body)
         return submit_result(outcome)
+
+    def spool(
+        self,
+        jobs: SubmitResult | Iterable[ClassAd],
+        *,
+        progress: ProgressCallback | None = None,
+    ) -> list[SpooledJob]:
+        """Send the input files of jobs submitted with ``spool=True`` (command 488).
+
+        ``jobs`` is the :class:`SubmitResult` or the job ads as submitted (client-side paths).
+        The schedd releases the jobs about a second after this returns.  A missing or
+        unreadable input raises :class:`~cedar.FileTransferError` (the schedd then removes the
+        job); a job the schedd will not take raises :class:`~cedar.SpoolRefused`.
+        """
+        return self._run(Command.SPOOL_JOB_FILES_WITH_PERMS, spool_body(jobs, progress))
+
+    def retrieve(
+        self,
+        job_spec: str | Iterable[str] | int,
+        destination: str | os.PathLike[str] | None = None,
+        *,
+        progress: ProgressCallback | None = None,
+        max_bytes: int | None = None,
+    ) -> list[RetrievedJob]:
+        """Fetch the output files of spooled jobs (command 489).
+
+        ``job_spec``: ``"5"``, ``"5.0"``, a list of ids, or a constraint.  Files go where the
+        job asked (its original ``Iwd``, ``transfer_output_remaps``, stdout/stderr and log
+        paths), or, with ``destination``, below that directory (remaps relative to it; a
+        name or remap that would leave it is refused).  ``max_bytes`` bounds what one job's
+        sandbox may bring (a schedd sending more is cut off with an error).
+        """
+        body = retrieve_body(job_spec, destination, progress, max_bytes)
+        return self._run(Command.TRANSFER_DATA_WITH_PERMS, body)
 
     def act(
         self,

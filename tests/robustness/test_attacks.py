@@ -1,0 +1,492 @@
+"""Issue 13's attacks, each against the fixed code (hostile client and daemon in one process).
+
+Every test is bounded in time by its own timeouts; the only timing assertion is the issue's
+"Done when": while a hostile request is being served, an honest ping answers within 1 s.
+Memory bounds are measured with ``tracemalloc`` (docs/security-findings.md lists them).
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import socket
+import threading
+import time
+import tracemalloc
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
+from typing import Any
+from unittest import mock
+
+import pytest
+
+from cedar.auth import ClientSecurity, LevelPolicy, SecurityConfig, ServerPolicy
+from cedar.auth.server_policy import open_policy, real_pool_policy
+from cedar.auth.session import new_session_id
+from cedar.auth.signing_key import SigningKey, SigningKeyStore
+from cedar.auth.token import FoundToken, IdToken, b64url_encode, sign
+from cedar.classad_wire import ClassAd, put_classad
+from cedar.commands import Collector, Schedd, ping
+from cedar.config import Config
+from cedar.errors import CedarError
+from cedar.numbers import AdType, Command
+from cedar.server.collector import AdStore, MockCollector
+from cedar.server.daemon import CommandRequest, Daemon
+from cedar.server.job_queue import MAX_ATTRIBUTE_SIZE, JobQueue, QueueError, Transaction
+from cedar.server.pool import MockPool
+from cedar.stream.connection import CedarConnection
+from cedar.stream.primitives import MessageWriter
+from cedar.stream.protocol import Protocol
+
+#: The issue's bound for an honest ping while one hostile connection is served.
+PING_BOUND = 1.0
+
+
+def doubling(depth: int) -> str:
+    """``[a0 = 1; a1 = a0 + a0; ...].aN > 0``: 2^depth steps from a few hundred bytes."""
+    chain = "; ".join(["a0 = 1"] + [f"a{i} = a{i - 1} + a{i - 1}" for i in range(1, depth + 1)])
+    return f"[{chain}].a{depth} > 0"
+
+
+def raw_message(command: int | None, ad: dict[str, object]) -> bytes:
+    writer = MessageWriter()
+    if command is not None:
+        writer.put_int(command)
+    put_classad(writer, ClassAd(ad))
+    return writer.getvalue()
+
+
+def raw_exchange(port: int, *payloads: bytes, source: str = "127.0.0.1") -> bytes:
+    """Send clear-text messages on one connection, then read until the server closes."""
+    conn = CedarConnection()
+    data = b""
+    with socket.create_connection(("127.0.0.1", port), timeout=10, source_address=(source, 0)) as s:
+        try:
+            for payload in payloads:
+                s.sendall(conn.send_message(payload))
+            s.shutdown(socket.SHUT_WR)
+            while chunk := s.recv(65536):
+                data += chunk
+        except OSError:
+            pass
+    return data
+
+
+def timed_ping(address: str) -> float:
+    started = time.monotonic()
+    result = ping(address, "READ", timeout=10)
+    assert result.authorized
+    return time.monotonic() - started
+
+
+@contextmanager
+def in_background(work: Callable[[], Any]) -> Iterator[dict[str, Any]]:
+    """Run ``work`` in a thread; the dict gets its ``result`` or ``error`` when it ends."""
+    outcome: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            outcome["result"] = work()
+        except BaseException as exc:  # reported to the test
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    try:
+        yield outcome
+    finally:
+        thread.join(timeout=60)
+        assert not thread.is_alive(), "the hostile request never ended"
+
+
+def _fill_queue(queue: JobQueue, jobs: int) -> None:
+    txn = Transaction(queue, "alice@example.net")
+    cluster = txn.new_cluster()
+    for _ in range(jobs):
+        txn.new_proc(cluster)
+    txn.set_attribute(cluster, -1, "Cmd", '"/bin/true"')
+    txn.commit()
+
+
+@pytest.fixture
+def pool() -> Iterator[MockPool]:
+    with MockPool().run_in_thread() as running:
+        _fill_queue(running.schedd.queue, 200)
+        for i in range(200):
+            running.collector.store.add({"MyType": "Probe", "Name": f"p{i}"})
+        yield running
+
+
+# --------------------------------------------------------------------------- 1. request cost
+
+
+@pytest.mark.parametrize("target", ["schedd", "collector"])
+def test_costly_query_does_not_stall_the_pool(pool: MockPool, target: str) -> None:
+    # ~20 ms of evaluation per ad (4096 steps, under the per-ad slice), over 200 ads: seconds of
+    # work, well inside the request budget.
+    constraint = doubling(12)
+    if target == "schedd":
+        work = lambda: Schedd(pool.schedd_address, timeout=60).query(constraint)  # noqa: E731
+    else:
+        work = lambda: Collector(pool.address, timeout=60).query(  # noqa: E731
+            AdType.GENERIC, constraint, target_type="Probe"
+        )
+    with in_background(work) as outcome:
+        time.sleep(0.3)
+        latencies = [timed_ping(pool.address) for _ in range(3)]
+        still_running = not outcome
+    # The median: one ping may also wait for the rest of a shared, loaded machine.
+    assert sorted(latencies)[1] < PING_BOUND, latencies
+    assert still_running, "the hostile query ended before the pings: make it costlier"
+
+
+def test_over_budget_job_query_gets_a_clear_error(pool: MockPool) -> None:
+    with pytest.raises(CedarError, match="budget"):
+        Schedd(pool.schedd_address, timeout=30).query(doubling(40))
+    assert timed_ping(pool.address) < 10  # and the pool serves on
+
+
+def test_over_budget_collector_query_is_refused(pool: MockPool) -> None:
+    with pytest.raises(CedarError):
+        Collector(pool.address, timeout=30).query(AdType.GENERIC, doubling(40), target_type="Probe")
+    assert timed_ping(pool.address) < 10
+
+
+def test_budget_is_per_request_not_per_ad() -> None:
+    from cedar.classad_wire.evaluate import Budget, EvaluationBudgetExceeded, evaluate
+
+    budget = Budget(steps=20_000, seconds=1e6, slice_seconds=1e6)
+    ad = ClassAd({"X": 1})
+    with pytest.raises(EvaluationBudgetExceeded, match="step budget"):
+        for _ in range(100):  # each evaluation alone is well under the budget
+            evaluate(doubling(6), ad, budget=budget)
+
+
+# --------------------------------------------------------------------------- 2. sessions
+
+
+def test_session_ids_are_unguessable() -> None:
+    ids = {new_session_id() for _ in range(1000)}
+    assert len(ids) == 1000
+    random_part = next(iter(ids)).rsplit(":", 1)[1]
+    assert len(random_part) * 6 >= 128  # base64url: 6 bits per character
+
+
+class _Recorder:
+    """A WRITE command handler that records that it ran (it must not, when attacked)."""
+
+    def __init__(self) -> None:
+        self.calls: list[str | None] = []
+
+    def __call__(self, request: CommandRequest) -> Protocol[None]:
+        yield from request.read_payload()
+        self.calls.append(request.user)
+
+
+def _daemon(crypto: list[str]) -> tuple[Daemon, _Recorder]:
+    level = LevelPolicy(methods=["CLAIMTOBE"], crypto_methods=crypto, authentication="REQUIRED")
+    if not crypto:
+        level.encryption = level.integrity = "OPTIONAL"  # type: ignore[assignment]
+        level.__post_init__()
+    daemon = Daemon("victim", "SCHEDD", policy=ServerPolicy(levels={"DEFAULT": level}))
+    recorder = _Recorder()
+    daemon.register(Command.QMGMT_WRITE_CMD, recorder, permission="WRITE")
+    return daemon, recorder
+
+
+def _send_command(address: str, security: ClientSecurity) -> None:
+    """QMGMT_WRITE_CMD with one CloseSocket call, through ``security``'s session cache."""
+    from cedar.auth import start_command
+    from cedar.stream.drivers import SyncChannel
+    from cedar.stream.protocol import Send
+
+    def body() -> Protocol[None]:
+        yield from start_command(channel.conn, Command.QMGMT_WRITE_CMD, security=security,
+                                 target=address)  # fmt: skip
+        yield Send(channel.conn.writer().put_int(10028))  # CloseSocket
+
+    host, port = address.strip("<>").split("?")[0].split(":")
+    with SyncChannel.connect(host, int(port), timeout=10) as channel:
+        channel.run(body())
+        with suppress(CedarError):  # wait for the daemon to finish with the connection
+            channel.read_message()
+
+
+def _security(crypto: list[str]) -> ClientSecurity:
+    return ClientSecurity(
+        SecurityConfig(
+            methods=["CLAIMTOBE"],
+            crypto_methods=crypto,
+            encryption="OPTIONAL" if not crypto else "REQUIRED",
+            integrity="OPTIONAL" if not crypto else "REQUIRED",
+            options={"SEC_CLAIMTOBE_USER": "victim"},
+        )
+    )
+
+
+def test_keyless_session_is_never_resumable() -> None:
+    daemon, recorder = _daemon([])
+    with daemon.run_in_thread():
+        security = _security([])
+        _send_command(daemon.address, security)
+        assert len(recorder.calls) == 1
+        assert len(daemon.sessions) == 0  # nothing to borrow
+        assert len(security.sessions) == 0
+
+
+def test_resuming_with_the_id_but_not_the_key_runs_nothing() -> None:
+    daemon, recorder = _daemon(["AES"])
+    with daemon.run_in_thread():
+        security = _security(["AES"])
+        _send_command(daemon.address, security)
+        assert len(recorder.calls) == 1 and len(daemon.sessions) == 1
+        # The attacker knows the session id (it travels in clear) but not the key.
+        for session in security.sessions._sessions.values():
+            session.key = bytes(32)
+        errors, new = daemon.stats["errors"], daemon.stats["new_sessions"]
+        _send_command(daemon.address, security)  # the daemon cannot decrypt it: it closes
+        assert daemon.stats["new_sessions"] == new  # it was a resumption ...
+        assert daemon.stats["errors"] == errors + 1  # ... whose payload failed to decrypt ...
+        assert len(recorder.calls) == 1  # ... and the command never ran
+
+
+# --------------------------------------------------------------------------- 3. secure defaults
+
+
+def test_anonymous_updates_and_invalidations_are_refused(pool: MockPool) -> None:
+    port = int(pool.address.strip("<>").split("?")[0].split(":")[1])
+    forged = {"MyType": "Scheduler", "Name": "mock-schedd", "MyAddress": "<6.6.6.6:1>"}
+    raw_exchange(port, raw_message(Command.UPDATE_SCHEDD_AD, forged))
+    drop = {"MyType": "Query", "TargetType": "Scheduler", "Name": "mock-schedd"}
+    raw_exchange(port, raw_message(Command.INVALIDATE_SCHEDD_ADS, drop))
+    schedds = pool.collector.store.ads("Scheduler")
+    assert [ad.ad["MyAddress"] for ad in schedds] == [pool.schedd.address]
+
+
+def test_real_pool_policy_matches_the_real_defaults() -> None:
+    policy = real_pool_policy(admins=["condor@*"])
+    assert str(policy.resolve("READ").authentication) == str(policy.resolve("READ").authentication)
+    assert policy.resolve("READ").authentication.name == "OPTIONAL"
+    for level in ("WRITE", "DAEMON", "ADVERTISE_SCHEDD", "ADMINISTRATOR"):
+        assert policy.resolve(level).authentication.name == "REQUIRED"
+    assert policy.is_authorized("unauthenticated@unmapped", "1.2.3.4", "READ")
+    assert not policy.is_authorized("alice@x", "1.2.3.4", "ADVERTISE_SCHEDD")
+    assert policy.is_authorized("condor@x", "1.2.3.4", "ADVERTISE_SCHEDD")
+    assert open_policy().is_authorized("anyone@x", None, "DAEMON")
+
+
+# --------------------------------------------------------------------------- 4. growth
+
+
+def test_read_only_queries_create_no_tables(pool: MockPool) -> None:
+    port = int(pool.address.strip("<>").split("?")[0].split(":")[1])
+    store = pool.collector.store
+    before = len(store._generic_names)
+    tracemalloc.start()
+    try:
+        start, _ = tracemalloc.get_traced_memory()
+        for i in range(30):
+            query = {"MyType": "Query", "TargetType": f"T{i}" + "x" * 100_000, "Requirements": True}
+            raw_exchange(port, raw_message(Command.QUERY_GENERIC_ADS, query))
+        end, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(store._generic_names) == before
+    assert end - start < 2 << 20  # 3 MB of TargetTypes leave (almost) nothing behind
+
+
+def test_ad_counts_are_bounded() -> None:
+    store = AdStore(max_ads=8, max_ads_per_advertiser=3, max_generic_types=2)
+    for i in range(5):
+        store.update(None, ClassAd({"MyType": "A", "Name": f"a{i}"}), advertiser="mallory")
+    assert len(store.ads("A")) == 3
+    assert store.update(None, ClassAd({"MyType": "B", "Name": "b"}), advertiser="bob")
+    assert not store.update(None, ClassAd({"MyType": "C", "Name": "c"}), advertiser="bob")
+    store.update(None, ClassAd({"MyType": "A", "Name": "a0"}), advertiser="mallory")  # replace
+    assert len(store.ads("A")) == 3
+    for i in range(10):
+        store.update(None, ClassAd({"MyType": "B", "Name": f"b{i}"}), advertiser=f"u{i}")
+    assert sum(len(store.ads(t)) for t in ("A", "B")) == 8
+
+
+# --------------------------------------------------------------------------- 5. slots
+
+
+def test_one_peer_cannot_take_every_slot() -> None:
+    collector = MockCollector("c", policy=open_policy(max_connections_per_peer=3))
+    with collector.run_in_thread():
+        hostile = [
+            socket.create_connection(("127.0.0.1", collector.port), source_address=("127.0.0.2", 0))
+            for _ in range(6)
+        ]
+        try:
+            closed = 0
+            for sock in hostile[3:]:
+                sock.settimeout(5)
+                closed += sock.recv(1) == b""
+            assert closed == 3
+            assert timed_ping(collector.address) < PING_BOUND
+        finally:
+            for sock in hostile:
+                sock.close()
+
+
+def test_a_busy_connection_loses_its_slot_after_its_lifetime() -> None:
+    collector = MockCollector("c", policy=open_policy(connection_lifetime=1.0))
+    update = raw_message(Command.UPDATE_AD_GENERIC, {"MyType": "Probe", "Name": "keep"})
+    conn = CedarConnection()
+    with collector.run_in_thread():
+        with socket.create_connection(("127.0.0.1", collector.port), timeout=10) as sock:
+            started = time.monotonic()
+            sock.sendall(conn.send_message(update))
+            try:
+                while time.monotonic() - started < 8:  # an update every 0.2 s keeps it busy
+                    time.sleep(0.2)
+                    sock.sendall(conn.send_message(update))
+            except OSError:
+                pass
+            held = time.monotonic() - started
+        assert held < 8, "the connection kept its slot past connection_lifetime"
+
+
+def test_buffered_bytes_are_bounded_across_connections() -> None:
+    cap = 1 << 20
+    collector = MockCollector("c", policy=open_policy(max_buffered_bytes=cap))
+    with collector.run_in_thread():
+        socks = []
+        chunk = b"\x00" + (cap // 2 + 1000).to_bytes(4, "big")  # a packet that never finishes
+        for _ in range(3):
+            sock = socket.create_connection(("127.0.0.1", collector.port), timeout=10)
+            sock.sendall(chunk + b"x" * (cap // 2))
+            socks.append(sock)
+        try:
+            time.sleep(0.5)
+            assert collector.buffered_bytes <= cap
+            closed = 0
+            for sock in socks:
+                sock.settimeout(2)
+                with suppress(TimeoutError, OSError):
+                    closed += sock.recv(1) == b""
+            assert closed >= 1
+        finally:
+            for sock in socks:
+                sock.close()
+
+
+# --------------------------------------------------------------------------- 6. identity, size
+
+
+def test_submit_cannot_forge_identity() -> None:
+    queue = JobQueue(name="s")
+    _fill_queue(queue, 1)
+    txn = Transaction(queue, "bob@example.net")
+    cluster = txn.new_cluster()
+    proc = txn.new_proc(cluster)
+    for name, value in (("ClusterId", "1"), ("ProcId", "7"), ("User", '"root@example.net"')):
+        txn.set_attribute(cluster, proc, name, value)
+        txn.set_attribute(cluster, -1, name, value)
+    txn.commit()
+    ad = queue.merged(cluster, proc)
+    assert ad is not None
+    assert (ad["ClusterId"], ad["ProcId"], ad["User"], ad["Owner"]) == (
+        cluster,
+        0,
+        "bob@example.net",
+        "bob",
+    )
+
+
+def test_oversized_values_are_refused_with_a_clear_error() -> None:
+    queue = JobQueue(name="s")
+    txn = Transaction(queue, "bob@example.net")
+    cluster = txn.new_cluster()
+    txn.new_proc(cluster)
+    with pytest.raises(QueueError, match="value too large") as caught:
+        txn.set_attribute(cluster, 0, "Big", '"' + "x" * MAX_ATTRIBUTE_SIZE + '"')
+    assert caught.value.errno == errno.E2BIG
+    with pytest.raises(QueueError, match="MAX_JOB_AD_SIZE"):
+        for i in range(10):
+            txn.set_attribute(cluster, 0, f"A{i}", '"' + "x" * (MAX_ATTRIBUTE_SIZE - 10) + '"')
+
+
+# --------------------------------------------------------------------------- 7. tokens
+
+TRUST = "example.com"
+
+
+def _forged(key: SigningKey, header: str, claims: str) -> IdToken:
+    signing_input = b64url_encode(header.encode()) + "." + b64url_encode(claims.encode())
+    return IdToken(
+        {"alg": "HS256", "kid": key.name},
+        {"iss": TRUST, "sub": "alice@example.com", "jti": "j"},
+        signing_input,
+        sign(key, signing_input),
+    )
+
+
+@pytest.mark.parametrize(
+    ("header", "claims"),
+    [
+        ('{"alg":"HS256","kid":"POOL"}', '{"iss":"example.com","sub":"a@b","jti":"j","exp":1e400}'),
+        ('{"alg":"HS256","kid":"POOL"}', '{"iss":"example.com","sub":"a@b","jti":"j","exp":NaN}'),
+        (
+            '{"alg":"HS256","kid":"POOL"}',
+            '{"iss":"example.com","sub":"a@b","iat":' + "9" * 5000 + "}",
+        ),
+        ('{"n":' + "[" * 4000 + "]" * 4000 + ',"alg":"HS256","kid":"POOL"}', '{"sub":"a@b"}'),
+    ],
+    ids=["exp-inf", "exp-nan", "iat-5000-digits", "nested-header"],
+)
+def test_hostile_token_claims_are_denied_promptly_and_cleanly(
+    header: str, claims: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    import cedar.auth.methods.idtokens as idtokens
+
+    key = SigningKey.generate("POOL")
+    level = LevelPolicy(methods=["TOKEN"], authentication="REQUIRED")
+    policy = ServerPolicy(
+        levels={"DEFAULT": level},
+        options={"config": Config(), "signing_keys": SigningKeyStore([key])},
+        trust_domain=TRUST,
+        uid_domain=TRUST,
+    )
+    daemon = Daemon("t", "SCHEDD", policy=policy)
+    token = _forged(key, header, claims)
+    security = ClientSecurity(
+        SecurityConfig(
+            methods=["TOKEN"],
+            options={"config": Config(), "SEC_TOKEN_DIRECTORY": "/nonexistent"},
+            trust_domain=TRUST,
+            uid_domain=TRUST,
+        )
+    )
+    caplog.set_level(logging.INFO)
+    with (
+        daemon.run_in_thread(),
+        mock.patch.object(idtokens, "client_candidates", lambda ctx: [FoundToken(token, "t")]),
+    ):
+        started = time.monotonic()
+        with pytest.raises(CedarError, match="refused the token"):
+            ping(daemon.address, "WRITE", security=security, timeout=30)
+        assert time.monotonic() - started < 10  # the denial, not the client's timeout
+    assert not [r for r in caplog.records if r.exc_info], "a traceback was logged"
+
+
+def test_oversized_edit_over_the_wire_names_the_problem(pool: MockPool) -> None:
+    from cedar.commands.submit_lang import Submit
+
+    schedd = Schedd(pool.schedd_address, timeout=30)
+    cluster = schedd.submit(Submit("executable = /bin/echo\nqueue\n")).cluster
+    with pytest.raises(CedarError, match="value too large"):
+        schedd.edit(cluster, "Big", '"' + "x" * (MAX_ATTRIBUTE_SIZE + 1) + '"')
+
+
+def test_costly_invalidation_is_refused() -> None:
+    collector = MockCollector("c", policy=open_policy())
+    for i in range(50):
+        collector.store.add({"MyType": "Probe", "Name": f"p{i}"})
+    drop = {"MyType": "Query", "TargetType": "Probe", "Requirements": doubling(40)}
+    with collector.run_in_thread():
+        raw_exchange(collector.port, raw_message(Command.INVALIDATE_ADS_GENERIC, drop))
+        assert len(collector.store.ads("Probe")) == 50
+        assert timed_ping(collector.address) < PING_BOUND
