@@ -17,8 +17,8 @@ try:  # cryptography >= 43 keeps the legacy pieces in "decrepit"
     from cryptography.hazmat.decrepit.ciphers.algorithms import TripleDES
     from cryptography.hazmat.decrepit.ciphers.modes import CFB
 except ImportError:  # pragma: no cover - older cryptography
-    from cryptography.hazmat.primitives.ciphers.algorithms import TripleDES  # type: ignore
-    from cryptography.hazmat.primitives.ciphers.modes import CFB  # type: ignore
+    from cryptography.hazmat.primitives.ciphers.algorithms import TripleDES
+    from cryptography.hazmat.primitives.ciphers.modes import CFB
 
 DES3_KEY_SIZE = 24
 

@@ -656,6 +656,8 @@ def _join(ev: Evaluator, args: tuple[Expr, ...], scope: Scope) -> Value:
     values = [ev.eval(arg, scope) for arg in args]
     if not values:
         return Error
+    items: Value
+    sep: Value
     if len(values) == 1:
         # Observed: join(list) concatenates; join(",") alone is "" (a separator, no items).
         if values[0] is Undefined:

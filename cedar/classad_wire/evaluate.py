@@ -479,8 +479,8 @@ class Evaluator:
         spine: list[Binary] = []
         left: Expr = node
         while type(left) is Binary:
-            spine.append(left)  # type: ignore[arg-type]
-            left = left.left  # type: ignore[attr-defined]
+            spine.append(left)
+            left = left.left
         value = self.eval(left, scope)
         for link in reversed(spine):
             value = self._apply(link.op, value, link.right, scope)
@@ -519,8 +519,8 @@ class Evaluator:
         ops: list[str] = []
         inner: Expr = node
         while type(inner) is Unary:
-            ops.append(inner.op)  # type: ignore[attr-defined]
-            inner = inner.operand  # type: ignore[attr-defined]
+            ops.append(inner.op)
+            inner = inner.operand
         value = self.eval(inner, scope)
         for op in reversed(ops):
             value = _unary_op(op, value)
@@ -653,7 +653,8 @@ def to_string(value: Value) -> str:
     """``string()`` of a value: strings as is, everything else printed in new syntax."""
     kind = type(value)
     if kind is str:
-        return value
+        text: str = value
+        return text
     if kind is AbsTime:
         return format_abstime(value)
     if kind is RelTime:  # observed: whole seconds (string(relTime(2.5)) is "02")

@@ -415,7 +415,7 @@ class _Parser:
         """Unary := {prefix operator} Postfix (collected in a loop, not recursively)."""
         prefixes: list[str] = []
         while self.tok[0] == "op" and self.tok[1] in _UNARY:
-            prefixes.append(self.tok[1])  # type: ignore[arg-type]
+            prefixes.append(self.tok[1])
             self._advance()
         self._enter(len(prefixes) + 1)
         result = self._postfix()

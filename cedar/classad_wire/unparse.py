@@ -135,8 +135,8 @@ def _emit(node: Expr, out: list[str], old: bool) -> None:
             spine: list[Binary] = []
             left: Expr = node
             while type(left) is Binary:
-                spine.append(left)  # type: ignore[arg-type]
-                left = left.left  # type: ignore[attr-defined]
+                spine.append(left)
+                left = left.left
             _emit(left, out, old)
             for link in reversed(spine[1:]):
                 out.append(f" {link.op} " if old else _NEW_OPS.get(link.op, f" {link.op} "))
@@ -217,7 +217,7 @@ def unparse(value: object, old: bool = False) -> str:
     """Print an expression (or a Python value) in new syntax, or wire syntax with ``old=True``."""
     node = to_expr(value)
     if type(node) is Literal:
-        return format_scalar(node.val, old)  # type: ignore[attr-defined]
+        return format_scalar(node.val, old)
     out: list[str] = []
     _emit(node, out, old)
     return "".join(out)

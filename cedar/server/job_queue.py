@@ -84,7 +84,12 @@ MAX_JOB_AD_SIZE = 4 << 20
 #: Attribute edits of existing jobs one transaction may hold before it is refused.
 MAX_TXN_EDITS = 200_000
 
+
 # ACT_ON_JOBS state filters (spec 05 §5.3) as predicates on (status, ad).
+def _any_status(status: int, ad: ClassAd) -> bool:
+    return True
+
+
 _ACTION_FILTER: dict[JobAction, Callable[[int, ClassAd], bool]] = {
     JobAction.Remove: lambda s, ad: s != REMOVED,
     JobAction.TransferAndRemove: lambda s, ad: s != REMOVED,
@@ -482,7 +487,7 @@ class JobQueue:
                     results[key] = self._act_code(key, own, action, explicit=True)
             else:
                 expr = request.get_expr("ActionConstraint")
-                filt = _ACTION_FILTER.get(action, lambda s, ad: True)
+                filt = _ACTION_FILTER.get(action, _any_status)
                 for key in sorted(self.jobs):
                     ad = self.merged(*key)
                     if ad is None:

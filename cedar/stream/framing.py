@@ -22,7 +22,8 @@ REFERENCE_PACKET_PAYLOAD = 4091
 
 def encode_header(end: bool, length: int) -> bytes:
     """The 5 header bytes of a packet; ``length`` counts the bytes after the header."""
-    return PACKET_HEADER.build({"end": 1 if end else 0, "length": length})
+    header: bytes = PACKET_HEADER.build({"end": 1 if end else 0, "length": length})
+    return header
 
 
 def decode_header(header: bytes, *, offset: int = 0) -> tuple[bool, int]:

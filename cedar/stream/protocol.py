@@ -186,7 +186,7 @@ class StreamedMessage:
                 f"one item of the reply is larger than {self.max_item_size} bytes "
                 "(the per-item limit of a streamed reply); the peer is misbehaving"
             )
-        part = yield Receive(self.part_size)
+        part: MessageReader = yield Receive(self.part_size)
         if leftover:
             part = MessageReader(
                 leftover + part.payload, crypto=part.crypto, complete=part.complete

@@ -196,7 +196,7 @@ class Submit(Mapping[str, str]):
                 old = self._values.get(norm.lower(), "")
                 value = re.sub(
                     r"\$\(\s*" + re.escape(norm) + r"\s*\)",
-                    lambda _m, old=old: old,  # type: ignore[misc]
+                    lambda _m, old=old: old,
                     value,
                     flags=re.I,
                 )

@@ -206,10 +206,10 @@ def parse_units(value: str, base: str) -> int | None:
     whole, frac, unit = m.group(1), (m.group(2) or "")[:3], (m.group(3) or base).upper()
     powers = {"K": 1, "M": 2, "G": 3, "T": 4}
     number = int(whole) * 1000 + (int(frac.ljust(3, "0")) if frac else 0)
-    scale = 1024 ** powers[unit] // 1024 ** powers[base] if powers[unit] >= powers[base] else 0
+    scale: int = 1024 ** powers[unit] // 1024 ** powers[base] if powers[unit] >= powers[base] else 0
     if scale:
         return math.ceil(number * scale / 1000)
-    divisor = 1024 ** (powers[base] - powers[unit])
+    divisor: int = 1024 ** (powers[base] - powers[unit])
     return math.ceil(number / 1000 / divisor)
 
 
