@@ -158,7 +158,7 @@ class ClassAd(_CedarAd):
     def __setitem__(self, key: str, value: object) -> None:
         super().__setitem__(key, _from_python(value))
 
-    def get(self, key: str, default: object = None) -> object:  # type: ignore[override]
+    def get(self, key: str, default: object = None) -> object:
         try:
             return self[key]
         except KeyError:
@@ -214,7 +214,7 @@ class ClassAd(_CedarAd):
         theirs = {k.lower(): other.raw_text(k) for k in other}
         return mine == theirs
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__ = None
 
 
 _SYNTAX: dict[ParserType, Syntax] = {

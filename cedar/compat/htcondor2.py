@@ -421,9 +421,9 @@ class Submit(_CedarSubmit):
         """The value of a submit command with its ``$(macros)`` expanded."""
         from cedar.commands.submit_macros import MacroExpander
 
-        values = {key.lower(): value for key, value in self.items()}
+        values: dict[str, str] = {key.lower(): str(value) for key, value in self.items()}
         expander = MacroExpander(lambda name: values.get(name.lower()))
-        return expander.expand(values.get(attr.lower(), ""))
+        return str(expander.expand(values.get(attr.lower(), "")))
 
     def getQArgs(self) -> str:  # noqa: N802
         """The arguments of the queue statement."""
