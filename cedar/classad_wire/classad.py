@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator, Mapping, MutableMapping
 from itertools import repeat
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from cedar.classad_wire.expr import (
@@ -39,6 +40,10 @@ Entry = tuple[str, Any, Any]
 _CANONICAL_LINES = re.compile(r"(?:[^=\0 \t\r\n\v\f]+ = [^\0 \t\r\n\v\f][^\0]*\0)*")
 #: One such line; splitting the text with it gives ``[before, name, value, between, ...]``.
 _CANONICAL_LINE = re.compile(r"([^=\0 \t\r\n\v\f]+) = ([^\0 \t\r\n\v\f][^\0]*)\0")
+#: Names and folded keys of the ad materialized last (see ClassAd._materialize).
+_last_shape: list[tuple[list[str], list[str]]] = [([], [])]
+_FIRST = itemgetter(0)
+_THIRD = itemgetter(2)
 
 #: Parsed wire values that needed the full parser, by text.  The ads of one query mostly share
 #: their expressions (every slot of a pool has the same ``Start``, ``Requirements``, ...), and
@@ -130,15 +135,26 @@ class ClassAd(MutableMapping[str, Any]):
         except AttributeError:
             raise AttributeError("_entries") from None
         if isinstance(pending, str):
-            parts = _CANONICAL_LINE.split(pending)
-            names, values = parts[1::3], parts[2::3]
+            # Canonical lines: the first " = " ends the name (names hold no blank, no "=").
+            lines = pending.split("\0")
+            lines.pop()  # after the last NUL
+            parts = list(map(str.partition, lines, repeat(" = ")))
+            names = list(map(_FIRST, parts))
+            values = list(map(_THIRD, parts))
             ascii_names = pending.isascii()
         elif pending is not None:
             names, values = pending
             ascii_names = all(map(str.isascii, names))
         else:
             raise AttributeError("_entries")
-        keys = list(map(str.lower if ascii_names else fold, names))
+        shape = _last_shape[0]  # read once: a consistent pair even with threads
+        if names == shape[0]:
+            # The ads of one query mostly list the same names: share the name and key strings
+            # (half the memory of a large result, and no case folding).
+            names, keys = shape
+        else:
+            keys = list(map(str.lower if ascii_names else fold, names))
+            _last_shape[0] = (names, keys)
         entries: dict[str, Entry] = dict(zip(keys, zip(names, values, repeat(None)), strict=True))
         if len(entries) != len(keys):
             # A repeated name: the later value wins, the first spelling and place stay (§2.8).

@@ -169,7 +169,8 @@ def _arith(op: str, a: Value, b: Value) -> Value:
             return quotient if (a < 0) == (b < 0) else -quotient
         if a == INT64_MIN and b == -1:
             return 0
-        return int(math.fmod(a, b)) if abs(a) < 2**52 else a - b * int(a / b)
+        remainder = abs(a) % abs(b)  # C's %: exact, with the sign of the dividend
+        return remainder if a >= 0 else -remainder
     a, b = float(a), float(b)
     if op == "%":
         return Error

@@ -550,17 +550,36 @@ def simple_value(text: str) -> int | float | str | bool | None:
     skip the tokenizer (and, for callers that want the value, the expression node); the value
     is the one the parser's literal would hold.
     """
+    try:
+        return _SIMPLE_VALUES[text]
+    except KeyError:
+        pass
     match = _SIMPLE_LITERAL.fullmatch(text)
+    value: int | float | str | bool | None
     if match is None:
-        return None
-    kind = match.lastindex
-    if kind == 1:
-        return int(text)
-    if kind == 2:
-        return match.group(2)
-    if kind == 3:
-        return float(text)
-    return kind == 4
+        value = None
+    else:
+        kind = match.lastindex
+        if kind == 1:
+            value = int(text)
+        elif kind == 2:
+            value = match.group(2)
+        elif kind == 3:
+            value = float(text)
+        else:
+            value = kind == 4
+    if len(text) <= _SIMPLE_CACHED_LENGTH:
+        if len(_SIMPLE_VALUES) >= _SIMPLE_CACHED_VALUES:
+            _SIMPLE_VALUES.clear()
+        _SIMPLE_VALUES[text] = value
+    return value
+
+
+#: Recent answers of simple_value: the ads of one query repeat most of their values.  Bounded
+#: in entries and text length, so a peer cannot make it hold much; all values are immutable.
+_SIMPLE_VALUES: dict[str, int | float | str | bool | None] = {}
+_SIMPLE_CACHED_VALUES = 16384
+_SIMPLE_CACHED_LENGTH = 64
 
 
 def simple_literal(text: str) -> Expr | None:

@@ -20,7 +20,7 @@ from cedar.classad_wire.expr import AttrRef, Expr, Select, fold
 from cedar.classad_wire.syntax import literal_token, parse_expr
 from cedar.classad_wire.unparse import unparse
 from cedar.errors import ClassAdError, ClassAdParseError, ProtocolError
-from cedar.stream.primitives import MessageReader, MessageWriter, decode_text
+from cedar.stream.primitives import MessageReader, MessageTruncated, MessageWriter, decode_text
 
 #: Largest attribute count accepted from a peer (spec 02 §2.8 step 1).
 MAX_ATTRIBUTES = 1_000_000
@@ -294,6 +294,11 @@ def _get_classad_fast(reader: MessageReader, count: int, types: bool) -> ClassAd
     start = reader.offset
     try:
         raws = reader.get_strings(count + 2 if types else count)
+    except MessageTruncated:
+        reader.seek(start)
+        if not reader.complete:
+            raise  # a streamed reply: the rest of this ad is still on its way
+        return None
     except ProtocolError:
         reader.seek(start)
         return None

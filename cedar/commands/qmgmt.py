@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import errno
 import re
+from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -58,6 +59,9 @@ __all__ = [
     "submit_transaction",
 ]
 
+#: NewProc answers a submission may leave unread while it sends on (a few KB of replies:
+#: far below any socket buffer, so neither side can block the other).
+PIPELINE_WINDOW = 64
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 #: GetAllJobsByConstraint is answered in one message; cap the ads we accept from it.
 MAX_JOBS_IN_ONE_REPLY = 1_000_000
@@ -221,6 +225,11 @@ def new_cluster(conn: CedarConnection) -> Protocol[int]:
 def new_proc(conn: CedarConnection, cluster: int) -> Protocol[int]:
     """NewProc (10003) → the new proc id."""
     yield Send(_request(conn, QmgmtCall.NewProc, cluster=cluster))
+    return (yield from _new_proc_reply(cluster))
+
+
+def _new_proc_reply(cluster: int) -> Protocol[int]:
+    """The answer to one NewProc (separate so that a submission can pipeline them)."""
     reply = yield from _receive("NewProc")
     rval = reply.get_int()
     if rval < 0:
@@ -262,8 +271,9 @@ def set_attribute(
         writer = _request(
             conn, QmgmtCall.SetAttribute, cluster=cluster, proc=proc, value=value, name=name
         )
-    yield Send(writer)
-    if flags & SetAttributeFlags.NO_ACK:
+    unanswered = bool(flags & SetAttributeFlags.NO_ACK)
+    yield Send(writer, flush=not unanswered)  # unanswered: may leave with the next call
+    if unanswered:
         return
     yield from _std_reply(f"SetAttribute({cluster}.{proc}, {name})")
 
@@ -471,23 +481,43 @@ def submit_transaction(
     cluster_items = [("ClusterId", str(cluster))] + [
         (k, v) for k, v in cluster_ad.items() if k.lower() != "clusterid"
     ]
+    # NewProc is the only call per proc that is answered.  After the first one, the calls of
+    # PIPELINE_WINDOW procs go out in one write without waiting, then their answers are read
+    # (the schedd handles the calls of one connection in order); a proc id other than the
+    # expected one aborts the whole submission.
+    unanswered: deque[int] = deque()
+    pipelined = bool(flags & SetAttributeFlags.NO_ACK)
     for index, proc_ad in enumerate(proc_ads):
-        proc = yield from new_proc(conn, cluster)
-        if proc != index:
-            yield from _abort_quietly(conn)
-            raise ProtocolError(f"NewProc answered proc {proc}, expected {index}")
+        yield Send(_request(conn, QmgmtCall.NewProc, cluster=cluster), flush=index == 0)
+        if index == 0 or not pipelined:
+            yield from _expect_proc(conn, cluster, index)
+        else:
+            unanswered.append(index)
         if index == 0:
             for name, value in cluster_items:
                 yield from set_attribute(conn, cluster, -1, name, value, flags)
-        items = [("ProcId", str(proc)), ("JobStatus", proc_ad.get("JobStatus", "1"))]
+        items = [("ProcId", str(index)), ("JobStatus", proc_ad.get("JobStatus", "1"))]
         items += [(k, v) for k, v in proc_ad.items() if k.lower() not in ("procid", "jobstatus")]
         for name, value in items:
-            yield from set_attribute(conn, cluster, proc, name, value, flags)
+            yield from set_attribute(conn, cluster, index, name, value, flags)
+        if len(unanswered) >= PIPELINE_WINDOW:  # one write, then a window of answers
+            while unanswered:
+                yield from _expect_proc(conn, cluster, unanswered.popleft())
+    while unanswered:
+        yield from _expect_proc(conn, cluster, unanswered.popleft())
     result = yield from commit_transaction(conn)
     yield from close_socket(conn)
     return SubmitOutcome(
         cluster, len(proc_ads), dict(cluster_items), [dict(p) for p in proc_ads], result.warning
     )
+
+
+def _expect_proc(conn: CedarConnection, cluster: int, index: int) -> Protocol[None]:
+    """Read one NewProc answer; it must be proc ``index`` (else abort)."""
+    proc = yield from _new_proc_reply(cluster)
+    if proc != index:
+        yield from _abort_quietly(conn)
+        raise ProtocolError(f"NewProc answered proc {proc}, expected {index}")
 
 
 def _abort_quietly(conn: CedarConnection) -> Protocol[None]:

@@ -40,8 +40,7 @@ from cedar.numbers import (
     SetAttributeFlags,
 )
 from cedar.stream.connection import CedarConnection
-from cedar.stream.primitives import MessageReader
-from cedar.stream.protocol import Emit, Protocol, Receive, Send
+from cedar.stream.protocol import Emit, Protocol, Receive, Send, StreamedMessage
 
 __all__ = [
     "ActResult",
@@ -331,11 +330,9 @@ def history_protocol(session: CommandSession, request: ClassAd) -> Protocol[Clas
     put_classad(writer, request)
     yield Send(writer)
     count = 0
-    reader: MessageReader | None = None
+    stream = StreamedMessage()  # one message per record, or all of them in one (any size)
     while True:
-        if reader is None or reader.at_end():
-            reader = yield Receive()
-        ad = get_classad(reader)
+        ad = yield from stream.read(get_classad)
         owner = _int_value(ad, "Owner")
         if owner == 1:
             continue  # the streaming header: per-record messages follow

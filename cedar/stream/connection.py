@@ -61,6 +61,7 @@ class CedarConnection:
         self._received = _Transcript()
         self._frozen: tuple[bytes, bytes] | None = None
         self._eof = False
+        self._streaming = False  # part of a message was handed out, the rest is pending
 
     # -- crypto state -------------------------------------------------------------------------
 
@@ -157,13 +158,11 @@ class CedarConnection:
                 return self._take_partial(complete=False)
             inbox = self._inbox
             if len(inbox) < HEADER_SIZE:
-                self._check_eof()
-                return None
+                return self._need_more(part_size)
             header = bytes(inbox[:HEADER_SIZE])
             last, length = decode_header(header, offset=self._inbox_offset)
             if len(inbox) < HEADER_SIZE + length:
-                self._check_eof()
-                return None
+                return self._need_more(part_size)
             body = bytes(inbox[HEADER_SIZE : HEADER_SIZE + length])
             del inbox[: HEADER_SIZE + length]
             self._inbox_offset += HEADER_SIZE + length
@@ -185,8 +184,16 @@ class CedarConnection:
             if last:
                 return self._take_partial(complete=True)
 
+    def _need_more(self, part_size: int | None) -> MessageReader | None:
+        """No further whole packet: wait, or (peer closed) hand out what a stream has, or fail."""
+        if self._eof and part_size is not None and self._partial:
+            return self._take_partial(complete=False)
+        self._check_eof()
+        return None
+
     def _take_partial(self, *, complete: bool) -> MessageReader:
         """The plaintext gathered so far as one reader; the next piece starts empty."""
+        self._streaming = not complete
         partial = self._partial
         payload = partial[0] if len(partial) == 1 else b"".join(partial)
         partial.clear()
@@ -214,7 +221,7 @@ class CedarConnection:
     def _check_eof(self) -> None:
         """More bytes are needed: fine unless the peer already closed."""
         if self._eof:
-            if self._inbox or self._partial:
+            if self._inbox or self._partial or self._streaming:
                 raise ConnectionClosed(
                     "connection closed by the peer in the middle of a packet or message",
                     mid_message=True,

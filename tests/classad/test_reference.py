@@ -157,3 +157,21 @@ def test_evaluation_matches_reference(classad2: Any, text: str) -> None:
         return  # nested ads print with their own expression conversions
     assert type(ours) is type(reference), text
     assert ours == reference, text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "15507847121820206 % 3",  # beyond 2^53: a remainder through doubles is wrong
+        "9223372036854775807 % 10",
+        "-9223372036854775807 % 10",
+        "-9223372036854775807 % -10",
+        "(-9223372036854775807 - 1) % 7",
+        "(-9223372036854775807 - 1) % -1",
+        "-7 % 3",
+        "7 % -3",
+        "7.5 % 2",
+    ],
+)
+def test_integer_remainder_is_exact(classad2: Any, text: str) -> None:
+    assert _normal(parse_expr(text).eval()) == _reference_eval(classad2, text)

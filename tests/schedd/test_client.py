@@ -146,3 +146,15 @@ def test_query_errors_and_my_jobs(pool: MockPool) -> None:
         schedd.query("JobStatus ==")
     with pytest.raises(CedarError):
         Schedd("<127.0.0.1:1>", timeout=2).query()
+
+
+def test_large_cluster_is_submitted_pipelined(pool: MockPool) -> None:
+    """More procs than the NewProc pipeline window: every proc lands with its own attributes."""
+    procs = 3 * qmgmt.PIPELINE_WINDOW + 5
+    schedd = Schedd(pool.schedd_address)
+    result = schedd.submit(
+        Submit("executable = /bin/echo\narguments = p$(Process)\nhold = true\n"), count=procs
+    )
+    assert result.num_procs == procs
+    ads = schedd.query(f"ClusterId == {result.cluster}", ["ProcId", "Args"])
+    assert sorted((ad["ProcId"], ad["Args"]) for ad in ads) == [(i, f"p{i}") for i in range(procs)]

@@ -1,0 +1,407 @@
+"""cedar vs the C++ bindings (``htcondor2``) against a REAL HTCondor pool: cases B1-B4.
+
+One command runs everything and prints a table plus JSON (``--json FILE``)::
+
+    python bench/bench_live.py --port 9622 --dir /tmp/mc-bench --start
+
+It uses (or, with ``--start``, starts and stops) a minicondor pool from
+``../shared/htcondor/minicondor.sh``.  Each case runs in a fresh child process per client, median
+of ``--repeat`` runs; ratio = htcondor2 time / cedar time (above 1: cedar is faster); peak RSS is
+the child's ``ru_maxrss``.  Times cover the operation only (imports and set-up excluded).
+
+* B1: the collector holds N copies of a recorded slot ad (distinct ``Name``, advertised with
+  ``condor_advertise -multiple UPDATE_STARTD_AD``, invalidated at the end); query them all and
+  touch every key / read every value, or project 3 attributes.
+* B2: 1 000 sequential schedd job queries on one client object (resumed security session).
+* B3: 50 collector queries -- cedar fanned out concurrently on Trio, htcondor2 in a serial loop
+  (the bindings block) -- on loopback and through ``latency_proxy.py`` (20 ms per direction).
+* B4: submit one cluster of 1 000 procs as ``testuser`` (the pool's IDTOKEN), held.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+MINICONDOR = HERE.parent.parent / "shared" / "htcondor" / "minicondor.sh"
+BENCH_DOMAIN = "bench-live"
+ADVERTISE_BATCH = 5000
+PROJECTION = ["Name", "Memory", "Cpus"]
+
+
+# -- the child side: one case, one client, one process ----------------------------------------
+
+
+def _consume(ads: Any, mode: str) -> int:
+    touched = 0
+    for ad in ads:
+        if mode == "keys":
+            for _key in ad:
+                touched += 1
+        elif mode == "values":
+            for key in ad:
+                ad[key]
+                touched += 1
+        else:
+            for key in PROJECTION:
+                if key in ad:
+                    touched += 1
+    return touched
+
+
+def child_cedar(case: dict[str, Any]) -> tuple[float, int]:
+    import trio
+
+    import cedar
+
+    kind = case["case"]
+    pool = case["pool"]
+    if kind == "B1":
+        collector = cedar.Collector(pool)
+        projection = PROJECTION if case["mode"] == "projection" else None
+        start = time.perf_counter()
+        ads = collector.query(cedar.AdType.STARTD, projection=projection)
+        touched = _consume(ads, case["mode"])
+        return time.perf_counter() - start, len(ads) + touched * 0
+    if kind == "B2":
+        schedd = cedar.Schedd(case["schedd"])
+        schedd.query(limit=1)  # the first one authenticates; the rest resume the session
+        start = time.perf_counter()
+        for _ in range(case["queries"]):
+            schedd.query(projection=["ClusterId", "ProcId"])
+        return time.perf_counter() - start, case["queries"]
+    if kind == "B3":
+        targets = [case["target"]] * case["queries"]
+
+        async def fan_out() -> int:
+            results = await cedar.query_all_async(
+                targets, cedar.AdType.SCHEDD, concurrency=len(targets)
+            )
+            failed = [r.error for r in results if not r.ok]
+            if failed:
+                raise RuntimeError(f"{len(failed)} queries failed: {failed[0]}")
+            return len(results)
+
+        start = time.perf_counter()
+        count = trio.run(fan_out)
+        return time.perf_counter() - start, count
+    if kind == "B4":
+        schedd = cedar.Schedd(case["schedd"])
+        description = cedar.Submit(case["submit"])
+        start = time.perf_counter()
+        result = schedd.submit(description, count=case["procs"])
+        elapsed = time.perf_counter() - start
+        return elapsed, len(result.job_ids())
+    raise ValueError(kind)
+
+
+def child_htcondor2(case: dict[str, Any]) -> tuple[float, int]:
+    import htcondor2
+
+    kind = case["case"]
+    pool = case["pool"]
+    if kind == "B1":
+        collector = htcondor2.Collector(pool)
+        projection = PROJECTION if case["mode"] == "projection" else []
+        start = time.perf_counter()
+        ads = collector.query(htcondor2.AdTypes.Startd, projection=projection)
+        _consume(ads, case["mode"])
+        return time.perf_counter() - start, len(ads)
+    if kind == "B2":
+        location = htcondor2.Collector(pool).locate(htcondor2.DaemonTypes.Schedd)
+        schedd = htcondor2.Schedd(location)
+        schedd.query(limit=1)
+        start = time.perf_counter()
+        for _ in range(case["queries"]):
+            schedd.query(projection=["ClusterId", "ProcId"])
+        return time.perf_counter() - start, case["queries"]
+    if kind == "B3":
+        start = time.perf_counter()
+        count = 0
+        for _ in range(case["queries"]):
+            htcondor2.Collector(case["target"]).query(htcondor2.AdTypes.Schedd)
+            count += 1
+        return time.perf_counter() - start, count
+    if kind == "B4":
+        location = htcondor2.Collector(pool).locate(htcondor2.DaemonTypes.Schedd)
+        schedd = htcondor2.Schedd(location)
+        description = htcondor2.Submit(case["submit"])
+        start = time.perf_counter()
+        result = schedd.submit(description, count=case["procs"])
+        elapsed = time.perf_counter() - start
+        return elapsed, result.num_procs()
+    raise ValueError(kind)
+
+
+def _peak_rss_kb() -> int:
+    """This process's peak RSS (``VmHWM``; ``ru_maxrss`` can carry the forking parent's)."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+def run_child(spec: str) -> None:
+    case = json.loads(spec)
+    runner = child_cedar if case["client"] == "cedar" else child_htcondor2
+    seconds, count = runner(case)
+    rss_kb = _peak_rss_kb()
+    print(json.dumps({"seconds": seconds, "count": count, "rss_kb": rss_kb}))
+
+
+# -- the parent side: the pool, the ads, the table ---------------------------------------------
+
+
+class Pool:
+    """A minicondor pool: its address, environment and tools."""
+
+    def __init__(self, directory: Path, port: int, start: bool) -> None:
+        self.directory = directory
+        self.port = port
+        self.started = False
+        if start:
+            self._script("start")
+            self.started = True
+        self.address = f"127.0.0.1:{port}"
+        env = dict(os.environ)
+        env["CONDOR_CONFIG"] = str(directory / "etc" / "condor_config")
+        env["PATH"] = f"{directory}/release/bin:{directory}/release/sbin:{env['PATH']}"
+        self.env = env
+        # As root, the pool's IDTOKEN maps to testuser (who may own jobs): B4's clients use it.
+        self.user_env = dict(
+            env,
+            _condor_SEC_CLIENT_AUTHENTICATION_METHODS="IDTOKENS",
+            _condor_SEC_TOKEN_DIRECTORY=str(directory / "tokens"),
+        )
+
+    def _script(self, action: str) -> None:
+        env = dict(os.environ, MINICONDOR_PORT=str(self.port))
+        subprocess.run(
+            [str(MINICONDOR), action, str(self.directory)],
+            env=env,
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
+
+    def tool(self, *args: str, as_user: bool = False) -> str:
+        env = self.user_env if as_user else self.env
+        done = subprocess.run(list(args), env=env, capture_output=True, text=True, timeout=600)
+        if done.returncode != 0:
+            raise RuntimeError(f"{args[0]} failed: {done.stderr.strip() or done.stdout.strip()}")
+        return done.stdout
+
+    def version(self) -> str:
+        return self.tool("condor_version").splitlines()[0].strip()
+
+    def schedd_address(self) -> str:
+        return self.tool("condor_status", "-schedd", "-af", "MyAddress").splitlines()[0].strip()
+
+    def stop(self) -> None:
+        if self.started:
+            self._script("stop")
+
+
+class SlotFiller:
+    """Fills the collector with copies of one recorded slot ad and removes them again."""
+
+    def __init__(self, pool: Pool) -> None:
+        self.pool = pool
+        self.count = 0
+        template = pool.tool("condor_status", "-long", "-limit", "1")
+        lines = [line for line in template.strip().splitlines() if line.strip()]
+        self.template = "\n".join(line for line in lines if not line.startswith(("Name ", "Name=")))
+
+    def fill_to(self, total: int) -> None:
+        while self.count < total:
+            batch = min(ADVERTISE_BATCH, total - self.count)
+            ads = [
+                f'{self.template}\nName = "slot{self.count + i}@{BENCH_DOMAIN}"'
+                for i in range(batch)
+            ]
+            with tempfile.NamedTemporaryFile("w", suffix=".ads", delete=False) as handle:
+                handle.write("\n\n".join(ads) + "\n")
+            try:
+                self.pool.tool("condor_advertise", "-multiple", "UPDATE_STARTD_AD", handle.name)
+            finally:
+                os.unlink(handle.name)
+            self.count += batch
+        expected = total + self.real_slots()
+        for _ in range(100):
+            if self.startd_count() >= expected:
+                return
+            time.sleep(0.2)
+        raise RuntimeError(f"the collector holds {self.startd_count()} of {expected} slot ads")
+
+    def real_slots(self) -> int:
+        out = self.pool.tool(
+            "condor_status", "-af", "Name", "-constraint",
+            f'!regexp("@{BENCH_DOMAIN}$", Name)',
+        )  # fmt: skip
+        return len(out.splitlines())
+
+    def startd_count(self) -> int:
+        return len(self.pool.tool("condor_status", "-af", "Name").splitlines())
+
+    def remove(self) -> None:
+        query = (
+            'MyType = "Query"\nTargetType = "Machine"\n'
+            f'Requirements = regexp("@{BENCH_DOMAIN}$", Name)\n'
+        )
+        with tempfile.NamedTemporaryFile("w", suffix=".ad", delete=False) as handle:
+            handle.write(query)
+        try:
+            self.pool.tool("condor_advertise", "INVALIDATE_STARTD_ADS", handle.name)
+        finally:
+            os.unlink(handle.name)
+        self.count = 0
+
+
+def measure(pool: Pool, case: dict[str, Any], repeat: int, after_run: Any = None) -> dict[str, Any]:
+    """Run the case ``repeat`` times per client, each in a fresh process; medians and peaks."""
+    row: dict[str, Any] = {"case": case["label"]}
+    for client in ("cedar", "htcondor2"):
+        runs = []
+        for _ in range(repeat):
+            spec = json.dumps({**case, "client": client})
+            done = subprocess.run(
+                [sys.executable, __file__, "--child", spec],
+                env=pool.user_env if case["case"] == "B4" else pool.env,
+                capture_output=True,
+                text=True,
+                timeout=1800,
+            )
+            if done.returncode != 0:
+                runs = []
+                row[client] = {"error": (done.stderr.strip().splitlines() or ["?"])[-1]}
+                break
+            runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
+            if after_run is not None:
+                after_run(pool)
+        if runs:
+            row[client] = {
+                "seconds": statistics.median(r["seconds"] for r in runs),
+                "runs": [r["seconds"] for r in runs],
+                "count": runs[0]["count"],
+                "rss_mb": max(r["rss_kb"] for r in runs) / 1024,
+            }
+    cedar, reference = row.get("cedar", {}), row.get("htcondor2", {})
+    if "seconds" in cedar and "seconds" in reference:
+        row["ratio"] = reference["seconds"] / cedar["seconds"]
+    print(_format_row(row), flush=True)
+    return row
+
+
+def _format_row(row: dict[str, Any]) -> str:
+    def cell(side: dict[str, Any]) -> str:
+        if "error" in side:
+            return f"FAILS: {side['error'][:60]} | -"
+        if "seconds" not in side:
+            return "- | -"
+        return f"{side['seconds'] * 1000:.0f} | {side['rss_mb']:.0f}"
+
+    ratio = f"{row['ratio']:.2f}" if "ratio" in row else "-"
+    cedar, reference = row.get("cedar", {}), row.get("htcondor2", {})
+    return f"| {row['case']} | {cell(cedar)} | {cell(reference)} | {ratio} |"
+
+
+def _remove_jobs(pool: Pool) -> None:
+    pool.tool("condor_rm", "-all", as_user=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--port", type=int, default=int(os.environ.get("CEDAR_BENCH_PORT", "9622")))
+    parser.add_argument("--dir", type=Path, help="pool directory (default /tmp/mc-bench-PORT)")
+    parser.add_argument("--start", action="store_true", help="start the pool (and stop it after)")
+    parser.add_argument("--sizes", default="5000,20000,100000", help="B1 slot counts")
+    parser.add_argument(
+        "--big", type=int, default=50000, help="from this size on, B1 only touches every key"
+    )
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--big-repeat", type=int, default=1, help="repeats from --big on")
+    parser.add_argument("--cases", default="B1,B2,B3,B4")
+    parser.add_argument("--delay", type=float, default=0.020, help="B3 proxy delay per direction")
+    parser.add_argument("--json", type=Path, help="write the results here")
+    args = parser.parse_args()
+    if args.child:
+        run_child(args.child)
+        return
+    directory = args.dir or Path(f"/tmp/mc-bench-{args.port}")
+    pool = Pool(directory, args.port, args.start)
+    cases = set(args.cases.split(","))
+    results: dict[str, Any] = {"rows": []}
+    try:
+        results["pool_version"] = pool.version()
+        schedd = pool.schedd_address()
+        print(f"pool {pool.address}: {results['pool_version']}")
+        print("| case | cedar ms | cedar MB | htcondor2 ms | htcondor2 MB | ratio |")
+        print("|---|---|---|---|---|---|")
+        base = {"pool": pool.address, "schedd": schedd}
+        rows = results["rows"]
+        if "B1" in cases:
+            filler = SlotFiller(pool)
+            try:
+                for size in (int(s) for s in args.sizes.split(",") if s):
+                    filler.fill_to(size)
+                    big = size >= args.big
+                    modes = ["keys"] if big else ["keys", "values", "projection"]
+                    for mode in modes:
+                        label = f"B1 {size} slots, {mode}"
+                        case = {**base, "case": "B1", "mode": mode, "label": label}
+                        rows.append(measure(pool, case, args.big_repeat if big else args.repeat))
+            finally:
+                filler.remove()
+        if "B2" in cases:
+            label = "B2 1000 sequential schedd queries"
+            rows.append(
+                measure(pool, {**base, "case": "B2", "queries": 1000, "label": label}, args.repeat)
+            )
+        if "B3" in cases:
+            label = "B3 50 collector queries, loopback"
+            case = {**base, "case": "B3", "queries": 50, "target": pool.address, "label": label}
+            rows.append(measure(pool, case, args.repeat))
+            proxy = subprocess.Popen(
+                [sys.executable, str(HERE / "latency_proxy.py"), pool.address,
+                 "--delay", str(args.delay)],
+                stdout=subprocess.PIPE, text=True,
+            )  # fmt: skip
+            try:
+                assert proxy.stdout is not None
+                target = f"127.0.0.1:{proxy.stdout.readline().strip()}"
+                label = f"B3 50 collector queries, +{args.delay * 1000:.0f} ms per direction"
+                case = {**base, "case": "B3", "queries": 50, "target": target, "label": label}
+                rows.append(measure(pool, case, args.repeat))
+            finally:
+                proxy.terminate()
+                proxy.wait(10)
+        if "B4" in cases:
+            submit = (
+                "executable = /bin/sleep\narguments = 600\nhold = true\n"
+                f"initialdir = {directory}\nrequest_memory = 64\n"
+            )
+            label = "B4 submit 1000 procs in one cluster"
+            case = {**base, "case": "B4", "procs": 1000, "submit": submit, "label": label}
+            rows.append(measure(pool, case, args.repeat, after_run=_remove_jobs))
+    finally:
+        pool.stop()
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
