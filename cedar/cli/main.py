@@ -1,8 +1,11 @@
 """``cedar``: one command with subcommands, in the spirit of the condor_* tools.
 
-``ping``, ``query``, ``token`` and ``decode`` are the stand-alone tools mounted here (their
-modules own their parsers); ``submit``, ``q``, ``hold``, ``release``, ``rm``, ``edit`` and
-``history`` talk to a schedd; ``demo`` and ``pool`` run an embedded mock pool.
+``ping``, ``query`` (alias ``status``), ``token`` and ``decode`` are the stand-alone tools
+mounted here (their modules own their parsers; a new tool is one more :data:`MOUNTED` entry);
+``submit``, ``q``, ``hold``, ``release``, ``rm``, ``edit`` and ``history`` talk to a schedd;
+``demo`` and ``pool`` run an embedded mock pool.  Every subcommand accepts condor-style
+single-dash options (``-af``, ``-long``, ``-const``...), ``--timeout`` and ``--debug``, and
+reports errors through :func:`cedar.cli.common.guarded` (one line, documented exit codes).
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, TextIO
 
 from cedar.cli import schedd_tools, spool_tools
-from cedar.errors import CedarError
+from cedar.cli.common import EXIT_USAGE, condor_style, guarded
 
 if TYPE_CHECKING:
     from cedar.auth.client import ClientSecurity
@@ -25,6 +28,7 @@ if TYPE_CHECKING:
 MOUNTED = {
     "ping": ("cedar.cli.ping", "check that a daemon answers and what we may do there"),
     "query": ("cedar.cli.query", "query the collector (like condor_status)"),
+    "status": ("cedar.cli.query", "the same as query (condor_status's name)"),
     "token": ("cedar.cli.token", "IDTOKEN tools"),
     "decode": ("cedar.cli.decode", "decode a capture of CEDAR traffic"),
     "conformance": ("cedar.cli.conformance", "run the CEDAR conformance battery against a pool"),
@@ -34,14 +38,20 @@ MOUNTED = {
 def build_parser() -> argparse.ArgumentParser:
     """The top-level parser (mounted tools are dispatched before it parses)."""
     parser = argparse.ArgumentParser(
-        prog="cedar", description="HTCondor CEDAR client tools (pure Python)."
+        prog="cedar",
+        description="HTCondor CEDAR client tools (pure Python). "
+        "'cedar COMMAND --help' describes a command.",
+        epilog="exit codes: 0 ok, 1 refused/not found, 2 usage, 3 cannot reach the daemon, "
+        "70 internal error, 130 interrupted, 141 output closed",
     )
+    parser.add_argument("--version", action="version", version=version_text())
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (_, text) in MOUNTED.items():
         sub.add_parser(name, help=text, add_help=False)
     schedd_tools.build_parsers(sub)
     spool_tools.build_parsers(sub)
     demo = sub.add_parser("demo", help="run a whole job lifecycle against an embedded mock pool")
+    demo.add_argument("--debug", action="store_true", help="show tracebacks")
     demo.set_defaults(handler=run_demo)
     pool = sub.add_parser("pool", help="run a mock pool (collector + schedd) in the foreground")
     pool.add_argument("--port", type=int, default=0, help="port to listen on (default: any)")
@@ -58,8 +68,21 @@ def build_parser() -> argparse.ArgumentParser:
     pool.add_argument(
         "--spool-dir", help="where spooled sandboxes are kept (default: a temporary directory)"
     )
+    pool.add_argument("--debug", action="store_true", help="show tracebacks")
     pool.set_defaults(handler=run_pool)
     return parser
+
+
+def version_text() -> str:
+    """``cedar X.Y.Z (Python A.B.C)``."""
+    import platform
+    from importlib import metadata
+
+    try:
+        version = metadata.version("htc-cedar")
+    except metadata.PackageNotFoundError:  # running from a source tree
+        version = "(not installed)"
+    return f"cedar {version} (Python {platform.python_version()})"
 
 
 def _mounted(name: str, argv: Sequence[str]) -> int:
@@ -68,31 +91,43 @@ def _mounted(name: str, argv: Sequence[str]) -> int:
         module = importlib.import_module(module_name)
     except ImportError:
         print(f"cedar {name}: not available in this installation", file=sys.stderr)
-        return 2
-    args = module.build_parser().parse_args(list(argv))
+        return EXIT_USAGE
+    parser = module.build_parser()
+    parser.prog = f"cedar {name}"
+    parser.set_defaults(prog=parser.prog)
+    args = parser.parse_args(condor_style(argv, parser))
     return int(module.run(args))
+
+
+def _wants_debug(argv: Sequence[str]) -> bool:
+    return any(arg in ("--debug", "-debug") for arg in argv)
 
 
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     """Entry point of the ``cedar`` console script."""
     argv = list(sys.argv[1:] if argv is None else argv)
     _escape_unencodable(sys.stdout, sys.stderr)
-    out = out or sys.stdout
+    return guarded("cedar", _wants_debug(argv), lambda: _main(argv, out or sys.stdout))
+
+
+def _main(argv: list[str], out: TextIO) -> int:
     if argv and argv[0] in MOUNTED:
         return _mounted(argv[0], argv[1:])
     parser = build_parser()
+    if argv and argv[0] in _subparsers(parser):
+        argv = [argv[0], *condor_style(argv[1:], _subparsers(parser)[argv[0]])]
     args = parser.parse_args(argv)
     if getattr(args, "handler", None) is None:
         parser.print_help(out)
-        return 2
-    try:
-        return int(args.handler(args, out))
-    except CedarError as exc:
-        print(f"cedar {args.command}: {exc}", file=sys.stderr)
-        return 1
-    except ValueError as exc:
-        print(f"cedar {args.command}: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
+    return guarded(f"cedar {args.command}", args.debug, lambda: int(args.handler(args, out)))
+
+
+def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    for action in parser._actions:  # argparse has no public accessor
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    return {}
 
 
 def _escape_unencodable(*streams: TextIO) -> None:

@@ -2,7 +2,8 @@
 
 For each level a ``DC_SEC_QUERY`` is sent; the output names the authentication method, the crypto
 method, the identity the daemon mapped us to and the daemon's version.  Exit status 0 only if
-every level was authorized.
+every level was authorized, 1 if one was not, 3 if the daemon could not be reached ("connection
+refused"), 2 for usage errors (see :mod:`cedar.cli.common`).
 """
 
 from __future__ import annotations
@@ -15,9 +16,19 @@ from collections.abc import Sequence
 from dataclasses import asdict
 
 from cedar.auth.client import ClientSecurity, default_security
+from cedar.cli.common import (
+    EXIT_REFUSED,
+    EXIT_UNREACHABLE,
+    EXIT_USAGE,
+    UsageError,
+    add_common_options,
+    condor_style,
+    exit_code,
+    guarded,
+)
 from cedar.commands import Collector, ping
 from cedar.commands.ping import PingResult
-from cedar.errors import CedarError
+from cedar.errors import CedarConnectionError, CedarError
 
 DEFAULT_COLLECTOR_PORT = 9618
 
@@ -32,7 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--address", metavar="SINFUL", help="the daemon's address")
     parser.add_argument("--type", metavar="TYPE", help="daemon type to locate (e.g. SCHEDD)")
     parser.add_argument("--name", metavar="NAME", help="daemon name to locate")
-    parser.add_argument("--timeout", type=float, default=20.0, help="network timeout in seconds")
+    add_common_options(parser)
     parser.add_argument("--verbose", action="store_true", help="print every detail")
     parser.add_argument("--json", action="store_true", help="print results as JSON")
     parser.add_argument(
@@ -58,10 +69,14 @@ def _target(args: argparse.Namespace, security: ClientSecurity) -> str:
         return collector.locate(daemon_type, args.name).address
     if args.pool:
         return str(args.pool)
-    raise CedarError("say which daemon to ping: --address SINFUL, --pool HOST[:PORT] or --type")
+    raise UsageError("say which daemon to ping: --address SINFUL, --pool HOST[:PORT] or --type")
 
 
-def _line(result: PingResult, verbose: bool) -> str:
+def _line(result: PingResult, verbose: bool, unreachable: bool = False) -> str:
+    if unreachable:
+        reason = (result.error or "").lower()
+        what = "connection refused" if "refused" in reason else "cannot connect"
+        return f"{result.level}: {what} ({result.error})"
     if not result.authorized:
         text = f"{result.level}: NOT authorized"
         if result.error and verbose:
@@ -85,37 +100,45 @@ def run(args: argparse.Namespace, security: ClientSecurity | None = None) -> int
     try:
         target = _target(args, security)
     except (CedarError, ValueError) as exc:
-        print(f"cedar-ping: {exc}", file=sys.stderr)
-        return 2
+        print(f"{getattr(args, 'prog', 'cedar-ping')}: {exc}", file=sys.stderr)
+        return exit_code(exc) if isinstance(exc, CedarError) else EXIT_USAGE
     results: list[PingResult] = []
+    unreachable: set[str] = set()
     status = 0
     for level in levels:
         try:
             result = ping(target, level, security=security, timeout=args.timeout)
         except ValueError as exc:
-            print(f"cedar-ping: {exc}", file=sys.stderr)
-            return 2
+            print(f"{getattr(args, 'prog', 'cedar-ping')}: {exc}", file=sys.stderr)
+            return EXIT_USAGE
         except CedarError as exc:
             result = PingResult(level, 0, False, None, None, None, False, None, error=str(exc))
-            status = 2 if status == 0 else status
+            if isinstance(exc, CedarConnectionError):
+                unreachable.add(level)
+                status = EXIT_UNREACHABLE
         results.append(result)
         if not result.authorized and status == 0:
-            status = 1
+            status = EXIT_REFUSED
     if args.json:
         print(json.dumps({"address": target, "results": [asdict(r) for r in results]}, indent=2))
     else:
         if args.verbose:
             print(f"Destination: {target}")
         for result in results:
-            print(_line(result, args.verbose))
+            print(_line(result, args.verbose, result.level in unreachable))
+            if result.level in unreachable:
+                continue
             if not result.authorized and result.error and not args.verbose:
                 print(f"    {result.error}", file=sys.stderr)
-    return 0 if all(r.authorized for r in results) else (status or 1)
+    return 0 if all(r.authorized for r in results) else (status or EXIT_REFUSED)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Console entry point."""
-    return run(build_parser().parse_args(argv))
+    """Console entry point (``cedar-ping``)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    debug = "--debug" in argv or "-debug" in argv
+    return guarded("cedar-ping", debug, lambda: run(parser.parse_args(condor_style(argv, parser))))
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -16,6 +16,15 @@ from typing import Any, TextIO
 from cedar.classad_wire import ClassAd, Error, Expr, Undefined, evaluate, parse_expr, unparse
 from cedar.classad_wire.expr import fold
 from cedar.classad_wire.wire import references
+from cedar.cli.common import (
+    EXIT_USAGE,
+    Progress,
+    add_common_options,
+    check_constraint,
+    condor_style,
+    exit_code,
+    guarded,
+)
 from cedar.commands import Collector
 from cedar.errors import CedarError
 from cedar.numbers import AdType
@@ -267,15 +276,17 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     parser.add_argument("--attributes", metavar="A,B", help="only fetch these attributes")
     parser.add_argument("--limit", type=int, metavar="N", help="at most N ads")
     parser.add_argument("--target-type", metavar="NAME", help="TargetType to send (generic ads)")
-    parser.add_argument("--timeout", type=float, metavar="SECONDS", help="network timeout")
+    add_common_options(parser)
     return parser
 
 
 def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
-    """Run a parsed ``cedar-query``; 0 on success, 1 on errors (message on stderr)."""
+    """Run a parsed ``cedar-query``; 0 on success, else the exit code of
+    :mod:`cedar.cli.common` with a one-line message on stderr."""
     out = out or sys.stdout
     err = err or sys.stderr
     try:
+        check_constraint(args.constraint)
         ad_type = AdType.from_name(args.type)
         projection: list[str] | None = None
         if args.attributes:
@@ -288,8 +299,10 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
             projection = projection or default_projection
         collector = Collector(args.pool, timeout=args.timeout)
         ads = status_order(
-            collector.query_iter(
-                ad_type, args.constraint, projection, args.limit, target_type=args.target_type
+            Progress("ads", err).track(
+                collector.query_iter(
+                    ad_type, args.constraint, projection, args.limit, target_type=args.target_type
+                )
             )
         )
         if args.af:
@@ -305,14 +318,17 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
             if ads:
                 out.write(render(ads))
     except (CedarError, ValueError) as exc:
-        err.write(f"cedar-query: {exc}\n")
-        return 1
+        err.write(f"{getattr(args, 'prog', 'cedar-query')}: {exc}\n")
+        return exit_code(exc) if isinstance(exc, CedarError) else EXIT_USAGE
     return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Console entry point."""
-    return run(build_parser().parse_args(argv))
+    """Console entry point (``cedar-query``)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    debug = "--debug" in argv or "-debug" in argv
+    return guarded("cedar-query", debug, lambda: run(parser.parse_args(condor_style(argv, parser))))
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -76,11 +76,11 @@ def test_default_daemon_tables(mock: MockCollector) -> None:
 
 def test_errors_are_reported_not_raised(mock: MockCollector) -> None:
     code, out, err = cedar_query("nonsense", "--pool", host_port(mock))
-    assert code == 1 and out == "" and "unknown ad type" in err
+    assert code == 2 and out == "" and "unknown ad type" in err  # usage
     code, _, err = cedar_query("slots", "--pool", host_port(mock), "--constraint", "Memory >")
-    assert code == 1 and err.startswith("cedar-query: ")
+    assert code == 2 and err.startswith("cedar-query: invalid constraint")
     code, _, err = cedar_query("slots", "--pool", "127.0.0.1:1", "--timeout", "5")
-    assert code == 1 and "127.0.0.1:1" in err
+    assert code == 3 and "127.0.0.1:1" in err  # cannot reach the daemon
 
 
 def test_parser_rejects_two_output_modes() -> None:
@@ -99,5 +99,5 @@ def test_ping_locates_through_the_collector(
     assert f"Destination: {fresh_mock.address}" in capsys.readouterr().out
     assert ping.main([*pool, "--type", "collector", "READ"]) == 0
     assert f"Destination: {host_port(fresh_mock)}" in capsys.readouterr().out
-    assert ping.main([*pool, "--type", "schedd", "--name", "nosuch"]) == 2
+    assert ping.main([*pool, "--type", "schedd", "--name", "nosuch"]) == 1
     assert "no schedd named 'nosuch'" in capsys.readouterr().err

@@ -56,5 +56,5 @@ def test_usage_errors(capsys):
 
 def test_unreachable_daemon(capsys):
     args = build_parser().parse_args(["--address", "127.0.0.1:1", "READ"])
-    assert run(args, security()) == 2
-    assert "NOT authorized" in capsys.readouterr().out
+    assert run(args, security()) == 3  # cannot reach the daemon
+    assert "READ: connection refused" in capsys.readouterr().out

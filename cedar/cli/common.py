@@ -1,0 +1,218 @@
+"""What every ``cedar`` subcommand shares: condor-style options, one default timeout, one
+constraint check, exit codes, quiet interrupts and closed pipes, and progress on a terminal.
+
+Exit codes (documented in the README):
+
+====  =======================================================================
+0     success
+1     the pool answered "no": not authorized, no such job/daemon, a refused
+      action or submit description, or (``hold``/``rm``/...) nothing matched
+2     usage error: unknown option, malformed constraint, unreadable file
+3     cannot reach the daemon: connection refused, timeout, lost connection
+70    internal error (a bug: re-run with ``--debug`` and report the traceback)
+130   interrupted (Ctrl-C)
+141   standard output closed early (``cedar q | head``)
+====  =======================================================================
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import sys
+import time
+import traceback
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import TextIO, TypeVar
+
+from cedar.errors import (
+    CedarConnectionError,
+    CedarError,
+    ClassAdError,
+    ConfigError,
+    InvalidArgument,
+    SecurityError,
+)
+
+#: The one default for every network wait of every subcommand (seconds; ``--timeout``).
+DEFAULT_TIMEOUT = 20.0
+
+EXIT_OK = 0
+EXIT_REFUSED = 1
+EXIT_USAGE = 2
+EXIT_UNREACHABLE = 3
+EXIT_INTERNAL = 70
+EXIT_INTERRUPTED = 130
+EXIT_PIPE = 141
+
+#: condor-style single-dash spellings that are not simply ``-`` + a long option's name.
+CONDOR_ALIASES = {
+    "-l": "--long",
+    "-const": "--constraint",
+    "-autoformat": "--af",
+    "-format": "--af",
+    "-jsonl": "--json",
+    "-attrs": "--attributes",
+    "-statistics": "--statistics",
+}
+
+T = TypeVar("T")
+
+
+class UsageError(InvalidArgument):
+    """A bad command line (exit code 2)."""
+
+
+def condor_style(argv: Sequence[str], parser: argparse.ArgumentParser) -> list[str]:
+    """Turn condor-style options (``-af``, ``-long``, ``-const``, ``-pool``...) into the long
+    options ``parser`` knows; everything after ``--`` and every non-option is left alone."""
+    known = set(parser._option_string_actions)  # argparse has no public accessor
+    out: list[str] = []
+    rest = False
+    for arg in argv:
+        if rest or arg == "--":
+            rest = True
+            out.append(arg)
+            continue
+        name, sep, value = arg.partition("=")
+        if name.startswith("-") and not name.startswith("--") and len(name) > 2:
+            candidate = CONDOR_ALIASES.get(name.lower(), "-" + name.lower())
+            if candidate in known:
+                out.append(candidate + sep + value)
+                continue
+        elif name in CONDOR_ALIASES and CONDOR_ALIASES[name] in known:
+            out.append(CONDOR_ALIASES[name] + sep + value)
+            continue
+        out.append(arg)
+    return out
+
+
+def add_common_options(parser: argparse.ArgumentParser) -> None:
+    """``--timeout`` and ``--debug``, on every subcommand."""
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT,
+        metavar="SECONDS",
+        help=f"limit for every network wait (default {DEFAULT_TIMEOUT:g} s)",
+    )
+    parser.add_argument(
+        "--debug", action="store_true", help="show the traceback of an error (for bug reports)"
+    )
+
+
+def check_constraint(text: str | None) -> str | None:
+    """The constraint unchanged, or :class:`UsageError` with the one message every subcommand
+    gives for a malformed one."""
+    if text is None or not text.strip():
+        return text
+    from cedar.classad_wire import parse_expr
+
+    try:
+        parse_expr(text, old=True)
+    except ClassAdError as exc:
+        raise UsageError(
+            f"invalid constraint {text!r}: {exc}; write a ClassAd expression such as "
+            "'Owner == \"alice\" && JobStatus == 1'"
+        ) from None
+    return text
+
+
+def exit_code(exc: BaseException) -> int:
+    """The documented exit code of an error."""
+    if isinstance(exc, CedarConnectionError):
+        return EXIT_UNREACHABLE
+    if isinstance(exc, (InvalidArgument, ClassAdError, ConfigError)):
+        return EXIT_USAGE
+    if isinstance(exc, (SecurityError, CedarError)):
+        return EXIT_REFUSED
+    if isinstance(exc, (ValueError, OSError)):
+        return EXIT_USAGE
+    return EXIT_INTERNAL
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def guarded(prog: str, debug: bool, action: Callable[[], int], err: TextIO | None = None) -> int:
+    """Run ``action`` the way a user should see it: errors as one line on stderr with the
+    documented exit code, Ctrl-C and a closed stdout quietly, tracebacks only with ``--debug``."""
+    err = err or sys.stderr
+    try:
+        return action()
+    except KeyboardInterrupt:
+        if debug:
+            traceback.print_exc()
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        _silence_stdout()
+        return EXIT_PIPE
+    except SystemExit:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the one place errors meet the user
+        if debug:
+            traceback.print_exc()
+        code = exit_code(exc)
+        if code == EXIT_INTERNAL:
+            err.write(
+                f"{prog}: internal error: {type(exc).__name__}: {_one_line(str(exc))} "
+                "(re-run with --debug and report the traceback)\n"
+            )
+        elif isinstance(exc, OSError) and not isinstance(exc, CedarError):
+            name = f" {exc.filename}" if exc.filename else ""
+            err.write(f"{prog}: cannot read{name}: {exc.strerror or exc}\n")
+        else:
+            err.write(f"{prog}: {_one_line(str(exc))}\n")
+        return code
+
+
+def _silence_stdout() -> None:
+    """After EPIPE, point stdout at /dev/null so the interpreter's final flush stays quiet."""
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+
+
+class Progress:
+    """ "N ads received" on stderr, only when stderr is a terminal and the operation has taken
+    longer than a second (``CEDAR_PROGRESS_AFTER`` changes the delay)."""
+
+    def __init__(self, what: str, err: TextIO | None = None) -> None:
+        self.what = what
+        self.err = err or sys.stderr
+        self.count = 0
+        self.start = time.monotonic()
+        self.delay = float(os.environ.get("CEDAR_PROGRESS_AFTER", "1"))
+        self.shown = False
+        self.last = 0.0
+        try:
+            self.enabled = self.err.isatty()
+        except (AttributeError, ValueError):
+            self.enabled = False
+
+    def track(self, items: Iterable[T]) -> Iterator[T]:
+        """Pass ``items`` through, counting them."""
+        for item in items:
+            self.count += 1
+            if self.enabled:
+                self._tick()
+            yield item
+        self.done()
+
+    def _tick(self) -> None:
+        now = time.monotonic()
+        if now - self.start < self.delay or now - self.last < 0.1:
+            return
+        self.last = now
+        self.shown = True
+        self.err.write(f"\r{self.count} {self.what} received...")
+        self.err.flush()
+
+    def done(self) -> None:
+        """Erase the progress line."""
+        if self.shown:
+            self.err.write("\r\x1b[K")
+            self.err.flush()
+            self.shown = False

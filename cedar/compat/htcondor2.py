@@ -1,0 +1,697 @@
+"""``htcondor2`` on cedar: ``Collector``, ``Schedd``, ``Submit``, ``SubmitResult``, ``param``,
+the enums, ``JobEventLog``/``JobEvent``/``JobEventType`` and ``HTCondorException``.
+
+Names, signatures, enum values and return types follow the reference module's documented API
+(checked by introspection and by running the same scripts against the same pool with both,
+``tests/live_pool/test_compat_differential.py``).  Everything runs on cedar's public API.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from cedar.commands import Collector as _CedarCollector
+from cedar.commands import Schedd as _CedarSchedd
+from cedar.commands import ping as _cedar_ping
+from cedar.commands.collector import DaemonLocation
+from cedar.commands.schedd import ActResult, JobSpec
+from cedar.commands.schedd import SubmitResult as NativeSubmitResult
+from cedar.commands.submit_lang import Submit as _CedarSubmit
+from cedar.compat.classad2 import ClassAd, ExprTree
+from cedar.compat.errors import (
+    HTCondorException,
+    HTCondorIOError,
+    HTCondorLocateError,
+    HTCondorValueError,
+    translated,
+)
+from cedar.compat.eventlog import JobEvent, JobEventLog, JobEventType
+from cedar.config import Config
+from cedar.errors import CedarError, CommandError
+from cedar.numbers import AdType as _CedarAdType
+from cedar.numbers import DaemonType as _CedarDaemonType
+from cedar.numbers import JobAction as _CedarJobAction
+from cedar.version import VERSION_TEXT
+
+if TYPE_CHECKING:
+    from cedar.classad_wire import ClassAd as _CedarAd
+
+
+# ------------------------------------------------------------------------------------ enums
+
+
+class DaemonType(enum.IntEnum):
+    none = 0
+    Any = 1
+    Master = 2
+    Schedd = 3
+    Startd = 4
+    Collector = 5
+    Negotiator = 6
+    Credd = 13
+    Placementd = 15
+    HAD = 17
+    Generic = 18
+
+
+class AdType(enum.IntEnum):
+    Startd = 0
+    Schedd = 1
+    Master = 2
+    StartdPrivate = 5
+    Submitter = 6
+    Collector = 7
+    License = 8
+    Any = 10
+    Negotiator = 13
+    HAD = 14
+    Generic = 15
+    Credd = 16
+    Grid = 19
+    Placementd = 20
+    Defrag = 22
+    Accounting = 23
+    Slot = 24
+    StartDaemon = 25
+
+
+class JobAction(enum.IntEnum):
+    Hold = 1
+    Release = 2
+    Remove = 3
+    RemoveX = 4
+    Vacate = 5
+    VacateFast = 6
+    Suspend = 8
+    Continue = 9
+
+
+class JobStatus(enum.IntEnum):
+    IDLE = 1
+    RUNNING = 2
+    REMOVED = 3
+    COMPLETED = 4
+    HELD = 5
+    TRANSFERRING_OUTPUT = 6
+    SUSPENDED = 7
+
+
+class SubmitMethod(enum.IntEnum):
+    CondorSubmit = 0
+    DAGMan = 1
+    PythonBindings = 2
+    HTCondorJobSubmit = 3
+    HTCondorDagSubmit = 4
+    HTCondorJobSetSubmit = 5
+    UserSet = 100
+
+
+class TransactionFlag(enum.IntFlag):
+    Default = 0
+    NonDurable = 1
+    SetDirty = 4
+    ShouldLog = 8
+
+
+class QueryOpt(enum.IntFlag):
+    Default = 0
+    AutoCluster = 1
+    GroupBy = 2
+    DefaultMyJobsOnly = 4
+    SummaryOnly = 8
+    IncludeClusterAd = 16
+    IncludeJobsetAds = 32
+
+
+class DrainType(enum.IntEnum):
+    Graceful = 0
+    Quick = 10
+    Fast = 20
+
+
+class VacateType(enum.IntEnum):
+    Graceful = 0
+    Fast = 1
+
+
+class CompletionType(enum.IntEnum):
+    Nothing = 0
+    Resume = 1
+    Exit = 2
+    Restart = 3
+    Reconfig = 4
+
+
+class HistorySrc(enum.IntEnum):
+    ScheddJob = 0
+    StartdJob = 1
+    JobEpoch = 2
+    Daemon = 3
+
+
+class SubsystemType(enum.IntEnum):
+    Master = 1
+    Collector = 2
+    Negotiator = 3
+    Schedd = 4
+    Shadow = 5
+    Startd = 6
+    Starter = 7
+    GAHP = 8
+    Dagman = 9
+    SharedPort = 10
+    Daemon = 11
+    Tool = 12
+    Submit = 13
+    Job = 14
+    Auto = 15
+
+
+class FileTransferEventType(enum.IntEnum):
+    IN_QUEUED = 1
+    IN_STARTED = 2
+    IN_FINISHED = 3
+    OUT_QUEUED = 4
+    OUT_STARTED = 5
+    OUT_FINISHED = 6
+
+
+#: The pre-10 plural spellings are the same enums.
+DaemonTypes = DaemonType
+AdTypes = AdType
+QueryOpts = QueryOpt
+TransactionFlags = TransactionFlag
+DrainTypes = DrainType
+
+_AD_TYPES = {
+    "StartdPrivate": _CedarAdType.STARTD_PRIVATE,
+    "StartDaemon": _CedarAdType.START_DAEMON,
+}
+_DAEMON_TYPES = {"none": None, "Any": None}
+
+
+def _cedar_ad_type(ad_type: AdType | str | int) -> _CedarAdType:
+    if isinstance(ad_type, int) and not isinstance(ad_type, AdType):
+        ad_type = AdType(ad_type)
+    name = ad_type.name if isinstance(ad_type, AdType) else str(ad_type)
+    with translated():
+        return _AD_TYPES.get(name) or _CedarAdType.from_name(name)
+
+
+def _cedar_daemon_type(daemon_type: DaemonType | str | int) -> _CedarDaemonType:
+    if isinstance(daemon_type, int) and not isinstance(daemon_type, DaemonType):
+        daemon_type = DaemonType(daemon_type)
+    name = daemon_type.name if isinstance(daemon_type, DaemonType) else str(daemon_type)
+    if name in _DAEMON_TYPES:
+        raise HTCondorValueError(f"cannot locate a daemon of type {name}")
+    with translated():
+        return _CedarDaemonType.from_name(name)
+
+
+def _text(expr: str | ExprTree | None) -> str | None:
+    return None if expr is None else str(expr)
+
+
+def _adopt_all(ads: Iterable[_CedarAd]) -> list[ClassAd]:
+    return [ClassAd._adopt(ad) for ad in ads]
+
+
+# ------------------------------------------------------------------------------------ param
+
+
+class _Param(Mapping[str, str]):
+    """``htcondor2.param``: the HTCondor configuration as a read-only mapping."""
+
+    def _config(self) -> Config:
+        from cedar.config import default_config
+
+        return default_config()
+
+    def __getitem__(self, key: str) -> str:
+        value = self._config().get(key)
+        if value is None:
+            raise KeyError(key)
+        return value
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(self._config().names()))
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self._config().names())
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and self._config().get(key) is not None
+
+    def __setitem__(self, key: str, value: str) -> None:
+        self._config().set(key, value)
+
+    def __repr__(self) -> str:
+        return "<htcondor param (cedar.compat)>"
+
+
+param = _Param()
+
+
+def reload_config() -> None:
+    """Read the HTCondor configuration again."""
+    from cedar.config import set_default_config
+
+    set_default_config(None)
+
+
+def version() -> str:
+    """A version string in the ``$CondorVersion: ... $`` form tools print."""
+    return f"$CondorVersion: {VERSION_TEXT} cedar $ $CondorPlatform: python $"
+
+
+def platform() -> str:
+    """The platform string."""
+    return "$CondorPlatform: python $"
+
+
+def enable_debug() -> None:
+    """Accepted for compatibility; cedar logs through :mod:`logging`."""
+
+
+def enable_log() -> None:
+    """Accepted for compatibility; cedar logs through :mod:`logging`."""
+
+
+def set_subsystem(name: str, daemon_type: SubsystemType | None = None) -> None:
+    """Accepted for compatibility (the subsystem only changes ``SUBSYS.`` knobs)."""
+
+
+# -------------------------------------------------------------------------------- Collector
+
+
+def _address_of(location: object) -> str | None:
+    """A sinful string from a location ad, a ``DaemonLocation``, a string or ``None``."""
+    if location is None:
+        return None
+    if isinstance(location, DaemonLocation):
+        return location.address
+    if isinstance(location, Mapping):
+        for key in ("ScheddIpAddr", "MyAddress"):
+            if key in location:
+                return str(location[key])
+        raise HTCondorValueError("the location ad has no MyAddress")
+    return str(location)
+
+
+class Collector:
+    """A pool's collector: ``Collector()``, ``Collector("cm.example.org")``, a list, or an ad."""
+
+    def __init__(
+        self,
+        pool: str | ClassAd | list[str] | tuple[str, ...] | None = None,
+        security: object | None = None,
+    ) -> None:
+        if isinstance(pool, Mapping):
+            pool = _address_of(pool)
+        with translated():
+            self._collector = _CedarCollector(pool)
+
+    def query(
+        self,
+        ad_type: AdType = AdType.Any,
+        constraint: str | ExprTree | None = None,
+        projection: list[str] | None = None,
+        statistics: str | None = None,
+    ) -> list[ClassAd]:
+        """Ads of ``ad_type`` matching ``constraint``."""
+        with translated():
+            ads = self._collector.query(
+                _cedar_ad_type(ad_type), _text(constraint), projection=projection or ()
+            )
+        return _adopt_all(ads)
+
+    def locate(self, daemon_type: DaemonType, name: str | None = None) -> ClassAd:
+        """The location ad of one daemon (the only one of its type when ``name`` is None)."""
+        cedar_type = _cedar_daemon_type(daemon_type)
+        try:
+            location = self._collector.locate(cedar_type, name)
+        except CommandError as exc:
+            raise HTCondorLocateError(str(exc)) from exc
+        except CedarError as exc:
+            raise HTCondorIOError(str(exc)) from exc
+        return _location_ad(location, cedar_type)
+
+    def locateAll(self, daemon_type: DaemonType) -> list[ClassAd]:  # noqa: N802
+        """The location ads of every daemon of a type."""
+        cedar_type = _cedar_daemon_type(daemon_type)
+        with translated():
+            locations = self._collector.locate_all(cedar_type)
+        return [_location_ad(location, cedar_type) for location in locations]
+
+    def directQuery(  # noqa: N802
+        self,
+        daemon_type: DaemonType,
+        name: str | None = None,
+        projection: list[str] | None = None,
+        statistics: str | None = None,
+    ) -> ClassAd:
+        """Ask the daemon itself for its ad (not the collector's copy)."""
+        cedar_type = _cedar_daemon_type(daemon_type)
+        with translated():
+            ad = self._collector.direct_query(cedar_type, name, projection=projection or ())
+        return ClassAd._adopt(ad)
+
+    def advertise(
+        self,
+        ad_list: list[ClassAd],
+        command: str = "UPDATE_AD_GENERIC",
+        use_tcp: bool = True,
+    ) -> None:
+        """Send ads to the collector with an ``UPDATE_*`` command."""
+        plain = [ad._plain() if isinstance(ad, ClassAd) else ad for ad in ad_list]
+        with translated():
+            self._collector.advertise(plain, command)
+
+    def __repr__(self) -> str:
+        return f"<Collector {self._collector.addresses}>"
+
+
+def _location_ad(location: DaemonLocation, daemon_type: _CedarDaemonType) -> ClassAd:
+    """The location ad as the bindings return it (which always names its ``MyType``)."""
+    ad = ClassAd._adopt(location.ad)
+    if "MyType" not in ad:
+        ad["MyType"] = daemon_type.ad_type.target_type
+    return ad
+
+
+# ----------------------------------------------------------------------------------- Submit
+
+
+def _submit_text(value: object) -> str:
+    if isinstance(value, bytes):
+        return value.decode("utf-8")
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+class Submit(_CedarSubmit):
+    """A submit description: ``Submit({"executable": ...})``, ``Submit(text)``, keywords."""
+
+    def __init__(
+        self,
+        input: str | Mapping[str, object] | None = None,  # noqa: A002
+        queue: str | None = None,
+        **kwargs: object,
+    ) -> None:
+        description: str | dict[str, str] | None = None
+        if isinstance(input, Mapping):
+            description = {str(key): _submit_text(value) for key, value in input.items()}
+        elif input is not None:
+            description = str(input)
+        commands = {key: _submit_text(value) for key, value in kwargs.items()}
+        with translated():
+            super().__init__(description, **commands)
+            if queue is not None:
+                self.set_queue(queue)
+        self._method: int = -1
+
+    def __setitem__(self, key: str, value: object) -> None:
+        super().__setitem__(key, _submit_text(value))
+
+    def expand(self, attr: str) -> str:
+        """The value of a submit command with its ``$(macros)`` expanded."""
+        from cedar.commands.submit_macros import MacroExpander
+
+        values: dict[str, str] = {key.lower(): str(value) for key, value in self.items()}
+        expander = MacroExpander(lambda name: values.get(name.lower()))
+        return str(expander.expand(values.get(attr.lower(), "")))
+
+    def getQArgs(self) -> str:  # noqa: N802
+        """The arguments of the queue statement."""
+        return self.queue_args
+
+    def setQArgs(self, args: str) -> None:  # noqa: N802
+        """Replace the queue statement's arguments."""
+        with translated():
+            self.set_queue(args)
+
+    def setSubmitMethod(  # noqa: N802
+        self, method_value: SubmitMethod | int = -1, allow_reserved_values: bool = False
+    ) -> None:
+        """Record which tool submitted the job (``JobSubmitMethod``)."""
+        if 0 <= int(method_value) < 100 and not allow_reserved_values:
+            raise HTCondorValueError("submit method values below 100 are reserved")
+        self._method = int(method_value)
+
+    def getSubmitMethod(self) -> int:  # noqa: N802
+        """The recorded submit method (-1: not set)."""
+        return self._method
+
+    def issue_credentials(self) -> str | None:
+        """No OAuth services are requested by cedar submits: nothing to issue."""
+        return None
+
+
+class SubmitResult:
+    """What a submit created; methods as in ``htcondor2`` (``cluster()``, ``num_procs()``...)."""
+
+    def __init__(
+        self,
+        clusterID: int,
+        procID: int,
+        num_procs: int,
+        clusterAd: ClassAd,  # noqa: N803
+    ) -> None:
+        self._cluster = clusterID
+        self._first_proc = procID
+        self._num_procs = num_procs
+        self._ad = clusterAd
+        self._native: NativeSubmitResult | None = None
+
+    def cluster(self) -> int:
+        return self._cluster
+
+    def clusterad(self) -> ClassAd:
+        return self._ad
+
+    def first_proc(self) -> int:
+        return self._first_proc
+
+    def num_procs(self) -> int:
+        return self._num_procs
+
+    def __str__(self) -> str:
+        return (
+            f"Submitted {self._num_procs} job(s) into cluster {self._cluster}, "
+            f"beginning with proc {self._first_proc}."
+        )
+
+    def __repr__(self) -> str:
+        return f"SubmitResult(cluster={self._cluster}, num_procs={self._num_procs})"
+
+
+# ----------------------------------------------------------------------------------- Schedd
+
+
+def _job_spec(job_spec: list[str] | str | ExprTree | int) -> JobSpec:
+    if isinstance(job_spec, ExprTree):
+        return str(job_spec)
+    if isinstance(job_spec, (list, tuple)):
+        return [str(item) for item in job_spec]
+    return job_spec
+
+
+class Schedd:
+    """A schedd: ``Schedd()`` (the local one), ``Schedd(location_ad)`` or ``Schedd(address)``."""
+
+    def __init__(self, location: ClassAd | str | None = None) -> None:
+        address = _address_of(location)
+        with translated():
+            self._schedd = _CedarSchedd(address)
+
+    @property
+    def _native(self) -> _CedarSchedd:
+        return self._schedd
+
+    def query(
+        self,
+        constraint: str | ExprTree = "True",
+        projection: list[str] | None = None,
+        callback: Callable[[ClassAd], object] | None = None,
+        limit: int = -1,
+        opts: QueryOpt = QueryOpt.Default,
+    ) -> list[object]:
+        """Job ads matching ``constraint`` (each passed through ``callback`` when given)."""
+        ads = self._query_iter(constraint, projection, limit, opts)
+        if callback is None:
+            return list(ads)
+        return [result for ad in ads if (result := callback(ad)) is not None]
+
+    def _query_iter(
+        self,
+        constraint: str | ExprTree | None,
+        projection: Sequence[str] | None,
+        limit: int,
+        opts: int,
+    ) -> Iterator[ClassAd]:
+        summary_only = bool(int(opts) & QueryOpt.SummaryOnly)
+        with translated():
+            for ad in self._schedd.query_iter(
+                _text(constraint), list(projection or ()), limit, summary_only=summary_only
+            ):
+                yield ClassAd._adopt(ad)
+
+    def act(
+        self,
+        action: JobAction,
+        job_spec: list[str] | str | ExprTree | int,
+        reason: str | None = None,
+    ) -> ClassAd:
+        """Hold/release/remove/... jobs; returns the schedd's result ad (``TotalSuccess``...)."""
+        cedar_action = _CedarJobAction(int(action))
+        with translated():
+            result = self._schedd.act(cedar_action, _job_spec(job_spec), reason)
+        return _act_summary(result)
+
+    def edit(
+        self,
+        job_spec: list[str] | str | ExprTree | int,
+        attr: str,
+        value: str | ExprTree,
+        flags: TransactionFlag = TransactionFlag.Default,
+    ) -> int:
+        """Set ``attr`` to the expression ``value`` on the jobs; the number of jobs edited."""
+        with translated():
+            return self._schedd.edit(_job_spec(job_spec), attr, str(value), int(flags))
+
+    def history(
+        self,
+        constraint: str | ExprTree | None = None,
+        projection: list[str] | None = None,
+        match: int = -1,
+        since: int | str | ExprTree | None = None,
+    ) -> list[ClassAd]:
+        """Completed jobs, newest first."""
+        since_arg = str(since) if isinstance(since, ExprTree) else since
+        with translated():
+            ads = self._schedd.history(_text(constraint), list(projection or ()), match, since_arg)
+            return _adopt_all(ads)
+
+    def submit(
+        self,
+        description: Submit | Mapping[str, str] | str,
+        count: int = 0,
+        spool: bool = False,
+        itemdata: Iterable[str] | Iterable[Mapping[str, str]] | None = None,
+        queue: str | None = None,
+    ) -> SubmitResult:
+        """Submit jobs; ``count``/``itemdata``/``queue`` override the description's queue."""
+        if not isinstance(description, _CedarSubmit):
+            description = Submit(description)
+        if queue is not None:
+            description = Submit(dict(description.items()), queue=queue)
+        items = None if itemdata is None else [_item(value) for value in itemdata]
+        with translated():
+            result = self._schedd.submit(
+                description, count or None, itemdata=items, submit_dir=os.getcwd(), spool=spool
+            )
+        submitted = SubmitResult(
+            result.cluster, result.first_proc, result.num_procs, ClassAd._adopt(result.cluster_ad)
+        )
+        submitted._native = result
+        return submitted
+
+    def spool(self, result: SubmitResult) -> None:
+        """Send the input files of jobs submitted with ``spool=True``."""
+        if result._native is None:
+            raise HTCondorValueError("spool() takes the result of submit(..., spool=True)")
+        with translated():
+            self._schedd.spool(result._native)
+
+    def retrieve(self, job_spec: list[str] | str | ExprTree | int) -> None:
+        """Fetch the output files of spooled jobs into their submit directories."""
+        spec: str | int | list[str]
+        if isinstance(job_spec, (list, tuple)):
+            spec = [str(item) for item in job_spec]
+        else:
+            spec = str(job_spec) if isinstance(job_spec, ExprTree) else job_spec
+        with translated():
+            self._schedd.retrieve(spec)
+
+    def reschedule(self) -> None:
+        """Accepted; cedar's ``submit`` already asks the schedd to look for matches."""
+
+    def __repr__(self) -> str:
+        return f"<Schedd {self._schedd!r}>"
+
+
+def _act_summary(result: ActResult) -> ClassAd:
+    """The result ad in the bindings' shape (``Total<Outcome>`` counts)."""
+    ad = ClassAd()
+    ad["TotalError"] = result.count(0)
+    ad["TotalJobAds"] = int(result.ad.get("TotalJobAds", 0))
+    ad["TotalSuccess"] = result.count(1)
+    ad["TotalNotFound"] = result.count(2)
+    ad["TotalBadStatus"] = result.count(3)
+    ad["TotalChangedAds"] = 1 if result.changed else 0
+    ad["TotalAlreadyDone"] = result.count(4)
+    ad["TotalPermissionDenied"] = result.count(5)
+    return ad
+
+
+def _item(value: object) -> dict[str, str]:
+    if isinstance(value, Mapping):
+        return {str(k): _submit_text(v) for k, v in value.items()}
+    return {"Item": _submit_text(value)}
+
+
+def ping(location: ClassAd | str, authz: str | None = None, security: object = None) -> ClassAd:
+    """Ask a daemon what we may do there; the answer as an ad (``AuthorizationSucceeded``...)."""
+    address = _address_of(location)
+    assert address is not None
+    with translated():
+        result = _cedar_ping(address, authz or "DC_NOP")
+    ad = ClassAd()
+    ad["AuthorizationSucceeded"] = bool(result.authorized)
+    if result.user:
+        ad["MyRemoteUserName"] = result.user
+    if result.method:
+        ad["AuthMethods"] = result.method
+    return ad
+
+
+__all__ = [
+    "AdType",
+    "AdTypes",
+    "Collector",
+    "CompletionType",
+    "DaemonType",
+    "DaemonTypes",
+    "DrainType",
+    "DrainTypes",
+    "FileTransferEventType",
+    "HTCondorException",
+    "HistorySrc",
+    "JobAction",
+    "JobEvent",
+    "JobEventLog",
+    "JobEventType",
+    "JobStatus",
+    "QueryOpt",
+    "QueryOpts",
+    "Schedd",
+    "Submit",
+    "SubmitMethod",
+    "SubmitResult",
+    "SubsystemType",
+    "TransactionFlag",
+    "TransactionFlags",
+    "VacateType",
+    "enable_debug",
+    "enable_log",
+    "param",
+    "ping",
+    "platform",
+    "reload_config",
+    "set_subsystem",
+    "version",
+]
