@@ -19,7 +19,7 @@ from cedar.commands import ping as _cedar_ping
 from cedar.commands.collector import DaemonLocation
 from cedar.commands.schedd import ActResult, JobSpec
 from cedar.commands.schedd import SubmitResult as NativeSubmitResult
-from cedar.commands.submit_lang import Submit as _CedarSubmit
+from cedar.commands.submit import Submit as _CedarSubmit
 from cedar.compat.classad2 import ClassAd, ExprTree
 from cedar.compat.errors import (
     HTCondorException,

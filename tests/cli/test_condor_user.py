@@ -23,7 +23,7 @@ import pytest
 
 from cedar.cli.common import DEFAULT_TIMEOUT
 from cedar.commands import Schedd
-from cedar.commands.submit_lang import Submit
+from cedar.commands.submit import Submit
 from cedar.server.pool import MockPool
 
 SCRIPT_DIR = Path(sys.executable).parent

@@ -493,7 +493,7 @@ def test_hostile_token_claims_are_denied_promptly_and_cleanly(
 
 
 def test_oversized_edit_over_the_wire_names_the_problem(pool: MockPool) -> None:
-    from cedar.commands.submit_lang import Submit
+    from cedar.commands.submit import Submit
 
     schedd = Schedd(pool.schedd_address, timeout=30)
     cluster = schedd.submit(Submit("executable = /bin/echo\nqueue\n")).cluster
