@@ -26,6 +26,7 @@ import traceback
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TextIO, TypeVar
 
+from cedar.commands import DEFAULT_TIMEOUT as COMMAND_DEADLINE
 from cedar.errors import (
     CedarConnectionError,
     CedarError,
@@ -35,8 +36,9 @@ from cedar.errors import (
     SecurityError,
 )
 
-#: The one default for every network wait of every subcommand (seconds; ``--timeout``).
-DEFAULT_TIMEOUT = 20.0
+#: The one default for every network wait of every subcommand (seconds; ``--timeout``): the
+#: library's per-call deadline, so the CLIs and the API agree.
+DEFAULT_TIMEOUT = COMMAND_DEADLINE
 
 EXIT_OK = 0
 EXIT_REFUSED = 1

@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 
+from cedar.cli.common import DEFAULT_TIMEOUT
 from cedar.conformance import CHECKS, Outcome, Target, run_checks
 
 
@@ -32,7 +33,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--iwd", default="/tmp", help="working directory of the test job")
     parser.add_argument("--check", action="append", help="run only checks starting with this")
-    parser.add_argument("--timeout", type=float, default=20.0, help="network timeout (s)")
+    parser.add_argument(
+        "--timeout", type=float, default=DEFAULT_TIMEOUT, help="per-call deadline (s)"
+    )
     parser.add_argument("--json", action="store_true", help="print the outcomes as JSON")
     return parser
 
