@@ -21,6 +21,7 @@ import argparse
 import contextlib
 import os
 import sys
+import threading
 import time
 import traceback
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -211,6 +212,33 @@ class Progress:
         self.shown = True
         self.err.write(f"\r{self.count} {self.what} received...")
         self.err.flush()
+
+    @contextlib.contextmanager
+    def working(self) -> Iterator[None]:
+        """For one long call with nothing to count (a submit): "<what>... Ns" while it runs."""
+        if not self.enabled:
+            yield
+            return
+        finished = threading.Event()
+
+        def tick() -> None:
+            while True:
+                elapsed = time.monotonic() - self.start
+                if elapsed >= self.delay:
+                    self.shown = True
+                    self.err.write(f"\r{self.what}... {elapsed:.0f}s")
+                    self.err.flush()
+                if finished.wait(0.2):
+                    return
+
+        ticker = threading.Thread(target=tick, daemon=True)
+        ticker.start()
+        try:
+            yield
+        finally:
+            finished.set()
+            ticker.join()
+            self.done()
 
     def done(self) -> None:
         """Erase the progress line."""

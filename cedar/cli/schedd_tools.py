@@ -111,7 +111,9 @@ def run_submit(args: argparse.Namespace, out: TextIO) -> int:
 
         return run_spooled_submit(args, out)
     description = Submit(sys.stdin.read()) if args.file == "-" else Submit.from_file(args.file)
-    result = schedd_from(args).submit(description)
+    schedd = schedd_from(args)
+    with Progress("submitting").working():
+        result = schedd.submit(description)
     if args.json:
         out.write(json.dumps({"cluster": result.cluster, "procs": result.num_procs}) + "\n")
         return 0

@@ -298,3 +298,35 @@ def test_progress_only_on_a_terminal(pool: MockPool) -> None:
         os.close(leader)
     assert result.returncode == 0 and result.stdout.split() == [b"0", b"1", b"0"]
     assert b"jobs received" in shown
+
+
+def test_submit_shows_progress_only_on_a_terminal(pool: MockPool, tmp_path: Path) -> None:
+    description = tmp_path / "job.sub"
+    description.write_text("executable = /bin/true\nqueue 3\n")
+    env = {**_env(), "CEDAR_PROGRESS_AFTER": "0"}
+    piped = run("submit", str(description), *addr(pool), env=env)
+    assert piped.returncode == 0 and piped.stderr == ""
+    leader, follower = pty.openpty()
+    try:
+        result = subprocess.run(
+            [_script("cedar"), "submit", str(description), *addr(pool)],
+            stdout=subprocess.PIPE,
+            stderr=follower,
+            env=env,
+            timeout=60,
+            check=False,
+        )
+        os.close(follower)
+        shown = b""
+        while True:
+            try:
+                chunk = os.read(leader, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            shown += chunk
+    finally:
+        os.close(leader)
+    assert result.returncode == 0 and b"3 job(s) submitted" in result.stdout
+    assert b"submitting..." in shown
