@@ -1,5 +1,8 @@
 """Every number and message layout of the protocol, declared once (the bottom layer).
 
+One module because it is the one table of protocol facts every layer reads; split, the facts would
+scatter again.
+
 Command numbers (spec 03 §10), ad and daemon types with their query/update/invalidate
 commands (spec 05 §2.1), job status and job actions (spec 05 §5), queue-management call
 numbers, their flag bits and argument layouts (spec 05 §4.3-§4.4), and the legacy key

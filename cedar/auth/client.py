@@ -1,5 +1,8 @@
 """The client role of command start and the ``DC_AUTHENTICATE`` handshake (spec 03 §2-§6).
 
+One module because it is one state machine: :func:`start_command` and its steps (policy ad,
+resumption, new session, authentication, key message) share the session state and read in order.
+
 :func:`start_command` is a protocol coroutine: it either prepares a raw start or runs the whole
 negotiation (policy ads, authentication, ECDH, AES-GCM switch-on, post-auth ad, session cache,
 resumption) and returns a :class:`CommandSession` ready for the command's payload.

@@ -21,7 +21,8 @@ from cedar.commands.filetransfer import (
 )
 
 if TYPE_CHECKING:
-    from cedar.capture.dissect import DecodedMessage, _Flow
+    from cedar.capture.dissect_model import DecodedMessage
+    from cedar.capture.dissect_payloads import _Payloads
     from cedar.capture.messages import WireMessage
     from cedar.stream.primitives import MessageReader
 
@@ -57,7 +58,7 @@ class _Sandbox:
 
 
 def sandbox(
-    flow: _Flow, uploader: str, label: str
+    flow: _Payloads, uploader: str, label: str
 ) -> Generator[None, tuple[WireMessage, DecodedMessage], None]:
     """One job's sub-protocol, until both reports have been seen."""
     box = _Sandbox(uploader, label)
@@ -73,7 +74,7 @@ def sandbox(
             _downloader_message(flow, box, d, r)
 
 
-def _uploader_message(flow: _Flow, box: _Sandbox, d: DecodedMessage, r: MessageReader) -> None:
+def _uploader_message(flow: _Payloads, box: _Sandbox, d: DecodedMessage, r: MessageReader) -> None:
     state = box.state
     who = "uploader"
     if state == "header":
@@ -161,7 +162,9 @@ def _uploader_message(flow: _Flow, box: _Sandbox, d: DecodedMessage, r: MessageR
         raise ValueError(f"item command {box.command} has no layout known to the dissector")
 
 
-def _downloader_message(flow: _Flow, box: _Sandbox, d: DecodedMessage, r: MessageReader) -> None:
+def _downloader_message(
+    flow: _Payloads, box: _Sandbox, d: DecodedMessage, r: MessageReader
+) -> None:
     who = "downloader"
     if box.state == "report" and box.reports == 1:
         _report(flow, box, d, r, who)
@@ -184,7 +187,7 @@ def _downloader_message(flow: _Flow, box: _Sandbox, d: DecodedMessage, r: Messag
     )
 
 
-def _report(flow: _Flow, box: _Sandbox, d: DecodedMessage, r: MessageReader, who: str) -> None:
+def _report(flow: _Payloads, box: _Sandbox, d: DecodedMessage, r: MessageReader, who: str) -> None:
     ad = flow.ad(r, "report", d)
     flow.end(r, "transfer report")
     result = ad.get("Result")
@@ -197,7 +200,7 @@ def _report(flow: _Flow, box: _Sandbox, d: DecodedMessage, r: MessageReader, who
 
 
 def spool(
-    flow: _Flow, command: int | None, first: tuple[DecodedMessage, MessageReader] | None
+    flow: _Payloads, command: int | None, first: tuple[DecodedMessage, MessageReader] | None
 ) -> Generator[None, tuple[WireMessage, DecodedMessage], None]:
     """488: version and count, the job ids, a sandbox per job (client uploads), ``I(1)``."""
     d, r = yield from flow._request(command, first, "spool request")
@@ -236,7 +239,7 @@ def spool(
 
 
 def transfer_data(
-    flow: _Flow, command: int | None, first: tuple[DecodedMessage, MessageReader] | None
+    flow: _Payloads, command: int | None, first: tuple[DecodedMessage, MessageReader] | None
 ) -> Generator[None, tuple[WireMessage, DecodedMessage], None]:
     """489: version and constraint, a count, per job its ad and a sandbox (schedd uploads),
     then the client's ``I(1)``."""

@@ -1,5 +1,9 @@
 """Replaying recorded conversations against our own client and server.
 
+One module because it is one registry: :data:`KINDS` ties each recorded command to the factories and
+checks defined beside it (file-transfer kinds are already apart, in
+:mod:`cedar.capture.replay_transfer`).
+
 Client side: our client -- :func:`cedar.commands.base.command_protocol` (shared-port preamble,
 ``start_command``, command body) with a :class:`SecurityConfig` like the recording's client --
 runs against the recorded *server* messages (:class:`ReplayChannel`).  Server side: our mock

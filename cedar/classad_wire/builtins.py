@@ -1,5 +1,8 @@
 """The ClassAd built-in functions: a registry from lower-case name to implementation.
 
+One module because it is one registry: ``@_register`` fills :data:`FUNCTIONS` with every built-in as
+the module is imported.
+
 Every function takes the evaluator, its unevaluated argument expressions and the scope, so
 lazy functions (``ifThenElse``, ``eval``) and strict ones share one calling convention.
 The evaluator core (dispatch, step budget) stays in :mod:`cedar.classad_wire.evaluate`.

@@ -1,5 +1,8 @@
 """A bounded regular-expression matcher for the ClassAd ``regexp`` family.
 
+One module because it is one engine: parser, compiler and backtracking machine share a private node
+and instruction set that nothing else uses.
+
 The reference evaluates these with PCRE on the UTF-8 bytes (``"^..$"`` matches ``"é"``), and
 gives Error when PCRE's match limit is hit (``regexp("(a+)+$", "aaaa…a!")``).  Python's ``re``
 cannot be bounded, so a hostile pattern could freeze a daemon; this module compiles the PCRE

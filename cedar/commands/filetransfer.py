@@ -1,5 +1,8 @@
 """The file-transfer sub-protocol of spec 07 §7, both roles, clear and AES-GCM.
 
+One module because it is one sub-protocol whose two roles must stay mirror images: the uploader and
+the downloader coroutines read each other's messages and share its constants.
+
 One job's sandbox travels as: a header (``I(final) AD{SandboxSize}``), items (command, name, a
 go-ahead exchange before the first body, the body), ``I(0)``, and the two reports.
 :func:`upload_sandbox` is the sender, :func:`download_sandbox` the receiver; both are protocol

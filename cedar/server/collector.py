@@ -1,5 +1,8 @@
 """A mock collector: stores advertised ads and answers queries the way a 25.x collector does.
 
+One module because it is one daemon: :class:`AdStore` and the :class:`MockCollector` handlers are
+both driven by the command tables at its top (``QUERY_TABLES``, ``UPDATES``, ``INVALIDATES``).
+
 :class:`AdStore` is the pure part (tables, keys, expiry, constraint/projection/limit, spec 05
 §2.3 and §2.8); :class:`MockCollector` puts it behind the command handlers of a
 :class:`cedar.server.daemon.Daemon`, registering every query, update and invalidate command at

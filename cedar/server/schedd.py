@@ -1,5 +1,9 @@
 """The mock schedd's network side: CEDAR commands in, :mod:`cedar.server.job_queue` calls out.
 
+One module because it is one daemon's dispatch: the :class:`MockSchedd` handlers and the
+``QMGMT_HANDLERS`` table over its methods (the pure model is already apart, in
+:mod:`cedar.server.job_queue`).
+
 Seams (for anyone extending the schedd):
 
 - The job queue model (jobs, transactions, ownership, state machine, history) lives in
