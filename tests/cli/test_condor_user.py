@@ -270,14 +270,14 @@ def test_closed_pipe_is_quiet(pool: MockPool) -> None:
     assert process.returncode in (0, 141)
 
 
-def test_progress_only_on_a_terminal(pool: MockPool) -> None:
-    env = {**_env(), "CEDAR_PROGRESS_AFTER": "0"}
-    piped = run("q", "-all", "-af", "ProcId", *addr(pool), env=env)
-    assert piped.stderr == ""
+def _stderr_on_a_terminal(
+    args: list[str], env: dict[str, str]
+) -> tuple[subprocess.CompletedProcess[bytes], bytes]:
+    """Run ``cedar ARGS`` with stderr on a pseudo-terminal; its result and what stderr showed."""
     leader, follower = pty.openpty()
     try:
         result = subprocess.run(
-            [_script("cedar"), "q", "-all", "-af", "ProcId", *addr(pool)],
+            [_script("cedar"), *args],
             stdout=subprocess.PIPE,
             stderr=follower,
             env=env,
@@ -296,6 +296,14 @@ def test_progress_only_on_a_terminal(pool: MockPool) -> None:
             shown += chunk
     finally:
         os.close(leader)
+    return result, shown
+
+
+def test_progress_only_on_a_terminal(pool: MockPool) -> None:
+    env = {**_env(), "CEDAR_PROGRESS_AFTER": "0"}
+    piped = run("q", "-all", "-af", "ProcId", *addr(pool), env=env)
+    assert piped.stderr == ""
+    result, shown = _stderr_on_a_terminal(["q", "-all", "-af", "ProcId", *addr(pool)], env)
     assert result.returncode == 0 and result.stdout.split() == [b"0", b"1", b"0"]
     assert b"jobs received" in shown
 
@@ -306,27 +314,6 @@ def test_submit_shows_progress_only_on_a_terminal(pool: MockPool, tmp_path: Path
     env = {**_env(), "CEDAR_PROGRESS_AFTER": "0"}
     piped = run("submit", str(description), *addr(pool), env=env)
     assert piped.returncode == 0 and piped.stderr == ""
-    leader, follower = pty.openpty()
-    try:
-        result = subprocess.run(
-            [_script("cedar"), "submit", str(description), *addr(pool)],
-            stdout=subprocess.PIPE,
-            stderr=follower,
-            env=env,
-            timeout=60,
-            check=False,
-        )
-        os.close(follower)
-        shown = b""
-        while True:
-            try:
-                chunk = os.read(leader, 4096)
-            except OSError:
-                break
-            if not chunk:
-                break
-            shown += chunk
-    finally:
-        os.close(leader)
+    result, shown = _stderr_on_a_terminal(["submit", str(description), *addr(pool)], env)
     assert result.returncode == 0 and b"3 job(s) submitted" in result.stdout
     assert b"submitting..." in shown

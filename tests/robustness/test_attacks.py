@@ -120,18 +120,20 @@ def pool() -> Iterator[MockPool]:
 # --------------------------------------------------------------------------- 1. request cost
 
 
+def query_work(pool: MockPool, target: str, constraint: str) -> Callable[[], Any]:
+    """A job query (schedd) or a generic-ads query (collector) with ``constraint``."""
+    if target == "schedd":
+        return lambda: Schedd(pool.schedd_address, timeout=60).query(constraint)
+    return lambda: Collector(pool.address, timeout=60).query(
+        AdType.GENERIC, constraint, target_type="Probe"
+    )
+
+
 @pytest.mark.parametrize("target", ["schedd", "collector"])
 def test_costly_query_does_not_stall_the_pool(pool: MockPool, target: str) -> None:
     # ~20 ms of evaluation per ad (4096 steps, under the per-ad slice), over 200 ads: seconds of
     # work, well inside the request budget.
-    constraint = doubling(12)
-    if target == "schedd":
-        work = lambda: Schedd(pool.schedd_address, timeout=60).query(constraint)  # noqa: E731
-    else:
-        work = lambda: Collector(pool.address, timeout=60).query(  # noqa: E731
-            AdType.GENERIC, constraint, target_type="Probe"
-        )
-    with in_background(work) as outcome:
+    with in_background(query_work(pool, target, doubling(12))) as outcome:
         time.sleep(0.3)
         latencies = [timed_ping(pool.address) for _ in range(3)]
         still_running = not outcome
@@ -145,13 +147,7 @@ def test_catastrophic_regexp_neither_stalls_nor_hangs(pool: MockPool, target: st
     """The issue's ``regexp("(a+)+$", "aaa…a!")``: 30 ``a``s froze the pool for 120 s; each
     match is now bounded (classad_wire/regex.py), so the query ends and pings answer meanwhile."""
     constraint = 'regexp("(a+)+$", "' + "a" * 30 + '!") || true'
-    if target == "schedd":
-        work = lambda: Schedd(pool.schedd_address, timeout=60).query(constraint)  # noqa: E731
-    else:
-        work = lambda: Collector(pool.address, timeout=60).query(  # noqa: E731
-            AdType.GENERIC, constraint, target_type="Probe"
-        )
-    with in_background(work) as outcome:
+    with in_background(query_work(pool, target, constraint)) as outcome:
         time.sleep(0.1)
         latencies = [timed_ping(pool.address) for _ in range(3)]
     assert sorted(latencies)[1] < PING_BOUND, latencies
