@@ -32,7 +32,13 @@ from cedar.errors import CedarError
 from cedar.numbers import AdType, Command
 from cedar.server.collector import AdStore, MockCollector
 from cedar.server.daemon import CommandRequest, Daemon
-from cedar.server.job_queue import MAX_ATTRIBUTE_SIZE, JobQueue, QueueError, Transaction
+from cedar.server.job_queue import (
+    MAX_ATTRIBUTE_SIZE,
+    MAX_JOB_AD_SIZE,
+    JobQueue,
+    QueueError,
+    Transaction,
+)
 from cedar.server.pool import MockPool
 from cedar.stream.connection import CedarConnection
 from cedar.stream.primitives import MessageWriter
@@ -40,6 +46,39 @@ from cedar.stream.protocol import Protocol
 
 #: The issue's bound for an honest ping while one hostile connection is served.
 PING_BOUND = 1.0
+
+MiB = 1 << 20
+
+#: Peak traced Python memory of an attack made of request-sized messages (a query, an update,
+#: a handshake, a token) against a daemon: what a few requests may cost it, hostile or not.
+REQUEST_MEMORY = 64 * MiB
+
+#: ``max_buffered_bytes`` of the buffered-bytes attack, and its memory bound: the cap held in
+#: unfinished messages, copies made while reassembling them, and the hostile sends (traced too).
+BUFFERED_CAP = 1 * MiB
+BUFFERED_MEMORY = 16 * BUFFERED_CAP
+
+#: Peak traced memory of an oversized value or edit: the refused value and the job ad it would
+#: join (``MAX_JOB_AD_SIZE``), each held a few times over while decoded, parsed and checked.
+VALUE_MEMORY = 8 * MAX_JOB_AD_SIZE
+
+#: Peak traced memory of a pure-model attack (an evaluator, a store, a queue: no daemon).
+MODEL_MEMORY = 16 * MiB
+
+
+@contextmanager
+def bounded_memory(bound: int) -> Iterator[None]:
+    """Fail if the peak of Python allocations during the block exceeds ``bound`` bytes.
+
+    ``tracemalloc`` traces every thread, so a daemon run in a thread of this process counts.
+    """
+    tracemalloc.start()
+    try:
+        yield
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < bound, f"peak traced memory {peak / MiB:.1f} MiB over {bound / MiB:.0f} MiB"
 
 
 def doubling(depth: int) -> str:
@@ -131,51 +170,58 @@ def query_work(pool: MockPool, target: str, constraint: str) -> Callable[[], Any
 
 @pytest.mark.parametrize("target", ["schedd", "collector"])
 def test_costly_query_does_not_stall_the_pool(pool: MockPool, target: str) -> None:
-    # ~20 ms of evaluation per ad (4096 steps, under the per-ad slice), over 200 ads: seconds of
-    # work, well inside the request budget.
-    with in_background(query_work(pool, target, doubling(12))) as outcome:
-        time.sleep(0.3)
-        latencies = [timed_ping(pool.address) for _ in range(3)]
-        still_running = not outcome
-    # The median: one ping may also wait for the rest of a shared, loaded machine.
-    assert sorted(latencies)[1] < PING_BOUND, latencies
-    assert still_running, "the hostile query ended before the pings: make it costlier"
+    with bounded_memory(REQUEST_MEMORY):
+        # ~20 ms of evaluation per ad (4096 steps, under the per-ad slice), over 200 ads: seconds of
+        # work, well inside the request budget.
+        with in_background(query_work(pool, target, doubling(12))) as outcome:
+            time.sleep(0.3)
+            latencies = [timed_ping(pool.address) for _ in range(3)]
+            still_running = not outcome
+        # The median: one ping may also wait for the rest of a shared, loaded machine.
+        assert sorted(latencies)[1] < PING_BOUND, latencies
+        assert still_running, "the hostile query ended before the pings: make it costlier"
 
 
 @pytest.mark.parametrize("target", ["schedd", "collector"])
 def test_catastrophic_regexp_neither_stalls_nor_hangs(pool: MockPool, target: str) -> None:
     """The issue's ``regexp("(a+)+$", "aaa…a!")``: 30 ``a``s froze the pool for 120 s; each
     match is now bounded (classad_wire/regex.py), so the query ends and pings answer meanwhile."""
-    constraint = 'regexp("(a+)+$", "' + "a" * 30 + '!") || true'
-    with in_background(query_work(pool, target, constraint)) as outcome:
-        time.sleep(0.1)
-        latencies = [timed_ping(pool.address) for _ in range(3)]
-    assert sorted(latencies)[1] < PING_BOUND, latencies
-    # regexp() over budget is error, and `error || true` is error: the query matches nothing,
-    # and ends (in_background fails the test if it never does).
-    assert outcome.get("result") == [] or isinstance(outcome.get("error"), CedarError), outcome
+    with bounded_memory(REQUEST_MEMORY):
+        constraint = 'regexp("(a+)+$", "' + "a" * 30 + '!") || true'
+        with in_background(query_work(pool, target, constraint)) as outcome:
+            time.sleep(0.1)
+            latencies = [timed_ping(pool.address) for _ in range(3)]
+        assert sorted(latencies)[1] < PING_BOUND, latencies
+        # regexp() over budget is error, and `error || true` is error: the query matches nothing,
+        # and ends (in_background fails the test if it never does).
+        assert outcome.get("result") == [] or isinstance(outcome.get("error"), CedarError), outcome
 
 
 def test_over_budget_job_query_gets_a_clear_error(pool: MockPool) -> None:
-    with pytest.raises(CedarError, match="budget"):
-        Schedd(pool.schedd_address, timeout=30).query(doubling(40))
-    assert timed_ping(pool.address) < 10  # and the pool serves on
+    with bounded_memory(REQUEST_MEMORY):
+        with pytest.raises(CedarError, match="budget"):
+            Schedd(pool.schedd_address, timeout=30).query(doubling(40))
+        assert timed_ping(pool.address) < 10  # and the pool serves on
 
 
 def test_over_budget_collector_query_is_refused(pool: MockPool) -> None:
-    with pytest.raises(CedarError):
-        Collector(pool.address, timeout=30).query(AdType.GENERIC, doubling(40), target_type="Probe")
-    assert timed_ping(pool.address) < 10
+    with bounded_memory(REQUEST_MEMORY):
+        with pytest.raises(CedarError):
+            Collector(pool.address, timeout=30).query(
+                AdType.GENERIC, doubling(40), target_type="Probe"
+            )
+        assert timed_ping(pool.address) < 10
 
 
 def test_budget_is_per_request_not_per_ad() -> None:
     from cedar.classad_wire.evaluate import Budget, EvaluationBudgetExceeded, evaluate
 
-    budget = Budget(steps=20_000, seconds=1e6, slice_seconds=1e6)
-    ad = ClassAd({"X": 1})
-    with pytest.raises(EvaluationBudgetExceeded, match="step budget"):
-        for _ in range(100):  # each evaluation alone is well under the budget
-            evaluate(doubling(6), ad, budget=budget)
+    with bounded_memory(MODEL_MEMORY):
+        budget = Budget(steps=20_000, seconds=1e6, slice_seconds=1e6)
+        ad = ClassAd({"X": 1})
+        with pytest.raises(EvaluationBudgetExceeded, match="step budget"):
+            for _ in range(100):  # each evaluation alone is well under the budget
+                evaluate(doubling(6), ad, budget=budget)
 
 
 # --------------------------------------------------------------------------- 2. sessions
@@ -241,42 +287,45 @@ def _security(crypto: list[str]) -> ClientSecurity:
 
 
 def test_keyless_session_is_never_resumable() -> None:
-    daemon, recorder = _daemon([])
-    with daemon.run_in_thread():
-        security = _security([])
-        _send_command(daemon.address, security)
-        assert len(recorder.calls) == 1
-        assert len(daemon.sessions) == 0  # nothing to borrow
-        assert len(security.sessions) == 0
+    with bounded_memory(REQUEST_MEMORY):
+        daemon, recorder = _daemon([])
+        with daemon.run_in_thread():
+            security = _security([])
+            _send_command(daemon.address, security)
+            assert len(recorder.calls) == 1
+            assert len(daemon.sessions) == 0  # nothing to borrow
+            assert len(security.sessions) == 0
 
 
 def test_resuming_with_the_id_but_not_the_key_runs_nothing() -> None:
-    daemon, recorder = _daemon(["AES"])
-    with daemon.run_in_thread():
-        security = _security(["AES"])
-        _send_command(daemon.address, security)
-        assert len(recorder.calls) == 1 and len(daemon.sessions) == 1
-        # The attacker knows the session id (it travels in clear) but not the key.
-        for session in security.sessions._sessions.values():
-            session.key = bytes(32)
-        errors, new = daemon.stats["errors"], daemon.stats["new_sessions"]
-        _send_command(daemon.address, security)  # the daemon cannot decrypt it: it closes
-        assert daemon.stats["new_sessions"] == new  # it was a resumption ...
-        assert daemon.stats["errors"] == errors + 1  # ... whose payload failed to decrypt ...
-        assert len(recorder.calls) == 1  # ... and the command never ran
+    with bounded_memory(REQUEST_MEMORY):
+        daemon, recorder = _daemon(["AES"])
+        with daemon.run_in_thread():
+            security = _security(["AES"])
+            _send_command(daemon.address, security)
+            assert len(recorder.calls) == 1 and len(daemon.sessions) == 1
+            # The attacker knows the session id (it travels in clear) but not the key.
+            for session in security.sessions._sessions.values():
+                session.key = bytes(32)
+            errors, new = daemon.stats["errors"], daemon.stats["new_sessions"]
+            _send_command(daemon.address, security)  # the daemon cannot decrypt it: it closes
+            assert daemon.stats["new_sessions"] == new  # it was a resumption ...
+            assert daemon.stats["errors"] == errors + 1  # ... whose payload failed to decrypt ...
+            assert len(recorder.calls) == 1  # ... and the command never ran
 
 
 # --------------------------------------------------------------------------- 3. secure defaults
 
 
 def test_anonymous_updates_and_invalidations_are_refused(pool: MockPool) -> None:
-    port = int(pool.address.strip("<>").split("?")[0].split(":")[1])
-    forged = {"MyType": "Scheduler", "Name": "mock-schedd", "MyAddress": "<6.6.6.6:1>"}
-    raw_exchange(port, raw_message(Command.UPDATE_SCHEDD_AD, forged))
-    drop = {"MyType": "Query", "TargetType": "Scheduler", "Name": "mock-schedd"}
-    raw_exchange(port, raw_message(Command.INVALIDATE_SCHEDD_ADS, drop))
-    schedds = pool.collector.store.ads("Scheduler")
-    assert [ad.ad["MyAddress"] for ad in schedds] == [pool.schedd.address]
+    with bounded_memory(REQUEST_MEMORY):
+        port = int(pool.address.strip("<>").split("?")[0].split(":")[1])
+        forged = {"MyType": "Scheduler", "Name": "mock-schedd", "MyAddress": "<6.6.6.6:1>"}
+        raw_exchange(port, raw_message(Command.UPDATE_SCHEDD_AD, forged))
+        drop = {"MyType": "Query", "TargetType": "Scheduler", "Name": "mock-schedd"}
+        raw_exchange(port, raw_message(Command.INVALIDATE_SCHEDD_ADS, drop))
+        schedds = pool.collector.store.ads("Scheduler")
+        assert [ad.ad["MyAddress"] for ad in schedds] == [pool.schedd.address]
 
 
 def test_real_pool_policy_matches_the_real_defaults() -> None:
@@ -298,131 +347,136 @@ def test_read_only_queries_create_no_tables(pool: MockPool) -> None:
     port = int(pool.address.strip("<>").split("?")[0].split(":")[1])
     store = pool.collector.store
     before = len(store._generic_names)
-    tracemalloc.start()
-    try:
+    with bounded_memory(REQUEST_MEMORY):
         start, _ = tracemalloc.get_traced_memory()
         for i in range(30):
             query = {"MyType": "Query", "TargetType": f"T{i}" + "x" * 100_000, "Requirements": True}
             raw_exchange(port, raw_message(Command.QUERY_GENERIC_ADS, query))
         end, _ = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
     assert len(store._generic_names) == before
     assert end - start < 2 << 20  # 3 MB of TargetTypes leave (almost) nothing behind
 
 
 def test_ad_counts_are_bounded() -> None:
-    store = AdStore(max_ads=8, max_ads_per_advertiser=3, max_generic_types=2)
-    for i in range(5):
-        store.update(None, ClassAd({"MyType": "A", "Name": f"a{i}"}), advertiser="mallory")
-    assert len(store.ads("A")) == 3
-    assert store.update(None, ClassAd({"MyType": "B", "Name": "b"}), advertiser="bob")
-    assert not store.update(None, ClassAd({"MyType": "C", "Name": "c"}), advertiser="bob")
-    store.update(None, ClassAd({"MyType": "A", "Name": "a0"}), advertiser="mallory")  # replace
-    assert len(store.ads("A")) == 3
-    for i in range(10):
-        store.update(None, ClassAd({"MyType": "B", "Name": f"b{i}"}), advertiser=f"u{i}")
-    assert sum(len(store.ads(t)) for t in ("A", "B")) == 8
+    with bounded_memory(MODEL_MEMORY):
+        store = AdStore(max_ads=8, max_ads_per_advertiser=3, max_generic_types=2)
+        for i in range(5):
+            store.update(None, ClassAd({"MyType": "A", "Name": f"a{i}"}), advertiser="mallory")
+        assert len(store.ads("A")) == 3
+        assert store.update(None, ClassAd({"MyType": "B", "Name": "b"}), advertiser="bob")
+        assert not store.update(None, ClassAd({"MyType": "C", "Name": "c"}), advertiser="bob")
+        store.update(None, ClassAd({"MyType": "A", "Name": "a0"}), advertiser="mallory")  # replace
+        assert len(store.ads("A")) == 3
+        for i in range(10):
+            store.update(None, ClassAd({"MyType": "B", "Name": f"b{i}"}), advertiser=f"u{i}")
+        assert sum(len(store.ads(t)) for t in ("A", "B")) == 8
 
 
 # --------------------------------------------------------------------------- 5. slots
 
 
 def test_one_peer_cannot_take_every_slot() -> None:
-    collector = MockCollector("c", policy=open_policy(max_connections_per_peer=3))
-    with collector.run_in_thread():
-        hostile = [
-            socket.create_connection(("127.0.0.1", collector.port), source_address=("127.0.0.2", 0))
-            for _ in range(6)
-        ]
-        try:
-            closed = 0
-            for sock in hostile[3:]:
-                sock.settimeout(5)
-                closed += sock.recv(1) == b""
-            assert closed == 3
-            assert timed_ping(collector.address) < PING_BOUND
-        finally:
-            for sock in hostile:
-                sock.close()
+    with bounded_memory(REQUEST_MEMORY):
+        collector = MockCollector("c", policy=open_policy(max_connections_per_peer=3))
+        with collector.run_in_thread():
+            hostile = [
+                socket.create_connection(
+                    ("127.0.0.1", collector.port), source_address=("127.0.0.2", 0)
+                )
+                for _ in range(6)
+            ]
+            try:
+                closed = 0
+                for sock in hostile[3:]:
+                    sock.settimeout(5)
+                    closed += sock.recv(1) == b""
+                assert closed == 3
+                assert timed_ping(collector.address) < PING_BOUND
+            finally:
+                for sock in hostile:
+                    sock.close()
 
 
 def test_a_busy_connection_loses_its_slot_after_its_lifetime() -> None:
-    collector = MockCollector("c", policy=open_policy(connection_lifetime=1.0))
-    update = raw_message(Command.UPDATE_AD_GENERIC, {"MyType": "Probe", "Name": "keep"})
-    conn = CedarConnection()
-    with collector.run_in_thread():
-        with socket.create_connection(("127.0.0.1", collector.port), timeout=10) as sock:
-            started = time.monotonic()
-            sock.sendall(conn.send_message(update))
-            try:
-                while time.monotonic() - started < 8:  # an update every 0.2 s keeps it busy
-                    time.sleep(0.2)
-                    sock.sendall(conn.send_message(update))
-            except OSError:
-                pass
-            held = time.monotonic() - started
-        assert held < 8, "the connection kept its slot past connection_lifetime"
+    with bounded_memory(REQUEST_MEMORY):
+        collector = MockCollector("c", policy=open_policy(connection_lifetime=1.0))
+        update = raw_message(Command.UPDATE_AD_GENERIC, {"MyType": "Probe", "Name": "keep"})
+        conn = CedarConnection()
+        with collector.run_in_thread():
+            with socket.create_connection(("127.0.0.1", collector.port), timeout=10) as sock:
+                started = time.monotonic()
+                sock.sendall(conn.send_message(update))
+                try:
+                    while time.monotonic() - started < 8:  # an update every 0.2 s keeps it busy
+                        time.sleep(0.2)
+                        sock.sendall(conn.send_message(update))
+                except OSError:
+                    pass
+                held = time.monotonic() - started
+            assert held < 8, "the connection kept its slot past connection_lifetime"
 
 
 def test_buffered_bytes_are_bounded_across_connections() -> None:
-    cap = 1 << 20
-    collector = MockCollector("c", policy=open_policy(max_buffered_bytes=cap))
-    with collector.run_in_thread():
-        socks = []
-        chunk = b"\x00" + (cap // 2 + 1000).to_bytes(4, "big")  # a packet that never finishes
-        for _ in range(3):
-            sock = socket.create_connection(("127.0.0.1", collector.port), timeout=10)
-            sock.sendall(chunk + b"x" * (cap // 2))
-            socks.append(sock)
-        try:
-            time.sleep(0.5)
-            assert collector.buffered_bytes <= cap
-            closed = 0
-            for sock in socks:
-                sock.settimeout(2)
-                with suppress(TimeoutError, OSError):
-                    closed += sock.recv(1) == b""
-            assert closed >= 1
-        finally:
-            for sock in socks:
-                sock.close()
+    cap = BUFFERED_CAP
+    with bounded_memory(BUFFERED_MEMORY):
+        collector = MockCollector("c", policy=open_policy(max_buffered_bytes=cap))
+        with collector.run_in_thread():
+            socks = []
+            chunk = b"\x00" + (cap // 2 + 1000).to_bytes(4, "big")  # a packet that never finishes
+            for _ in range(3):
+                sock = socket.create_connection(("127.0.0.1", collector.port), timeout=10)
+                sock.sendall(chunk + b"x" * (cap // 2))
+                socks.append(sock)
+            try:
+                time.sleep(0.5)
+                assert collector.buffered_bytes <= cap
+                closed = 0
+                for sock in socks:
+                    sock.settimeout(2)
+                    with suppress(TimeoutError, OSError):
+                        closed += sock.recv(1) == b""
+                assert closed >= 1
+            finally:
+                for sock in socks:
+                    sock.close()
 
 
 # --------------------------------------------------------------------------- 6. identity, size
 
 
 def test_submit_cannot_forge_identity() -> None:
-    queue = JobQueue(name="s")
-    _fill_queue(queue, 1)
-    txn = Transaction(queue, "bob@example.net")
-    cluster = txn.new_cluster()
-    proc = txn.new_proc(cluster)
-    for name, value in (("ClusterId", "1"), ("ProcId", "7"), ("User", '"root@example.net"')):
-        txn.set_attribute(cluster, proc, name, value)
-        txn.set_attribute(cluster, -1, name, value)
-    txn.commit()
-    ad = queue.merged(cluster, proc)
-    assert ad is not None
-    assert (ad["ClusterId"], ad["ProcId"], ad["User"], ad["Owner"]) == (
-        cluster,
-        0,
-        "bob@example.net",
-        "bob",
-    )
+    with bounded_memory(MODEL_MEMORY):
+        queue = JobQueue(name="s")
+        _fill_queue(queue, 1)
+        txn = Transaction(queue, "bob@example.net")
+        cluster = txn.new_cluster()
+        proc = txn.new_proc(cluster)
+        for name, value in (("ClusterId", "1"), ("ProcId", "7"), ("User", '"root@example.net"')):
+            txn.set_attribute(cluster, proc, name, value)
+            txn.set_attribute(cluster, -1, name, value)
+        txn.commit()
+        ad = queue.merged(cluster, proc)
+        assert ad is not None
+        assert (ad["ClusterId"], ad["ProcId"], ad["User"], ad["Owner"]) == (
+            cluster,
+            0,
+            "bob@example.net",
+            "bob",
+        )
 
 
 def test_oversized_values_are_refused_with_a_clear_error() -> None:
-    queue = JobQueue(name="s")
-    txn = Transaction(queue, "bob@example.net")
-    cluster = txn.new_cluster()
-    txn.new_proc(cluster)
-    with pytest.raises(QueueError, match="value too large") as caught:
-        txn.set_attribute(cluster, 0, "Big", '"' + "x" * MAX_ATTRIBUTE_SIZE + '"')
-    assert caught.value.errno == errno.E2BIG
-    with pytest.raises(QueueError, match="MAX_JOB_AD_SIZE"):
-        for i in range(10):
-            txn.set_attribute(cluster, 0, f"A{i}", '"' + "x" * (MAX_ATTRIBUTE_SIZE - 10) + '"')
+    with bounded_memory(VALUE_MEMORY):
+        queue = JobQueue(name="s")
+        txn = Transaction(queue, "bob@example.net")
+        cluster = txn.new_cluster()
+        txn.new_proc(cluster)
+        with pytest.raises(QueueError, match="value too large") as caught:
+            txn.set_attribute(cluster, 0, "Big", '"' + "x" * MAX_ATTRIBUTE_SIZE + '"')
+        assert caught.value.errno == errno.E2BIG
+        with pytest.raises(QueueError, match="MAX_JOB_AD_SIZE"):
+            for i in range(10):
+                txn.set_attribute(cluster, 0, f"A{i}", '"' + "x" * (MAX_ATTRIBUTE_SIZE - 10) + '"')
 
 
 # --------------------------------------------------------------------------- 7. tokens
@@ -456,53 +510,56 @@ def _forged(key: SigningKey, header: str, claims: str) -> IdToken:
 def test_hostile_token_claims_are_denied_promptly_and_cleanly(
     header: str, claims: str, caplog: pytest.LogCaptureFixture
 ) -> None:
-    import cedar.auth.methods.idtokens as idtokens
+    with bounded_memory(REQUEST_MEMORY):
+        import cedar.auth.methods.idtokens as idtokens
 
-    key = SigningKey.generate("POOL")
-    level = LevelPolicy(methods=["TOKEN"], authentication="REQUIRED")
-    policy = ServerPolicy(
-        levels={"DEFAULT": level},
-        options={"config": Config(), "signing_keys": SigningKeyStore([key])},
-        trust_domain=TRUST,
-        uid_domain=TRUST,
-    )
-    daemon = Daemon("t", "SCHEDD", policy=policy)
-    token = _forged(key, header, claims)
-    security = ClientSecurity(
-        SecurityConfig(
-            methods=["TOKEN"],
-            options={"config": Config(), "SEC_TOKEN_DIRECTORY": "/nonexistent"},
+        key = SigningKey.generate("POOL")
+        level = LevelPolicy(methods=["TOKEN"], authentication="REQUIRED")
+        policy = ServerPolicy(
+            levels={"DEFAULT": level},
+            options={"config": Config(), "signing_keys": SigningKeyStore([key])},
             trust_domain=TRUST,
             uid_domain=TRUST,
         )
-    )
-    caplog.set_level(logging.INFO)
-    with (
-        daemon.run_in_thread(),
-        mock.patch.object(idtokens, "client_candidates", lambda ctx: [FoundToken(token, "t")]),
-    ):
-        started = time.monotonic()
-        with pytest.raises(CedarError, match="refused the token"):
-            ping(daemon.address, "WRITE", security=security, timeout=30)
-        assert time.monotonic() - started < 10  # the denial, not the client's timeout
-    assert not [r for r in caplog.records if r.exc_info], "a traceback was logged"
+        daemon = Daemon("t", "SCHEDD", policy=policy)
+        token = _forged(key, header, claims)
+        security = ClientSecurity(
+            SecurityConfig(
+                methods=["TOKEN"],
+                options={"config": Config(), "SEC_TOKEN_DIRECTORY": "/nonexistent"},
+                trust_domain=TRUST,
+                uid_domain=TRUST,
+            )
+        )
+        caplog.set_level(logging.INFO)
+        with (
+            daemon.run_in_thread(),
+            mock.patch.object(idtokens, "client_candidates", lambda ctx: [FoundToken(token, "t")]),
+        ):
+            started = time.monotonic()
+            with pytest.raises(CedarError, match="refused the token"):
+                ping(daemon.address, "WRITE", security=security, timeout=30)
+            assert time.monotonic() - started < 10  # the denial, not the client's timeout
+        assert not [r for r in caplog.records if r.exc_info], "a traceback was logged"
 
 
 def test_oversized_edit_over_the_wire_names_the_problem(pool: MockPool) -> None:
-    from cedar.commands.submit import Submit
+    with bounded_memory(VALUE_MEMORY):
+        from cedar.commands.submit import Submit
 
-    schedd = Schedd(pool.schedd_address, timeout=30)
-    cluster = schedd.submit(Submit("executable = /bin/echo\nqueue\n")).cluster
-    with pytest.raises(CedarError, match="value too large"):
-        schedd.edit(cluster, "Big", '"' + "x" * (MAX_ATTRIBUTE_SIZE + 1) + '"')
+        schedd = Schedd(pool.schedd_address, timeout=30)
+        cluster = schedd.submit(Submit("executable = /bin/echo\nqueue\n")).cluster
+        with pytest.raises(CedarError, match="value too large"):
+            schedd.edit(cluster, "Big", '"' + "x" * (MAX_ATTRIBUTE_SIZE + 1) + '"')
 
 
 def test_costly_invalidation_is_refused() -> None:
-    collector = MockCollector("c", policy=open_policy())
-    for i in range(50):
-        collector.store.add({"MyType": "Probe", "Name": f"p{i}"})
-    drop = {"MyType": "Query", "TargetType": "Probe", "Requirements": doubling(40)}
-    with collector.run_in_thread():
-        raw_exchange(collector.port, raw_message(Command.INVALIDATE_ADS_GENERIC, drop))
-        assert len(collector.store.ads("Probe")) == 50
-        assert timed_ping(collector.address) < PING_BOUND
+    with bounded_memory(REQUEST_MEMORY):
+        collector = MockCollector("c", policy=open_policy())
+        for i in range(50):
+            collector.store.add({"MyType": "Probe", "Name": f"p{i}"})
+        drop = {"MyType": "Query", "TargetType": "Probe", "Requirements": doubling(40)}
+        with collector.run_in_thread():
+            raw_exchange(collector.port, raw_message(Command.INVALIDATE_ADS_GENERIC, drop))
+            assert len(collector.store.ads("Probe")) == 50
+            assert timed_ping(collector.address) < PING_BOUND
