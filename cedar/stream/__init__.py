@@ -6,7 +6,7 @@ Everything here except :mod:`cedar.stream.drivers` is free of I/O.
 from cedar.stream.connection import CedarConnection
 from cedar.stream.crypto import EcdhKeyPair, derive_session_key
 from cedar.stream.drivers import (
-    DEFAULT_TIMEOUT,
+    WAIT_TIMEOUT,
     Deadline,
     MemoryPair,
     ReplayChannel,
@@ -17,7 +17,7 @@ from cedar.stream.primitives import MessageReader, MessageWriter
 from cedar.stream.protocol import Emit, Protocol, ProtocolRunner, Receive, Send
 
 __all__ = [
-    "DEFAULT_TIMEOUT",
+    "WAIT_TIMEOUT",
     "CedarConnection",
     "Deadline",
     "EcdhKeyPair",

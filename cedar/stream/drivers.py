@@ -37,7 +37,9 @@ from cedar.stream.protocol import (
 
 T = TypeVar("T")
 
-DEFAULT_TIMEOUT = 20.0
+#: The drivers' own default for one connect or wait when they are used directly; the clients
+#: pass their per-call deadline instead (``cedar.commands.DEFAULT_TIMEOUT``).
+WAIT_TIMEOUT = 20.0
 _READ_SIZE = 65536
 _RESET_ERRNOS = {errno.ECONNRESET, errno.EPIPE, errno.ECONNABORTED, errno.ENOTCONN}
 
@@ -232,7 +234,7 @@ class SyncChannel(_Transport, _BlockingDriver):
         sock: socket.socket,
         *,
         conn: CedarConnection | None = None,
-        timeout: float = DEFAULT_TIMEOUT,
+        timeout: float = WAIT_TIMEOUT,
         peer: str = "peer",
         deadline: Deadline | None = None,
     ) -> None:
@@ -248,7 +250,7 @@ class SyncChannel(_Transport, _BlockingDriver):
         host: str,
         port: int,
         *,
-        timeout: float = DEFAULT_TIMEOUT,
+        timeout: float = WAIT_TIMEOUT,
         deadline: Deadline | None = None,
     ) -> SyncChannel:
         """Open a TCP connection to ``host:port``."""
@@ -324,7 +326,7 @@ class TrioChannel(_Transport):
         stream: trio.abc.Stream,
         *,
         conn: CedarConnection | None = None,
-        timeout: float = DEFAULT_TIMEOUT,
+        timeout: float = WAIT_TIMEOUT,
         peer: str = "peer",
         deadline: Deadline | None = None,
     ) -> None:
@@ -337,7 +339,7 @@ class TrioChannel(_Transport):
         host: str,
         port: int,
         *,
-        timeout: float = DEFAULT_TIMEOUT,
+        timeout: float = WAIT_TIMEOUT,
         deadline: Deadline | None = None,
     ) -> TrioChannel:
         """Open a TCP connection to ``host:port``."""
