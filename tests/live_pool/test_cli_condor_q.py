@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from test_compat_programs import VENV, _follow_this_checkout
 
 CEDAR = Path(sys.executable).parent / "cedar"
 
@@ -101,7 +102,7 @@ def test_cedar_q_selects_by_cluster_like_condor_q(held_jobs: int) -> None:
     assert any(line.strip().startswith(f"{held_jobs}.1") for line in ours)
 
 
-PROGRAMS_CEDAR = Path(os.environ.get("CEDAR_COMPAT_VENV", "/var/tmp/cedar-compat-venv")) / "bin"
+PROGRAMS_CEDAR = VENV / "bin"
 
 
 def test_by_default_only_my_jobs_as_condor_q(held_jobs: int) -> None:
@@ -112,6 +113,7 @@ def test_by_default_only_my_jobs_as_condor_q(held_jobs: int) -> None:
     cedar = PROGRAMS_CEDAR / "cedar"
     if os.geteuid() != 0 or shutil.which("su") is None or not cedar.exists():
         pytest.skip("needs root and the programs venv (test_compat_programs.py builds it)")
+    _follow_this_checkout()  # the cached venv may still point at another (or a deleted) checkout
     tools = env["CEDAR_LIVE_TOOLS"]
     prefix = (
         f"cd /tmp && env -i CONDOR_CONFIG={env['CONDOR_CONFIG']} TZ=UTC PATH={tools}:/usr/bin:/bin "
