@@ -19,6 +19,8 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
 from cedar.auth.methods import (
     UNAUTHENTICATED_USER,
     AuthContext,
@@ -280,6 +282,8 @@ class CommandSession:
     valid_commands: frozenset[int] = frozenset()
     policy: dict[str, Any] = field(default_factory=dict)
     post_auth_ad: Any = None
+    #: Resumed without waiting for the server's resume response (the payload went along).
+    pipelined: bool = False
     _raw_writer: MessageWriter | None = None
 
     @property
@@ -392,6 +396,7 @@ def start_command(
     auth_command: int | None = None,
     local_address: tuple[str, int] | None = None,
     peer_address: tuple[str, int] | None = None,
+    pipeline_resume: bool = False,
 ) -> Protocol[CommandSession]:
     """Start ``command`` on a fresh connection (after any shared-port preamble).
 
@@ -418,7 +423,11 @@ def start_command(
     if config.resume_sessions and command not in (DC_SEC_QUERY, DC_AUTHENTICATE):
         session = security.sessions.lookup(target_text, command, config.cache_tag)
     if session is not None:
-        return (yield from _resume(conn, command, auth_command, security, target_text, session))
+        return (
+            yield from _resume(
+                conn, command, auth_command, security, target_text, session, pipeline_resume
+            )
+        )
     ctx = config.method_context(
         local_address=local_address,
         peer_address=peer_address,
@@ -429,22 +438,38 @@ def start_command(
     return (yield from _new_session(conn, command, auth_command, security, target_text, ctx, level))
 
 
-def _resume(
+#: Stands for the nonce while a resume message is encoded once per session (not base64).
+_NONCE_MARK = "@" * 44
+#: Most encoded resume messages one session keeps (one per command, target and mode).
+_MAX_RESUME_MESSAGES = 32
+
+
+def _resume_message(
     conn: CedarConnection,
     command: int,
     auth_command: int | None,
-    security: ClientSecurity,
+    config: SecurityConfig,
     target: str,
     session: Session,
-) -> Protocol[CommandSession]:
-    config = security.config
-    resume_response = built_since(session.remote_version, 9, 9, 0)
+    resume_response: bool,
+) -> bytes:
+    """The resume message payload (spec 03 §6.3) with a fresh nonce.
+
+    Everything but the 44-character nonce is the same on every resumption of one session for
+    one command, so the encoding is kept on the session (dropped with it) as the bytes before
+    and after the nonce.
+    """
+    nonce = base64.b64encode(secrets.token_bytes(33))
+    key = (command, auth_command, target, config.version, resume_response, conn.encrypted)
+    cached = session.resume_messages.get(key)
+    if cached is not None:
+        return cached[0] + nonce + cached[1]
     attributes: dict[str, Any] = {"Command": command, "ConnectSinful": target}
     if auth_command is not None:
         attributes["AuthCommand"] = auth_command
     if session.crypto_method:
         attributes["CryptoMethods"] = session.crypto_method
-    attributes["Nonce"] = base64.b64encode(secrets.token_bytes(33)).decode("ascii")
+    attributes["Nonce"] = _NONCE_MARK
     attributes["RemoteVersion"] = config.version
     attributes["ResumeResponse"] = resume_response
     attributes["Sid"] = session.sid
@@ -454,8 +479,32 @@ def _resume(
         ad[name] = attributes[name]
     writer = conn.writer().put_int(DC_AUTHENTICATE)
     put_classad(writer, ad)
+    before, mark, after = writer.getvalue().partition(_NONCE_MARK.encode("ascii"))
+    if not mark or _NONCE_MARK.encode("ascii") in after:
+        raise ProtocolError("cannot encode the resume message (nonce placeholder not unique)")
+    if len(session.resume_messages) >= _MAX_RESUME_MESSAGES:
+        session.resume_messages.clear()
+    session.resume_messages[key] = (before, after)
+    return before + nonce + after
+
+
+def _resume(
+    conn: CedarConnection,
+    command: int,
+    auth_command: int | None,
+    security: ClientSecurity,
+    target: str,
+    session: Session,
+    pipelined: bool,
+) -> Protocol[CommandSession]:
+    config = security.config
+    # Pipelined: no resume response is asked for, so the payload can follow at once, in the
+    # same write (spec 03 §6.3: "C1 follows R1 directly"); the server then answers a forgotten
+    # session by closing, which the caller turns into a retry with a new session.
+    resume_response = built_since(session.remote_version, 9, 9, 0) and not pipelined
+    payload = _resume_message(conn, command, auth_command, config, target, session, resume_response)
     log.debug("resuming a cached session for %s", _describe(command))
-    yield Send(writer)
+    yield Send(payload, flush=resume_response)
     if resume_response:
         message = yield from _receive_or_closed(
             "session resumption", f"The server dropped the resumption of {_describe(command)}."
@@ -477,7 +526,9 @@ def _resume(
                 method=session.method,
             )
     if session.key is not None:
-        conn.install_aes_key(session.key)
+        if session.cipher is None:
+            session.cipher = AESGCM(session.key)
+        conn.install_aes_key(session.key, aead=session.cipher)
     return CommandSession(
         conn,
         command,
@@ -490,6 +541,7 @@ def _resume(
         crypto_method=session.crypto_method if session.key is not None else None,
         valid_commands=session.valid_commands,
         policy=dict(session.policy),
+        pipelined=not resume_response,
     )
 
 

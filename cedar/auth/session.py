@@ -15,6 +15,8 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
 #: The server keeps its side this much longer than it promised (``SEC_SESSION_DURATION_SLOP``).
 SERVER_SLOP = 20.0
 
@@ -37,6 +39,12 @@ class Session:
     tried_authentication: bool = False
     created: float = field(default_factory=time.time)
     last_used: float = field(default_factory=time.time)
+    #: What a client reuses on every resumption, kept with the session so it goes with it:
+    #: the encoded resume messages (around their nonce) and the AES-GCM cipher object.
+    resume_messages: dict[tuple[Any, ...], tuple[bytes, bytes]] = field(
+        default_factory=dict, compare=False
+    )
+    cipher: AESGCM | None = field(default=None, compare=False)
 
     def expiry(self, slop: float = 0.0) -> float | None:
         """When the session stops being usable (``None`` = never)."""

@@ -19,8 +19,9 @@ def send_preamble(
 ) -> Protocol[None]:
     """Ask the shared-port server to hand this connection to daemon ``sock_id``.
 
-    The server never answers.  Afterwards the transcript digests restart (except for the id
-    ``self``, which addresses the shared-port server itself).
+    The server never answers, so the request goes out in one write with the message that
+    follows it.  Afterwards the transcript digests restart (except for the id ``self``, which
+    addresses the shared-port server itself).
     """
     validate_id(sock_id)
     yield Send(
@@ -29,7 +30,8 @@ def send_preamble(
         .put_string(sock_id)
         .put_string(client_name)
         .put_int(deadline)
-        .put_int(0)
+        .put_int(0),
+        flush=False,
     )
     if sock_id != "self":
         conn.reset_transcript()

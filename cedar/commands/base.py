@@ -20,6 +20,7 @@ Limits, one of each for every client:
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -30,6 +31,8 @@ from cedar.auth.client import (
     ClientSecurity,
     CommandDenied,
     CommandSession,
+    SessionRejected,
+    default_security,
     start_command,
 )
 from cedar.auth.sharedport import send_preamble
@@ -49,6 +52,21 @@ log = logging.getLogger("cedar.commands")
 DEFAULT_TIMEOUT = 60.0
 #: Results (ads, records) one call accepts at most, unless the caller says otherwise.
 MAX_RESULTS = 1_000_000
+
+
+@functools.lru_cache(maxsize=256)
+def _resolved_text(address: str) -> tuple[Sinful, str]:
+    target = resolve_address(address)
+    return target, str(target)
+
+
+def _resolved(address: str | Sinful) -> tuple[Sinful, str]:
+    """:func:`resolve_address` and its text; cached per address string (a client calls the
+    same daemon over and over; the sinful is never changed once parsed)."""
+    if isinstance(address, Sinful):
+        target = resolve_address(address)
+        return target, str(target)
+    return _resolved_text(address)
 
 
 def resolve_address(address: str | Sinful) -> Sinful:
@@ -77,11 +95,18 @@ def command_protocol(
     peer_address: tuple[str, int] | None = None,
     auth_command: int | None = None,
     permission_hint: str | None = None,
+    pipeline_resume: bool = False,
+    target_text: str | None = None,
 ) -> Protocol[T]:
     """One whole client command on a fresh connection: preamble, ``start_command``, ``body``.
 
     Public so that every driver (sockets here, recorded traffic in :mod:`cedar.capture.replay`)
     runs the same sequence.  ``deadline`` is the seconds the shared-port preamble announces.
+    ``pipeline_resume`` (for commands safe to send twice, e.g. queries): a cached session is
+    resumed without waiting for the server's resume response, the payload going out in the
+    same write; a close before any answer then means the session was forgotten (or the command
+    refused) and raises :class:`SessionRejected`, which the drivers retry with a new session.
+    ``target_text`` is ``str(target)`` when the caller has it already.
     """
     sock_id = target.shared_port_id
     if sock_id:
@@ -92,12 +117,13 @@ def command_protocol(
             conn,
             command,
             security=security,
-            target=str(target),
+            target=target_text if target_text is not None else str(target),
             raw=raw,
             local_address=local_address,
             peer_address=peer_address,
             auth_command=auth_command,
             permission_hint=permission_hint,
+            pipeline_resume=pipeline_resume,
         )
     except CommandDenied as exc:
         if sock_id and "Connection closed" in str(exc):
@@ -116,6 +142,15 @@ def command_protocol(
     except ConnectionClosed as exc:
         if exc.mid_message:  # cut inside a message: a broken reply, not a refusal
             raise
+        if session.pipelined and conn.received_bytes == 0:
+            # No resume response was asked for: a forgotten session and a refused command
+            # look alike (a silent close).  Drop the session; a new handshake tells them apart.
+            if session.session_id is not None:
+                (security or default_security()).sessions.invalidate(session.session_id)
+            raise SessionRejected(
+                "the server closed the connection without answering the resumed session "
+                f"(it forgot the session or refused command {command}); the session was dropped"
+            ) from None
         # Refusals after a raw start or a resumption are silent closes (spec 03 §6.3, §7.3).
         how = "resuming our session" if session.resumed else "the raw (unauthenticated) start"
         who = session.authenticated_user or "an unauthenticated user"
@@ -149,8 +184,9 @@ class CommandAttempts:
         auth_command: int | None,
         permission_hint: str | None,
         max_results: int = MAX_RESULTS,
+        pipeline_resume: bool = False,
     ) -> None:
-        self.target = resolve_address(address)
+        self.target, self._target_text = _resolved(address)
         self.host, self.port = self.target.endpoint
         self.timeout = timeout
         self.deadline = Deadline(timeout)
@@ -162,6 +198,7 @@ class CommandAttempts:
         self._raw = raw
         self._auth_command = auth_command
         self._permission_hint = permission_hint
+        self._pipeline_resume = pipeline_resume
         self._attempt = 0
 
     def protocol(self, channel: SyncChannel | TrioChannel) -> Protocol[Any]:
@@ -184,6 +221,8 @@ class CommandAttempts:
             peer_address=peer_address,
             auth_command=self._auth_command,
             permission_hint=self._permission_hint,
+            pipeline_resume=self._pipeline_resume,
+            target_text=self._target_text,
         )
 
     def too_many_results(self) -> ResultLimitExceeded:

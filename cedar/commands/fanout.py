@@ -112,6 +112,7 @@ async def query_all_async(
                     security=security,
                     timeout=timeout,
                     max_results=max_results,
+                    pipeline_resume=True,
                 ):
                     result.ads.append(ad)
             except InvalidArgument as exc:  # an unparsable address

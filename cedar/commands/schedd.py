@@ -9,6 +9,7 @@ exported by :mod:`cedar.commands`.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -147,6 +148,21 @@ def query_request(
         ad["Me"] = my_jobs
         ad["MyJobs"] = "(Owner == Me)"
     return ad
+
+
+@functools.lru_cache(maxsize=64)
+def shared_query_request(
+    constraint: str | None,
+    projection: tuple[str, ...],
+    limit: int = -1,
+    *,
+    summary_only: bool = False,
+    my_jobs: str | None = None,
+) -> ClassAd:
+    """:func:`query_request`, one ad per distinct request, shared: a client repeating a query
+    neither re-parses its constraint nor re-encodes the ad (it keeps its encoding).  The ad is
+    only ever sent, never changed."""
+    return query_request(constraint, projection, limit, summary_only=summary_only, my_jobs=my_jobs)
 
 
 def parse_job_spec(spec: JobSpec) -> tuple[list[tuple[int, int]] | None, str | None]:

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import hashlib
 
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
 from cedar.errors import ConnectionClosed, ProtocolError
 from cedar.stream.crypto import TAG_SIZE, ZERO_DIGEST, AesGcmState
 from cedar.stream.framing import (
@@ -70,9 +72,14 @@ class CedarConnection:
         """True once an AES key is installed: every later packet is protected, strings prefixed."""
         return self._aes is not None
 
-    def install_aes_key(self, key: bytes, *, send_iv: bytes | None = None) -> None:
-        """Switch both directions to AES-256-GCM, permanently (spec 01 §4.1)."""
-        self._aes = AesGcmState(key, send_iv=send_iv)
+    def install_aes_key(
+        self, key: bytes, *, send_iv: bytes | None = None, aead: AESGCM | None = None
+    ) -> None:
+        """Switch both directions to AES-256-GCM, permanently (spec 01 §4.1).
+
+        ``aead`` is the cipher object for ``key`` when the caller keeps one (a cached session).
+        """
+        self._aes = AesGcmState(key, send_iv=send_iv, aead=aead)
 
     def reset_transcript(self) -> None:
         """Restart the digests (after sending a shared-port preamble, spec 03 §8.5)."""
@@ -131,6 +138,11 @@ class CedarConnection:
             self._inbox += data
         else:
             self._eof = True
+
+    @property
+    def received_bytes(self) -> int:
+        """Bytes received from the peer so far (0: it has said nothing on this connection)."""
+        return self._inbox_offset + len(self._inbox)
 
     @property
     def buffered_bytes(self) -> int:

@@ -140,10 +140,13 @@ class AesGcmState:
 
     __slots__ = ("send", "receive")
 
-    def __init__(self, key: bytes, *, send_iv: bytes | None = None) -> None:
+    def __init__(
+        self, key: bytes, *, send_iv: bytes | None = None, aead: AESGCM | None = None
+    ) -> None:
         if len(key) != KEY_SIZE:
             raise InvalidArgument(f"AES-256-GCM needs a {KEY_SIZE}-byte key, got {len(key)} bytes")
-        aead = AESGCM(key)
+        if aead is None:  # a resumed session passes the cipher object it keeps for its key
+            aead = AESGCM(key)
         self.send = AesGcmDirection(aead, send_iv or os.urandom(IV_SIZE))
         self.receive = AesGcmDirection(aead, None)
 

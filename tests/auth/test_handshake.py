@@ -175,6 +175,49 @@ def test_forgotten_session_is_rejected_and_dropped(pump):
     assert not session.resumed and names == ["slot1@mock"]
 
 
+def resume_ad(harness) -> ClassAd:
+    """The resume ad of the client's first message (R1)."""
+    (r1,) = decode(harness.sent["c2s"][:1])
+    assert r1.get_int() == DC_AUTHENTICATE
+    return get_handshake_ad(r1)
+
+
+def test_pipelined_resumption_sends_the_payload_without_waiting(pump):
+    # No resume response is asked for: R1 and C1 leave together and the server answers C1.
+    daemon, _ = mock_daemon()
+    security = fs_security(authentication="PREFERRED")
+    exchange(pump, daemon, security)
+    session, names, request, harness = exchange(pump, daemon, security, pipeline_resume=True)
+    assert names == ["slot1@mock"] and session.resumed and session.pipelined and request.resumed
+    ad = resume_ad(harness)
+    assert ad["ResumeResponse"] is False and ad["UseSession"] == "YES"
+    assert len(harness.sent["s2c"]) >= 1 and b"ReturnCode" not in harness.sent["s2c"][0]
+
+
+def test_resume_messages_differ_only_in_the_nonce_and_go_with_the_session(pump):
+    daemon, _ = mock_daemon()
+    security = fs_security(authentication="PREFERRED")
+    exchange(pump, daemon, security)
+    ads = []
+    for _ in range(2):
+        _session, _names, _req, harness = exchange(pump, daemon, security)
+        ads.append(resume_ad(harness))
+    assert ads[0]["Nonce"] != ads[1]["Nonce"]
+    assert {k: v for k, v in ads[0].items() if k != "Nonce"} == {
+        k: v for k, v in ads[1].items() if k != "Nonce"
+    }
+    (cached,) = security.sessions._sessions.values()
+    assert cached.resume_messages and cached.cipher is not None
+    # The session expires: the next command negotiates a new one, whose resumptions carry
+    # its own id (nothing of the old session's messages is reused).
+    cached.duration, cached.created = 1.0, cached.created - 10
+    fresh, *_ = exchange(pump, daemon, security)
+    assert not fresh.resumed and fresh.session_id != cached.sid
+    _session, _names, _req, harness = exchange(pump, daemon, security)
+    ad = resume_ad(harness)
+    assert ad["Sid"] == fresh.session_id != ads[0]["Sid"]
+
+
 def test_method_fall_through(pump, tmp_path):
     # The server cannot name an FS directory (no such parent): FS fails, CLAIMTOBE follows.
     daemon, _ = mock_daemon()

@@ -118,6 +118,40 @@ def test_forgotten_session_falls_back_to_a_new_handshake(driver, served):
     assert daemon.stats["new_sessions"] == 2 and wait_for(lambda: daemon.stats["denied"] == 1)
 
 
+def test_pipelined_resumption_of_a_query(driver, served):
+    daemon, handler = served
+    security = fs_client()
+    driver.run(daemon.address, query, security=security, pipeline_resume=True)
+    session, names = driver.run(daemon.address, query, security=security, pipeline_resume=True)
+    assert names == ["slot1@mock"] and session.resumed and session.pipelined
+    assert [s.resumed for s in handler.seen] == [False, True] and handler.seen[1].encrypted
+
+
+def test_pipelined_forgotten_session_falls_back_to_a_new_handshake(driver, served):
+    # Without a resume response the server just closes; the client drops the session and
+    # retries once with a full handshake, within the same call.
+    daemon, handler = served
+    security = fs_client()
+    driver.run(daemon.address, query, security=security, pipeline_resume=True)
+    daemon.sessions.clear()
+    session, names = driver.run(daemon.address, query, security=security, pipeline_resume=True)
+    assert names == ["slot1@mock"] and not session.resumed
+    assert daemon.stats["new_sessions"] == 2 and len(security.sessions) == 1
+
+
+def test_pipelined_resumption_of_a_denied_command_is_a_clear_error(driver):
+    daemon, handler = mock_daemon()
+    security = fs_client()
+    with daemon.run_in_thread():
+        driver.run(daemon.address, query, security=security, pipeline_resume=True)
+        daemon.policy.allow = {"READ": ["nobody@nowhere"]}
+        with pytest.raises(CommandDenied) as denied:
+            driver.run(daemon.address, query, security=security, pipeline_resume=True)
+    # The retry's full handshake says why: the server's verdict for our user.
+    assert "DENIED" in str(denied.value) and "command 5" in str(denied.value)
+    assert len(handler.seen) == 1 and len(security.sessions) == 0
+
+
 def test_claimtobe_without_encryption(driver, served):
     daemon, handler = served
     security = ClientSecurity(

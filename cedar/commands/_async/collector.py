@@ -79,6 +79,7 @@ class AsyncCollector:
                     security=self.security,
                     timeout=self.timeout,
                     max_results=self.max_results,
+                    pipeline_resume=True,
                 ):
                     attempt.emitted = True
                     yield ad
@@ -166,6 +167,7 @@ class AsyncCollector:
             security=self.security,
             timeout=self.timeout,
             max_results=self.max_results,
+            pipeline_resume=True,
         )
         return direct_result(daemon_type, location, [ad async for ad in stream])
 

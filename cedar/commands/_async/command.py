@@ -27,8 +27,11 @@ async def run_command_async(
     raw: bool | None = None,
     auth_command: int | None = None,
     permission_hint: str | None = None,
+    pipeline_resume: bool = False,
 ) -> T:
-    """Run one command and return what ``body`` returns, all within ``timeout`` seconds."""
+    """Run one command and return what ``body`` returns, all within ``timeout`` seconds.
+
+    ``pipeline_resume``: see :func:`~cedar.commands.base.command_protocol` (queries only)."""
     attempts = CommandAttempts(
         address,
         command,
@@ -38,6 +41,7 @@ async def run_command_async(
         raw=raw,
         auth_command=auth_command,
         permission_hint=permission_hint,
+        pipeline_resume=pipeline_resume,
     )
     while True:
         async with await TrioChannel.connect(
@@ -62,6 +66,7 @@ async def iterate_command_async(
     auth_command: int | None = None,
     permission_hint: str | None = None,
     max_results: int = MAX_RESULTS,
+    pipeline_resume: bool = False,
 ) -> AsyncIterator[Any]:
     """Run one command, yielding each value ``body`` emits as it arrives (at most
     ``max_results``), all within ``timeout`` seconds."""
@@ -75,6 +80,7 @@ async def iterate_command_async(
         auth_command=auth_command,
         permission_hint=permission_hint,
         max_results=max_results,
+        pipeline_resume=pipeline_resume,
     )
     while True:
         async with await TrioChannel.connect(

@@ -34,9 +34,9 @@ from cedar.commands.schedd import (
     location_address,
     qmgmt_body,
     query_protocol,
-    query_request,
     reschedule_body,
     retrieve_body,
+    shared_query_request,
     spool_body,
     submit_builder,
     submit_result,
@@ -135,6 +135,7 @@ class AsyncSchedd:
     async def _iterate(
         self, command: int, body: Callable[[CommandSession], Protocol[Any]]
     ) -> AsyncIterator[ClassAd]:
+        """A read-only command (query, history): a resumed session is pipelined."""
         address = await self.locate()
         async for ad in iterate_command_async(
             address,
@@ -143,6 +144,7 @@ class AsyncSchedd:
             security=self.security,
             timeout=self.timeout,
             max_results=self.max_results,
+            pipeline_resume=True,
         ):
             yield ad
 
@@ -157,8 +159,8 @@ class AsyncSchedd:
         my_jobs: str | None = None,
     ) -> AsyncJobQuery:
         """Stream job ads as they arrive; the returned query's ``summary`` is set at the end."""
-        request = query_request(
-            constraint, projection, limit, summary_only=summary_only, my_jobs=my_jobs
+        request = shared_query_request(
+            constraint, tuple(projection), limit, summary_only=summary_only, my_jobs=my_jobs
         )
         return AsyncJobQuery(self, job_query_command(with_auth), request)
 

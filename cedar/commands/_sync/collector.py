@@ -82,6 +82,7 @@ class Collector:
                     security=self.security,
                     timeout=self.timeout,
                     max_results=self.max_results,
+                    pipeline_resume=True,
                 ):
                     attempt.emitted = True
                     yield ad
@@ -167,6 +168,7 @@ class Collector:
             security=self.security,
             timeout=self.timeout,
             max_results=self.max_results,
+            pipeline_resume=True,
         )
         return direct_result(daemon_type, location, [ad for ad in stream])
 

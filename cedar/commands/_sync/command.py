@@ -30,8 +30,11 @@ def run_command(
     raw: bool | None = None,
     auth_command: int | None = None,
     permission_hint: str | None = None,
+    pipeline_resume: bool = False,
 ) -> T:
-    """Run one command and return what ``body`` returns, all within ``timeout`` seconds."""
+    """Run one command and return what ``body`` returns, all within ``timeout`` seconds.
+
+    ``pipeline_resume``: see :func:`~cedar.commands.base.command_protocol` (queries only)."""
     attempts = CommandAttempts(
         address,
         command,
@@ -41,6 +44,7 @@ def run_command(
         raw=raw,
         auth_command=auth_command,
         permission_hint=permission_hint,
+        pipeline_resume=pipeline_resume,
     )
     while True:
         with SyncChannel.connect(
@@ -65,6 +69,7 @@ def iterate_command(
     auth_command: int | None = None,
     permission_hint: str | None = None,
     max_results: int = MAX_RESULTS,
+    pipeline_resume: bool = False,
 ) -> Iterator[Any]:
     """Run one command, yielding each value ``body`` emits as it arrives (at most
     ``max_results``), all within ``timeout`` seconds."""
@@ -78,6 +83,7 @@ def iterate_command(
         auth_command=auth_command,
         permission_hint=permission_hint,
         max_results=max_results,
+        pipeline_resume=pipeline_resume,
     )
     while True:
         with SyncChannel.connect(

@@ -37,9 +37,9 @@ from cedar.commands.schedd import (
     location_address,
     qmgmt_body,
     query_protocol,
-    query_request,
     reschedule_body,
     retrieve_body,
+    shared_query_request,
     spool_body,
     submit_builder,
     submit_result,
@@ -136,6 +136,7 @@ class Schedd:
     def _iterate(
         self, command: int, body: Callable[[CommandSession], Protocol[Any]]
     ) -> Iterator[ClassAd]:
+        """A read-only command (query, history): a resumed session is pipelined."""
         address = self.locate()
         for ad in iterate_command(
             address,
@@ -144,6 +145,7 @@ class Schedd:
             security=self.security,
             timeout=self.timeout,
             max_results=self.max_results,
+            pipeline_resume=True,
         ):
             yield ad
 
@@ -158,8 +160,8 @@ class Schedd:
         my_jobs: str | None = None,
     ) -> JobQuery:
         """Stream job ads as they arrive; the returned query's ``summary`` is set at the end."""
-        request = query_request(
-            constraint, projection, limit, summary_only=summary_only, my_jobs=my_jobs
+        request = shared_query_request(
+            constraint, tuple(projection), limit, summary_only=summary_only, my_jobs=my_jobs
         )
         return JobQuery(self, job_query_command(with_auth), request)
 
