@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 import trio
@@ -44,6 +44,9 @@ from cedar.stream.protocol import Protocol
 
 T = TypeVar("T")
 Body = Callable[[CommandSession], Protocol[T]]
+#: Called with no arguments at a point of a driver's sequence (``connected=`` hooks).
+AsyncHook = Callable[[], Awaitable[None]]
+Hook = Callable[[], None]
 
 log = logging.getLogger("cedar.commands")
 
@@ -52,6 +55,9 @@ log = logging.getLogger("cedar.commands")
 DEFAULT_TIMEOUT = 60.0
 #: Results (ads, records) one call accepts at most, unless the caller says otherwise.
 MAX_RESULTS = 1_000_000
+#: Seconds a connection opened ahead (while another query makes the session) may be held
+#: before it is used; a longer wait opens a new one instead (the daemon may have dropped it).
+HELD_CONNECTION_MAX = 2.0
 
 
 @functools.lru_cache(maxsize=256)
@@ -261,6 +267,9 @@ async def run_blocking_async(function: Callable[[], T]) -> T:
 
 __all__ = [
     "DEFAULT_TIMEOUT",
+    "HELD_CONNECTION_MAX",
+    "AsyncHook",
+    "Hook",
     "MAX_RESULTS",
     "Body",
     "CommandAttempts",

@@ -13,13 +13,14 @@ from dataclasses import dataclass, field
 
 import trio
 
-from cedar.auth.client import ClientSecurity, SecurityConfig, client_security
+from cedar.auth.client import ClientSecurity, CommandSession, SecurityConfig, client_security
 from cedar.classad_wire import ClassAd
 from cedar.commands._async.command import iterate_command_async
-from cedar.commands.base import DEFAULT_TIMEOUT, MAX_RESULTS
+from cedar.commands.base import DEFAULT_TIMEOUT, MAX_RESULTS, AsyncHook
 from cedar.commands.collector import DaemonLocation, build_query_ad, query_protocol
 from cedar.errors import CedarError, InvalidArgument
 from cedar.numbers import AdType
+from cedar.stream.protocol import Protocol
 
 #: Connections open at once unless the caller says otherwise.
 DEFAULT_CONCURRENCY = 32
@@ -84,42 +85,62 @@ async def query_all_async(
         except InvalidArgument as exc:
             results.append(DaemonResult(str(target), error=exc))
     limiter = trio.CapacityLimiter(concurrency)
-    # Several queries to one daemon: the first one makes the security session, the others
-    # wait for it and resume it.  A daemon authenticates one connection at a time, so parallel
-    # full handshakes to it queue up there (measured: 50 at once through a 20 ms link took 13 s;
-    # one handshake then 49 resumptions, about 1 s).
-    first_done: dict[str, trio.Event] = {}
+    # Several queries to one daemon: the first one (the leader) makes the security session,
+    # the others resume it as soon as it exists.  A daemon authenticates one connection at a
+    # time, so parallel full handshakes to it queue up there (measured: 50 at once through a
+    # 20 ms link took 13 s).  While they wait, the others already hold their connections open,
+    # so only the resumption itself (one write) is left once the session exists.
+    session_made: dict[str, trio.Event] = {}
 
     async def one(result: DaemonResult) -> None:
-        leader = result.address not in first_done
-        if leader:
-            first_done[result.address] = trio.Event()
-        else:
-            await first_done[result.address].wait()
-        try:
-            await _query(result)
-        finally:
-            if leader:
-                first_done[result.address].set()
-
-    async def _query(result: DaemonResult) -> None:
-        async with limiter:
+        made = session_made.get(result.address)
+        if made is None:
+            made = session_made[result.address] = trio.Event()
             try:
-                async for ad in iterate_command_async(
-                    result.address,
-                    kind.command,
-                    lambda session: query_protocol(session, query_ad),
-                    security=security,
-                    timeout=timeout,
-                    max_results=max_results,
-                    pipeline_resume=True,
-                ):
-                    result.ads.append(ad)
-            except InvalidArgument as exc:  # an unparsable address
-                result.error = InvalidArgument(f"bad address {result.address!r}: {exc}")
-            except CedarError as exc:
-                result.error = exc
-                result.ads.clear()
+                async with limiter:
+                    await _query(result, session_ready=made)
+            finally:
+                made.set()  # also when it failed: the others then try on their own
+        elif not made.is_set() and limiter.available_tokens > 1:
+            # Connect now, holding a slot; one slot always stays for a leader to take.
+            limiter.acquire_nowait()
+            try:
+                await _query(result, connected=made.wait)
+            finally:
+                limiter.release()
+        else:
+            await made.wait()
+            async with limiter:
+                await _query(result)
+
+    async def _query(
+        result: DaemonResult,
+        *,
+        session_ready: trio.Event | None = None,
+        connected: AsyncHook | None = None,
+    ) -> None:
+        def body(session: CommandSession) -> Protocol[int]:
+            if session_ready is not None:
+                session_ready.set()  # the session exists: the others may resume it now
+            return query_protocol(session, query_ad)
+
+        try:
+            async for ad in iterate_command_async(
+                result.address,
+                kind.command,
+                body,
+                security=security,
+                timeout=timeout,
+                max_results=max_results,
+                pipeline_resume=True,
+                connected=connected,
+            ):
+                result.ads.append(ad)
+        except InvalidArgument as exc:  # an unparsable address
+            result.error = InvalidArgument(f"bad address {result.address!r}: {exc}")
+        except CedarError as exc:
+            result.error = exc
+            result.ads.clear()
 
     async with trio.open_nursery() as nursery:
         for result in results:

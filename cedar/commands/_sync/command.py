@@ -9,12 +9,20 @@ Both drivers bound the whole call by one deadline (``timeout``) and the results 
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from typing import Any, TypeVar
 
 from cedar.auth.client import ClientSecurity, SessionRejected
 from cedar.auth.sinful import Sinful
-from cedar.commands.base import DEFAULT_TIMEOUT, MAX_RESULTS, Body, CommandAttempts
+from cedar.commands.base import (
+    DEFAULT_TIMEOUT,
+    HELD_CONNECTION_MAX,
+    MAX_RESULTS,
+    Body,
+    CommandAttempts,
+    Hook,
+)
 from cedar.stream.drivers import SyncChannel
 
 T = TypeVar("T")
@@ -70,9 +78,15 @@ def iterate_command(
     permission_hint: str | None = None,
     max_results: int = MAX_RESULTS,
     pipeline_resume: bool = False,
+    connected: Hook | None = None,
 ) -> Iterator[Any]:
     """Run one command, yielding each value ``body`` emits as it arrives (at most
-    ``max_results``), all within ``timeout`` seconds."""
+    ``max_results``), all within ``timeout`` seconds.
+
+    ``connected`` is awaited once the connection is open, before anything is sent: a fan-out
+    holds its connections open while another query makes the security session.  A connection
+    held longer than :data:`~cedar.commands.base.HELD_CONNECTION_MAX` is replaced by a new one
+    (the peer may have given up on it)."""
     attempts = CommandAttempts(
         address,
         command,
@@ -89,6 +103,12 @@ def iterate_command(
         with SyncChannel.connect(
             attempts.host, attempts.port, timeout=timeout, deadline=attempts.deadline
         ) as channel:
+            if connected is not None:
+                held = time.monotonic()
+                connected()
+                connected = None
+                if time.monotonic() - held > HELD_CONNECTION_MAX:
+                    continue  # reconnect
             try:
                 for value in channel.iterate(attempts.protocol(channel)):
                     attempts.results += 1
