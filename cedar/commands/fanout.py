@@ -54,6 +54,20 @@ def target_address(target: Target) -> str:
     return target
 
 
+class _Leader:
+    """The query that makes the session to one daemon, as the others see it."""
+
+    def __init__(self) -> None:
+        #: Set once its connection is open (its first message leaves before anyone else runs).
+        self.connected = trio.Event()
+        #: Set once the session exists (or the leader failed).
+        self.session = trio.Event()
+
+    async def started(self) -> None:
+        """The leader's ``connected`` hook."""
+        self.connected.set()
+
+
 async def query_all_async(
     targets: Iterable[Target],
     ad_type: AdType | str = AdType.SCHEDD,
@@ -88,28 +102,32 @@ async def query_all_async(
     # Several queries to one daemon: the first one (the leader) makes the security session,
     # the others resume it as soon as it exists.  A daemon authenticates one connection at a
     # time, so parallel full handshakes to it queue up there (measured: 50 at once through a
-    # 20 ms link took 13 s).  While they wait, the others already hold their connections open,
-    # so only the resumption itself (one write) is left once the session exists.
-    session_made: dict[str, trio.Event] = {}
+    # 20 ms link took 13 s).  While they wait, the others already hold their connections open
+    # (opened once the leader's first message is out, so they never delay it), leaving only
+    # the resumption itself (one write) for when the session exists.
+    leaders: dict[str, _Leader] = {}
 
     async def one(result: DaemonResult) -> None:
-        made = session_made.get(result.address)
-        if made is None:
-            made = session_made[result.address] = trio.Event()
+        leader = leaders.get(result.address)
+        if leader is None:
+            leader = leaders[result.address] = _Leader()
             try:
                 async with limiter:
-                    await _query(result, session_ready=made)
-            finally:
-                made.set()  # also when it failed: the others then try on their own
-        elif not made.is_set() and limiter.available_tokens > 1:
+                    await _query(result, session_ready=leader.session, connected=leader.started)
+            finally:  # also when it failed: the others then try on their own
+                leader.connected.set()
+                leader.session.set()
+            return
+        await leader.connected.wait()
+        if not leader.session.is_set() and limiter.available_tokens > 1:
             # Connect now, holding a slot; one slot always stays for a leader to take.
             limiter.acquire_nowait()
             try:
-                await _query(result, connected=made.wait)
+                await _query(result, connected=leader.session.wait)
             finally:
                 limiter.release()
         else:
-            await made.wait()
+            await leader.session.wait()
             async with limiter:
                 await _query(result)
 

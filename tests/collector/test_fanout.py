@@ -106,7 +106,7 @@ def test_a_connection_held_too_long_is_replaced(monkeypatch) -> None:
     monkeypatch.setattr(command, "HELD_CONNECTION_MAX", -1.0)  # every held one is "too old"
     oks, stats = _fan_out_to_one_daemon(10, 12)  # slots for all: the 9 waiters connect early
     assert all(oks) and stats["new_sessions"] == 1
-    assert stats["connections"] == 10 + 9  # each waiter dropped its held connection
+    assert stats["connections"] == 10 + 10  # each (leader included) dropped its first one
 
 
 def test_preconnected_queries_report_their_own_errors() -> None:

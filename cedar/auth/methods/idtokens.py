@@ -18,7 +18,9 @@ from cedar.auth.methods._credentials import ad_get, config_of, knob
 from cedar.auth.signing_key import SigningKey, SigningKeyStore, key_store_from_options
 from cedar.auth.token import (
     FoundToken,
+    IdToken,
     client_exchange,
+    create_token,
     discover_tokens,
     select_token,
     server_exchange,
@@ -73,6 +75,36 @@ def server_key_store(ctx: AuthContext) -> SigningKeyStore:
     return key_store_from_options(options)
 
 
+#: Seconds a token minted by a client from a pool key it can read is valid (spec 04 §5.7).
+EPHEMERAL_TOKEN_LIFETIME = 60
+
+
+def ephemeral_token(
+    ctx: AuthContext, issuer: str | None, issuer_keys: list[str]
+) -> FoundToken | None:
+    """A short-lived token minted from a signing key the client can read (spec 04 §5.3 step 5,
+    §5.7), as the reference client does when it has no token: root or ``condor`` on a pool
+    host is then ``condor@password``, the identity daemons sharing the pool key use.
+
+    Only when no token was given in memory, the server's issuer is our own trust domain and
+    the server names keys (``IssuerKeys``); the first of them (sorted) we can read signs.
+    """
+    if ctx.options.get("token") is not None or not issuer_keys or not issuer:
+        return None
+    if issuer != ctx.trust_domain:
+        return None
+    store = server_key_store(ctx)  # the key files a daemon on this host would read
+    for name in sorted(issuer_keys):
+        key = store.get(name)
+        if key is None:
+            continue
+        version = ad_get(ctx.peer_ad, "RemoteVersion")
+        subject = server_name_for(version if isinstance(version, str) else None, ctx.uid_domain)
+        text = create_token(key, issuer=issuer, subject=subject, lifetime=EPHEMERAL_TOKEN_LIFETIME)
+        return FoundToken(IdToken.parse(text), f"<token minted with signing key {name}>")
+    return None
+
+
 class IdTokens(AuthMethod):
     """TOKEN: HMAC-signed JWTs and the AKEP2 exchange."""
 
@@ -97,6 +129,8 @@ class IdTokens(AuthMethod):
         issuer_keys = split_issuer_keys(keys_value)
         candidates = client_candidates(ctx)
         chosen = select_token(candidates, issuer, issuer_keys)
+        if chosen is None:
+            chosen = ephemeral_token(ctx, issuer, issuer_keys)
         if chosen is None:
             where = client_token_directory(ctx) or "no token directory"
             reason = (
@@ -171,4 +205,11 @@ class IdTokens(AuthMethod):
         )
 
 
-__all__ = ["IdTokens", "client_candidates", "client_token_directory", "server_key_store"]
+__all__ = [
+    "EPHEMERAL_TOKEN_LIFETIME",
+    "IdTokens",
+    "ephemeral_token",
+    "client_candidates",
+    "client_token_directory",
+    "server_key_store",
+]
