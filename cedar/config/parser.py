@@ -334,7 +334,9 @@ class ConfigParser(Knobs):
         key = name.upper()
         current = self._raw_lookup(key, include_defaults=True)
         # Self references expand at once to the current raw value (spec 06 §1.4).
-        if re.search(rf"\$\({re.escape(name)}(:[^)]*)?\)", value, re.IGNORECASE):
+        if f"$({key}" in value.upper() and re.search(
+            rf"\$\({re.escape(name)}(:[^)]*)?\)", value, re.IGNORECASE
+        ):
             value = re.sub(
                 rf"\$\({re.escape(name)}(?::([^)]*))?\)",
                 lambda m: current if current else (m.group(1) or ""),

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import ipaddress
 import socket
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -74,6 +75,42 @@ def _connect_failed(peer: str, exc: OSError) -> CedarConnectionError:
     return CedarConnectionError(
         f"cannot connect to {peer}: {exc.strerror or exc}; is the daemon running there?"
     )
+
+
+def _ip_family(host: str) -> int | None:
+    """``AF_INET``/``AF_INET6`` for an IP address literal, ``None`` for a name to resolve."""
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return None
+    if isinstance(address, ipaddress.IPv6Address) and address.scope_id:
+        return None  # let the resolver fill in the scope
+    return socket.AF_INET if address.version == 4 else socket.AF_INET6
+
+
+def _connect_socket(host: str, port: int, timeout: float) -> socket.socket:
+    """A connected blocking socket; an IP literal skips ``getaddrinfo``."""
+    family = _ip_family(host)
+    if family is None:
+        return socket.create_connection((host, port), timeout=timeout)
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.settimeout(timeout)
+        sock.connect((host, port))
+    except BaseException:
+        sock.close()
+        raise
+    return sock
+
+
+async def _open_trio_stream(family: int, host: str, port: int) -> trio.SocketStream:
+    sock = trio.socket.socket(family, socket.SOCK_STREAM)
+    try:
+        await sock.connect((host, port))
+    except BaseException:
+        sock.close()
+        raise
+    return trio.SocketStream(sock)
 
 
 class Deadline:
@@ -257,7 +294,7 @@ class SyncChannel(_Transport, _BlockingDriver):
         peer = f"{host}:{port}"
         limit = _connect_limit(timeout, deadline, peer)
         try:
-            sock = socket.create_connection((host, port), timeout=limit)
+            sock = _connect_socket(host, port, limit)
         except TimeoutError:
             if deadline is not None and deadline.remaining() <= 0:
                 raise _deadline_passed(deadline, "connecting to", peer) from None
@@ -346,7 +383,11 @@ class TrioChannel(_Transport):
         peer = f"{host}:{port}"
         try:
             with trio.fail_after(_connect_limit(timeout, deadline, peer)):
-                stream = await trio.open_tcp_stream(host, port)
+                family = _ip_family(host)
+                if family is None:
+                    stream = await trio.open_tcp_stream(host, port)
+                else:  # an address: no resolution, no racing of candidates to set up
+                    stream = await _open_trio_stream(family, host, port)
         except trio.TooSlowError:
             if deadline is not None and deadline.remaining() <= 0:
                 raise _deadline_passed(deadline, "connecting to", peer) from None

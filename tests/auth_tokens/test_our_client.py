@@ -226,3 +226,34 @@ def test_tls_round_structure_matches_spec_trace(pki: Pki) -> None:
         ("C->S", 4),  # phase 2: W, then the client's empty HOLDING
     ]
     assert c_conn.transcript_digests() == s_conn.transcript_digests()[::-1]
+
+
+def test_ephemeral_token_from_a_readable_pool_key(
+    tmp_path: Path, serve: Any, pool_key: SigningKey
+) -> None:
+    # No token anywhere, but the pool key is readable (root or condor on a pool host): the
+    # client mints a 60 s token and is condor@password, as the reference client is (§5.7).
+    key_file = tmp_path / "POOL"
+    pool_key.save(key_file)
+    with serve(["TOKEN"]) as address:
+        security = client(["TOKEN"], SEC_TOKEN_POOL_SIGNING_KEY_FILE=str(key_file))
+        result = attempt(address, "READ", security)
+        assert isinstance(result, PingResult) and (result.user, result.method) == (
+            "condor@password",
+            "TOKEN",
+        ), result
+        # Another trust domain than the server's issuer: nothing is minted, TOKEN fails.
+        foreign = ClientSecurity(
+            SecurityConfig(
+                methods=["TOKEN"],
+                trust_domain="elsewhere.org",
+                uid_domain="elsewhere.org",
+                options={
+                    "config": Config(),
+                    "SEC_TOKEN_DIRECTORY": "/nonexistent/tokens.d",
+                    "SEC_TOKEN_POOL_SIGNING_KEY_FILE": str(key_file),
+                },
+            )
+        )
+        failed = attempt(address, "READ", foreign)
+        assert not isinstance(failed, PingResult) or failed.method != "TOKEN", failed
