@@ -501,7 +501,7 @@ def _resume(
     # Pipelined: no resume response is asked for, so the payload can follow at once, in the
     # same write (spec 03 §6.3: "C1 follows R1 directly"); the server then answers a forgotten
     # session by closing, which the caller turns into a retry with a new session.
-    resume_response = built_since(session.remote_version, 9, 9, 0) and not pipelined
+    resume_response = not pipelined and built_since(session.remote_version, 9, 9, 0)
     payload = _resume_message(conn, command, auth_command, config, target, session, resume_response)
     log.debug("resuming a cached session for %s", _describe(command))
     yield Send(payload, flush=resume_response)

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from cedar.auth.permissions import SHARED_PORT_CONNECT
 from cedar.errors import InvalidArgument, ProtocolError
 from cedar.stream.connection import CedarConnection
-from cedar.stream.primitives import MessageReader
+from cedar.stream.primitives import MessageReader, MessageWriter
 from cedar.stream.protocol import Protocol, Send
 
 MAX_ID_LENGTH = 1023
@@ -24,17 +25,16 @@ def send_preamble(
     addresses the shared-port server itself).
     """
     validate_id(sock_id)
-    yield Send(
-        conn.writer()
-        .put_int(SHARED_PORT_CONNECT)
-        .put_string(sock_id)
-        .put_string(client_name)
-        .put_int(deadline)
-        .put_int(0),
-        flush=False,
-    )
+    yield Send(_preamble(sock_id, client_name, deadline, conn.encrypted), flush=False)
     if sock_id != "self":
         conn.reset_transcript()
+
+
+@functools.lru_cache(maxsize=64)
+def _preamble(sock_id: str, client_name: str, deadline: int, crypto: bool) -> bytes:
+    """The request's payload (the same for every connection a client makes to one daemon)."""
+    writer = MessageWriter(crypto=crypto).put_int(SHARED_PORT_CONNECT).put_string(sock_id)
+    return writer.put_string(client_name).put_int(deadline).put_int(0).getvalue()
 
 
 def validate_id(sock_id: str) -> None:

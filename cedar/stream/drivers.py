@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import ipaddress
 import socket
 import time
@@ -77,6 +78,7 @@ def _connect_failed(peer: str, exc: OSError) -> CedarConnectionError:
     )
 
 
+@functools.lru_cache(maxsize=256)
 def _ip_family(host: str) -> int | None:
     """``AF_INET``/``AF_INET6`` for an IP address literal, ``None`` for a name to resolve."""
     try:
