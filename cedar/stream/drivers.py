@@ -115,6 +115,12 @@ async def _open_trio_stream(family: int, host: str, port: int) -> trio.SocketStr
     return trio.SocketStream(sock)
 
 
+def _wait_scope(seconds: float) -> trio.CancelScope:
+    """A scope ending ``seconds`` from now (``trio.fail_after`` without its context-manager
+    wrapper: this runs for every read and write)."""
+    return trio.CancelScope(deadline=trio.current_time() + seconds)
+
+
 class Deadline:
     """The moment a whole call must be over, however the peer paces its bytes.
 
@@ -383,33 +389,36 @@ class TrioChannel(_Transport):
     ) -> TrioChannel:
         """Open a TCP connection to ``host:port``."""
         peer = f"{host}:{port}"
+        scope = _wait_scope(_connect_limit(timeout, deadline, peer))
+        stream: trio.SocketStream | None = None
         try:
-            with trio.fail_after(_connect_limit(timeout, deadline, peer)):
+            with scope:
                 family = _ip_family(host)
                 if family is None:
                     stream = await trio.open_tcp_stream(host, port)
                 else:  # an address: no resolution, no racing of candidates to set up
                     stream = await _open_trio_stream(family, host, port)
-        except trio.TooSlowError:
-            if deadline is not None and deadline.remaining() <= 0:
-                raise _deadline_passed(deadline, "connecting to", peer) from None
-            raise _connect_timed_out(peer, timeout) from None
         except OSError as exc:
             raise _connect_failed(peer, exc) from None
+        if stream is None:  # the scope ran out
+            if deadline is not None and deadline.remaining() <= 0:
+                raise _deadline_passed(deadline, "connecting to", peer)
+            raise _connect_timed_out(peer, timeout)
         return cls(stream, timeout=timeout, peer=peer, deadline=deadline)
 
     async def _write(self, data: bytes) -> None:
+        scope = _wait_scope(self._wait_limit("sending to"))
         try:
-            with trio.fail_after(self._wait_limit("sending to")):
+            with scope:
                 await self.stream.send_all(data)
-        except trio.TooSlowError:
-            raise self._timed_out("sending to") from None
         except trio.BrokenResourceError as exc:
             raise ConnectionClosed(f"connection to {self.peer} was closed by the peer") from exc
         except trio.ClosedResourceError:
             raise self._already_closed() from None
         except OSError as exc:
             raise _describe_os_error(exc, self.peer) from None
+        if scope.cancelled_caught:
+            raise self._timed_out("sending to")
 
     async def read_message(self, part_size: int | None = None) -> MessageReader:
         """Wait until the next whole message (or piece of one) has arrived."""
@@ -417,15 +426,17 @@ class TrioChannel(_Transport):
             message = self.conn.next_message(part_size)
             if message is not None:
                 return message
+            scope = _wait_scope(self._wait_limit("waiting for"))
+            data: bytes | bytearray | None = None
             try:
-                with trio.fail_after(self._wait_limit("waiting for")):
+                with scope:
                     data = await self.stream.receive_some(_READ_SIZE)
-            except trio.TooSlowError:
-                raise self._timed_out("waiting for") from None
             except trio.BrokenResourceError:
                 data = b""  # a reset reads like a close: neither carries information
             except trio.ClosedResourceError:
                 raise self._already_closed() from None
+            if data is None:  # the scope ran out
+                raise self._timed_out("waiting for")
             self.conn.receive_data(bytes(data))
 
     async def read_raw(self, max_bytes: int) -> bytes:
