@@ -134,7 +134,7 @@ class ClassAd(MutableMapping[str, Any]):
     always gives the expression.  Iteration follows insertion order.
     """
 
-    __slots__ = ("_entries", "_pending", "_wire")
+    __slots__ = ("_entries", "_shape", "_values", "_wire")
     # Entries, by folded name: (spelling, Expr or raw wire text, value of that text or None).
     # They are immutable tuples, replaced on every change: a query result holds hundreds of
     # thousands, and tuples of strings and numbers drop out of the garbage collector's sight.
@@ -144,7 +144,8 @@ class ClassAd(MutableMapping[str, Any]):
     def __init__(self, values: Mapping[str, Any] | Iterable[tuple[str, Any]] | None = None):
         self._entries: dict[str, Entry] = {}
         # A wire ad's shape and values until its entry table is built (see _from_shape).
-        self._pending: tuple[AdShape, Sequence[str] | Sequence[bytes]] | None = None
+        self._shape: AdShape | None = None
+        self._values: Sequence[str] | Sequence[bytes] = ()
         # put_classad's encodings of this ad, by options; any change drops them.
         self._wire: dict[Any, Any] | None = None
         if values is not None:
@@ -159,7 +160,8 @@ class ClassAd(MutableMapping[str, Any]):
         values (iteration, ``ad[name]``, ``in`` and ``len`` work on the shape directly).
         """
         ad = cls.__new__(cls)
-        ad._pending = (shape, values)
+        ad._shape = shape  # two slots, not a tuple: one object less for the collector to track
+        ad._values = values
         ad._wire = None
         return ad
 
@@ -174,12 +176,12 @@ class ClassAd(MutableMapping[str, Any]):
     def _materialize(self) -> dict[str, Entry]:
         """Build the entry table of an ad from :meth:`_from_shape` (on its first such use)."""
         try:
-            pending = self._pending
+            shape = self._shape
         except AttributeError:
             raise AttributeError("_entries") from None
-        if pending is None:
+        if shape is None:
             raise AttributeError("_entries")
-        shape, values = pending
+        values = self._values
         texts = (
             [_text(value) for value in values]
             if values and values[0].__class__ is bytes
@@ -189,7 +191,8 @@ class ClassAd(MutableMapping[str, Any]):
             zip(shape.keys, zip(shape.names, texts, repeat(None)), strict=True)
         )
         self._entries = entries
-        self._pending = None
+        self._shape = None
+        self._values = ()
         return entries
 
     def _pending_value(self, shape: AdShape, position: int, raw: str | bytes) -> Any:
@@ -275,15 +278,14 @@ class ClassAd(MutableMapping[str, Any]):
 
     # -- mapping protocol ------------------------------------------------------------------
     def __getitem__(self, name: str) -> Any:
-        pending = self._pending
-        if pending is None:
+        shape = self._shape
+        if shape is None:
             key = name.lower() if name.isascii() else fold(name)
             return self._value(key, self._entries[key])
-        shape, values = pending
         position = shape.index.get(name)
         if position is None:
             position = shape.index[name.lower() if name.isascii() else fold(name)]
-        raw = values[position]
+        raw = self._values[position]
         try:
             return _RAW_VALUES[raw]
         except KeyError:
@@ -299,22 +301,22 @@ class ClassAd(MutableMapping[str, Any]):
     def __contains__(self, name: object) -> bool:
         if not isinstance(name, str):
             return False
-        pending = self._pending
-        if pending is None:
+        shape = self._shape
+        if shape is None:
             return fold(name) in self._entries
-        return fold(name) in pending[0].index
+        return fold(name) in shape.index
 
     def __iter__(self) -> Iterator[str]:
-        pending = self._pending
-        if pending is None:
+        shape = self._shape
+        if shape is None:
             return (entry[0] for entry in list(self._entries.values()))
-        return iter(pending[0].names)
+        return iter(shape.names)
 
     def __len__(self) -> int:
-        pending = self._pending
-        if pending is None:
+        shape = self._shape
+        if shape is None:
             return len(self._entries)
-        return len(pending[0].names)
+        return len(shape.names)
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, ClassAd):
@@ -335,6 +337,9 @@ class ClassAd(MutableMapping[str, Any]):
         return new
 
     __copy__ = copy
+
+    def __deepcopy__(self, memo: object) -> ClassAd:
+        return self.copy()  # entries are immutable tuples of strings and expression trees
 
     # -- expressions -----------------------------------------------------------------------
     def lookup(self, name: str) -> Expr:

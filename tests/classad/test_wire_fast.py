@@ -100,14 +100,14 @@ def test_canonical_ad_round_trip_is_read_in_bulk_and_lazily(crypto: bool) -> Non
     writer = MessageWriter(crypto=crypto)
     put_classad(writer, ad)
     back = get_classad(MessageReader(writer.getvalue(), crypto=crypto))
-    assert back._pending is not None  # entries not built yet
+    assert back._shape is not None  # entries not built yet
     # Names, membership, length and values are read from the shared shape...
     assert len(back) == 4 and "Ümlaut" in back and "B" in back and "nope" not in back
     assert list(back) == ["A", "b", "Ümlaut", "R"]
     assert back["a"] == 1 and back["B"] == "x" and back["Ümlaut"] == 2.5
-    assert back._pending is not None
+    assert back._shape is not None
     # ...anything else builds the table once.
-    assert back == ad and back._pending is None
+    assert back == ad and back._shape is None
     assert list(back) == ["A", "b", "Ümlaut", "R"]
 
 
@@ -137,7 +137,7 @@ def test_recurring_shape_gets_a_compiled_reader(crypto: bool) -> None:
         ad = get_classad(reader)
         assert reader.remaining == len(b"after")
         assert ad["Name"] == f"slot{index}@h" and ad["cpus"] == 1
-    assert ad._pending is not None and crypto in ad._pending[0].readers
+    assert ad._shape is not None and crypto in ad._shape.readers
     assert ad.lookup("Start") == ClassAd.parse_old("Start = (a == b)").lookup("Start")
 
 
@@ -146,7 +146,7 @@ def test_shape_reader_matches_line_reader_on_damaged_input(crypto: bool) -> None
     """Every byte changed in turn (length prefixes included), and every cut: same ad or error."""
     for _ in range(40):  # make sure the shape has its compiled reader
         ad = get_classad(MessageReader(_payload(4, _SHAPE_LINES, crypto, True), crypto=crypto))
-    assert ad._pending is not None and crypto in ad._pending[0].readers
+    assert ad._shape is not None and crypto in ad._shape.readers
     whole = _payload(4, _SHAPE_LINES, crypto, True)
     damaged = [whole[:cut] for cut in range(len(whole))]
     for position, original in enumerate(whole):
@@ -252,3 +252,19 @@ def test_encoding_cache_keys_on_options() -> None:
     single = MessageWriter()
     put_classad(single, ClassAd(dict(ad)))
     assert plain.getvalue() == single.getvalue() * 2
+
+
+def test_wire_ads_copy_pickle_and_deepcopy() -> None:
+    import copy
+    import pickle
+
+    ad = ClassAd.parse_old('A = 1\nS = "x"\nE = A + 1\nL = {1, 2}\n')
+    wire = MessageWriter(crypto=True)
+    put_classad(wire, ad)
+    back = get_classad(MessageReader(wire.getvalue(), crypto=True))
+    assert back._shape is not None  # read on its shared shape
+    for clone in (copy.copy(back), copy.deepcopy(back), pickle.loads(pickle.dumps(back))):
+        assert clone == ad and clone is not back
+    clone = copy.deepcopy(back)
+    clone["A"] = 2
+    assert back["A"] == 1 and clone["E"] == ad.lookup("E")
