@@ -57,9 +57,12 @@ class AdShape:
         return f"<AdShape of {len(self.names)} names>"
 
 
-#: Shapes by their names, bounded: a peer sending ever new names only makes them churn.
+#: Shapes by their names, bounded in shapes and in names held: a peer sending ever new (or
+#: huge) shapes only makes them churn.  A shape larger than the whole bound is not kept.
 _SHAPES: dict[tuple[str, ...], AdShape] = {}
 _SHAPES_MAX = 256
+_SHAPES_MAX_NAMES = 1 << 16
+_shapes_names = [0]  # names held by _SHAPES
 
 
 def ad_shape(names: tuple[str, ...]) -> AdShape | None:
@@ -71,9 +74,12 @@ def ad_shape(names: tuple[str, ...]) -> AdShape | None:
         if len(set(keys)) != len(keys):
             return None
         shape = AdShape(names, keys)
-        if len(_SHAPES) >= _SHAPES_MAX:
-            _SHAPES.clear()
-        _SHAPES[names] = shape
+        if len(names) <= _SHAPES_MAX_NAMES:
+            if len(_SHAPES) >= _SHAPES_MAX or _shapes_names[0] + len(names) > _SHAPES_MAX_NAMES:
+                _SHAPES.clear()
+                _shapes_names[0] = 0
+            _SHAPES[names] = shape
+            _shapes_names[0] += len(names)
     return shape
 
 

@@ -268,3 +268,17 @@ def test_wire_ads_copy_pickle_and_deepcopy() -> None:
     clone = copy.deepcopy(back)
     clone["A"] = 2
     assert back["A"] == 1 and clone["E"] == ad.lookup("E")
+
+
+def test_shape_registry_is_bounded() -> None:
+    from cedar.classad_wire import classad
+
+    for index in range(classad._SHAPES_MAX * 2):
+        classad.ad_shape((f"A{index}", "B"))
+    assert len(classad._SHAPES) <= classad._SHAPES_MAX
+    huge = tuple(f"N{index}" for index in range(classad._SHAPES_MAX_NAMES + 1))
+    assert classad.ad_shape(huge) is not None and huge not in classad._SHAPES
+    half = classad._SHAPES_MAX_NAMES // 2
+    for tag in ("p", "q", "r"):
+        classad.ad_shape(tuple(f"{tag}{index}" for index in range(half)))
+    assert sum(map(len, classad._SHAPES)) <= classad._SHAPES_MAX_NAMES
