@@ -37,16 +37,19 @@ class _Transcript:
     __slots__ = ("_hash", "_size")
 
     def __init__(self) -> None:
-        self._hash = hashlib.sha256()
+        self._hash: hashlib._Hash | None = None  # made on first use (most stay unused)
         self._size = 0
 
     def feed(self, packet: bytes) -> None:
         if self._size < TRANSCRIPT_LIMIT:
-            self._hash.update(packet)
+            if self._hash is None:
+                self._hash = hashlib.sha256(packet)
+            else:
+                self._hash.update(packet)
             self._size += len(packet)
 
     def digest(self) -> bytes:
-        return self._hash.digest() if self._size else ZERO_DIGEST
+        return self._hash.digest() if self._hash is not None and self._size else ZERO_DIGEST
 
 
 class CedarConnection:
@@ -108,6 +111,10 @@ class CedarConnection:
         """The wire bytes of one whole message (one packet when it fits in 1 MiB)."""
         payload = message.getvalue() if isinstance(message, MessageWriter) else bytes(message)
         if self._aes is None:
+            if 0 < len(payload) <= MAX_PACKET_PAYLOAD:  # the common case: one packet
+                packet = encode_header(True, len(payload)) + payload
+                self._sent.feed(packet)
+                return packet
             pieces = split_payload(payload, MAX_PACKET_PAYLOAD)
             out = bytearray()
             for index, piece in enumerate(pieces):
