@@ -125,3 +125,27 @@ def test_short_job_runs_to_completion_and_history_matches(schedd: Schedd) -> Non
     assert history and history[0]["jobstatus"] == 4 and history[0]["exitcode"] == 0
     tool = _theirs(_tool("condor_history", "-constraint", constraint, "-match", "5"))
     assert history == tool
+
+
+def test_query_with_a_session_the_schedd_does_not_know(schedd: Schedd) -> None:
+    # A job query resumes pipelined (no resume response): the schedd answers an unknown
+    # session id by closing; the client drops the session and succeeds with a new handshake.
+    from cedar.auth.session import Session
+    from cedar.commands.base import resolve_address
+    from cedar.numbers import Command
+
+    schedd.query(limit=1)  # locate, and make a real session
+    security = schedd.security
+    assert security is not None
+    target = str(resolve_address(str(schedd.address)))
+    real = security.sessions.lookup(target, Command.QUERY_JOB_ADS)
+    assert real is not None
+    bogus = Session(
+        sid=f"{real.sid}-forgotten", key=os.urandom(32), crypto_method="AES", user=real.user,
+        method=real.method, valid_commands=real.valid_commands,
+        remote_version=real.remote_version,
+    )  # fmt: skip
+    security.sessions.store(bogus, target)
+    assert schedd.query(projection=["ClusterId"]) is not None
+    now = security.sessions.lookup(target, Command.QUERY_JOB_ADS)
+    assert now is not None and now.sid not in (bogus.sid, real.sid)
