@@ -150,7 +150,6 @@ def query_request(
     return ad
 
 
-@functools.lru_cache(maxsize=64)
 def shared_query_request(
     constraint: str | None,
     projection: tuple[str, ...],
@@ -161,7 +160,26 @@ def shared_query_request(
 ) -> ClassAd:
     """:func:`query_request`, one ad per distinct request, shared: a client repeating a query
     neither re-parses its constraint nor re-encodes the ad (it keeps its encoding).  The ad is
-    only ever sent, never changed."""
+    only ever sent, never changed.  Arguments that cannot be a cache key build a new ad."""
+    try:
+        return _shared_query_request(
+            constraint, projection, limit, summary_only=summary_only, my_jobs=my_jobs
+        )
+    except TypeError:  # unhashable (e.g. an expression object as the constraint)
+        return query_request(
+            constraint, projection, limit, summary_only=summary_only, my_jobs=my_jobs
+        )
+
+
+@functools.lru_cache(maxsize=64)
+def _shared_query_request(
+    constraint: str | None,
+    projection: tuple[str, ...],
+    limit: int,
+    *,
+    summary_only: bool,
+    my_jobs: str | None,
+) -> ClassAd:
     return query_request(constraint, projection, limit, summary_only=summary_only, my_jobs=my_jobs)
 
 

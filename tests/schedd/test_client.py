@@ -158,3 +158,22 @@ def test_large_cluster_is_submitted_pipelined(pool: MockPool) -> None:
     assert result.num_procs == procs
     ads = schedd.query(f"ClusterId == {result.cluster}", ["ProcId", "Args"])
     assert sorted((ad["ProcId"], ad["Args"]) for ad in ads) == [(i, f"p{i}") for i in range(procs)]
+
+
+def test_repeated_job_queries_share_one_request_ad() -> None:
+    from cedar.commands.schedd import query_request, shared_query_request
+
+    first = shared_query_request("ClusterId > 1", ("ClusterId", "ProcId"), 5)
+    assert shared_query_request("ClusterId > 1", ("ClusterId", "ProcId"), 5) is first
+    assert shared_query_request("ClusterId > 2", ("ClusterId", "ProcId"), 5) is not first
+    expected = query_request("ClusterId > 1", ("ClusterId", "ProcId"), 5)
+    assert dict(first) == dict(expected)
+
+    class Unhashable:  # e.g. an expression object given as the constraint
+        __hash__ = None  # type: ignore[assignment]
+
+        def __str__(self) -> str:
+            return "ClusterId > 1"
+
+    built = shared_query_request(Unhashable(), ("ClusterId", "ProcId"), 5)  # type: ignore[arg-type]
+    assert built is not first and dict(built) == dict(expected)
