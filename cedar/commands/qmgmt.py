@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import errno
 import re
+import struct
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -25,7 +26,14 @@ from cedar.errors import (
     PermissionDenied,
     ProtocolError,
 )
-from cedar.numbers import ArgValue, QmgmtCall, SetAttributeFlags, write_arguments
+from cedar.numbers import (
+    QMGMT_ARGUMENTS,
+    Arg,
+    ArgValue,
+    QmgmtCall,
+    SetAttributeFlags,
+    write_arguments,
+)
 from cedar.stream.connection import CedarConnection
 from cedar.stream.primitives import MessageReader, MessageWriter
 from cedar.stream.protocol import Protocol, Receive, Send
@@ -63,6 +71,8 @@ __all__ = [
 #: far below any socket buffer, so neither side can block the other).
 PIPELINE_WINDOW = 64
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+#: A CEDAR integer (8 bytes, big-endian; qmgmt ids and call numbers fit the signed range).
+_INT = struct.Struct(">q")
 #: GetAllJobsByConstraint is answered in one message; cap the ads we accept from it.
 MAX_JOBS_IN_ONE_REPLY = 1_000_000
 
@@ -470,38 +480,41 @@ def submit_transaction(
         cluster_ad, proc_ads = build(cluster)
         if not proc_ads:
             raise InvalidArgument("a submission needs at least one job")
-        for name, value in cluster_ad.items():
-            check_attribute(name, value)
-        for proc_ad in proc_ads:
-            for name, value in proc_ad.items():
-                check_attribute(name, value)
+        _check_ads(cluster_ad, proc_ads)
     except (CedarError, ValueError):
         yield from _abort_quietly(conn)
         raise
     cluster_items = [("ClusterId", str(cluster))] + [
         (k, v) for k, v in cluster_ad.items() if k.lower() != "clusterid"
     ]
-    # NewProc is the only call per proc that is answered.  After the first one, the calls of
-    # PIPELINE_WINDOW procs go out in one write without waiting, then their answers are read
-    # (the schedd handles the calls of one connection in order); a proc id other than the
-    # expected one aborts the whole submission.
+    requests = _SubmitRequests(conn, cluster, flags)
+    # The calls go out as the bindings send them (NewProc, then the cluster ad once after the
+    # first, then per proc ProcId, JobStatus and what differs), but only NewProc is answered:
+    # the calls of PIPELINE_WINDOW procs leave in one write and, while the schedd works on
+    # them, the next window is encoded; its answers are read one window later (the schedd
+    # handles the calls of one connection in order).  A proc id other than the expected one
+    # aborts the whole submission.
     unanswered: deque[int] = deque()
     pipelined = bool(flags & SetAttributeFlags.NO_ACK)
+    answered = not pipelined  # without NO_ACK every SetAttribute waits for its answer
     for index, proc_ad in enumerate(proc_ads):
-        yield Send(_request(conn, QmgmtCall.NewProc, cluster=cluster), flush=index == 0)
+        yield Send(requests.new_proc, flush=index == 0)
         if index == 0 or not pipelined:
             yield from _expect_proc(conn, cluster, index)
         else:
             unanswered.append(index)
         if index == 0:
             for name, value in cluster_items:
-                yield from set_attribute(conn, cluster, -1, name, value, flags)
-        items = [("ProcId", str(index)), ("JobStatus", proc_ad.get("JobStatus", "1"))]
-        items += [(k, v) for k, v in proc_ad.items() if k.lower() not in ("procid", "jobstatus")]
-        for name, value in items:
-            yield from set_attribute(conn, cluster, index, name, value, flags)
-        if len(unanswered) >= PIPELINE_WINDOW:  # one write, then a window of answers
-            while unanswered:
+                yield from requests.set_attribute(-1, name, value, answered)
+        yield from requests.set_attribute(index, "ProcId", str(index), answered)
+        yield from requests.set_attribute(
+            index, "JobStatus", proc_ad.get("JobStatus", "1"), answered
+        )
+        for name, value in proc_ad.items():
+            if name.lower() not in _SENT_FIRST:
+                yield from requests.set_attribute(index, name, value, answered)
+        if len(unanswered) >= 2 * PIPELINE_WINDOW:  # waiting flushes the newest window
+            for _ in range(PIPELINE_WINDOW):
                 yield from _expect_proc(conn, cluster, unanswered.popleft())
     while unanswered:
         yield from _expect_proc(conn, cluster, unanswered.popleft())
@@ -510,6 +523,59 @@ def submit_transaction(
     return SubmitOutcome(
         cluster, len(proc_ads), dict(cluster_items), [dict(p) for p in proc_ads], result.warning
     )
+
+
+#: Per-proc attributes a submission sends itself, first, in this order.
+_SENT_FIRST = ("procid", "jobstatus")
+
+
+def _check_ads(cluster_ad: Mapping[str, str], proc_ads: Sequence[Mapping[str, str]]) -> None:
+    """Validate every name/value pair before anything is sent; each distinct pair once
+    (the procs of a large cluster repeat the same few).  ``ProcId`` is the submission's own."""
+    checked: set[tuple[str, str]] = set()
+    for ad in (cluster_ad, *proc_ads):
+        for pair in ad.items():
+            if pair not in checked and pair[0].lower() != "procid":
+                check_attribute(*pair)
+                checked.add(pair)
+
+
+class _SubmitRequests:
+    """The wire payloads of a submission's calls, each repeated piece encoded once.
+
+    A SetAttribute is ``I(call) I(cluster) I(proc)`` and the rest (value, name[, flags],
+    laid out by :data:`cedar.numbers.QMGMT_ARGUMENTS`): the rest is encoded once per distinct
+    name/value, the head once per proc.  Values must have been checked (:func:`_check_ads`).
+    """
+
+    def __init__(self, conn: CedarConnection, cluster: int, flags: int) -> None:
+        self.conn = conn
+        self.cluster = cluster
+        self.flags = int(flags)
+        self.call = QmgmtCall.SetAttribute2 if flags else QmgmtCall.SetAttribute
+        if QMGMT_ARGUMENTS[self.call][:2] != (("cluster", Arg.INT), ("proc", Arg.INT)):
+            raise AssertionError("SetAttribute no longer starts with cluster and proc")
+        self.new_proc = _request(conn, QmgmtCall.NewProc, cluster=cluster).getvalue()
+        self._head = _INT.pack(self.call) + _INT.pack(cluster)
+        self._tails: dict[tuple[str, str], bytes] = {}
+
+    def _tail(self, name: str, value: str) -> bytes:
+        tail = self._tails.get((name, value))
+        if tail is None:
+            args: dict[str, ArgValue] = {"cluster": 0, "proc": 0, "value": value, "name": name}
+            if self.flags:
+                args["flags"] = self.flags
+            payload = _request(self.conn, self.call, **args).getvalue()
+            tail = payload[3 * _INT.size :]
+            if name != "ProcId":  # unique per proc: not worth keeping
+                self._tails[(name, value)] = tail
+        return tail
+
+    def set_attribute(self, proc: int, name: str, value: str, answered: bool) -> Protocol[None]:
+        """Send one SetAttribute; read its answer only when one comes."""
+        yield Send(self._head + _INT.pack(proc) + self._tail(name, value), flush=answered)
+        if answered:
+            yield from _std_reply(f"SetAttribute({self.cluster}.{proc}, {name})")
 
 
 def _expect_proc(conn: CedarConnection, cluster: int, index: int) -> Protocol[None]:
