@@ -488,19 +488,39 @@ def submit_transaction(
         (k, v) for k, v in cluster_ad.items() if k.lower() != "clusterid"
     ]
     requests = _SubmitRequests(conn, cluster, flags)
-    # The calls go out as the bindings send them (NewProc, then the cluster ad once after the
-    # first, then per proc ProcId, JobStatus and what differs), but only NewProc is answered:
-    # the calls of PIPELINE_WINDOW procs leave in one write and, while the schedd works on
-    # them, the next window is encoded; its answers are read one window later (the schedd
-    # handles the calls of one connection in order).  A proc id other than the expected one
-    # aborts the whole submission.
+    try:
+        yield from _send_procs(requests, cluster_items, proc_ads)
+    except CedarError:
+        yield from _abort_quietly(conn)  # a refused NewProc, a proc id out of order, ...
+        raise
+    result = yield from commit_transaction(conn)
+    yield from close_socket(conn)
+    return SubmitOutcome(
+        cluster, len(proc_ads), dict(cluster_items), [dict(p) for p in proc_ads], result.warning
+    )
+
+
+def _send_procs(
+    requests: _SubmitRequests,
+    cluster_items: list[tuple[str, str]],
+    proc_ads: Sequence[Mapping[str, str]],
+) -> Protocol[None]:
+    """NewProc and the attributes of every proc, in the bindings' order: NewProc, the cluster
+    ad once after the first, then per proc ``ProcId``, ``JobStatus`` and what differs.
+
+    With NO_ACK only NewProc is answered: the calls of PIPELINE_WINDOW procs leave in one
+    write and, while the schedd works on them, the next window is encoded; a window's answers
+    are read one window later (the schedd handles the calls of one connection in order).  A
+    proc id other than the expected one is a :class:`ProtocolError`.
+    """
+    cluster = requests.cluster
     unanswered: deque[int] = deque()
-    pipelined = bool(flags & SetAttributeFlags.NO_ACK)
+    pipelined = bool(requests.flags & SetAttributeFlags.NO_ACK)
     answered = not pipelined  # without NO_ACK every SetAttribute waits for its answer
     for index, proc_ad in enumerate(proc_ads):
         yield Send(requests.new_proc, flush=index == 0)
         if index == 0 or not pipelined:
-            yield from _expect_proc(conn, cluster, index)
+            yield from _expect_proc(cluster, index)
         else:
             unanswered.append(index)
         if index == 0:
@@ -515,14 +535,9 @@ def submit_transaction(
                 yield from requests.set_attribute(index, name, value, answered)
         if len(unanswered) >= 2 * PIPELINE_WINDOW:  # waiting flushes the newest window
             for _ in range(PIPELINE_WINDOW):
-                yield from _expect_proc(conn, cluster, unanswered.popleft())
+                yield from _expect_proc(cluster, unanswered.popleft())
     while unanswered:
-        yield from _expect_proc(conn, cluster, unanswered.popleft())
-    result = yield from commit_transaction(conn)
-    yield from close_socket(conn)
-    return SubmitOutcome(
-        cluster, len(proc_ads), dict(cluster_items), [dict(p) for p in proc_ads], result.warning
-    )
+        yield from _expect_proc(cluster, unanswered.popleft())
 
 
 #: Per-proc attributes a submission sends itself, first, in this order.
@@ -578,11 +593,10 @@ class _SubmitRequests:
             yield from _std_reply(f"SetAttribute({self.cluster}.{proc}, {name})")
 
 
-def _expect_proc(conn: CedarConnection, cluster: int, index: int) -> Protocol[None]:
-    """Read one NewProc answer; it must be proc ``index`` (else abort)."""
+def _expect_proc(cluster: int, index: int) -> Protocol[None]:
+    """Read one NewProc answer; it must be proc ``index``."""
     proc = yield from _new_proc_reply(cluster)
     if proc != index:
-        yield from _abort_quietly(conn)
         raise ProtocolError(f"NewProc answered proc {proc}, expected {index}")
 
 
