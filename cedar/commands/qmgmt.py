@@ -558,9 +558,10 @@ def _check_ads(cluster_ad: Mapping[str, str], proc_ads: Sequence[Mapping[str, st
 class _SubmitRequests:
     """The wire payloads of a submission's calls, each repeated piece encoded once.
 
-    A SetAttribute is ``I(call) I(cluster) I(proc)`` and the rest (value, name[, flags],
-    laid out by :data:`cedar.numbers.QMGMT_ARGUMENTS`): the rest is encoded once per distinct
-    name/value, the head once per proc.  Values must have been checked (:func:`_check_ads`).
+    A SetAttribute is ``I(call) I(cluster) I(proc) S(value)`` and the rest (name[, flags],
+    laid out by :data:`cedar.numbers.QMGMT_ARGUMENTS`): the head is encoded once, the rest once
+    per attribute name; only the proc and the value are encoded per call.  Values must have
+    been checked (:func:`_check_ads`).
     """
 
     def __init__(self, conn: CedarConnection, cluster: int, flags: int) -> None:
@@ -568,27 +569,30 @@ class _SubmitRequests:
         self.cluster = cluster
         self.flags = int(flags)
         self.call = QmgmtCall.SetAttribute2 if flags else QmgmtCall.SetAttribute
-        if QMGMT_ARGUMENTS[self.call][:2] != (("cluster", Arg.INT), ("proc", Arg.INT)):
-            raise AssertionError("SetAttribute no longer starts with cluster and proc")
+        expected = (("cluster", Arg.INT), ("proc", Arg.INT), ("value", Arg.STRING))
+        if QMGMT_ARGUMENTS[self.call][:3] != expected:
+            raise AssertionError("SetAttribute no longer starts with cluster, proc and value")
         self.new_proc = _request(conn, QmgmtCall.NewProc, cluster=cluster).getvalue()
         self._head = _INT.pack(self.call) + _INT.pack(cluster)
-        self._tails: dict[tuple[str, str], bytes] = {}
+        self._after_value: dict[str, bytes] = {}
 
-    def _tail(self, name: str, value: str) -> bytes:
-        tail = self._tails.get((name, value))
-        if tail is None:
-            args: dict[str, ArgValue] = {"cluster": 0, "proc": 0, "value": value, "name": name}
+    def _value(self, value: str) -> bytes:
+        return self.conn.writer().put_string(value).getvalue()
+
+    def _rest(self, name: str) -> bytes:
+        rest = self._after_value.get(name)
+        if rest is None:
+            args: dict[str, ArgValue] = {"cluster": 0, "proc": 0, "value": "0", "name": name}
             if self.flags:
                 args["flags"] = self.flags
             payload = _request(self.conn, self.call, **args).getvalue()
-            tail = payload[3 * _INT.size :]
-            if name != "ProcId":  # unique per proc: not worth keeping
-                self._tails[(name, value)] = tail
-        return tail
+            rest = self._after_value[name] = payload[3 * _INT.size + len(self._value("0")) :]
+        return rest
 
     def set_attribute(self, proc: int, name: str, value: str, answered: bool) -> Protocol[None]:
         """Send one SetAttribute; read its answer only when one comes."""
-        yield Send(self._head + _INT.pack(proc) + self._tail(name, value), flush=answered)
+        payload = self._head + _INT.pack(proc) + self._value(value) + self._rest(name)
+        yield Send(payload, flush=answered)
         if answered:
             yield from _std_reply(f"SetAttribute({self.cluster}.{proc}, {name})")
 
