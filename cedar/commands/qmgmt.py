@@ -516,23 +516,21 @@ def _send_procs(
     cluster = requests.cluster
     unanswered: deque[int] = deque()
     pipelined = bool(requests.flags & SetAttributeFlags.NO_ACK)
-    answered = not pipelined  # without NO_ACK every SetAttribute waits for its answer
     for index, proc_ad in enumerate(proc_ads):
         yield Send(requests.new_proc, flush=index == 0)
         if index == 0 or not pipelined:
             yield from _expect_proc(cluster, index)
         else:
             unanswered.append(index)
-        if index == 0:
-            for name, value in cluster_items:
-                yield from requests.set_attribute(-1, name, value, answered)
-        yield from requests.set_attribute(index, "ProcId", str(index), answered)
-        yield from requests.set_attribute(
-            index, "JobStatus", proc_ad.get("JobStatus", "1"), answered
-        )
-        for name, value in proc_ad.items():
-            if name.lower() not in _SENT_FIRST:
-                yield from requests.set_attribute(index, name, value, answered)
+        calls = [(-1, cluster_items)] if index == 0 else []
+        own = [("ProcId", str(index)), ("JobStatus", proc_ad.get("JobStatus", "1"))]
+        own += [(k, v) for k, v in proc_ad.items() if k.lower() not in _SENT_FIRST]
+        calls.append((index, own))
+        for proc, items in calls:
+            for (name, _), payload in zip(items, requests.set_attributes(proc, items), strict=True):
+                yield Send(payload, flush=not pipelined)
+                if not pipelined:  # without NO_ACK every SetAttribute is answered
+                    yield from _std_reply(f"SetAttribute({cluster}.{proc}, {name})")
         if len(unanswered) >= 2 * PIPELINE_WINDOW:  # waiting flushes the newest window
             for _ in range(PIPELINE_WINDOW):
                 yield from _expect_proc(cluster, unanswered.popleft())
@@ -589,12 +587,10 @@ class _SubmitRequests:
             rest = self._after_value[name] = payload[3 * _INT.size + len(self._value("0")) :]
         return rest
 
-    def set_attribute(self, proc: int, name: str, value: str, answered: bool) -> Protocol[None]:
-        """Send one SetAttribute; read its answer only when one comes."""
-        payload = self._head + _INT.pack(proc) + self._value(value) + self._rest(name)
-        yield Send(payload, flush=answered)
-        if answered:
-            yield from _std_reply(f"SetAttribute({self.cluster}.{proc}, {name})")
+    def set_attributes(self, proc: int, items: Sequence[tuple[str, str]]) -> list[bytes]:
+        """The payloads of one SetAttribute per name/value pair of job ``proc``."""
+        head = self._head + _INT.pack(proc)
+        return [head + self._value(value) + self._rest(name) for name, value in items]
 
 
 def _expect_proc(cluster: int, index: int) -> Protocol[None]:

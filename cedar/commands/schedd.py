@@ -111,7 +111,9 @@ class SubmitResult:
 
     def job_ids(self) -> list[str]:
         """``["c.0", "c.1", …]``."""
-        return [f"{self.cluster}.{p}" for p in range(self.first_proc, self.num_procs)]
+        return [
+            f"{self.cluster}.{p}" for p in range(self.first_proc, self.first_proc + self.num_procs)
+        ]
 
 
 # --------------------------------------------------------------------------- request ads
