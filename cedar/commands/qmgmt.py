@@ -67,8 +67,9 @@ __all__ = [
     "submit_transaction",
 ]
 
-#: NewProc answers a submission may leave unread while it sends on (a few KB of replies:
-#: far below any socket buffer, so neither side can block the other).
+#: Procs per pipeline window of a submission; at most two windows of NewProc answers are left
+#: unread while it sends on (a few KB of replies: far below any socket buffer, so neither side
+#: can block the other).
 PIPELINE_WINDOW = 64
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 #: A CEDAR integer (8 bytes, big-endian; qmgmt ids and call numbers fit the signed range).
