@@ -8,10 +8,8 @@ attribute when it is first used.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable, Iterator, Mapping, MutableMapping
+from collections.abc import Iterable, Iterator, Mapping, MutableMapping, Sequence
 from itertools import repeat
-from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from cedar.classad_wire.expr import (
@@ -33,17 +31,64 @@ _LINE_WS = " \t\r\n\v\f"
 Entry = tuple[str, Any, Any]
 
 
-#: Lines as every writer prints them, ``Name = value``, each followed by a NUL: the text of an ad
-#: read in bulk (see :mod:`cedar.classad_wire.wire`).  For such a line the name and value are
-#: exactly what spec 02 §2.8 step 3 takes: no whitespace or ``=`` in the name, a value starting
-#: with a non-blank character.
-_CANONICAL_LINES = re.compile(r"(?:[^=\0 \t\r\n\v\f]+ = [^\0 \t\r\n\v\f][^\0]*\0)*")
-#: One such line; splitting the text with it gives ``[before, name, value, between, ...]``.
-_CANONICAL_LINE = re.compile(r"([^=\0 \t\r\n\v\f]+) = ([^\0 \t\r\n\v\f][^\0]*)\0")
-#: Names and folded keys of the ad materialized last (see ClassAd._materialize).
-_last_shape: list[tuple[list[str], list[str]]] = [([], [])]
-_FIRST = itemgetter(0)
-_THIRD = itemgetter(2)
+class AdShape:
+    """The attribute names of wire ads, shared by every ad that lists the same names in order.
+
+    The ads of one query mostly list the same names (every slot of a pool has the same
+    attributes): one shape holds their spellings, folded keys and positions, so such an ad keeps
+    only its values and reading it builds no table.  Folded keys are distinct (so no spelling
+    of one name is the key of another).  ``seen`` counts
+    the ads read with it; :mod:`cedar.classad_wire.wire` keeps compiled readers in ``readers``
+    (by crypto mode) for shapes that recur.
+    """
+
+    __slots__ = ("index", "keys", "names", "readers", "seen")
+
+    def __init__(self, names: tuple[str, ...], keys: tuple[str, ...]) -> None:
+        self.names = names
+        self.keys = keys
+        # Positions by folded key, and by spelling too (no folding for names read as sent).
+        self.index = {name: position for position, name in enumerate(names)}
+        self.index.update((key, position) for position, key in enumerate(keys))
+        self.seen = 0
+        self.readers: dict[bool, Any] = {}
+
+    def __repr__(self) -> str:
+        return f"<AdShape of {len(self.names)} names>"
+
+
+#: Shapes by their names, bounded in shapes and in names held: a peer sending ever new (or
+#: huge) shapes only makes them churn.  A shape larger than the whole bound is not kept.
+_SHAPES: dict[tuple[str, ...], AdShape] = {}
+_SHAPES_MAX = 256
+_SHAPES_MAX_NAMES = 1 << 16
+_shapes_names = [0]  # names held by _SHAPES
+
+
+def ad_shape(names: tuple[str, ...]) -> AdShape | None:
+    """The shared shape of ``names`` (``None`` when two of them fold to the same key)."""
+    shape = _SHAPES.get(names)
+    if shape is None:
+        ascii_names = all(map(str.isascii, names))
+        keys = tuple(map(str.lower if ascii_names else fold, names))
+        if len(set(keys)) != len(keys):
+            return None
+        shape = AdShape(names, keys)
+        if len(names) <= _SHAPES_MAX_NAMES:
+            if len(_SHAPES) >= _SHAPES_MAX or _shapes_names[0] + len(names) > _SHAPES_MAX_NAMES:
+                _SHAPES.clear()
+                _shapes_names[0] = 0
+            _SHAPES[names] = shape
+            _shapes_names[0] += len(names)
+    return shape
+
+
+#: Python values of raw wire texts (str or bytes) that are simple immutable literals: the ads of
+#: one query repeat most values.  Bounded in entries and length.
+_RAW_VALUES: dict[str | bytes, Any] = {}
+_RAW_VALUES_MAX = 16384
+_RAW_VALUE_LENGTH = 64
+
 
 #: Parsed wire values that needed the full parser, by text.  The ads of one query mostly share
 #: their expressions (every slot of a pool has the same ``Start``, ``Requirements``, ...), and
@@ -64,6 +109,11 @@ def _parse_wire_value(text: str) -> Expr:
                 _PARSED.clear()
             _PARSED[text] = expr
     return expr
+
+
+def _text(raw: str | bytes) -> str:
+    """A raw wire value as text (bytes from the wire keep undecodable bytes, 02 §2.8)."""
+    return raw if isinstance(raw, str) else raw.decode("utf-8", "surrogateescape")
 
 
 def split_line(line: str) -> tuple[str, str]:
@@ -90,8 +140,7 @@ class ClassAd(MutableMapping[str, Any]):
     always gives the expression.  Iteration follows insertion order.
     """
 
-    __slots__ = ("_entries", "_pending", "_wire")
-    _pending: str | tuple[list[str], list[str]] | None
+    __slots__ = ("_entries", "_shape", "_values", "_wire")
     # Entries, by folded name: (spelling, Expr or raw wire text, value of that text or None).
     # They are immutable tuples, replaced on every change: a query result holds hundreds of
     # thousands, and tuples of strings and numbers drop out of the garbage collector's sight.
@@ -100,6 +149,9 @@ class ClassAd(MutableMapping[str, Any]):
 
     def __init__(self, values: Mapping[str, Any] | Iterable[tuple[str, Any]] | None = None):
         self._entries: dict[str, Entry] = {}
+        # A wire ad's shape and values until its entry table is built (see _from_shape).
+        self._shape: AdShape | None = None
+        self._values: Sequence[str] | Sequence[bytes] = ()
         # put_classad's encodings of this ad, by options; any change drops them.
         self._wire: dict[Any, Any] | None = None
         if values is not None:
@@ -107,64 +159,72 @@ class ClassAd(MutableMapping[str, Any]):
 
     # -- storage ---------------------------------------------------------------------------
     @classmethod
-    def _from_wire(cls, lines: str | tuple[list[str], list[str]]) -> ClassAd:
-        """An ad of already-validated wire lines whose entries are only built on first use.
+    def _from_shape(cls, shape: AdShape, values: Sequence[str] | Sequence[bytes]) -> ClassAd:
+        """An ad read from the wire: a shared shape and the raw value texts, in its order.
 
-        ``lines`` is the NUL-terminated text of lines that :data:`_CANONICAL_LINES` matches, or
-        (names, values) already split.  A query result can hold thousands of ads that a caller
-        only counts or reads a few of; splitting lines and building the entry table is most of
-        the cost of reading one.
+        The entry table is only built when the ad is changed or used beyond reading names and
+        values (iteration, ``ad[name]``, ``in`` and ``len`` work on the shape directly).
         """
         ad = cls.__new__(cls)
-        ad._pending = lines
+        ad._shape = shape  # two slots, not a tuple: one object less for the collector to track
+        ad._values = values
         ad._wire = None
         return ad
 
     if not TYPE_CHECKING:  # hidden from type checkers: no attribute of ClassAd is dynamic
 
         def __getattr__(self, name: str) -> Any:
-            # Only reached while the _entries slot is empty, i.e. for an ad from _from_wire.
+            # Only reached while the _entries slot is empty, i.e. for an ad from _from_shape.
             if name != "_entries":
                 raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
             return self._materialize()
 
     def _materialize(self) -> dict[str, Entry]:
-        """Build the entry table of an ad from :meth:`_from_wire` (on its first use)."""
+        """Build the entry table of an ad from :meth:`_from_shape` (on its first such use)."""
         try:
-            pending = self._pending
+            shape = self._shape
         except AttributeError:
             raise AttributeError("_entries") from None
-        if isinstance(pending, str):
-            # Canonical lines: the first " = " ends the name (names hold no blank, no "=").
-            lines = pending.split("\0")
-            lines.pop()  # after the last NUL
-            parts = list(map(str.partition, lines, repeat(" = ")))
-            names = list(map(_FIRST, parts))
-            values = list(map(_THIRD, parts))
-            ascii_names = pending.isascii()
-        elif pending is not None:
-            names, values = pending
-            ascii_names = all(map(str.isascii, names))
-        else:
+        if shape is None:
             raise AttributeError("_entries")
-        shape = _last_shape[0]  # read once: a consistent pair even with threads
-        if names == shape[0]:
-            # The ads of one query mostly list the same names: share the name and key strings
-            # (half the memory of a large result, and no case folding).
-            names, keys = shape
-        else:
-            keys = list(map(str.lower if ascii_names else fold, names))
-            _last_shape[0] = (names, keys)
-        entries: dict[str, Entry] = dict(zip(keys, zip(names, values, repeat(None)), strict=True))
-        if len(entries) != len(keys):
-            # A repeated name: the later value wins, the first spelling and place stay (§2.8).
-            entries = {}
-            for key, spelling, value in zip(keys, names, values, strict=True):
-                entry = entries.get(key)
-                entries[key] = (spelling if entry is None else entry[0], value, None)
+        values = self._values
+        texts = (
+            [_text(value) for value in values]
+            if values and values[0].__class__ is bytes
+            else values
+        )
+        entries: dict[str, Entry] = dict(
+            zip(shape.keys, zip(shape.names, texts, repeat(None)), strict=True)
+        )
         self._entries = entries
-        self._pending = None
+        self._shape = None
+        self._values = ()
         return entries
+
+    def _pending_value(self, shape: AdShape, position: int, raw: str | bytes) -> Any:
+        """``ad[name]`` of a value not yet materialized: simple literals are not parsed.
+
+        Immutable answers (scalars, and expressions, which ``ad[name]`` returns as trees) are
+        remembered by their raw text for the next ad that holds the same text.
+        """
+        text = _text(raw)
+        native: Any = simple_value(text)
+        if native is None:
+            try:
+                expr = _parse_wire_value(text)
+            except ClassAdParseError as exc:
+                raise ClassAdParseError(f"attribute {shape.names[position]!r}: {exc}") from None
+            if expr.is_literal:
+                return expr.value()  # a list or a nested ad: a fresh value every time
+            native = expr
+            limit = _PARSED_MAX_TEXT
+        else:
+            limit = _RAW_VALUE_LENGTH
+        if len(raw) <= limit:
+            if len(_RAW_VALUES) >= _RAW_VALUES_MAX:
+                _RAW_VALUES.clear()
+            _RAW_VALUES[raw] = native
+        return native
 
     def _set_raw(self, name: str, raw: str) -> None:
         """Store unparsed wire text (used by the wire reader; parsed on first access)."""
@@ -224,8 +284,18 @@ class ClassAd(MutableMapping[str, Any]):
 
     # -- mapping protocol ------------------------------------------------------------------
     def __getitem__(self, name: str) -> Any:
-        key = name.lower() if name.isascii() else fold(name)
-        return self._value(key, self._entries[key])
+        shape = self._shape
+        if shape is None:
+            key = name.lower() if name.isascii() else fold(name)
+            return self._value(key, self._entries[key])
+        position = shape.index.get(name)
+        if position is None:
+            position = shape.index[name.lower() if name.isascii() else fold(name)]
+        raw = self._values[position]
+        try:
+            return _RAW_VALUES[raw]
+        except KeyError:
+            return self._pending_value(shape, position, raw)
 
     def __setitem__(self, name: str, value: Any) -> None:
         self.set_expr(name, to_expr(value))
@@ -235,13 +305,24 @@ class ClassAd(MutableMapping[str, Any]):
         self._wire = None
 
     def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and fold(name) in self._entries
+        if not isinstance(name, str):
+            return False
+        shape = self._shape
+        if shape is None:
+            return fold(name) in self._entries
+        return fold(name) in shape.index
 
     def __iter__(self) -> Iterator[str]:
-        return (entry[0] for entry in list(self._entries.values()))
+        shape = self._shape
+        if shape is None:
+            return (entry[0] for entry in list(self._entries.values()))
+        return iter(shape.names)
 
     def __len__(self) -> int:
-        return len(self._entries)
+        shape = self._shape
+        if shape is None:
+            return len(self._entries)
+        return len(shape.names)
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, ClassAd):
@@ -262,6 +343,9 @@ class ClassAd(MutableMapping[str, Any]):
         return new
 
     __copy__ = copy
+
+    def __deepcopy__(self, memo: object) -> ClassAd:
+        return self.copy()  # entries are immutable tuples of strings and expression trees
 
     # -- expressions -----------------------------------------------------------------------
     def lookup(self, name: str) -> Expr:

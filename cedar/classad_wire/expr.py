@@ -74,6 +74,12 @@ class Expr:
     def __delattr__(self, name: str) -> NoReturn:
         raise AttributeError(f"{type(self).__name__} is immutable")
 
+    def __copy__(self) -> Expr:
+        return self  # immutable: a copy would be indistinguishable
+
+    def __deepcopy__(self, memo: object) -> Expr:
+        return self
+
     # -- structure ---------------------------------------------------------------------------
     def own(self) -> tuple[object, ...]:
         """The node's non-expression data (compared by ``==``)."""

@@ -12,10 +12,13 @@ malformed value is never forwarded.  A server's stored ads keep their encoding b
 from __future__ import annotations
 
 import re
+import struct
 from collections.abc import Callable, Iterable
+from itertools import repeat
+from operator import add, itemgetter
 from typing import Any
 
-from cedar.classad_wire.classad import _CANONICAL_LINES, ClassAd, Entry, split_line
+from cedar.classad_wire.classad import AdShape, ClassAd, Entry, ad_shape, split_line
 from cedar.classad_wire.expr import AttrRef, Expr, Select, fold
 from cedar.classad_wire.syntax import literal_token, parse_expr
 from cedar.classad_wire.unparse import unparse
@@ -41,6 +44,12 @@ _CANONICAL_RAW = re.compile(r'-?(?:0|[1-9][0-9]{0,17})|"[^"\\\n]*"|true|false')
 _SPECIAL_SCOPES = frozenset(("my", "self", "target", "parent", "root", "toplevel"))
 _PROJECTION_SPLIT = re.compile(r"[\s,]+")
 _LINE_WS = " \t\r\n\v\f"
+#: Lines as every writer prints them, ``Name = value``, each followed by a NUL: the text of an ad
+#: read in bulk.  For such a line the name and value are exactly what spec 02 §2.8 step 3 takes:
+#: no whitespace or ``=`` in the name, a value starting with a non-blank character.
+_CANONICAL_LINES = re.compile(r"(?:[^=\0 \t\r\n\v\f]+ = [^\0 \t\r\n\v\f][^\0]*\0)*")
+_FIRST = itemgetter(0)
+_THIRD = itemgetter(2)
 
 
 def is_private(name: str, extra: frozenset[str] = frozenset()) -> bool:
@@ -275,7 +284,10 @@ def get_classad(reader: MessageReader, *, types: bool = True, strict: bool = Fal
     Values are parsed lazily unless ``strict`` is true, in which case every value is parsed now
     and a malformed one fails the whole ad, as the reference does.
     """
-    count = _read_count(reader, MAX_ATTRIBUTES)
+    return _get_counted_classad(reader, _read_count(reader, MAX_ATTRIBUTES), types, strict)
+
+
+def _get_counted_classad(reader: MessageReader, count: int, types: bool, strict: bool) -> ClassAd:
     if not strict:
         ad = _get_classad_fast(reader, count, types)
         if ad is not None:
@@ -284,13 +296,17 @@ def get_classad(reader: MessageReader, *, types: bool = True, strict: bool = Fal
 
 
 def _get_classad_fast(reader: MessageReader, count: int, types: bool) -> ClassAd | None:
-    """The common case in bulk: every string at once, one decode, one regex pass.
+    """The common case in bulk: a recurring shape in one regex match, else one decode and split.
 
     Returns ``None`` (the reader back where it was) for anything unusual -- a NULL string, a
-    ``ZKM`` item, a line the pattern does not take, a read error -- so that the line-by-line
-    reader handles it with its exact semantics and errors.  The entry table is built when the
-    ad is first used (:meth:`ClassAd._from_wire`).
+    ``ZKM`` item, a line the patterns do not take, a read error -- so that the line-by-line
+    reader handles it with its exact semantics and errors.
     """
+    if types:
+        for shape_reader in _SHAPE_READERS.get((count, reader.crypto), ()):
+            ad = shape_reader.read(reader, reader.offset)
+            if ad is not None:
+                return ad
     start = reader.offset
     try:
         raws = reader.get_strings(count + 2 if types else count)
@@ -305,6 +321,7 @@ def _get_classad_fast(reader: MessageReader, count: int, types: bool) -> ClassAd
     if None in raws or SECRET_MARKER in raws:
         reader.seek(start)
         return None
+    typed = types and raws[count] == b"" and raws[count + 1] == b""
     if types:
         del raws[count:]
     raws.append(b"")
@@ -312,15 +329,154 @@ def _get_classad_fast(reader: MessageReader, count: int, types: bool) -> ClassAd
     # decoding never joins bytes across an ASCII NUL.
     text = b"\0".join(raws).decode("utf-8", "surrogateescape")  # type: ignore[arg-type]
     if _CANONICAL_LINES.fullmatch(text):
-        return ClassAd._from_wire(text)  # split on first use
-    # One match per line: [before, name, value, between, name, value, ..., after].
-    parts = _WIRE_LINE.split(text)
-    if len(parts) == 3 * count + 1:
+        # The first " = " ends the name (names hold no blank, no "=").
+        lines = text.split("\0")
+        lines.pop()  # after the last NUL
+        halves = list(map(str.partition, lines, repeat(" = ")))
+        names: list[str] = list(map(_FIRST, halves))
+        values: list[str] = list(map(_THIRD, halves))
+    else:
+        # One match per line: [before, name, value, between, name, value, ..., after].
+        parts = _WIRE_LINE.split(text)
+        if len(parts) != 3 * count + 1:
+            reader.seek(start)
+            return None
         values = parts[2::3]
-        if not any(not value or value.isspace() for value in values):
-            return ClassAd._from_wire((parts[1::3], values))
-    reader.seek(start)
-    return None
+        if any(not value or value.isspace() for value in values):
+            reader.seek(start)
+            return None
+        names = parts[1::3]
+        typed = False  # a shape reader only takes canonical lines
+    shape = ad_shape(tuple(names))
+    if shape is None:  # a repeated name: the line reader keeps the first spelling (§2.8)
+        reader.seek(start)
+        return None
+    shape.seen += 1
+    if typed and shape.seen >= _SHAPE_READER_AFTER and reader.crypto not in shape.readers:
+        _add_shape_reader(shape, reader.crypto)
+    return ClassAd._from_shape(shape, values)
+
+
+#: A shape is given a compiled reader once this many of its ads were read line by line; below
+#: that, compiling (milliseconds for a large ad) costs more than it saves.
+_SHAPE_READER_AFTER = 32
+#: Largest ad (in attributes) and most shapes that get a compiled reader.
+_SHAPE_READER_MAX_ATTRIBUTES = 1024
+_SHAPE_READERS_MAX = 64
+_SHAPE_READERS_PER_COUNT = 4
+#: Compiled readers by (attribute count, crypto mode).
+_SHAPE_READERS: dict[tuple[int, bool], list[_ShapeReader]] = {}
+#: One string's length prefix under crypto mode, for lengths below 65536 (spec 01 §3.5).
+_PREFIX = rb"\0\0\0\0\0\0([\0-\xff][\0-\xff])"
+#: A canonical value: a non-blank first character, no NUL (as _CANONICAL_LINES).
+_VALUE = rb"([^\0 \t\r\n\v\f][^\0]*)\0"
+
+
+class _ShapeReader:
+    """Reads a whole ad of one known shape with one regular-expression match.
+
+    The pattern spells out every name and the two empty type strings, so a match is an ad of
+    exactly that shape in canonical lines, and its groups are the values (under crypto mode,
+    interleaved with each string's length prefix, all checked against the actual lengths so
+    the NUL-based split is the length-based reading).  Anything else does not match and goes
+    to the general reader.  Linear: no group can extend past a NUL.
+    """
+
+    __slots__ = ("crypto", "lengths", "offsets", "pattern", "shape")
+
+    def __init__(self, shape: AdShape, crypto: bool) -> None:
+        self.shape = shape
+        self.crypto = crypto
+        names = [name.encode("utf-8", "surrogateescape") for name in shape.names]
+        prefix = _PREFIX if crypto else b""
+        empty = rb"\0\0\0\0\0\0\0\x01\0" if crypto else b"\0"
+        self.pattern = re.compile(
+            b"".join(prefix + re.escape(name) + b" = " + _VALUE for name in names) + empty * 2
+        )
+        # A line's length prefix is len(name) + len(" = ") + len(value) + the NUL.
+        self.offsets = tuple(len(name) + 4 for name in names)
+        self.lengths = struct.Struct(f">{len(names)}H")
+
+    def read(self, reader: MessageReader, start: int) -> ClassAd | None:
+        """The ad whose first line is at ``start``, the reader then after it; else ``None``."""
+        match = self.pattern.match(reader.payload, start)
+        if match is None:
+            return None
+        groups = match.groups()
+        if self.crypto:
+            values = groups[1::2]
+            if b"".join(groups[::2]) != self.lengths.pack(
+                *map(add, map(len, values), self.offsets)
+            ):
+                return None
+        else:
+            values = groups
+        reader.seek(match.end())
+        return ClassAd._from_shape(self.shape, values)
+
+
+def _add_shape_reader(shape: AdShape, crypto: bool) -> None:
+    count = len(shape.names)
+    if not 0 < count <= _SHAPE_READER_MAX_ATTRIBUTES:
+        return
+    if sum(map(len, _SHAPE_READERS.values())) >= _SHAPE_READERS_MAX:
+        for old in _SHAPE_READERS.values():
+            for stale in old:
+                _drop_reader(stale)
+        _SHAPE_READERS.clear()
+    shape_reader = _ShapeReader(shape, crypto)
+    shape.readers[crypto] = shape_reader
+    readers = _SHAPE_READERS.setdefault((count, crypto), [])
+    if len(readers) >= _SHAPE_READERS_PER_COUNT:
+        _drop_reader(readers.pop())
+    readers.insert(0, shape_reader)
+
+
+def _drop_reader(shape_reader: _ShapeReader) -> None:
+    """Forget a shape's reader; it earns a new one only by recurring as often again."""
+    shape_reader.shape.readers.pop(shape_reader.crypto, None)
+    shape_reader.shape.seen = 0
+
+
+def get_flagged_classads(reader: MessageReader) -> tuple[list[ClassAd], bool]:
+    """The ``I(more) AD`` items complete in ``reader`` and whether the closing ``I(0)`` came.
+
+    A query reply is such a sequence (spec 05 §2.4).  The ads a streamed piece holds are read in
+    one loop; the reader stops before an item the piece cuts short, which raises
+    :class:`MessageTruncated` only when not even one item is complete (wait for more then).
+    """
+    ads: list[ClassAd] = []
+    append = ads.append
+    data = reader.payload
+    size = len(data)
+    readers = _SHAPE_READERS
+    crypto = reader.crypto
+    while True:
+        start = reader.offset
+        try:
+            if start + 16 <= size:
+                more, count = _TWO_INTS(data, start)
+                if more and 0 <= count <= MAX_ATTRIBUTES:
+                    for shape_reader in readers.get((count, crypto), ()):
+                        ad = shape_reader.read(reader, start + 16)
+                        if ad is not None:
+                            append(ad)
+                            break
+                    else:
+                        reader.seek(start + 16)
+                        append(_get_counted_classad(reader, count, True, False))
+                    continue
+            if not reader.get_int():
+                return ads, True
+            append(get_classad(reader))
+        except MessageTruncated:
+            if not ads or reader.complete:
+                raise
+            reader.seek(start)
+            return ads, False
+
+
+_TWO_INTS = struct.Struct(">qq").unpack_from
 
 
 def _get_classad_lines(reader: MessageReader, count: int, types: bool, strict: bool) -> ClassAd:
@@ -398,6 +554,7 @@ __all__ = [
     "PRIVATE_V1",
     "SECRET_MARKER",
     "get_classad",
+    "get_flagged_classads",
     "get_handshake_ad",
     "is_private",
     "put_classad",

@@ -20,7 +20,8 @@ from typing import Any, TypeVar
 
 from cedar.auth.client import CommandSession
 from cedar.auth.version import parse_version
-from cedar.classad_wire import ClassAd, get_classad, parse_expr, put_classad
+from cedar.classad_wire import ClassAd, parse_expr, put_classad
+from cedar.classad_wire.wire import get_flagged_classads
 from cedar.commands.base import DEFAULT_TIMEOUT
 from cedar.config import Config, default_config
 from cedar.errors import (
@@ -33,7 +34,7 @@ from cedar.errors import (
     SecurityError,
 )
 from cedar.numbers import AdType, Command, DaemonType
-from cedar.stream.primitives import MessageReader, MessageWriter
+from cedar.stream.primitives import MessageWriter
 from cedar.stream.protocol import Emit, Protocol, Receive, Send, StreamedMessage
 
 T = TypeVar("T")
@@ -193,26 +194,19 @@ def invalidation_ad(
 # -- protocols ----------------------------------------------------------------------------------
 
 
-def _next_query_result(reader: MessageReader) -> ClassAd | None:
-    """One ``I(more) AD`` item of a query reply; ``None`` for the final ``I(0)``."""
-    if not reader.get_int():
-        return None
-    return get_classad(reader)
-
-
 def read_query_results(stream: StreamedMessage) -> Protocol[int]:
-    """Emit each ad of a result message ``I(1) AD ... I(0)`` (spec 05 §2.4); return the count.
+    """Emit the ads of a result message ``I(1) AD ... I(0)`` (spec 05 §2.4); return the count.
 
-    The message holds the whole answer (any size); ads are decoded and emitted as its packets
-    arrive, so memory holds one ad at a time.
+    The message holds the whole answer (any size); ads are decoded as its packets arrive and
+    emitted a packet's worth at a time, so memory holds one piece of the reply at a time.
     """
     count = 0
-    while True:
-        ad = yield from stream.read(_next_query_result)
-        if ad is None:
-            break
-        yield Emit(ad)
-        count += 1
+    ended = False
+    while not ended:
+        ads, ended = yield from stream.read_batch(get_flagged_classads)
+        if ads:
+            yield Emit(ads, many=True)
+            count += len(ads)
     yield from stream.end_of_message()
     return count
 
@@ -224,17 +218,18 @@ def query_protocol(session: CommandSession, query_ad: ClassAd) -> Protocol[int]:
     yield Send(writer)
     stream = StreamedMessage()
     try:
-        first = yield from stream.read(_next_query_result)
+        ads, ended = yield from stream.read_batch(get_flagged_classads)
     except CedarConnectionError as exc:
         raise type(exc)(
             f"{exc}; the daemon dropped the query without answering (it does that for a "
             "malformed query, an unknown ad type or a refused authorization)"
         ) from exc
-    if first is None:
+    if ads:
+        yield Emit(ads, many=True)
+    if ended:
         yield from stream.end_of_message()
-        return 0
-    yield Emit(first)
-    return 1 + (yield from read_query_results(stream))
+        return len(ads)
+    return len(ads) + (yield from read_query_results(stream))
 
 
 def _next_writer(session: CommandSession, command: int) -> MessageWriter:

@@ -216,14 +216,18 @@ class _BlockingDriver:
             if isinstance(step, Finished):
                 return step.result  # type: ignore[no-any-return]
             if on_emit is not None:
-                on_emit(step.value)
+                for value in step.values():
+                    on_emit(value)
         raise AssertionError("unreachable: protocol ended without a result")
 
     def iterate(self, protocol: Protocol[Any]) -> Iterator[Any]:
         """Run ``protocol``, yielding each value it emits as soon as it is decoded."""
         for step in self._steps(protocol):
             if isinstance(step, Deliver):
-                yield step.value
+                if step.many:
+                    yield from step.value
+                else:
+                    yield step.value
 
 
 class SyncChannel(_Transport, _BlockingDriver):
@@ -438,14 +442,16 @@ class TrioChannel(_Transport):
             if isinstance(step, Finished):
                 return step.result  # type: ignore[no-any-return]
             if on_emit is not None:
-                on_emit(step.value)
+                for value in step.values():
+                    on_emit(value)
         raise AssertionError("unreachable: protocol ended without a result")
 
     async def iterate(self, protocol: Protocol[Any]) -> AsyncIterator[Any]:
         """Run ``protocol``, yielding each value it emits as soon as it is decoded."""
         async for step in self._steps(protocol):
             if isinstance(step, Deliver):
-                yield step.value
+                for value in step.values():
+                    yield value
 
     async def aclose(self) -> None:
         """Close the stream."""
@@ -573,7 +579,7 @@ class MemoryPair:
                         progressed = True
                 else:
                     assert isinstance(action, Deliver)
-                    self.emitted[name].append(action.value)
+                    self.emitted[name].extend(action.values())
                     actions[name] = runner.resume(None)
                     progressed = True
             if not progressed:

@@ -23,6 +23,8 @@ DOUBLE_MANTISSA_SCALE = 2147483647.0
 
 _INT64 = struct.Struct(">q")
 _UINT64 = struct.Struct(">Q")
+_INT64_FROM = _INT64.unpack_from
+_UINT64_FROM = _UINT64.unpack_from
 _INT64_MIN = -(1 << 63)
 _UINT64_MAX = (1 << 64) - 1
 
@@ -207,11 +209,19 @@ class MessageReader:
 
     def get_int(self) -> int:
         """A signed 64-bit integer."""
-        return int(_INT64.unpack(self._take(8, "an integer"))[0])
+        pos = self._pos
+        if pos + 8 > len(self._data):
+            self._take(8, "an integer")  # raises MessageTruncated
+        self._pos = pos + 8
+        return int(_INT64_FROM(self._data, pos)[0])
 
     def get_uint(self) -> int:
         """An unsigned 64-bit integer."""
-        return int(_UINT64.unpack(self._take(8, "an integer"))[0])
+        pos = self._pos
+        if pos + 8 > len(self._data):
+            self._take(8, "an integer")  # raises MessageTruncated
+        self._pos = pos + 8
+        return int(_UINT64_FROM(self._data, pos)[0])
 
     def get_int32(self) -> int:
         """An ``int`` field: the low 32 bits as a signed value (C cast, no range error)."""

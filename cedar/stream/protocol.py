@@ -17,7 +17,7 @@ of the transport (closed connection, timeout, forged packet) are thrown into the
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -69,9 +69,14 @@ class ReceiveRaw:
 
 @dataclass(frozen=True)
 class Emit:
-    """Hand one streamed result to the consumer."""
+    """Hand one streamed result to the consumer; with ``many``, a sequence of them in order.
+
+    A reply decoded a packet at a time yields one ``Emit(ads, many=True)`` per packet: the
+    per-item cost of stepping the protocol stack then does not grow with the number of ads.
+    """
 
     value: Any
+    many: bool = False
 
 
 Request = Send | Receive | SendRaw | ReceiveRaw | Emit
@@ -103,9 +108,14 @@ class ReadRaw:
 
 @dataclass(frozen=True)
 class Deliver:
-    """Driver action: pass a streamed value to the consumer."""
+    """Driver action: pass a streamed value (``many``: each of a sequence) to the consumer."""
 
     value: Any
+    many: bool = False
+
+    def values(self) -> Sequence[Any]:
+        """The delivered values, in order."""
+        return self.value if self.many else (self.value,)
 
 
 @dataclass(frozen=True)
@@ -137,7 +147,7 @@ class ProtocolRunner:
         if isinstance(request, ReceiveRaw):
             return ReadRaw(request.max_bytes)
         if isinstance(request, Emit):
-            return Deliver(request.value)
+            return Deliver(request.value, request.many)
         raise TypeError(f"protocol yielded {request!r}, not Send/Receive/Emit")
 
     def start(self) -> Action:
@@ -187,6 +197,7 @@ class StreamedMessage:
         self.part_size = part_size
         self.max_item_size = max_item_size
         self._reader: MessageReader | None = None
+        self._short = False  # the reader ends inside an item (after read_batch)
 
     def _receive(self, leftover: bytes) -> Protocol[MessageReader]:
         if len(leftover) > self.max_item_size:
@@ -215,6 +226,34 @@ class StreamedMessage:
                 if reader.complete:
                     raise
             reader = yield from self._receive(reader.payload[start:])
+
+    def read_batch(
+        self, parse: Callable[[MessageReader], tuple[list[T], bool]]
+    ) -> Protocol[tuple[list[T], bool]]:
+        """The items the bytes at hand hold (at least one), and whether the sequence ended.
+
+        ``parse`` reads every item complete in the reader and stops before one that is cut
+        short, raising :class:`MessageTruncated` only if there is none (see
+        :func:`cedar.classad_wire.wire.get_flagged_classads`).  Receives more of the message only
+        when not even one item is complete.
+        """
+        reader = self._reader
+        if reader is None or (reader.complete and reader.at_end()):
+            reader = yield from self._receive(b"")
+        elif self._short:
+            reader = yield from self._receive(reader.payload[reader.offset :])
+        self._short = False
+        while True:
+            start = reader.offset
+            try:
+                items, ended = parse(reader)
+            except MessageTruncated:
+                if reader.complete:
+                    raise
+                reader = yield from self._receive(reader.payload[start:])
+                continue
+            self._short = not ended  # the rest of the next item is still on its way
+            return items, ended
 
     def end_of_message(self) -> Protocol[None]:
         """Wait for the end of the current message and fail if it carries unread bytes."""

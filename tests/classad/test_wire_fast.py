@@ -100,10 +100,62 @@ def test_canonical_ad_round_trip_is_read_in_bulk_and_lazily(crypto: bool) -> Non
     writer = MessageWriter(crypto=crypto)
     put_classad(writer, ad)
     back = get_classad(MessageReader(writer.getvalue(), crypto=crypto))
-    assert back._pending is not None  # entries not built yet
-    assert len(back) == 4 and back._pending is None
-    assert back == ad
+    assert back._shape is not None  # entries not built yet
+    # Names, membership, length and values are read from the shared shape...
+    assert len(back) == 4 and "Ümlaut" in back and "B" in back and "nope" not in back
     assert list(back) == ["A", "b", "Ümlaut", "R"]
+    assert back["a"] == 1 and back["B"] == "x" and back["Ümlaut"] == 2.5
+    assert back._shape is not None
+    # ...anything else builds the table once.
+    assert back == ad and back._shape is None
+    assert list(back) == ["A", "b", "Ümlaut", "R"]
+
+
+def _shape_reader_outcome(payload: bytes, crypto: bool, fast: bool) -> tuple[object, int]:
+    reader = MessageReader(payload, crypto=crypto)
+    try:
+        if fast:
+            ad = get_classad(reader)
+            result: object = (list(ad), [ad.raw_text(name) for name in ad])
+        else:
+            count = _read_count(reader, 1_000_000)
+            ad = _get_classad_lines(reader, count, True, False)
+            result = (list(ad), [ad.raw_text(name) for name in ad])
+    except ProtocolError as exc:
+        result = ("error", str(exc), exc.offset)
+    return result, reader.offset
+
+
+_SHAPE_LINES = [b'Name = "slot1@h"', b"Cpus = 1", b"Start = (a == b)", b'MyType = "Machine"']
+
+
+@pytest.mark.parametrize("crypto", [False, True])
+def test_recurring_shape_gets_a_compiled_reader(crypto: bool) -> None:
+    for index in range(40):
+        lines = [b'Name = "slot%d@h"' % index, *_SHAPE_LINES[1:]]
+        reader = MessageReader(_payload(4, lines, crypto, True) + b"after", crypto=crypto)
+        ad = get_classad(reader)
+        assert reader.remaining == len(b"after")
+        assert ad["Name"] == f"slot{index}@h" and ad["cpus"] == 1
+    assert ad._shape is not None and crypto in ad._shape.readers
+    assert ad.lookup("Start") == ClassAd.parse_old("Start = (a == b)").lookup("Start")
+
+
+@pytest.mark.parametrize("crypto", [False, True])
+def test_shape_reader_matches_line_reader_on_damaged_input(crypto: bool) -> None:
+    """Every byte changed in turn (length prefixes included), and every cut: same ad or error."""
+    for _ in range(40):  # make sure the shape has its compiled reader
+        ad = get_classad(MessageReader(_payload(4, _SHAPE_LINES, crypto, True), crypto=crypto))
+    assert ad._shape is not None and crypto in ad._shape.readers
+    whole = _payload(4, _SHAPE_LINES, crypto, True)
+    damaged = [whole[:cut] for cut in range(len(whole))]
+    for position, original in enumerate(whole):
+        for byte in {0, 1, 0x20, 0x3D, 0xAD, (original + 1) % 256}:
+            if byte != original:
+                damaged.append(whole[:position] + bytes((byte,)) + whole[position + 1 :])
+    for payload in damaged:
+        fast = _shape_reader_outcome(payload, crypto, True)
+        assert fast == _shape_reader_outcome(payload, crypto, False), payload
 
 
 def test_repeated_names_in_bulk_keep_first_spelling_and_place_last_value() -> None:
@@ -120,8 +172,8 @@ def test_simple_values_are_cached_and_lookup_stays_equal() -> None:
     put_classad(wire, ad)
     back = get_classad(MessageReader(wire.getvalue(), crypto=True))
     assert back.to_dict() == {"I": 42, "S": "text", "R": 2.5, "B": True, "E": ad.lookup("E")}
-    assert back["I"] == 42 and back._entries["i"][2] == 42  # cached, still raw
-    assert isinstance(back._entries["i"][1], str)
+    assert back["I"] == 42
+    assert back._entries["i"][1] == "42"  # still raw once the table is built
     for name in ("I", "S", "R", "B", "E"):
         assert back.lookup(name) == ad.lookup(name)
         assert back[name] == ad[name]
@@ -200,3 +252,33 @@ def test_encoding_cache_keys_on_options() -> None:
     single = MessageWriter()
     put_classad(single, ClassAd(dict(ad)))
     assert plain.getvalue() == single.getvalue() * 2
+
+
+def test_wire_ads_copy_pickle_and_deepcopy() -> None:
+    import copy
+    import pickle
+
+    ad = ClassAd.parse_old('A = 1\nS = "x"\nE = A + 1\nL = {1, 2}\n')
+    wire = MessageWriter(crypto=True)
+    put_classad(wire, ad)
+    back = get_classad(MessageReader(wire.getvalue(), crypto=True))
+    assert back._shape is not None  # read on its shared shape
+    for clone in (copy.copy(back), copy.deepcopy(back), pickle.loads(pickle.dumps(back))):
+        assert clone == ad and clone is not back
+    clone = copy.deepcopy(back)
+    clone["A"] = 2
+    assert back["A"] == 1 and clone["E"] == ad.lookup("E")
+
+
+def test_shape_registry_is_bounded() -> None:
+    from cedar.classad_wire import classad
+
+    for index in range(classad._SHAPES_MAX * 2):
+        classad.ad_shape((f"A{index}", "B"))
+    assert len(classad._SHAPES) <= classad._SHAPES_MAX
+    huge = tuple(f"N{index}" for index in range(classad._SHAPES_MAX_NAMES + 1))
+    assert classad.ad_shape(huge) is not None and huge not in classad._SHAPES
+    half = classad._SHAPES_MAX_NAMES // 2
+    for tag in ("p", "q", "r"):
+        classad.ad_shape(tuple(f"{tag}{index}" for index in range(half)))
+    assert sum(map(len, classad._SHAPES)) <= classad._SHAPES_MAX_NAMES
