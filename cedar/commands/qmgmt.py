@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import errno
 import re
+import struct
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -25,7 +26,14 @@ from cedar.errors import (
     PermissionDenied,
     ProtocolError,
 )
-from cedar.numbers import ArgValue, QmgmtCall, SetAttributeFlags, write_arguments
+from cedar.numbers import (
+    QMGMT_ARGUMENTS,
+    Arg,
+    ArgValue,
+    QmgmtCall,
+    SetAttributeFlags,
+    write_arguments,
+)
 from cedar.stream.connection import CedarConnection
 from cedar.stream.primitives import MessageReader, MessageWriter
 from cedar.stream.protocol import Protocol, Receive, Send
@@ -59,10 +67,13 @@ __all__ = [
     "submit_transaction",
 ]
 
-#: NewProc answers a submission may leave unread while it sends on (a few KB of replies:
-#: far below any socket buffer, so neither side can block the other).
+#: Procs per pipeline window of a submission; at most two windows of NewProc answers are left
+#: unread while it sends on (a few KB of replies: far below any socket buffer, so neither side
+#: can block the other).
 PIPELINE_WINDOW = 64
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+#: A CEDAR integer (8 bytes, big-endian; qmgmt ids and call numbers fit the signed range).
+_INT = struct.Struct(">q")
 #: GetAllJobsByConstraint is answered in one message; cap the ads we accept from it.
 MAX_JOBS_IN_ONE_REPLY = 1_000_000
 
@@ -470,41 +481,19 @@ def submit_transaction(
         cluster_ad, proc_ads = build(cluster)
         if not proc_ads:
             raise InvalidArgument("a submission needs at least one job")
-        for name, value in cluster_ad.items():
-            check_attribute(name, value)
-        for proc_ad in proc_ads:
-            for name, value in proc_ad.items():
-                check_attribute(name, value)
+        _check_ads(cluster_ad, proc_ads)
     except (CedarError, ValueError):
         yield from _abort_quietly(conn)
         raise
     cluster_items = [("ClusterId", str(cluster))] + [
         (k, v) for k, v in cluster_ad.items() if k.lower() != "clusterid"
     ]
-    # NewProc is the only call per proc that is answered.  After the first one, the calls of
-    # PIPELINE_WINDOW procs go out in one write without waiting, then their answers are read
-    # (the schedd handles the calls of one connection in order); a proc id other than the
-    # expected one aborts the whole submission.
-    unanswered: deque[int] = deque()
-    pipelined = bool(flags & SetAttributeFlags.NO_ACK)
-    for index, proc_ad in enumerate(proc_ads):
-        yield Send(_request(conn, QmgmtCall.NewProc, cluster=cluster), flush=index == 0)
-        if index == 0 or not pipelined:
-            yield from _expect_proc(conn, cluster, index)
-        else:
-            unanswered.append(index)
-        if index == 0:
-            for name, value in cluster_items:
-                yield from set_attribute(conn, cluster, -1, name, value, flags)
-        items = [("ProcId", str(index)), ("JobStatus", proc_ad.get("JobStatus", "1"))]
-        items += [(k, v) for k, v in proc_ad.items() if k.lower() not in ("procid", "jobstatus")]
-        for name, value in items:
-            yield from set_attribute(conn, cluster, index, name, value, flags)
-        if len(unanswered) >= PIPELINE_WINDOW:  # one write, then a window of answers
-            while unanswered:
-                yield from _expect_proc(conn, cluster, unanswered.popleft())
-    while unanswered:
-        yield from _expect_proc(conn, cluster, unanswered.popleft())
+    requests = _SubmitRequests(conn, cluster, flags)
+    try:
+        yield from _send_procs(requests, cluster_items, proc_ads)
+    except CedarError:
+        yield from _abort_quietly(conn)  # a refused NewProc, a proc id out of order, ...
+        raise
     result = yield from commit_transaction(conn)
     yield from close_socket(conn)
     return SubmitOutcome(
@@ -512,11 +501,103 @@ def submit_transaction(
     )
 
 
-def _expect_proc(conn: CedarConnection, cluster: int, index: int) -> Protocol[None]:
-    """Read one NewProc answer; it must be proc ``index`` (else abort)."""
+def _send_procs(
+    requests: _SubmitRequests,
+    cluster_items: list[tuple[str, str]],
+    proc_ads: Sequence[Mapping[str, str]],
+) -> Protocol[None]:
+    """NewProc and the attributes of every proc, in the bindings' order: NewProc, the cluster
+    ad once after the first, then per proc ``ProcId``, ``JobStatus`` and what differs.
+
+    With NO_ACK only NewProc is answered: the calls of PIPELINE_WINDOW procs leave in one
+    write and, while the schedd works on them, the next window is encoded; a window's answers
+    are read one window later (the schedd handles the calls of one connection in order).  A
+    proc id other than the expected one is a :class:`ProtocolError`.
+    """
+    cluster = requests.cluster
+    unanswered: deque[int] = deque()
+    pipelined = bool(requests.flags & SetAttributeFlags.NO_ACK)
+    for index, proc_ad in enumerate(proc_ads):
+        yield Send(requests.new_proc, flush=index == 0)
+        if index == 0 or not pipelined:
+            yield from _expect_proc(cluster, index)
+        else:
+            unanswered.append(index)
+        calls = [(-1, cluster_items)] if index == 0 else []
+        own = [("ProcId", str(index)), ("JobStatus", proc_ad.get("JobStatus", "1"))]
+        own += [(k, v) for k, v in proc_ad.items() if k.lower() not in _SENT_FIRST]
+        calls.append((index, own))
+        for proc, items in calls:
+            for (name, _), payload in zip(items, requests.set_attributes(proc, items), strict=True):
+                yield Send(payload, flush=not pipelined)
+                if not pipelined:  # without NO_ACK every SetAttribute is answered
+                    yield from _std_reply(f"SetAttribute({cluster}.{proc}, {name})")
+        if len(unanswered) >= 2 * PIPELINE_WINDOW:  # waiting flushes the newest window
+            for _ in range(PIPELINE_WINDOW):
+                yield from _expect_proc(cluster, unanswered.popleft())
+    while unanswered:
+        yield from _expect_proc(cluster, unanswered.popleft())
+
+
+#: Per-proc attributes a submission sends itself, first, in this order.
+_SENT_FIRST = ("procid", "jobstatus")
+
+
+def _check_ads(cluster_ad: Mapping[str, str], proc_ads: Sequence[Mapping[str, str]]) -> None:
+    """Validate every name/value pair before anything is sent; each distinct pair once
+    (the procs of a large cluster repeat the same few).  ``ProcId`` is the submission's own."""
+    checked: set[tuple[str, str]] = set()
+    for ad in (cluster_ad, *proc_ads):
+        for pair in ad.items():
+            if pair not in checked and pair[0].lower() != "procid":
+                check_attribute(*pair)
+                checked.add(pair)
+
+
+class _SubmitRequests:
+    """The wire payloads of a submission's calls, each repeated piece encoded once.
+
+    A SetAttribute is ``I(call) I(cluster) I(proc) S(value)`` and the rest (name[, flags],
+    laid out by :data:`cedar.numbers.QMGMT_ARGUMENTS`): the head is encoded once, the rest once
+    per attribute name; only the proc and the value are encoded per call.  Values must have
+    been checked (:func:`_check_ads`).
+    """
+
+    def __init__(self, conn: CedarConnection, cluster: int, flags: int) -> None:
+        self.conn = conn
+        self.cluster = cluster
+        self.flags = int(flags)
+        self.call = QmgmtCall.SetAttribute2 if flags else QmgmtCall.SetAttribute
+        expected = (("cluster", Arg.INT), ("proc", Arg.INT), ("value", Arg.STRING))
+        if QMGMT_ARGUMENTS[self.call][:3] != expected:
+            raise AssertionError("SetAttribute no longer starts with cluster, proc and value")
+        self.new_proc = _request(conn, QmgmtCall.NewProc, cluster=cluster).getvalue()
+        self._head = _INT.pack(self.call) + _INT.pack(cluster)
+        self._after_value: dict[str, bytes] = {}
+
+    def _value(self, value: str) -> bytes:
+        return self.conn.writer().put_string(value).getvalue()
+
+    def _rest(self, name: str) -> bytes:
+        rest = self._after_value.get(name)
+        if rest is None:
+            args: dict[str, ArgValue] = {"cluster": 0, "proc": 0, "value": "0", "name": name}
+            if self.flags:
+                args["flags"] = self.flags
+            payload = _request(self.conn, self.call, **args).getvalue()
+            rest = self._after_value[name] = payload[3 * _INT.size + len(self._value("0")) :]
+        return rest
+
+    def set_attributes(self, proc: int, items: Sequence[tuple[str, str]]) -> list[bytes]:
+        """The payloads of one SetAttribute per name/value pair of job ``proc``."""
+        head = self._head + _INT.pack(proc)
+        return [head + self._value(value) + self._rest(name) for name, value in items]
+
+
+def _expect_proc(cluster: int, index: int) -> Protocol[None]:
+    """Read one NewProc answer; it must be proc ``index``."""
     proc = yield from _new_proc_reply(cluster)
     if proc != index:
-        yield from _abort_quietly(conn)
         raise ProtocolError(f"NewProc answered proc {proc}, expected {index}")
 
 

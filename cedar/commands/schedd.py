@@ -112,7 +112,9 @@ class SubmitResult:
 
     def job_ids(self) -> list[str]:
         """``["c.0", "c.1", …]``."""
-        return [f"{self.cluster}.{p}" for p in range(self.first_proc, self.num_procs)]
+        return [
+            f"{self.cluster}.{p}" for p in range(self.first_proc, self.first_proc + self.num_procs)
+        ]
 
 
 # --------------------------------------------------------------------------- request ads
@@ -578,16 +580,28 @@ def _submit_builder(
 
 
 def submit_result(outcome: SubmitOutcome) -> SubmitResult:
-    """What :meth:`Schedd.submit` returns for a committed submission."""
+    """What :meth:`Schedd.submit` returns for a committed submission.
+
+    Each distinct text is parsed once: the procs of a large cluster repeat the same few.
+    """
+    parsed: dict[str, Expr] = {}
+
+    def expr(text: str) -> Expr:
+        value = parsed.get(text)
+        if value is None:
+            value = parsed[text] = parse_expr(text, old=True)
+        return value
+
     ad = ClassAd()
     for name, text in outcome.cluster_ad.items():
-        ad.set_expr(name, parse_expr(text, old=True))
+        ad.set_expr(name, expr(text))
+    ad["ClusterId"] = outcome.cluster
     procs = []
     for index, proc_texts in enumerate(outcome.proc_ads):
         proc = ad.copy()
-        proc["ClusterId"] = outcome.cluster
         for name, text in proc_texts.items():
-            proc.set_expr(name, parse_expr(text, old=True))
+            if name != "ProcId":
+                proc.set_expr(name, expr(text))
         proc["ProcId"] = index
         procs.append(proc)
     return SubmitResult(outcome.cluster, 0, outcome.num_procs, ad, outcome.warning, procs)

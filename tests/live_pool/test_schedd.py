@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -125,6 +126,49 @@ def test_short_job_runs_to_completion_and_history_matches(schedd: Schedd) -> Non
     assert history and history[0]["jobstatus"] == 4 and history[0]["exitcode"] == 0
     tool = _theirs(_tool("condor_history", "-constraint", constraint, "-match", "5"))
     assert history == tool
+
+
+BINDINGS_SUBMIT = """
+import sys, htcondor2
+schedd = htcondor2.Schedd(htcondor2.Collector(sys.argv[1]).locate(htcondor2.DaemonTypes.Schedd))
+print(schedd.submit(htcondor2.Submit(sys.stdin.read()), count=int(sys.argv[2])).cluster())
+"""
+#: What differs between two submissions of the same description by nature.
+MOVING = {"clusterid", "globaljobid", "qdate", "enteredcurrentstatus", "condorversion",
+          "submitversion", "condorplatform"}  # fmt: skip
+
+
+def test_a_large_cluster_gets_the_ads_the_bindings_give(
+    schedd: Schedd, live_token_dir: str | None
+) -> None:
+    """cedar sends the cluster ad once and per proc only what differs, pipelined: every job
+    must still end exactly as the same submission through the C++ bindings leaves it."""
+    try:
+        import htcondor2  # noqa: F401
+    except ImportError:
+        pytest.skip("the reference client htcondor2 is not installed")
+    if not (live_token_dir and POOL and os.environ.get("CEDAR_LIVE_CONDOR_CONFIG")):
+        pytest.skip("needs CEDAR_LIVE_TOKEN_DIR, CEDAR_LIVE_POOL and CEDAR_LIVE_CONDOR_CONFIG")
+    count = 150
+    text = (f"executable = /bin/sleep\narguments = 600 $(Process)\ninitialdir = {IWD}\n"
+            "hold = true\nrequest_memory = 64\n")  # fmt: skip
+    env = dict(os.environ, CONDOR_CONFIG=os.environ["CEDAR_LIVE_CONDOR_CONFIG"],
+               _condor_SEC_CLIENT_AUTHENTICATION_METHODS="IDTOKENS",
+               _condor_SEC_TOKEN_DIRECTORY=live_token_dir)  # fmt: skip
+    theirs = int(subprocess.run(
+        [sys.executable, "-c", BINDINGS_SUBMIT, POOL, str(count)], input=text, env=env,
+        capture_output=True, text=True, timeout=120, check=True).stdout)  # fmt: skip
+    ours = schedd.submit(Submit(text), count=count).cluster
+    try:
+        mine = _ours(schedd.query(f"ClusterId == {ours}"))
+        reference = _ours(schedd.query(f"ClusterId == {theirs}"))
+        assert len(mine) == len(reference) == count
+        key = lambda ad: ad["procid"]  # noqa: E731
+        for a, b in zip(sorted(mine, key=key), sorted(reference, key=key), strict=True):
+            names = (a.keys() | b.keys()) - MOVING
+            assert {n: a.get(n) for n in names} == {n: b.get(n) for n in names}
+    finally:
+        schedd.remove(f"ClusterId == {ours} || ClusterId == {theirs}", "cedar live")
 
 
 def test_query_with_a_session_the_schedd_does_not_know(schedd: Schedd) -> None:

@@ -6,9 +6,10 @@ import pytest
 import trio
 
 from cedar.commands import AsyncSchedd, Schedd, qmgmt
-from cedar.commands.submit import Submit, SubmitError
+from cedar.commands.submit import Submit, SubmitError, SubmitSettings
 from cedar.errors import CedarError, InvalidArgument
 from cedar.numbers import JobAction
+from cedar.server import job_queue
 from cedar.server.pool import MockPool
 from cedar.server.schedd import Transaction
 
@@ -117,6 +118,62 @@ def test_failed_submit_leaves_nothing(pool: MockPool) -> None:
     with pytest.raises(qmgmt.QmgmtPermissionDenied, match="owner"):
         schedd.submit({"Cmd": "/bin/echo", "Owner": "nobody"}, count=2)
     assert pool.schedd.queue.all_jobs() == []
+
+
+MANY = "executable = /bin/echo\narguments = job $(Process)\nrequest_memory = 64\nqueue 300\n"
+
+
+def _queued(pool: MockPool, cluster: int) -> list[dict[str, object]]:
+    jobs = [dict(ad) for ad in pool.schedd.queue.all_jobs() if ad["ClusterId"] == cluster]
+    return sorted(jobs, key=lambda ad: int(ad["ProcId"]))  # type: ignore[call-overload]
+
+
+def test_a_pipelined_submission_gives_every_proc_its_full_ad(pool: MockPool) -> None:
+    """Several pipeline windows; per proc only ProcId, JobStatus and Args travel, yet every
+    job ends with the cluster's attributes plus its own."""
+    result = Schedd(pool.schedd_address).submit(Submit(MANY))
+    jobs = _queued(pool, result.cluster)
+    assert [job["ProcId"] for job in jobs] == list(range(300))
+    assert [job["Args"] for job in jobs] == [f"job {i}" for i in range(300)]
+    first = jobs[0]
+    for job in jobs[1:]:
+        differ = {k for k in first.keys() | job.keys() if first.get(k) != job.get(k)}
+        assert differ <= {"ProcId", "Args", "GlobalJobId"}
+    assert first["RequestMemory"] == 64 and first["Cmd"] == "/bin/echo"
+
+
+def test_submitting_with_every_call_answered_gives_the_same_jobs(pool: MockPool) -> None:
+    schedd = Schedd(pool.schedd_address)
+    ads = Submit(MANY.replace("300", "70")).build(1, settings=SubmitSettings(), now=1000)
+
+    def build(cluster: int) -> qmgmt.ProcAds:
+        return ads.cluster_ad, ads.proc_ads
+
+    piped = schedd.transaction(lambda conn: qmgmt.submit_transaction(conn, build))
+    answered = schedd.transaction(lambda conn: qmgmt.submit_transaction(conn, build, flags=0))
+    assert answered.num_procs == piped.num_procs == 70
+
+    def strip(jobs: list[dict[str, object]]) -> list[dict[str, object]]:
+        return [
+            {k: v for k, v in job.items() if k not in ("ClusterId", "GlobalJobId")} for job in jobs
+        ]
+
+    assert strip(_queued(pool, answered.cluster)) == strip(_queued(pool, piped.cluster))
+    assert len(_queued(pool, piped.cluster)) == 70
+
+
+def test_a_proc_refused_mid_pipeline_leaves_the_queue_unchanged(
+    pool: MockPool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    schedd = Schedd(pool.schedd_address)
+    schedd.submit(Submit(DESCRIPTION))
+    before = [dict(ad) for ad in pool.schedd.queue.all_jobs()]
+    monkeypatch.setattr(job_queue, "MAX_JOBS", len(before) + 150)  # NewProc 150 is refused
+    with pytest.raises(qmgmt.QmgmtError, match="refused to create a job"):
+        schedd.submit(Submit(MANY))
+    assert [dict(ad) for ad in pool.schedd.queue.all_jobs()] == before
+    monkeypatch.setattr(job_queue, "MAX_JOBS", len(before) + 300)
+    assert schedd.submit(Submit(MANY)).num_procs == 300
 
 
 def test_editing_someone_elses_job_is_refused(pool: MockPool) -> None:

@@ -136,3 +136,15 @@ def test_any_packet_split_round_trips(payload: bytes, chunk: int) -> None:
     conn = feed(frame_plain(payload, chunk=chunk))
     message = conn.next_message()
     assert message is not None and message.payload == payload
+
+
+def test_header_struct_is_the_construct_declaration() -> None:
+    from cedar.stream.framing import HEADER_SIZE, PACKET_HEADER
+
+    for end, length in ((0, 1), (1, 639), (10, MAX_PACKET_PAYLOAD), (7, 0xFFFFFFFF)):
+        built = PACKET_HEADER.build({"end": end, "length": length})
+        assert len(built) == HEADER_SIZE
+        if end <= 1 and length <= MAX_PACKET_PAYLOAD:
+            assert encode_header(bool(end), length) == built
+        if length <= MAX_PACKET_PAYLOAD:
+            assert decode_header(built) == (end != 0, length)

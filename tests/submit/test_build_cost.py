@@ -57,3 +57,52 @@ def test_proc_ads_hold_only_the_differences() -> None:
     assert full["Out"] == '"out.2"' and full["ClusterId"] == "7"
     assert "Requirements" in ads.cluster_ad
     assert all("Requirements" not in proc for proc in ads.proc_ads)
+
+
+REUSED = """
+executable = /bin/sleep
+arguments = 600 $(Item)
+hold = true
+request_memory = 64
+environment = "ROW=$(Row) NODE=$(Node) C=$(Cluster)"
+queue 4 in (a, b)
+"""
+
+
+class _NeverDisjoint(frozenset):  # type: ignore[type-arg]
+    def isdisjoint(self, other: object) -> bool:
+        return False
+
+
+@pytest.mark.parametrize(
+    "description",
+    [REUSED, DESCRIPTION.format(count=5), REUSED.replace("$(Item)", "$(Step)")],
+)
+def test_reused_builds_give_the_ads_of_a_build_per_proc(
+    monkeypatch: pytest.MonkeyPatch, description: str
+) -> None:
+    """Steps that use no per-step macro are built once; the ads are those of a build per proc."""
+    from cedar.commands.submit import jobad
+
+    settings = SubmitSettings()
+    shared = Submit(description).build(9, settings=settings, now=1000)
+    monkeypatch.setattr(jobad, "PER_STEP_MACROS", _NeverDisjoint())
+    each = Submit(description).build(9, settings=settings, now=1000)
+    assert shared.cluster_ad == each.cluster_ad
+    assert shared.proc_ads == each.proc_ads
+    procs = range(each.num_procs)
+    assert each.num_procs > 1
+    assert [shared.job_ad(i) for i in procs] == [each.job_ad(i) for i in procs]
+
+
+def test_a_build_per_proc_where_the_steps_differ() -> None:
+    ads = Submit(REUSED.replace("$(Item)", "$(Item) $(Step)")).build(3, settings=SubmitSettings())
+    args = [ads.job_ad(i)["Args"] for i in range(8)]
+    assert args == [f'"600 {item} {step}"' for item in "ab" for step in range(4)]
+    assert [p["ProcId"] for p in ads.proc_ads] == [str(i) for i in range(8)]
+
+
+def test_random_macros_are_drawn_for_every_proc() -> None:
+    text = "executable = /bin/sleep\narguments = $RANDOM_INTEGER(0, 1000000000)\nqueue 20\n"
+    ads = Submit(text).build(3, settings=SubmitSettings())
+    assert len({ads.job_ad(i)["Args"] for i in range(20)}) > 1

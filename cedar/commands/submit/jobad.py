@@ -31,6 +31,10 @@ DEFAULT_REQUEST_DISK = "MAX({1024, (TransferInputSizeMB+1) * 1.25}) * 1024"
 MAX_PROCS = 100_000
 #: Commands that ask the schedd to materialize the procs itself (late materialization).
 LATE_MATERIALIZATION = ("max_idle", "materialize_max_idle", "max_materialize", "materialize_max")
+#: Built-in macros whose value changes from one step of a queue row to the next.
+PER_STEP_MACROS = frozenset({"process", "procid", "jobid", "step"})
+#: Macro functions that give another value at each use (``$RANDOM_CHOICE``, ``$RANDOM_INTEGER``).
+RANDOM_MACRO = "$RANDOM_"
 #: Attributes a proc ad never repeats, even when a later queue statement changes them.
 _CLUSTER_ONLY = frozenset({"ClusterId", "Owner", "JobUniverse"})
 
@@ -235,14 +239,24 @@ class Translator:
             item_named = bool(spec.variables)
         if len(rows) * count + self.next_proc > MAX_PROCS:
             raise SubmitError(f"refusing to queue more than {MAX_PROCS} jobs")
+        random = any(RANDOM_MACRO in text for text in commands.values())
         for index, values in rows:
+            # The steps of one row differ only through the per-step macros: when building
+            # the first one looked none of them up, the others are that job again (one build,
+            # not one per proc: the cost of a large "queue N").
+            same_as: dict[str, str] | None = None
+            row_random = random or any(RANDOM_MACRO in text for text in values.values())
             for step in range(count):
+                proc = self.next_proc
+                if same_as is not None:
+                    self.proc_ads.append({**same_as, "ProcId": str(proc)})
+                    self.next_proc += 1
+                    continue
                 items = dict(values)
                 if not spec.mode or item_named:
                     items.setdefault("item", "")
                 if not spec.mode:
                     items["item"] = ""
-                proc = self.next_proc
                 builtins = {
                     "cluster": str(self.cluster_id),
                     "clusterid": str(self.cluster_id),
@@ -254,12 +268,15 @@ class Translator:
                     "row": str(index),
                     "node": "",
                 }
+                used: set[str] = set()
                 expander = MacroExpander(
-                    self._lookup(commands, items, builtins), evaluate_text, error=SubmitError
+                    self._lookup(commands, items, builtins, used), evaluate_text, error=SubmitError
                 )
                 ad = JobBuilder(self, commands, expander).build(proc)
                 self._add_job(proc, ad)
                 self.next_proc += 1
+                if not row_random and PER_STEP_MACROS.isdisjoint(used):
+                    same_as = self.proc_ads[-1]
 
     def _predefined(self) -> dict[str, str]:
         """Macros every job of the submission sees (spec 06 §4.2), computed once."""
@@ -282,12 +299,15 @@ class Translator:
         commands: Mapping[str, str],
         items: Mapping[str, str],
         builtins: Mapping[str, str] | None = None,
+        used: set[str] | None = None,
     ) -> Lookup:
         """Macro lookup of one job: the queue statement's variables, then the description's
         own definitions (which override even ``$(Process)``: condor_submit does so), then the
-        per-job built-ins, then the per-submission ones."""
+        per-job built-ins, then the per-submission ones.  The per-job built-ins looked up are
+        added to ``used``."""
         predefined = self.predefined
         per_job = builtins or {}
+        seen = used if used is not None else set()
 
         def lookup(name: str) -> str | None:
             low = name.lower()
@@ -296,6 +316,7 @@ class Translator:
             if low in commands:
                 return commands[low]
             if low in per_job:
+                seen.add(low)
                 return per_job[low]
             return predefined.get(low)
 
