@@ -357,9 +357,11 @@ def _get_classad_fast(reader: MessageReader, count: int, types: bool) -> ClassAd
     return ClassAd._from_shape(shape, values)
 
 
-#: A shape is given a compiled reader once this many of its ads were read line by line; below
-#: that, compiling (milliseconds for a large ad) costs more than it saves.
-_SHAPE_READER_AFTER = 32
+#: A shape is given a compiled reader once this many of its ads were read line by line.  The
+#: compile costs about as much as reading 150-300 ads of the shape the slow way, whatever its
+#: size (both grow with the attribute count), so this is near break-even: a handful of queries
+#: for one daemon ad each never pay for a compile, a large query soon does.
+_SHAPE_READER_AFTER = 128
 #: Largest ad (in attributes) and most shapes that get a compiled reader.
 _SHAPE_READER_MAX_ATTRIBUTES = 1024
 _SHAPE_READERS_MAX = 64

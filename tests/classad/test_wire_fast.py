@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cedar.classad_wire import ClassAd, get_classad, put_classad
+from cedar.classad_wire import ClassAd, get_classad, put_classad, wire
 from cedar.classad_wire.expr import Literal
 from cedar.classad_wire.wire import _get_classad_lines, _read_count
 from cedar.errors import ClassAdParseError, ProtocolError
@@ -131,7 +131,7 @@ _SHAPE_LINES = [b'Name = "slot1@h"', b"Cpus = 1", b"Start = (a == b)", b'MyType 
 
 @pytest.mark.parametrize("crypto", [False, True])
 def test_recurring_shape_gets_a_compiled_reader(crypto: bool) -> None:
-    for index in range(40):
+    for index in range(wire._SHAPE_READER_AFTER + 8):
         lines = [b'Name = "slot%d@h"' % index, *_SHAPE_LINES[1:]]
         reader = MessageReader(_payload(4, lines, crypto, True) + b"after", crypto=crypto)
         ad = get_classad(reader)
@@ -144,7 +144,7 @@ def test_recurring_shape_gets_a_compiled_reader(crypto: bool) -> None:
 @pytest.mark.parametrize("crypto", [False, True])
 def test_shape_reader_matches_line_reader_on_damaged_input(crypto: bool) -> None:
     """Every byte changed in turn (length prefixes included), and every cut: same ad or error."""
-    for _ in range(40):  # make sure the shape has its compiled reader
+    for _ in range(wire._SHAPE_READER_AFTER + 8):  # make sure the shape has its compiled reader
         ad = get_classad(MessageReader(_payload(4, _SHAPE_LINES, crypto, True), crypto=crypto))
     assert ad._shape is not None and crypto in ad._shape.readers
     whole = _payload(4, _SHAPE_LINES, crypto, True)
