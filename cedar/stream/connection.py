@@ -203,6 +203,17 @@ class CedarConnection:
             if last:
                 return self._take_partial(complete=True)
 
+    def early_piece(self, min_size: int) -> MessageReader | None:
+        """The plaintext of a streamed message received so far, if it holds ``min_size`` bytes.
+
+        For a driver whose socket has nothing more to read right now: decoding what has arrived
+        while the peer is still producing beats waiting for a whole ``part_size`` piece.  Call
+        only after :meth:`next_message` with ``part_size`` returned ``None``.
+        """
+        if self._partial_size >= min_size:
+            return self._take_partial(complete=False)
+        return None
+
     def _need_more(self, part_size: int | None) -> MessageReader | None:
         """No further whole packet: wait, or (peer closed) hand out what a stream has, or fail."""
         if self._eof and part_size is not None and self._partial:

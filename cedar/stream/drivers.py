@@ -17,6 +17,7 @@ import contextlib
 import errno
 import functools
 import ipaddress
+import select
 import socket
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -43,7 +44,17 @@ T = TypeVar("T")
 #: pass their per-call deadline instead (``cedar.commands.DEFAULT_TIMEOUT``).
 WAIT_TIMEOUT = 20.0
 _READ_SIZE = 65536
+#: Least plaintext of a streamed message handed out early (see SyncChannel.read_message).
+_EARLY_PIECE = 16 << 10
 _RESET_ERRNOS = {errno.ECONNRESET, errno.EPIPE, errno.ECONNABORTED, errno.ENOTCONN}
+
+
+def _readable(sock: socket.socket) -> bool:
+    """Whether a read would return at once (data, EOF or an error is waiting)."""
+    try:
+        return bool(select.select([sock], [], [], 0)[0])
+    except (OSError, ValueError):
+        return True  # let the read itself report it
 
 
 def _describe_os_error(exc: OSError, peer: str) -> CedarConnectionError:
@@ -326,11 +337,19 @@ class SyncChannel(_Transport, _BlockingDriver):
             raise _describe_os_error(exc, self.peer) from None
 
     def read_message(self, part_size: int | None = None) -> MessageReader:
-        """Block until the next whole message (or piece of one) has arrived."""
+        """Block until the next whole message (or piece of one) has arrived.
+
+        A piece is handed out early when the socket has nothing more right now (the peer is
+        still producing): the caller decodes it meanwhile instead of waiting idle.
+        """
         while True:
             message = self.conn.next_message(part_size)
             if message is not None:
                 return message
+            if part_size is not None and not _readable(self.sock):
+                message = self.conn.early_piece(_EARLY_PIECE)
+                if message is not None:
+                    return message
             try:
                 if self.deadline is not None:
                     self.sock.settimeout(self._wait_limit("waiting for"))

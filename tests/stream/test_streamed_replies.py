@@ -108,6 +108,37 @@ def test_ads_arrive_before_the_reply_ends() -> None:
         thread.join(10)
 
 
+def test_a_piece_is_handed_out_early_while_the_peer_pauses() -> None:
+    """With the default 256 KiB pieces, the ads that arrived are decoded while the peer pauses."""
+    payload = _reply_payload(2000, crypto=False)
+    wire = frame_plain(payload, chunk=REFERENCE_PACKET_PAYLOAD)
+    assert len(wire) < StreamedMessage().part_size  # the whole reply is less than one piece
+    ours, theirs = socket.socketpair()
+    release = threading.Event()
+    waited: list[bool] = []
+
+    def serve() -> None:
+        half = len(wire) // 2
+        theirs.sendall(wire[:half])
+        waited.append(release.wait(5))  # False: the client sat waiting for a whole piece
+        theirs.sendall(wire[half:])
+        theirs.close()
+
+    thread = threading.Thread(target=serve)
+    thread.start()
+    try:
+        with SyncChannel(ours, conn=_client(False), timeout=10) as channel:
+            seen = []
+            for ad in channel.iterate(_results(StreamedMessage())):
+                seen.append(ad["Name"])
+                release.set()  # the peer sends the rest only once an ad was handed out
+        assert seen == [f"slot{i}@host" for i in range(2000)]
+        assert waited == [True]
+    finally:
+        release.set()
+        thread.join(10)
+
+
 def test_an_ad_that_never_ends_hits_the_per_item_limit() -> None:
     """A million announced attributes, streamed forever: refused at the per-ad bound."""
     writer = MessageWriter()
