@@ -15,7 +15,7 @@ import re
 import struct
 from collections.abc import Callable, Iterable
 from itertools import repeat
-from operator import add, itemgetter
+from operator import add, getitem, itemgetter
 from typing import Any
 
 from cedar.classad_wire.classad import AdShape, ClassAd, Entry, ad_shape, split_line
@@ -328,7 +328,18 @@ def _get_classad_fast(reader: MessageReader, count: int, types: bool) -> ClassAd
     # Lines hold no NUL (the reader cuts at the first one), so NUL ends each exactly, and UTF-8
     # decoding never joins bytes across an ASCII NUL.
     text = b"\0".join(raws).decode("utf-8", "surrogateescape")  # type: ignore[arg-type]
-    if _CANONICAL_LINES.fullmatch(text):
+    recent = _RECENT_SHAPES.get(count)
+    if recent is not None and not _BLANK_VALUE.search(text):
+        # Most likely the names of the last ad of this size: check them, no split needed.
+        # (A line starting "Name = " for a checked name is canonical up to its value, and no
+        # value starts blank: the first " = " of a line follows its name.)
+        last, prefixes, slices = recent
+        lines = text.split("\0")
+        lines.pop()
+        if all(map(str.startswith, lines, prefixes)):
+            return _shaped(last, list(map(getitem, lines, slices)), typed, reader.crypto)
+    canonical = _CANONICAL_LINES.fullmatch(text) is not None
+    if canonical:
         # The first " = " ends the name (names hold no blank, no "=").
         lines = text.split("\0")
         lines.pop()  # after the last NUL
@@ -351,10 +362,28 @@ def _get_classad_fast(reader: MessageReader, count: int, types: bool) -> ClassAd
     if shape is None:  # a repeated name: the line reader keeps the first spelling (§2.8)
         reader.seek(start)
         return None
+    if canonical:
+        if len(_RECENT_SHAPES) >= _RECENT_SHAPES_MAX:
+            _RECENT_SHAPES.clear()
+        prefixes = tuple(f"{name} = " for name in names)
+        _RECENT_SHAPES[count] = (shape, prefixes, tuple(slice(len(p), None) for p in prefixes))
+    return _shaped(shape, values, typed, reader.crypto)
+
+
+def _shaped(shape: AdShape, values: list[str], typed: bool, crypto: bool) -> ClassAd:
+    """An ad of ``shape`` read line by line; a shape that keeps recurring gets a reader."""
     shape.seen += 1
-    if typed and shape.seen >= _SHAPE_READER_AFTER and reader.crypto not in shape.readers:
-        _add_shape_reader(shape, reader.crypto)
+    if typed and shape.seen >= _SHAPE_READER_AFTER and crypto not in shape.readers:
+        _add_shape_reader(shape, crypto)
     return ClassAd._from_shape(shape, values)
+
+
+#: The last canonical shape read line by line for each attribute count, with its line prefixes
+#: (``Name = ``) and the slices that cut the values; bounded.
+_RECENT_SHAPES: dict[int, tuple[AdShape, tuple[str, ...], tuple[slice, ...]]] = {}
+_RECENT_SHAPES_MAX = 64
+#: A line's first `` = `` followed by a blank or the end: a value that is not canonical.
+_BLANK_VALUE = re.compile(r" = [\0 \t\r\n\v\f]")
 
 
 #: A shape is given a compiled reader once this many of its ads were read line by line.  The

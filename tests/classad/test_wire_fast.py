@@ -282,3 +282,24 @@ def test_shape_registry_is_bounded() -> None:
     for tag in ("p", "q", "r"):
         classad.ad_shape(tuple(f"{tag}{index}" for index in range(half)))
     assert sum(map(len, classad._SHAPES)) <= classad._SHAPES_MAX_NAMES
+
+
+@pytest.mark.parametrize("crypto", [False, True])
+def test_names_of_the_last_shape_are_checked_not_assumed(crypto: bool) -> None:
+    """After an ad of names A, B: same-sized ads with other names or odd values read exactly."""
+    get_classad(MessageReader(_payload(2, [b"A = 1", b"B = 2"], crypto, True), crypto=crypto))
+    for lines in (
+        [b"A = 1", b"B = 2"],
+        [b"A =  1", b"B = 2"],
+        [b"A = 1", b"B = "],
+        [b"A = 1", b"C = 2"],
+        [b"a = 1", b"B = 2"],
+        [b" A = 1", b"B = 2"],
+        [b"A = 1", b"B = = 2"],
+        [b"A = 1", b"A = 2"],
+        [b"AB = 1", b"B = 2"],
+    ):
+        payload = _payload(2, list(lines), crypto, True)
+        assert _shape_reader_outcome(payload, crypto, True) == _shape_reader_outcome(
+            payload, crypto, False
+        ), lines
