@@ -143,8 +143,12 @@ def test_a_pipelined_submission_gives_every_proc_its_full_ad(pool: MockPool) -> 
 
 
 def test_submitting_with_every_call_answered_gives_the_same_jobs(pool: MockPool) -> None:
+    # Held jobs and a stopped clock: nothing the schedd does afterwards (start a job, stamp
+    # EnteredCurrentStatus at the commit's second) tells the two submissions apart.
+    pool.schedd.queue.clock = lambda: 1000.0
     schedd = Schedd(pool.schedd_address)
-    ads = Submit(MANY.replace("300", "70")).build(1, settings=SubmitSettings(), now=1000)
+    held = MANY.replace("300", "70").replace("queue", "hold = true\nqueue")
+    ads = Submit(held).build(1, settings=SubmitSettings(), now=1000)
 
     def build(cluster: int) -> qmgmt.ProcAds:
         return ads.cluster_ad, ads.proc_ads
@@ -160,6 +164,7 @@ def test_submitting_with_every_call_answered_gives_the_same_jobs(pool: MockPool)
 
     assert strip(_queued(pool, answered.cluster)) == strip(_queued(pool, piped.cluster))
     assert len(_queued(pool, piped.cluster)) == 70
+    assert {job["JobStatus"] for job in _queued(pool, piped.cluster)} == {5}  # held
 
 
 def test_a_proc_refused_mid_pipeline_leaves_the_queue_unchanged(

@@ -78,41 +78,12 @@ def test_reply_larger_than_the_message_limit_streams_every_ad(crypto: bool) -> N
     assert ads[1234]["Memory"] == 2048 + 1234
 
 
-def test_ads_arrive_before_the_reply_ends() -> None:
-    """The first ads are handed out while the peer still holds back the rest."""
-    payload = _reply_payload(500, crypto=False)
-    wire = frame_plain(payload, chunk=REFERENCE_PACKET_PAYLOAD)
-    ours, theirs = socket.socketpair()
-    release = threading.Event()
-
-    def serve() -> None:
-        half = len(wire) // 2
-        theirs.sendall(wire[:half])
-        release.wait(10)
-        theirs.sendall(wire[half:])
-        theirs.close()
-
-    thread = threading.Thread(target=serve)
-    thread.start()
-    try:
-        with SyncChannel(ours, conn=_client(False), timeout=10) as channel:
-            stream = StreamedMessage(part_size=4096)
-            seen = []
-            for ad in channel.iterate(_results(stream)):
-                seen.append(ad["Name"])
-                if len(seen) == 10:
-                    release.set()  # only now does the peer send the second half
-        assert len(seen) == 500
-    finally:
-        release.set()
-        thread.join(10)
-
-
-def test_a_piece_is_handed_out_early_while_the_peer_pauses() -> None:
-    """With the default 256 KiB pieces, the ads that arrived are decoded while the peer pauses."""
-    payload = _reply_payload(2000, crypto=False)
-    wire = frame_plain(payload, chunk=REFERENCE_PACKET_PAYLOAD)
-    assert len(wire) < StreamedMessage().part_size  # the whole reply is less than one piece
+def _names_read_while_the_peer_pauses(
+    count: int, stream: StreamedMessage, release_after: int
+) -> tuple[list[str], bool]:
+    """The names the client reads from a reply whose second half the peer sends only once
+    ``release_after`` ads were handed out; and whether that happened (not the peer's timeout)."""
+    wire = frame_plain(_reply_payload(count, crypto=False), chunk=REFERENCE_PACKET_PAYLOAD)
     ours, theirs = socket.socketpair()
     release = threading.Event()
     waited: list[bool] = []
@@ -120,23 +91,37 @@ def test_a_piece_is_handed_out_early_while_the_peer_pauses() -> None:
     def serve() -> None:
         half = len(wire) // 2
         theirs.sendall(wire[:half])
-        waited.append(release.wait(5))  # False: the client sat waiting for a whole piece
+        waited.append(release.wait(5))  # False: the client sat waiting for more bytes
         theirs.sendall(wire[half:])
         theirs.close()
 
     thread = threading.Thread(target=serve)
     thread.start()
+    seen: list[str] = []
     try:
         with SyncChannel(ours, conn=_client(False), timeout=10) as channel:
-            seen = []
-            for ad in channel.iterate(_results(StreamedMessage())):
+            for ad in channel.iterate(_results(stream)):
                 seen.append(ad["Name"])
-                release.set()  # the peer sends the rest only once an ad was handed out
-        assert seen == [f"slot{i}@host" for i in range(2000)]
-        assert waited == [True]
+                if len(seen) == release_after:
+                    release.set()
     finally:
         release.set()
         thread.join(10)
+    return seen, waited == [True]
+
+
+def test_ads_arrive_before_the_reply_ends() -> None:
+    """The first ads are handed out while the peer still holds back the rest."""
+    seen, released = _names_read_while_the_peer_pauses(500, StreamedMessage(part_size=4096), 10)
+    assert len(seen) == 500 and released
+
+
+def test_a_piece_is_handed_out_early_while_the_peer_pauses() -> None:
+    """With the default 256 KiB pieces, the ads that arrived are decoded while the peer pauses."""
+    stream = StreamedMessage()
+    assert len(_reply_payload(2000, crypto=False)) < stream.part_size  # less than one piece
+    seen, released = _names_read_while_the_peer_pauses(2000, stream, 1)
+    assert seen == [f"slot{i}@host" for i in range(2000)] and released
 
 
 def test_an_ad_that_never_ends_hits_the_per_item_limit() -> None:
