@@ -83,6 +83,9 @@ def ad_shape(names: tuple[str, ...]) -> AdShape | None:
     return shape
 
 
+#: Value types that are their own evaluation result (see ClassAd.eval).
+_SCALAR_TYPES = frozenset((int, float, str, bool))
+
 #: Python values of raw wire texts (str or bytes) that are simple immutable literals: the ads of
 #: one query repeat most values.  Bounded in entries and length.
 _RAW_VALUES: dict[str | bytes, Any] = {}
@@ -364,7 +367,17 @@ class ClassAd(MutableMapping[str, Any]):
         return str(self._entries[fold(name)][0])
 
     def eval(self, name: str, target: ClassAd | None = None) -> Any:
-        """Evaluate an attribute in this ad (matched against ``target``); missing = Undefined."""
+        """Evaluate an attribute in this ad (matched against ``target``); missing = Undefined.
+
+        An attribute that holds a number, string or boolean literal is its own value (MY comes
+        before TARGET): that common case skips the evaluator.
+        """
+        try:
+            value = self[name]
+        except Exception:  # noqa: BLE001 - absent or unparsable: the evaluator decides
+            value = None
+        if value.__class__ in _SCALAR_TYPES:
+            return value
         from cedar.classad_wire.evaluate import evaluate
         from cedar.classad_wire.expr import AttrRef
 

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TextIO
 
 from cedar.classad_wire import ClassAd, Error, Expr, Undefined, evaluate, parse_expr, unparse
-from cedar.classad_wire.expr import fold
+from cedar.classad_wire.expr import AttrRef, fold
 from cedar.classad_wire.wire import references
 from cedar.cli.common import (
     EXIT_USAGE,
@@ -50,6 +50,15 @@ def autoformat(ads: Iterable[ClassAd], expressions: Sequence[str]) -> Iterable[s
         yield " ".join(format_value(_safe_eval(expr, ad)) for expr in parsed)
 
 
+def _safe_eval(expr: Expr, ad: ClassAd) -> Any:
+    try:
+        if isinstance(expr, AttrRef) and not expr.absolute:
+            return ad.eval(expr.name)  # a literal attribute skips the evaluator
+        return evaluate(expr, ad)
+    except CedarError:
+        return Error
+
+
 def af_projection(expressions: Sequence[str]) -> list[str]:
     """The attributes ``-af`` expressions need from the collector, sorted as condor_status does."""
     names: dict[str, str] = {}
@@ -59,13 +68,6 @@ def af_projection(expressions: Sequence[str]) -> list[str]:
         if fold(text.strip()) in names:  # a bare attribute keeps the user's spelling
             names[fold(text.strip())] = text.strip()
     return sorted(names.values(), key=fold)
-
-
-def _safe_eval(expr: Expr, ad: ClassAd) -> Any:
-    try:
-        return evaluate(expr, ad)
-    except CedarError:
-        return Error
 
 
 def long_form(ad: ClassAd) -> str:

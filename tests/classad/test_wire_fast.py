@@ -303,3 +303,24 @@ def test_names_of_the_last_shape_are_checked_not_assumed(crypto: bool) -> None:
         assert _shape_reader_outcome(payload, crypto, True) == _shape_reader_outcome(
             payload, crypto, False
         ), lines
+
+
+def test_eval_of_a_literal_attribute_is_what_the_evaluator_gives() -> None:
+    from cedar.classad_wire import evaluate
+    from cedar.classad_wire.expr import AttrRef
+
+    text = (
+        'I = 3\nF = 2.5\nS = "x"\nB = true\nL = {1, 2}\nR = [a = 1]\nE = I + 1\nU = undefined\n'
+        "Err = error\nRef = Missing\nT = absTime(0)\n"
+    )
+    target = ClassAd.parse_old("Missing = 7\nI = 99\n")
+    for ad in (ClassAd.parse_old(text), _wire_copy(ClassAd.parse_old(text))):
+        for name in [*ad, "Absent", "i"]:
+            for other in (None, target):
+                assert repr(ad.eval(name, other)) == repr(evaluate(AttrRef(name), ad, other))
+
+
+def _wire_copy(ad: ClassAd) -> ClassAd:
+    writer = MessageWriter(crypto=True)
+    put_classad(writer, ad)
+    return get_classad(MessageReader(writer.getvalue(), crypto=True))
