@@ -8,6 +8,7 @@ the old ClassAd text form, ``--json`` one JSON list.  Also mounted as ``cedar qu
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -78,8 +79,22 @@ def long_form(ad: ClassAd) -> str:
 
 def status_order(ads: Iterable[ClassAd]) -> list[ClassAd]:
     """condor_status's output order: by ``Machine``, then ``Name`` (stable, so ties keep the
-    collector's order).  Observed in the captures for tables, ``-af`` and ``-long`` alike."""
-    return sorted(ads, key=lambda ad: (_text(ad, "Machine"), _text(ad, "Name")))
+    collector's order).  Observed in the captures for tables, ``-af`` and ``-long`` alike; runs
+    of digits compare as numbers (``slot9`` before ``slot10``: observed against 25.13.2 with
+    100 000 slots)."""
+    return sorted(ads, key=lambda ad: (_natural(_text(ad, "Machine")), _natural(_text(ad, "Name"))))
+
+
+_DIGITS = re.compile(r"\d+")
+
+
+def _natural(text: str) -> str:
+    """A sort key in which runs of digits compare by value (zero-padded), the rest as text."""
+    return _DIGITS.sub(_pad_digits, text)
+
+
+def _pad_digits(match: re.Match[str]) -> str:
+    return match.group().zfill(24)
 
 
 def json_list(ads: Iterable[ClassAd]) -> str:
