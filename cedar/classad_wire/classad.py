@@ -23,7 +23,7 @@ from cedar.classad_wire.expr import (
 )
 from cedar.classad_wire.syntax import parse_expr, simple_value
 from cedar.classad_wire.unparse import format_name, unparse
-from cedar.errors import ClassAdParseError
+from cedar.errors import ClassAdError, ClassAdParseError
 
 _LINE_WS = " \t\r\n\v\f"
 
@@ -102,11 +102,15 @@ _PARSED_MAX_ENTRIES = 512
 _PARSED_MAX_TEXT = 1024
 
 
-def _parse_wire_value(text: str) -> Expr:
-    """A wire right-hand side that is not a simple literal, through the shared cache (§2.8)."""
+def _parse_wire_value(text: str, spelling: str) -> Expr:
+    """A wire right-hand side that is not a simple literal, through the shared cache (§2.8);
+    a parse error names the attribute ``spelling``."""
     expr = _PARSED.get(text)
     if expr is None:
-        expr = parse_expr(text, old=True, full=False)
+        try:
+            expr = parse_expr(text, old=True, full=False)
+        except ClassAdParseError as exc:
+            raise ClassAdParseError(f"attribute {spelling!r}: {exc}") from None
         if len(text) <= _PARSED_MAX_TEXT:
             if len(_PARSED) >= _PARSED_MAX_ENTRIES:
                 _PARSED.clear()
@@ -213,10 +217,7 @@ class ClassAd(MutableMapping[str, Any]):
         text = _text(raw)
         native: Any = simple_value(text)
         if native is None:
-            try:
-                expr = _parse_wire_value(text)
-            except ClassAdParseError as exc:
-                raise ClassAdParseError(f"attribute {shape.names[position]!r}: {exc}") from None
+            expr = _parse_wire_value(text, shape.names[position])
             if expr.is_literal:
                 return expr.value()  # a list or a nested ad: a fresh value every time
             native = expr
@@ -257,10 +258,7 @@ class ClassAd(MutableMapping[str, Any]):
             # What the parser builds for a simple literal (booleans included: equal nodes).
             expr: Expr = make_literal(native)
         else:
-            try:
-                expr = _parse_wire_value(value)
-            except ClassAdParseError as exc:
-                raise ClassAdParseError(f"attribute {entry[0]!r}: {exc}") from None
+            expr = _parse_wire_value(value, entry[0])
         self._entries[key] = (entry[0], expr, native)
         return expr
 
@@ -374,7 +372,7 @@ class ClassAd(MutableMapping[str, Any]):
         """
         try:
             value = self[name]
-        except Exception:  # noqa: BLE001 - absent or unparsable: the evaluator decides
+        except (KeyError, ClassAdError):  # absent or unparsable: the evaluator decides
             value = None
         if value.__class__ in _SCALAR_TYPES:
             return value

@@ -328,21 +328,19 @@ def _get_classad_fast(reader: MessageReader, count: int, types: bool) -> ClassAd
     # Lines hold no NUL (the reader cuts at the first one), so NUL ends each exactly, and UTF-8
     # decoding never joins bytes across an ASCII NUL.
     text = b"\0".join(raws).decode("utf-8", "surrogateescape")  # type: ignore[arg-type]
+    lines = text.split("\0")
+    lines.pop()  # after the last NUL
     recent = _RECENT_SHAPES.get(count)
     if recent is not None and not _BLANK_VALUE.search(text):
         # Most likely the names of the last ad of this size: check them, no split needed.
         # (A line starting "Name = " for a checked name is canonical up to its value, and no
         # value starts blank: the first " = " of a line follows its name.)
         last, prefixes, slices = recent
-        lines = text.split("\0")
-        lines.pop()
         if all(map(str.startswith, lines, prefixes)):
             return _shaped(last, list(map(getitem, lines, slices)), typed, reader.crypto)
     canonical = _CANONICAL_LINES.fullmatch(text) is not None
     if canonical:
         # The first " = " ends the name (names hold no blank, no "=").
-        lines = text.split("\0")
-        lines.pop()  # after the last NUL
         halves = list(map(str.partition, lines, repeat(" = ")))
         names: list[str] = list(map(_FIRST, halves))
         values: list[str] = list(map(_THIRD, halves))
@@ -480,22 +478,14 @@ def get_flagged_classads(reader: MessageReader) -> tuple[list[ClassAd], bool]:
     append = ads.append
     data = reader.payload
     size = len(data)
-    readers = _SHAPE_READERS
-    crypto = reader.crypto
     while True:
         start = reader.offset
         try:
             if start + 16 <= size:
-                more, count = _TWO_INTS(data, start)
+                more, count = _TWO_INTS(data, start)  # both at once: the common case
                 if more and 0 <= count <= MAX_ATTRIBUTES:
-                    for shape_reader in readers.get((count, crypto), ()):
-                        ad = shape_reader.read(reader, start + 16)
-                        if ad is not None:
-                            append(ad)
-                            break
-                    else:
-                        reader.seek(start + 16)
-                        append(_get_counted_classad(reader, count, True, False))
+                    reader.seek(start + 16)
+                    append(_get_counted_classad(reader, count, True, False))
                     continue
             if not reader.get_int():
                 return ads, True

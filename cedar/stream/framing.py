@@ -13,9 +13,8 @@ from construct import Int8ub, Int32ub, Struct
 from cedar.errors import InvalidArgument, ProtocolError
 
 #: ``end`` (1 byte) + big-endian uint32 ``len`` (spec 01 §2.1).
-_HEADER_LAYOUT = Struct("end" / Int8ub, "length" / Int32ub)
-PACKET_HEADER = _HEADER_LAYOUT.compile()
-HEADER_SIZE = _HEADER_LAYOUT.sizeof()
+PACKET_HEADER = Struct("end" / Int8ub, "length" / Int32ub)
+HEADER_SIZE = PACKET_HEADER.sizeof()
 #: Largest packet payload either side may send or accept (spec 01 §2.3).
 MAX_PACKET_PAYLOAD = 1 << 20
 #: End flags the reference accepts as "last packet"; senders only use 0 and 1 (spec 01 §2.2).
@@ -25,7 +24,7 @@ REFERENCE_PACKET_PAYLOAD = 4091
 #: :data:`PACKET_HEADER` as one ``struct``: a pipelined submission sends and reads thousands of
 #: small packets, and a Construct build or parse cost ~13 µs each.
 _HEADER = struct.Struct(
-    ">" + "".join(field.subcon.fmtstr.lstrip("<>=!") for field in _HEADER_LAYOUT.subcons)
+    ">" + "".join(field.subcon.fmtstr.lstrip("<>=!") for field in PACKET_HEADER.subcons)
 )
 
 
