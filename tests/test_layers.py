@@ -27,7 +27,10 @@ LAYERS: list[set[str]] = [
     {"commands"},  # the clients of each daemon command
     {"server"},  # the mock daemons
     {"capture", "conformance"},  # dissector and replay; the conformance battery (clients)
-    {"cli", "compat", "conformance"},  # programs, compatibility layers, conformance battery
+    {"output", "analysis"},  # condor-style printing of ads (-af, -format, tables); match analysis
+    {"service"},  # what every service shares: the caller's identity, scoping, per-token sessions
+    # programs, compatibility layers, conformance battery, the HTTP API and the MCP server
+    {"cli", "compat", "conformance", "serve", "mcp_server"},
     {"__init__", "__main__"},  # the package's public face
 ]
 RANK = {name: rank for rank, names in enumerate(LAYERS) for name in names}
