@@ -139,7 +139,8 @@ def _use(expr: Expr) -> None:
             again = parse_expr(text, old=old)
         except ClassAdError:
             again = None
-        if again is not None:
+        if again is not None:  # printing what was printed and read back changes nothing
+            assert unparse(again, old=old) == text
             hash(again)
     value = evaluate(expr, SAMPLE, SAMPLE)
     repr(value)

@@ -63,7 +63,6 @@ def condor_submit() -> tuple[Path | None, str]:
         [Path(tarball_env)]
         if tarball_env
         else sorted((REPO.parent / "shared" / "htcondor").glob(TARBALL_GLOB))
-        + sorted(Path("/work/shared/htcondor").glob(TARBALL_GLOB))
     )
     tarball = next((c for c in candidates if c.is_file()), None)
     if tarball is None:
