@@ -662,6 +662,44 @@ def _starter_refusal(reply: ClassAd, target: PeekTarget) -> PeekError:
     return PeekRefused(error, retry=retry)
 
 
+# -- START_SSHD (1502): the first exchange of condor_ssh_to_job ------------------------------
+
+
+def start_sshd_request(
+    remote_host: str | None, shell: str = "/bin/bash", keygen_args: str | None = None
+) -> ClassAd:
+    """``condor_ssh_to_job``'s request (spec 08 §8.6); the ssh session that follows a success
+    on the same connection is not implemented."""
+    ad = ClassAd()
+    if remote_host:
+        ad["Name"] = remote_host
+    ad["Shell"] = shell
+    if keygen_args:
+        ad["SSHKeyGenArgs"] = keygen_args
+    return ad
+
+
+def start_sshd_body(
+    remote_host: str | None, shell: str = "/bin/bash", keygen_args: str | None = None
+) -> Body[ClassAd]:
+    """Send START_SSHD and read the starter's answer: the success ad (keys: secrets), or its
+    refusal as :class:`PeekRefused` (or :class:`JobNotRunning` when it says retry)."""
+
+    def body(session: CommandSession) -> Protocol[ClassAd]:
+        writer = session.payload_writer()
+        put_classad(writer, start_sshd_request(remote_host, shell, keygen_args))
+        yield Send(writer)
+        reply = get_classad((yield Receive()))
+        if reply.get("Result") is not True:
+            error = _text(reply.get("ErrorString")) or "the starter refused to start sshd"
+            if reply.get("Retry") is True:
+                raise JobNotRunning(error, retry=True)
+            raise PeekRefused(error)
+        return reply
+
+    return body
+
+
 def claim_security(info: ConnectInfo, security: ClientSecurity | None) -> ClientSecurity:
     """A client security holding only the claim-id session, stored for the starter's address,
     so that the command start resumes it (spec 08 §8.3); the caller's policy otherwise."""
@@ -758,6 +796,8 @@ __all__ = [
     "read_peek_reply",
     "release_slot",
     "split_requests",
+    "start_sshd_body",
+    "start_sshd_request",
     "transfer_queue_body",
     "transfer_queue_request",
 ]
