@@ -655,6 +655,13 @@ def _starter_refusal(reply: ClassAd, target: PeekTarget) -> PeekError:
     if "requested but not authorized" in error or "outside sandbox" in error:
         name = next((n for n in target.files if f"File {n} " in error or f"({n})" in error), None)
         return PeekFileError(error, name=name, retry=retry)
+    if error.startswith("Unable to resolve file "):
+        # A named file not (yet) in the sandbox (observed, 25.13.2; condor_tail then retries
+        # forever without a word): the full path is in the text, the name is ours.
+        path = error.removeprefix("Unable to resolve file ").partition(" to real path")[0]
+        name = next((n for n in target.files if path.endswith("/" + n) or path == n), None)
+        what = f"{name} does not exist" if name else "a file asked for does not exist"
+        return PeekFileError(f"{what} in the job's sandbox (yet): {error}", name=name, retry=True)
     if "job is finished" in error:
         return JobNotRunning(error, retry=False, job_status=int(JobStatus.COMPLETED))
     if retry:

@@ -481,10 +481,20 @@ def test_bad_replies_are_protocol_errors(messages: tuple[bytes, ...], match: str
             True,
         ),  # fmt: skip
         ({"ErrorString": "Rejecting request, because ENABLE_PEEK_JOB=false"}, PeekRefused, False),
+        (
+            {
+                "ErrorString": "Unable to resolve file /x/scratch/stdout to real path. (errno=2, No "
+                "such file or directory)",
+                "Retry": True,
+            },
+            PeekFileError,
+            True,
+        ),  # fmt: skip
         ({}, PeekRefused, False),
     ],
 )
 def test_starter_refusals(reply: dict[str, object], error: type, retry: bool) -> None:
+    """The texts of spec 08 §8.5 (the "Unable to resolve" one as observed on the real pool)."""
     with pytest.raises(error) as err:
         _run_reply(PeekTarget(), 100, _ad(Result=False, **reply))
     assert err.value.retry is retry

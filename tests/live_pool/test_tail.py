@@ -86,7 +86,9 @@ def _remove(job: str) -> None:
     subprocess.run(["condor_rm", job], env=_env(), capture_output=True, timeout=60, check=False)
 
 
-def _start(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
+def _start(
+    tmp_path_factory: pytest.TempPathFactory, outputs: str = "progress.txt"
+) -> tuple[str, Path]:
     """Submit the job and wait until it runs and has written its progress.txt."""
     directory = _job_directory(tmp_path_factory)
     script = directory / "tailjob.sh"
@@ -96,7 +98,7 @@ def _start(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
     job = _submit(
         directory,
         f"executable = {script}\narguments = {go}\noutput = out.txt\nerror = err.txt\n"
-        "should_transfer_files = YES\ntransfer_output_files = progress.txt\n"
+        f"should_transfer_files = YES\ntransfer_output_files = {outputs}\n"
         f"initialdir = {directory}\nqueue\n",
     )
     deadline = time.monotonic() + 180
@@ -112,8 +114,9 @@ def _start(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
 
 @pytest.fixture(scope="module")
 def running_job(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
-    """A job whose output stays still (it waits for its "go" file, which nobody creates)."""
-    job, go = _start(tmp_path_factory)
+    """A job whose output stays still (it waits for its "go" file, which nobody creates); its
+    missing.txt never exists (it is removed before it could fail on it)."""
+    job, go = _start(tmp_path_factory, "progress.txt, missing.txt")
     yield job, go
     _remove(job)
 
@@ -171,6 +174,19 @@ def test_same_errors_as_condor_tail(running_job: tuple[str, Path]) -> None:
     theirs, ours = _both("999999.0")
     assert theirs.returncode == ours.returncode == 1
     assert ours.stderr.decode().strip() == theirs.stderr.decode().strip() == "No such job: 999999.0"
+
+
+def test_a_file_that_does_not_exist(running_job: tuple[str, Path]) -> None:
+    """The starter answers "Unable to resolve file ..." with Retry; condor_tail then retries
+    forever without a word, cedar says which file is missing (exit 1)."""
+    job, _ = running_job
+    ours = _run([str(CEDAR), "tail", "-no-stdout", job, "missing.txt"], timeout=60)
+    assert ours.returncode == 1
+    assert ours.stderr.decode().startswith(
+        "Failed to peek at file from starter: missing.txt does not exist in the job's sandbox"
+    )
+    with pytest.raises(subprocess.TimeoutExpired):
+        _run(["condor_tail", "-no-stdout", job, "missing.txt"], timeout=8)
 
 
 def test_not_running_is_an_error_not_a_wait(tmp_path_factory: pytest.TempPathFactory) -> None:
