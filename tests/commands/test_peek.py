@@ -483,8 +483,8 @@ def test_bad_replies_are_protocol_errors(messages: tuple[bytes, ...], match: str
         ({"ErrorString": "Rejecting request, because ENABLE_PEEK_JOB=false"}, PeekRefused, False),
         (
             {
-                "ErrorString": "Unable to resolve file /x/scratch/stdout to real path. (errno=2, No "
-                "such file or directory)",
+                "ErrorString": "Unable to resolve file /x/scratch/stdout to real path. "
+                "(errno=2, No such file or directory)",
                 "Retry": True,
             },
             PeekFileError,
