@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable, Generator
 from typing import Any
 
-from cedar.capture import dissect_transfer
+from cedar.capture import dissect_peek, dissect_transfer
 from cedar.capture.dissect_model import (
     DecodedMessage,
     Flow,
@@ -69,7 +69,7 @@ class _Payloads(_FlowBase):
         self, command: int | None, first: tuple[DecodedMessage, MessageReader] | None
     ) -> Flow:
         """Decode the command's own exchange; ``first`` is a raw start's request message."""
-        if self.encrypting and self.decryptor.key is None and first is None:
+        if self.encrypting and self.decryptor.key is None and not self.decryptor.keys and not first:
             yield from self.payload_encrypted(command)
             return
         handler = self._payload_handlers().get(command) if command is not None else None
@@ -110,6 +110,10 @@ class _Payloads(_FlowBase):
             Command.TRANSFER_DATA_WITH_PERMS: lambda c, f: dissect_transfer.transfer_data(
                 self, c, f
             ),
+            Command.GET_JOB_CONNECT_INFO: lambda c, f: dissect_peek.connect_info(self, c, f),
+            Command.TRANSFER_QUEUE_REQUEST: lambda c, f: dissect_peek.transfer_queue(self, c, f),
+            Command.STARTER_PEEK: lambda c, f: dissect_peek.starter_peek(self, c, f),
+            Command.START_SSHD: lambda c, f: dissect_peek.start_sshd(self, c, f),
         }
 
     def _request(
@@ -191,7 +195,7 @@ class _Payloads(_FlowBase):
                 else f"{command_name(command)} "
             )
             + f"{what} "
-            + _inline(ad),
+            + inline(ad),
             request=[[n, ad.raw_text(n)] for n in ad],
         )
 
@@ -220,7 +224,7 @@ class _Payloads(_FlowBase):
                     d,
                     "JOB_QUERY_END",
                     f"final {kind} ad after {count} job ad{'s' if count != 1 else ''}: "
-                    + _inline(
+                    + inline(
                         ad,
                         ["ErrorCode", "ErrorString", "Jobs", "Idle", "Running", "Held", "MyName"],
                     ),
@@ -263,7 +267,7 @@ class _Payloads(_FlowBase):
             if final is not None:
                 parts.append(
                     "final ad "
-                    + _inline(
+                    + inline(
                         final,
                         ["NumJobMatches", "AdCount", "MalformedAds", "ErrorCode", "ErrorString"],
                     )
@@ -303,7 +307,7 @@ class _Payloads(_FlowBase):
             d,
             "ACT_RESULT",
             "ACT_ON_JOBS result "
-            + _inline(result, ["ActionResult", "TotalJobAds"])
+            + inline(result, ["ActionResult", "TotalJobAds"])
             + " "
             + " ".join(f"{k}={v}" for k, v in totals.items() if v),
             action_result=success,
@@ -390,9 +394,9 @@ class _Payloads(_FlowBase):
             args = f"{a['cluster']} flags={a['flags']} items={items} ({len(data)} bytes)"
         elif rpc == QmgmtCall.SendJobQueueAd:
             ad = self.ad(r, "job queue ad", d)
-            args = f"{a['cluster']} type={a['ad_type']} flags={a['flags']} " + _inline(ad)
+            args = f"{a['cluster']} type={a['ad_type']} flags={a['flags']} " + inline(ad)
         elif rpc == QmgmtCall.SendSpoolFileIfNeeded:
-            args = _inline(self.ad(r, "spool ad", d))
+            args = inline(self.ad(r, "spool ad", d))
         elif len(a) == 1:
             # One int (NewProc, GetCapabilities, ...) or one string (SetEffectiveOwner, ...).
             (value,) = a.values()
@@ -417,7 +421,7 @@ class _Payloads(_FlowBase):
         fields: dict[str, Any] = {"rpc": rpc}
         if rpc == QmgmtCall.GetCapabilities:
             ad = self.ad(r, "capabilities", d)
-            text = _inline(ad)
+            text = inline(ad)
         elif rpc == QmgmtCall.SendMaterializeData:
             text = f"spool file {_quote(r.get_string())} rows={r.get_int()} rval={r.get_int()}"
             if not r.at_end():
@@ -440,7 +444,7 @@ class _Payloads(_FlowBase):
                 text = f"rval={rval} errno={errno}"
                 if not r.at_end():
                     ad = self.ad(r, "error", d)
-                    text += " " + _inline(ad)
+                    text += " " + inline(ad)
             elif rpc == QmgmtCall.GetAttributeFloat:
                 text = f"rval={rval} value={r.get_double()}"
             elif rpc == QmgmtCall.GetAttributeInt:
@@ -461,7 +465,7 @@ class _Payloads(_FlowBase):
                 text = f"rval={rval}"
                 if not r.at_end():
                     ad = self.ad(r, "commit result", d)
-                    text += " " + (_inline(ad) if len(ad) else "+ empty ad")
+                    text += " " + (inline(ad) if len(ad) else "+ empty ad")
             else:
                 text = f"rval={rval}"
         self.end(r, f"{_qmgmt_name(rpc)} reply")
@@ -490,7 +494,7 @@ class _Payloads(_FlowBase):
                     self.note(
                         d,
                         d.kind or "UPDATE",
-                        f"{prefix}{command_name(current)} " + "; ".join(_inline(a) for a in ads),
+                        f"{prefix}{command_name(current)} " + "; ".join(inline(a) for a in ads),
                     )
             d = yield from self._next()
             r = self.reader(d)
@@ -569,7 +573,7 @@ def _ad_name(ad: ClassAd) -> str:
     return ""
 
 
-def _inline(ad: ClassAd, names: list[str] | None = None, limit: int = 8) -> str:
+def inline(ad: ClassAd, names: list[str] | None = None, limit: int = 8) -> str:
     """``{A = 1; B = "x"; …}`` with at most ``limit`` attributes (or just ``names``)."""
     chosen = [n for n in ad if names is None or n.lower() in {x.lower() for x in names}]
     shown = chosen[:limit]

@@ -196,13 +196,12 @@ def _send_peek(request: CommandRequest, asked: ClassAd, files: dict[str, bytes])
     for piece in pieces:
         if not request.encrypted:
             raise ProtocolError("the mock starter sends files only over an encrypted session")
-        pending.put_int(len(piece)).put_int(CHUNK)
+        yield Send(pending.put_int(len(piece)).put_int(CHUNK))
+        pending = request.writer()
         if piece:
-            yield Send(pending)
             yield Send(request.writer().put_bytes(piece))
-            pending = request.writer()
         else:
-            pending.put_int(666)  # shares its message with what follows (spec 08 §8.5)
+            pending.put_int(666)  # its message goes on with what follows (spec 08 §8.5)
     yield Send(pending.put_int(len(pieces)))
 
 
