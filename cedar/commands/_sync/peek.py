@@ -218,12 +218,16 @@ def follow_job(
                 timeout=timeout,
                 transfer_queue=transfer_queue,
             )
+        except PeekFileError:
+            raise  # a file the starter will not send, or that is not there (yet)
         except (PeekError, CedarConnectionError, CommandDenied, ProtocolError) as exc:
-            # The starter is gone or going (the job ended, was evicted or held): ask the schedd
-            # again, unless the refusal is final or keeps coming while the job runs.
-            failures += 1
-            final = isinstance(exc, (PeekFileError, PeekRefused)) and not exc.retry
-            if final or failures > MAX_FOLLOW_FAILURES:
+            # The starter is gone or going (the job ended, was evicted or held) or not ready
+            # yet: ask the schedd again, unless the refusal is final or keeps coming.
+            if isinstance(exc, PeekRefused) and not exc.retry:
+                raise
+            if not (isinstance(exc, JobNotRunning) and exc.retry):  # "not yet initialized"
+                failures += 1
+            if failures > MAX_FOLLOW_FAILURES:
                 raise
             info = None
             pause(interval)
