@@ -195,7 +195,7 @@ class _Payloads(_FlowBase):
                 else f"{command_name(command)} "
             )
             + f"{what} "
-            + inline(ad),
+            + _inline(ad),
             request=[[n, ad.raw_text(n)] for n in ad],
         )
 
@@ -224,7 +224,7 @@ class _Payloads(_FlowBase):
                     d,
                     "JOB_QUERY_END",
                     f"final {kind} ad after {count} job ad{'s' if count != 1 else ''}: "
-                    + inline(
+                    + _inline(
                         ad,
                         ["ErrorCode", "ErrorString", "Jobs", "Idle", "Running", "Held", "MyName"],
                     ),
@@ -267,7 +267,7 @@ class _Payloads(_FlowBase):
             if final is not None:
                 parts.append(
                     "final ad "
-                    + inline(
+                    + _inline(
                         final,
                         ["NumJobMatches", "AdCount", "MalformedAds", "ErrorCode", "ErrorString"],
                     )
@@ -307,7 +307,7 @@ class _Payloads(_FlowBase):
             d,
             "ACT_RESULT",
             "ACT_ON_JOBS result "
-            + inline(result, ["ActionResult", "TotalJobAds"])
+            + _inline(result, ["ActionResult", "TotalJobAds"])
             + " "
             + " ".join(f"{k}={v}" for k, v in totals.items() if v),
             action_result=success,
@@ -394,9 +394,9 @@ class _Payloads(_FlowBase):
             args = f"{a['cluster']} flags={a['flags']} items={items} ({len(data)} bytes)"
         elif rpc == QmgmtCall.SendJobQueueAd:
             ad = self.ad(r, "job queue ad", d)
-            args = f"{a['cluster']} type={a['ad_type']} flags={a['flags']} " + inline(ad)
+            args = f"{a['cluster']} type={a['ad_type']} flags={a['flags']} " + _inline(ad)
         elif rpc == QmgmtCall.SendSpoolFileIfNeeded:
-            args = inline(self.ad(r, "spool ad", d))
+            args = _inline(self.ad(r, "spool ad", d))
         elif len(a) == 1:
             # One int (NewProc, GetCapabilities, ...) or one string (SetEffectiveOwner, ...).
             (value,) = a.values()
@@ -421,7 +421,7 @@ class _Payloads(_FlowBase):
         fields: dict[str, Any] = {"rpc": rpc}
         if rpc == QmgmtCall.GetCapabilities:
             ad = self.ad(r, "capabilities", d)
-            text = inline(ad)
+            text = _inline(ad)
         elif rpc == QmgmtCall.SendMaterializeData:
             text = f"spool file {_quote(r.get_string())} rows={r.get_int()} rval={r.get_int()}"
             if not r.at_end():
@@ -444,7 +444,7 @@ class _Payloads(_FlowBase):
                 text = f"rval={rval} errno={errno}"
                 if not r.at_end():
                     ad = self.ad(r, "error", d)
-                    text += " " + inline(ad)
+                    text += " " + _inline(ad)
             elif rpc == QmgmtCall.GetAttributeFloat:
                 text = f"rval={rval} value={r.get_double()}"
             elif rpc == QmgmtCall.GetAttributeInt:
@@ -465,7 +465,7 @@ class _Payloads(_FlowBase):
                 text = f"rval={rval}"
                 if not r.at_end():
                     ad = self.ad(r, "commit result", d)
-                    text += " " + (inline(ad) if len(ad) else "+ empty ad")
+                    text += " " + (_inline(ad) if len(ad) else "+ empty ad")
             else:
                 text = f"rval={rval}"
         self.end(r, f"{_qmgmt_name(rpc)} reply")
@@ -494,7 +494,7 @@ class _Payloads(_FlowBase):
                     self.note(
                         d,
                         d.kind or "UPDATE",
-                        f"{prefix}{command_name(current)} " + "; ".join(inline(a) for a in ads),
+                        f"{prefix}{command_name(current)} " + "; ".join(_inline(a) for a in ads),
                     )
             d = yield from self._next()
             r = self.reader(d)
@@ -573,7 +573,7 @@ def _ad_name(ad: ClassAd) -> str:
     return ""
 
 
-def inline(ad: ClassAd, names: list[str] | None = None, limit: int = 8) -> str:
+def _inline(ad: ClassAd, names: list[str] | None = None, limit: int = 8) -> str:
     """``{A = 1; B = "x"; …}`` with at most ``limit`` attributes (or just ``names``)."""
     chosen = [n for n in ad if names is None or n.lower() in {x.lower() for x in names}]
     shown = chosen[:limit]
@@ -582,3 +582,7 @@ def inline(ad: ClassAd, names: list[str] | None = None, limit: int = 8) -> str:
     if more:
         body += f"; … +{more} more" if body else f"{more} attributes"
     return "{" + body + "}"
+
+
+#: The one-line form of an ad, for the other parts of the dissector.
+inline = _inline
