@@ -108,11 +108,18 @@ def dissect(
 ) -> list[DissectedConversation]:
     """Decode a whole capture.
 
-    ``keys`` are AES session keys to try on encrypted conversations.  With ``strict`` the first
-    framing error or undecodable message raises :class:`CaptureError` (naming conversation,
-    direction and offset); otherwise problems are reported on the conversations.
+    ``keys`` are AES session keys to try on encrypted conversations; a claim id seen in clear
+    (GET_JOB_CONNECT_INFO) adds its session's key for the conversations after it.  With
+    ``strict`` the first framing error or undecodable message raises :class:`CaptureError`
+    (naming conversation, direction and offset); otherwise problems are reported on the
+    conversations.
     """
-    result = [dissect_conversation(c, keys) for c in load_conversations(source)]
+    known = list(keys or [])
+    result = []
+    for conv in load_conversations(source):
+        dissected = dissect_conversation(conv, known)
+        known += [k for k in dissected.learned_keys if k not in known]  # claim ids seen in clear
+        result.append(dissected)
     if strict:
         check(result)
     return result

@@ -125,6 +125,9 @@ class DissectedConversation:
     messages: list[DecodedMessage] = field(default_factory=list)
     #: The framing/capture error after the last message, if the capture breaks off.
     error: CaptureError | None = None
+    #: Session keys learned in clear (a claim id in a connect-info reply) for the conversations
+    #: that follow; never shown.
+    learned_keys: list[bytes] = field(default_factory=list, repr=False)
 
     @property
     def command_name(self) -> str:

@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable, Generator
 from typing import Any
 
-from cedar.capture import dissect_transfer
+from cedar.capture import dissect_peek, dissect_transfer
 from cedar.capture.dissect_model import (
     DecodedMessage,
     Flow,
@@ -69,7 +69,7 @@ class _Payloads(_FlowBase):
         self, command: int | None, first: tuple[DecodedMessage, MessageReader] | None
     ) -> Flow:
         """Decode the command's own exchange; ``first`` is a raw start's request message."""
-        if self.encrypting and self.decryptor.key is None and first is None:
+        if self.encrypting and self.decryptor.key is None and not self.decryptor.keys and not first:
             yield from self.payload_encrypted(command)
             return
         handler = self._payload_handlers().get(command) if command is not None else None
@@ -110,6 +110,10 @@ class _Payloads(_FlowBase):
             Command.TRANSFER_DATA_WITH_PERMS: lambda c, f: dissect_transfer.transfer_data(
                 self, c, f
             ),
+            Command.GET_JOB_CONNECT_INFO: lambda c, f: dissect_peek.connect_info(self, c, f),
+            Command.TRANSFER_QUEUE_REQUEST: lambda c, f: dissect_peek.transfer_queue(self, c, f),
+            Command.STARTER_PEEK: lambda c, f: dissect_peek.starter_peek(self, c, f),
+            Command.START_SSHD: lambda c, f: dissect_peek.start_sshd(self, c, f),
         }
 
     def _request(
@@ -578,3 +582,7 @@ def _inline(ad: ClassAd, names: list[str] | None = None, limit: int = 8) -> str:
     if more:
         body += f"; … +{more} more" if body else f"{more} attributes"
     return "{" + body + "}"
+
+
+#: The one-line form of an ad, for the other parts of the dissector.
+inline = _inline

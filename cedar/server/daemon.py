@@ -40,7 +40,7 @@ from cedar.auth.server import (
     user_is_mapped,
 )
 from cedar.auth.server_policy import ServerPolicy
-from cedar.auth.session import ServerSessionCache
+from cedar.auth.session import ServerSessionCache, Session
 from cedar.auth.sharedport import parse_preamble
 from cedar.auth.sinful import make_sinful
 from cedar.classad_wire.evaluate import Budget
@@ -115,6 +115,8 @@ class CommandRequest:
     daemon: Daemon | None = None
     _first: MessageReader | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    #: The security session the command runs in (a handler may tell claim sessions apart).
+    session: Session | None = None
     #: The evaluation budget every constraint of this request is charged to.
     budget: Budget = field(default_factory=Budget)
 
@@ -496,6 +498,7 @@ class Daemon:
             raw=raw,
             daemon=self,
             _first=first,
+            session=outcome.session,
         )
 
     def _accept_raw(

@@ -28,6 +28,7 @@ from cedar.server.collector import MockCollector
 from cedar.server.daemon import _serve_in_thread
 from cedar.server.router import SharedPortRouter
 from cedar.server.schedd import JobQueue, MockSchedd
+from cedar.server.starter import MockStarter, attach_peek
 
 
 def pool_policy(
@@ -111,9 +112,13 @@ class MockPool:
             simulate=simulate,
             tick=tick,
         )
+        #: The starter of the simulated jobs (``cedar tail`` reaches it through the schedd).
+        self.starter = MockStarter(self.schedd.queue, policy=self.policy, host=host)
+        attach_peek(self.schedd, self.schedd.queue, self.starter)
         self.collector.machine = self.machine
         self.router.attach(self.collector, "collector", default=True)
         self.router.attach(self.schedd, "schedd")
+        self.router.attach(self.starter, "starter")
 
     @property
     def address(self) -> str:
