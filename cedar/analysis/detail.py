@@ -189,10 +189,10 @@ def explain(
     state: str | None,
     blocker: str | None,
     schedd_attribute: str | None = None,
-    schedd_allows: bool | None = None,
+    schedd_policy: str | None = None,
 ) -> str:
     """One sentence (or two) saying why the job is (not) running."""
-    text = _explain(counts, state, blocker, schedd_attribute, schedd_allows)
+    text = _explain(counts, state, blocker, schedd_attribute, schedd_policy)
     return text[:1].upper() + text[1:]
 
 
@@ -201,7 +201,7 @@ def _explain(
     state: str | None,
     blocker: str | None,
     schedd_attribute: str | None,
-    schedd_allows: bool | None,
+    schedd_policy: str | None,
 ) -> str:
     prefix = ""
     if state:
@@ -211,10 +211,13 @@ def _explain(
         if first == "Job is running":
             return "The job is running."
     if schedd_attribute is not None:
-        if schedd_allows is None:
-            return prefix + "No schedd ad was available to check whether it may start the job."
-        verdict = "allows" if schedd_allows else "does not allow"
-        return prefix + f"The schedd's {schedd_attribute} {verdict} this job."
+        if schedd_policy in ("true", "false"):
+            verdict = "allows" if schedd_policy == "true" else "does not allow"
+            return prefix + f"The schedd's {schedd_attribute} {verdict} this job."
+        return prefix + (
+            f"A local/scheduler universe job: slots do not matter, the schedd's "
+            f"{schedd_attribute} does, and it could not be evaluated here."
+        )
     if counts.slots == 0:
         return prefix + "There are no slots in the pool to match against."
     if counts.job_matches == 0:

@@ -81,6 +81,7 @@ async def fetch_inputs(
     my_jobs: str | None = None,
     with_auth: bool = False,
     schedd_name: str | None = None,
+    collector_schedd_ad: bool = False,
 ) -> AnalysisInputs:
     """Slots, then jobs (the reference's order), then the schedd's ad when a job needs it.
 
@@ -93,8 +94,10 @@ async def fetch_inputs(
     schedd_ad: ClassAd | None = None
     try:
         location = await collector.locate(DaemonType.SCHEDD, schedd_name)
-        schedd_ad = location.ad
         schedd_name = schedd_name or location.name
+        # Observed: condor_q with the local schedd (address file) evaluates the start policy
+        # in an ad without it ("failed to evalute"); the collector's ad only when asked.
+        schedd_ad = location.ad if collector_schedd_ad else ClassAd({"Name": schedd_name or ""})
     except CedarError:
         pass
     return AnalysisInputs(

@@ -374,13 +374,18 @@ def analyze_job(
     table.count(targets, overlays)
     clauses = clause_results(table, job, targets, detail)
     schedd_attribute = LOCAL_UNIVERSES.get(universe or 0)
-    schedd_allows = None
-    if schedd_attribute is not None and schedd_ad is not None:
-        schedd_allows = truthy(schedd_ad.eval(schedd_attribute, job))
+    schedd_policy = None
+    if schedd_attribute is not None:
+        # observed: the slots are not counted; the summary shows one "slot" on no machine
+        counts = SlotCounts(1, 0, 0, 0, 0, 0, 0, 0, 0, job_matches=1, both_match=0, running=0)
+        schedd_policy = "no ad"
+        if schedd_ad is not None:
+            value = schedd_ad.eval(schedd_attribute, job)
+            schedd_policy = str(value).lower() if isinstance(value, bool) else "failed"
     one = len(slots) == 1 if single_slot is None else single_slot
     slot_name = _str(slots[0], "Name") if one and slots else None
     explanation = explain(
-        counts, state, _blocker(table, job, targets), schedd_attribute, schedd_allows
+        counts, state, _blocker(table, job, targets), schedd_attribute, schedd_policy
     )
     return JobAnalysis(
         job_id=f"{cluster}.{proc}",
@@ -404,7 +409,7 @@ def analyze_job(
         priority=priority,
         nice_user=_flag(job, "NiceUser"),
         schedd_attribute=schedd_attribute,
-        schedd_allows=schedd_allows,
+        schedd_policy=schedd_policy,
     )
 
 

@@ -151,9 +151,10 @@ class JobAnalysis(_Json):
     submitter: str | None = None
     priority: float | None = None
     nice_user: bool = False
-    #: local/scheduler universe: the schedd attribute consulted and its value (None: no ad)
+    #: local/scheduler universe: the schedd attribute consulted and its value ("true",
+    #: "false", "failed" when it is not a boolean, "no ad" without a schedd ad)
     schedd_attribute: str | None = None
-    schedd_allows: bool | None = None
+    schedd_policy: str | None = None
 
     @property
     def requirements_needed(self) -> bool:

@@ -141,72 +141,77 @@ def summary_part(a: JobAnalysis, priority_mode: bool = False) -> str:
     c = a.counts
     jid = f"{a.cluster:03d}.{a.proc:03d}"
     out: list[str] = []
-    if a.schedd_attribute is not None:
-        if a.schedd_allows is None:
-            out.append(
-                "\nWARNING: A schedd ClassAd is needed to do analysis for scheduler or Local "
-                "universe jobs.\n"
-            )
-        else:
-            verdict = "true" if a.schedd_allows else "false"
-            attr = a.schedd_attribute
-            out.append(f"\nThis schedd's {attr} evalutes to {verdict} for this job.\n")
-    else:
-        with_priority = priority_mode and a.priority is not None
-        if with_priority:
-            out.append(f"Submittor {a.submitter} has a priority of {a.priority:.3f}\n")
-        considering = "considering" if with_priority else "ignoring"
+    with_priority = priority_mode and a.priority is not None
+    if with_priority:
+        out.append(f"Submittor {a.submitter} has a priority of {a.priority:.3f}\n")
+    considering = "considering" if with_priority else "ignoring"
+    out.append(
+        f"\n{jid}:  Run analysis summary {considering} user priority.  "
+        f"Of {c.slots} slots on {c.machines} machines,\n"
+    )
+    line = "  {:5d} slots {}\n".format
+    out.append(line(c.rejected_by_job, "are rejected by your job's requirements"))
+    out.append(line(c.rejecting_job, "reject your job because of their own requirements"))
+    if with_priority:
+        star = "(*)" if a.nice_user else ""
+        out.append(line(c.running_yours, "match and are already running one of your jobs"))
         out.append(
-            f"\n{jid}:  Run analysis summary {considering} user priority.  "
-            f"Of {c.slots} slots on {c.machines} machines,\n"
+            line(
+                c.better_priority,
+                f"match but are serving users with a better priority in the pool{star}",
+            )
         )
-        line = "  {:5d} slots {}\n".format
-        out.append(line(c.rejected_by_job, "are rejected by your job's requirements"))
-        out.append(line(c.rejecting_job, "reject your job because of their own requirements"))
-        if with_priority:
-            star = "(*)" if a.nice_user else ""
-            out.append(line(c.running_yours, "match and are already running one of your jobs"))
-            out.append(
-                line(
-                    c.better_priority,
-                    f"match but are serving users with a better priority in the pool{star}",
-                )
-            )
-            out.append(
-                line(c.will_not_preempt, "match but will not currently preempt their existing job")
-            )
-            out.append(line(c.offline, "match but are currently offline") + "\n")
+        out.append(
+            line(c.will_not_preempt, "match but will not currently preempt their existing job")
+        )
+        out.append(line(c.offline, "match but are currently offline") + "\n")
+    else:
+        if c.running_yours:
+            out.append(line(c.running_yours, "match and are already running your jobs"))
+        if c.running:
+            out.append(line(c.serving_others, "match but are serving other users"))
+        if c.offline:
+            out.append(line(c.offline, "match but are currently offline"))
+    out.append(line(c.available_now, "match and are willing to run your job"))
+    if c.available_if_drained:
+        out.append(line(c.available_if_drained, "would match if drained"))
+    if with_priority and a.nice_user:
+        out.append(
+            '\n  (*)  Since this is a "nice-user" job, it has a very low priority and is '
+            "unlikely\n       to preempt other jobs.\n"
+        )
+    if c.job_matches == 0 or c.both_match == 0:
+        out.append("\nWARNING:  Be advised:\n")
+        if c.job_matches == 0:
+            out.append("   No machines matched the job's constraints\n")
         else:
-            if c.running_yours:
-                out.append(line(c.running_yours, "match and are already running your jobs"))
-            if c.running:
-                out.append(line(c.serving_others, "match but are serving other users"))
-            if c.offline:
-                out.append(line(c.offline, "match but are currently offline"))
-        out.append(line(c.available_now, "match and are willing to run your job"))
-        if c.available_if_drained:
-            out.append(line(c.available_if_drained, "would match if drained"))
-        if with_priority and a.nice_user:
             out.append(
-                '\n  (*)  Since this is a "nice-user" job, it has a very low priority and is '
-                "unlikely\n       to preempt other jobs.\n"
+                "   Job did not match any machines' constraints\n"
+                "   To see why, pick a machine that you think should match and add\n"
+                "     -reverse -machine <name>\n"
+                "   to your query.\n"
             )
-        if c.job_matches == 0 or c.both_match == 0:
-            out.append("\nWARNING:  Be advised:\n")
-            if c.job_matches == 0:
-                out.append("   No machines matched the job's constraints\n")
-            else:
-                out.append(
-                    "   Job did not match any machines' constraints\n"
-                    "   To see why, pick a machine that you think should match and add\n"
-                    "     -reverse -machine <name>\n"
-                    "   to your query.\n"
-                )
     out.append("\n")
     if a.state:
         out.append(f"\n{jid}:  {a.state}\n\n")
+    out.append(schedd_policy_text(a))
     out.append(match_history(a))
     return "".join(out)
+
+
+def schedd_policy_text(a: JobAnalysis) -> str:
+    """Local/scheduler universe: what the schedd's start policy said (observed wording)."""
+    attr = a.schedd_attribute
+    if attr is None:
+        return ""
+    if a.schedd_policy == "no ad":
+        return (
+            "WARNING: A schedd ClassAd is needed to do analysis for scheduler or Local "
+            "universe jobs.\n\n\n"
+        )
+    if a.schedd_policy in ("true", "false"):
+        return f"This schedd's {attr} evalutes to {a.schedd_policy} for this job.\n\n\n"
+    return f"This schedd's {attr} policy failed to evalute for this job.\n\n\n"
 
 
 def match_history(a: JobAnalysis) -> str:
@@ -249,8 +254,10 @@ def match_history(a: JobAnalysis) -> str:
 def render_job(a: JobAnalysis, better: bool = True, priority_mode: bool = False) -> str:
     """One job's analysis as ``condor_q -analyze``/``-better-analyze`` prints it (no banner)."""
     out = ""
-    if a.schedd_attribute is None and (better or a.requirements_needed):
+    if better or a.requirements_needed:
         out = requirements_part(a)
+        if a.schedd_attribute is not None:
+            out += "WARNING: Analysis is not complete for Scheduler or Local universe jobs.\n\n"
     return out + summary_part(a, priority_mode)
 
 

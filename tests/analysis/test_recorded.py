@@ -105,3 +105,24 @@ def test_constant_clauses_fold() -> None:
     shown = [(c.number, table.constant_word(c) or table.total(c)) for c in table.clauses
              if table.shown(c)]  # fmt: skip
     assert shown == [(1, 1)]  # X == 1 always true, X == 2 never: only the slot test is left
+
+
+def test_reverse_text_is_the_tools() -> None:
+    from cedar.analysis.reverse import analyze_slot, slot_expressions
+    from cedar.analysis.text import render_reverse
+
+    rec = recording("q-better-analyze-reverse-raw")
+    result = analyze_slot(rec.slots[0], rec.jobs)
+    assert (result.both_match, result.slot_matches, result.job_matches) == (0, 0, 0)
+    text = banner(*BANNER) + render_reverse(result, slot_expressions(rec.slots[0]))
+    assert text == rec.expected
+
+
+def test_summary_text_is_the_tools() -> None:
+    from cedar.analysis.reverse import summarize
+    from cedar.analysis.text import render_summary
+
+    rec = recording("q-better-analyze-summary-raw")
+    rows = summarize(rec.jobs, rec.slots, rec.analyze)
+    assert [r.job_id for r in rows] == ["8.0", "7.0", "11.0", "10.0"]
+    assert banner(*BANNER) + render_summary(rows, len(rec.slots)) == rec.expected
