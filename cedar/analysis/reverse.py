@@ -171,7 +171,7 @@ def summarize(
                 job_id=_job_id(first),
                 members=len(members),
                 idle=sum(1 for j in members if j.get("JobStatus") == 1),
-                matches_requirements=c.slots - c.rejected_by_job,
+                matches_requirements=0 if result.schedd_attribute else c.slots - c.rejected_by_job,
                 rejected_by_slots=c.rejecting_job,
                 running=sum(1 for j in members if j.get("JobStatus") == 2),
                 running_yours=c.running_yours,
