@@ -7,13 +7,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from cedar.auth.client import CommandSession
 from cedar.classad_wire.classad import ClassAd
 from cedar.classad_wire.constraints import constraint_text
 from cedar.classad_wire.unparse import quote_string
-from cedar.commands import AsyncCollector, AsyncJobQuery, AsyncSchedd
+from cedar.classad_wire.wire import get_classad
+from cedar.commands import AsyncCollector, AsyncJobQuery, AsyncSchedd, run_command_async
 from cedar.commands.schedd import job_query_command, query_request
 from cedar.errors import CedarError
-from cedar.numbers import AdType, DaemonType
+from cedar.numbers import AdType, Command, DaemonType
+from cedar.stream.primitives import MessageReader
+from cedar.stream.protocol import Protocol, Receive
 
 #: Slot attributes whose mention in a slot constraint keeps dynamic slots in the query.
 _SLOT_KIND_NAMES = ("partitionableslot", "dynamicslot", "slottype", "dslotid")
@@ -71,6 +75,41 @@ async def fetch_jobs(
     return jobs, analyze if isinstance(analyze, ClassAd) else None
 
 
+def priority_table(ad: ClassAd) -> dict[str, float]:
+    """``NameN``/``PriorityN`` pairs (N from 1 until a name is missing) as name -> priority."""
+    table: dict[str, float] = {}
+    for n in range(1, len(ad) + 1):
+        name, priority = ad.get(f"Name{n}"), ad.get(f"Priority{n}")
+        if not isinstance(name, str):
+            break
+        if isinstance(priority, int | float) and not isinstance(priority, bool):
+            table[name] = float(priority)
+    return table
+
+
+def priority_body(session: CommandSession) -> Protocol[dict[str, float]]:
+    """GET_PRIORITY (451): no payload; the reply is one ad without its two type strings
+    (spec 08 §6.1)."""
+    yield from session.send_empty_payload()
+    reply: MessageReader = yield Receive()
+    ad = get_classad(reply, types=False)
+    reply.end_of_message()
+    return priority_table(ad)
+
+
+async def fetch_priorities(collector: AsyncCollector) -> dict[str, float]:
+    """The negotiator's priority table (located through the collector)."""
+    location = await collector.locate(DaemonType.NEGOTIATOR)
+    table: dict[str, float] = await run_command_async(
+        location.address,
+        Command.GET_PRIORITY,
+        priority_body,
+        security=collector.security,
+        timeout=collector.timeout,
+    )
+    return table
+
+
 async def fetch_inputs(
     schedd: AsyncSchedd,
     collector: AsyncCollector,
@@ -82,6 +121,7 @@ async def fetch_inputs(
     with_auth: bool = False,
     schedd_name: str | None = None,
     collector_schedd_ad: bool = False,
+    priorities: bool = False,
 ) -> AnalysisInputs:
     """Slots, then jobs (the reference's order), then the schedd's ad when a job needs it.
 
@@ -100,7 +140,9 @@ async def fetch_inputs(
         schedd_ad = location.ad if collector_schedd_ad else ClassAd({"Name": schedd_name or ""})
     except CedarError:
         pass
+    table = await fetch_priorities(collector) if priorities else None
     return AnalysisInputs(
+        priorities=table,
         jobs=tuple(jobs),
         slots=tuple(slots),
         analyze=analyze,
@@ -110,4 +152,13 @@ async def fetch_inputs(
     )
 
 
-__all__ = ["NOT_DYNAMIC", "AnalysisInputs", "fetch_inputs", "fetch_jobs", "fetch_slots"]
+__all__ = [
+    "NOT_DYNAMIC",
+    "AnalysisInputs",
+    "fetch_inputs",
+    "fetch_jobs",
+    "fetch_priorities",
+    "fetch_slots",
+    "priority_body",
+    "priority_table",
+]

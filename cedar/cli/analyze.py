@@ -126,6 +126,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
             with_auth=my_jobs is not None,
             schedd_name=args.name,
             collector_schedd_ad=bool(args.name or args.pool),
+            priorities=args.mode == "priority",
         )
 
     inputs = trio.run(fetch)

@@ -126,3 +126,22 @@ def test_summary_text_is_the_tools() -> None:
     rows = summarize(rec.jobs, rec.slots, rec.analyze)
     assert [r.job_id for r in rows] == ["8.0", "7.0", "11.0", "10.0"]
     assert banner(*BANNER) + render_summary(rows, len(rec.slots)) == rec.expected
+
+
+def test_priority_table_reads_names_until_one_is_missing() -> None:
+    from cedar.analysis.fetch import priority_table
+    from cedar.classad_wire import ClassAd
+
+    ad = ClassAd(
+        {"Name1": "<none>", "Priority1": 0.5, "Name2": "u@d", "Priority2": 527.061, "Name4": "x"}
+    )
+    ad["Priority4"] = 3.0
+    assert priority_table(ad) == {"<none>": 0.5, "u@d": 527.061}
+
+
+def test_slot_constraint_keeps_dynamic_slots_only_when_asked() -> None:
+    from cedar.analysis.fetch import slot_constraint
+
+    assert slot_constraint() == "( !(DynamicSlot ?: false))"  # as condor_q sends it
+    assert slot_constraint("slot2@vm") == '(Name == "slot2@vm" || Machine == "slot2@vm")'
+    assert slot_constraint(None, "PartitionableSlot") == "(PartitionableSlot)"

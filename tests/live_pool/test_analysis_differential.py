@@ -167,3 +167,10 @@ def test_json_explains_the_memory_job(jobs: dict[str, str]) -> None:
     assert "less memory than the 10 GB you asked for" in memory["explanation"]
     (clause,) = [c for c in memory["clauses"] if c["text"] == "TARGET.Memory >= RequestMemory"]
     assert clause["matched"] == 0 and clause["suggestions"]
+
+
+def test_priority_prints_what_condor_q_prints(jobs: dict[str, str]) -> None:
+    """``:priority`` asks the negotiator for the priority table (GET_PRIORITY)."""
+    ours, theirs = _both("-better-analyze:priority", jobs["match"])
+    assert ours == theirs
+    assert any(line.startswith("Submittor testuser@") for line in ours)
