@@ -145,3 +145,33 @@ def test_slot_constraint_keeps_dynamic_slots_only_when_asked() -> None:
     assert slot_constraint() == "( !(DynamicSlot ?: false))"  # as condor_q sends it
     assert slot_constraint("slot2@vm") == '(Name == "slot2@vm" || Machine == "slot2@vm")'
     assert slot_constraint(None, "PartitionableSlot") == "(PartitionableSlot)"
+
+
+def test_combined_counts_equal_evaluated_counts() -> None:
+    """Logic clauses combine their operands' outcomes instead of evaluating again: the counts
+    must be those of evaluating every clause against every target (undefined and numbers too)."""
+    from cedar.analysis.clauses import truthy
+    from cedar.classad_wire import ClassAd, evaluate
+
+    job = ClassAd({"R": 2})
+    expr = Expr.parse("(TARGET.A > R) && (TARGET.B || TARGET.C) || (TARGET.D =?= undefined)")
+    values = [True, False, None, 0, 5, "s"]
+    targets = []
+    for i in range(len(values) ** 3):
+        ad = ClassAd({"A": i % 4})
+        for name, v in zip(
+            "BCD", (values[i % 6], values[i // 6 % 6], values[i // 36 % 6]), strict=True
+        ):
+            if v is not None:
+                ad[name] = v
+        targets.append(ad)
+    table = ClauseTable(job, expr)
+    for clause in table.clauses:  # count everything: no pruning in the way
+        clause.irrelevant, clause.effective = False, None
+    table.count(targets)
+    logic = [c for c in table.clauses if c.counted and c.logic]
+    assert logic  # the combining path ran
+    for clause in table.clauses:
+        if clause.counted:
+            want = sum(truthy(evaluate(clause.expr, job, t)) for t in targets)
+            assert table.total(clause) == want, clause.text
