@@ -25,8 +25,10 @@ from cedar.classad_wire.expr import (
     Unary,
     fold,
 )
+from cedar.classad_wire.syntax import parse_expr
 from cedar.classad_wire.unparse import unparse
-from cedar.classad_wire.values import UndefinedType
+from cedar.classad_wire.values import ErrorType, UndefinedType
+from cedar.errors import ClassAdError
 
 COMPARISONS = frozenset(("<", "<=", "!=", "==", ">=", ">", "=?=", "=!="))
 LOGIC = frozenset(("&&", "||"))
@@ -161,6 +163,26 @@ def number_clauses(expr: Expr) -> list[Clause]:
     return clauses
 
 
+_SCALARS = (bool, int, float, str, UndefinedType, ErrorType)
+#: Functions whose value depends on more than the values of the references (clock, chance,
+#: expressions rather than values, names built at run time).
+_UNKEYABLE = frozenset(("time", "random", "unparse", "debug"))
+
+
+def _unkeyable(name: str) -> bool:
+    key = fold(name)
+    return key in _UNKEYABLE or key.startswith("eval")
+
+
+def _nodes(expr: Expr) -> list[Expr]:
+    found, stack = [], [expr]
+    while stack:
+        node = stack.pop()
+        found.append(node)
+        stack.extend(node.children())
+    return found
+
+
 def _variable(expr: Expr) -> bool:
     stack = [expr]
     while stack:
@@ -182,6 +204,8 @@ class ClauseTable:
         self.clauses = number_clauses(expr)
         self.targets = 0
         self.columns = 1
+        self._refs: list[Expr] | None = None
+        self._unkeyable = False
         self._fold_constants()
 
     # -- step B ----------------------------------------------------------------------------
@@ -250,7 +274,8 @@ class ClauseTable:
         self.targets = len(targets) + len(drained)
         self.columns = 2 if drained else 1
         total = self.targets
-        columns = (targets, drained)
+        groups = (self.group(targets), self.group(drained))
+        columns = (groups[0][0], groups[1][0])
         outcomes: dict[int, tuple[str, str]] = {}
         for clause in self.clauses:
             if clause.effective is not None or clause.irrelevant or clause.constant:
@@ -261,7 +286,10 @@ class ClauseTable:
                 self._pre_check(clause, left, right, total)
             found = tuple(self._outcomes(clause, col, i, outcomes) for i, col in enumerate(columns))
             outcomes[clause.number] = (found[0], found[1])
-            clause.counts = [f.count("T") + f.count("Y") for f in found]
+            clause.counts = [
+                sum(w for letter, w in zip(f, g[1], strict=True) if letter in "TY")
+                for f, g in zip(found, groups, strict=True)
+            ]
             clause.counted = True
             if clause.op == "&&" and left is not None and right is not None:
                 own, lc, rc = self.total(clause), self.total(left), self.total(right)
@@ -273,6 +301,52 @@ class ClauseTable:
                     clause.effective = right.number
                     if lc > own:
                         self._irrelevant(left.number, recursive=False)
+
+    def signature(self, target: ClassAd) -> tuple[tuple[str, str], ...] | None:
+        """What the expression can see of ``target``: the values of its external references
+        (evaluated with ``my`` as MY).  Targets with equal signatures give every clause the
+        same value, so they are evaluated once.  None when that cannot be relied on (a value
+        that is not a scalar, or an expression that reads the clock, chance or names by text).
+        """
+        refs = self._signature_refs()
+        if refs is None:
+            return None
+        key = []
+        for ref in refs:
+            value = evaluate(ref, self.my, target)
+            if not isinstance(value, _SCALARS):
+                return None
+            key.append((type(value).__name__, repr(value)))
+        return tuple(key)
+
+    def _signature_refs(self) -> list[Expr] | None:
+        if self._refs is None and not self._unkeyable:
+            self._unkeyable = True
+            if any(isinstance(n, Call) and _unkeyable(n.name) for n in _nodes(self.expr)):
+                return None
+            try:
+                self._refs = [parse_expr(r) for r in external_refs(self.my, self.expr)]
+            except ClassAdError:
+                return None
+            self._unkeyable = False
+        return self._refs
+
+    def group(self, targets: Sequence[ClassAd]) -> tuple[list[ClassAd], list[int]]:
+        """One representative per signature and how many targets each stands for."""
+        reps: list[ClassAd] = []
+        weights: list[int] = []
+        index: dict[tuple[tuple[str, str], ...], int] = {}
+        for target in targets:
+            key = self.signature(target)
+            at = index.get(key) if key is not None else None
+            if at is not None:
+                weights[at] += 1
+                continue
+            if key is not None:
+                index[key] = len(reps)
+            reps.append(target)
+            weights.append(1)
+        return reps, weights
 
     def _outcomes(
         self,

@@ -156,6 +156,7 @@ class _Counter:
 
 def _classify(
     job: ClassAd,
+    table: ClauseTable,
     slots: Sequence[ClassAd],
     priorities: Mapping[str, float] | None,
     preemption_requirements: str | None,
@@ -176,6 +177,17 @@ def _classify(
         prio_job = job.copy()
         prio_job["SubmittorPrio"] = float(priority)
     counter = _Counter()
+    seen: dict[tuple[tuple[str, str], ...], bool] = {}  # job matches, by slot signature
+
+    def job_matches(slot: ClassAd) -> bool:
+        key = table.signature(slot)
+        if key is None:
+            return matches(job, slot)
+        found = seen.get(key)
+        if found is None:
+            found = seen[key] = matches(job, slot)
+        return found
+
     machines: set[object] = set()
     targets: list[ClassAd] = []
     overlays: list[ClassAd] = []
@@ -194,7 +206,7 @@ def _classify(
                 use, drained = overlay, True
                 overlays.append(overlay)
         counter.add("slots")
-        if not matches(job, use):
+        if not job_matches(use):
             counter.add("rejected_by_job")
             continue
         counter.add("job_matches")
@@ -367,10 +379,10 @@ def analyze_job(
     requirements = job.get_expr("Requirements") or Literal(True)
     state = job_state(job, now)
     universe = _int(job, "JobUniverse")
-    counts, targets, overlays, priority, submitter = _classify(
-        job, slots, priorities, preemption_requirements, uid_domain
-    )
     table = ClauseTable(job, requirements)
+    counts, targets, overlays, priority, submitter = _classify(
+        job, table, slots, priorities, preemption_requirements, uid_domain
+    )
     table.count(targets, overlays)
     clauses = clause_results(table, job, targets, detail)
     schedd_attribute = LOCAL_UNIVERSES.get(universe or 0)

@@ -175,3 +175,20 @@ def test_combined_counts_equal_evaluated_counts() -> None:
         if clause.counted:
             want = sum(truthy(evaluate(clause.expr, job, t)) for t in targets)
             assert table.total(clause) == want, clause.text
+
+
+def test_slots_that_look_alike_are_evaluated_once_with_the_same_counts() -> None:
+    from cedar.classad_wire import ClassAd
+
+    job = ClassAd({"RequestMemory": 1500})
+    slots = [ClassAd({"Memory": 1024 * (1 + i % 3), "Name": f"s{i}"}) for i in range(30)]
+    table = ClauseTable(job, Expr.parse("TARGET.Memory >= RequestMemory"))
+    reps, weights = table.group(slots)
+    assert len(reps) == 3 and sum(weights) == 30
+    table.count(slots)
+    assert table.total(table.clauses[0]) == 20
+    # the clock, chance and expression text are not keys: no grouping then
+    for text in ("time() > TARGET.Memory", 'unparse(TARGET.Memory) == "1024"'):
+        assert ClauseTable(job, Expr.parse(text)).signature(slots[0]) is None
+    nested = ClassAd({"Memory": ClassAd({"a": 1})})
+    assert table.signature(nested) is None
