@@ -166,12 +166,26 @@ def number_clauses(expr: Expr) -> list[Clause]:
 _SCALARS = (bool, int, float, str, UndefinedType, ErrorType)
 #: Functions whose value depends on more than the values of the references (clock, chance,
 #: expressions rather than values, names built at run time).
-_UNKEYABLE = frozenset(("time", "random", "unparse", "debug"))
+_UNKEYABLE = frozenset(("time", "random", "unparse", "debug", "eval"))
 
 
 def _unkeyable(name: str) -> bool:
-    key = fold(name)
-    return key in _UNKEYABLE or key.startswith("eval")
+    return fold(name) in _UNKEYABLE
+
+
+def reads_more_than_values(expr: Expr) -> bool:
+    """Whether ``expr`` calls something whose result is not a function of the values it is
+    given (the clock, chance, an expression's text, names evaluated at run time)."""
+    return any(isinstance(n, Call) and _unkeyable(n.name) for n in _nodes(expr))
+
+
+def _simple_ref(text: str) -> str | None:
+    """``X`` for ``TARGET.X`` or a bare ``X`` (read straight from the target), else None."""
+    head, dot, tail = text.partition(".")
+    name = tail if dot and fold(head) in ("target", "other") else (None if dot else head)
+    if name is None or "." in name or not name.replace("_", "a").isalnum():
+        return None
+    return name
 
 
 def _nodes(expr: Expr) -> list[Expr]:
@@ -204,7 +218,8 @@ class ClauseTable:
         self.clauses = number_clauses(expr)
         self.targets = 0
         self.columns = 1
-        self._refs: list[Expr] | None = None
+        self._refs: list[Expr | str] | None = None
+        self._signatures: dict[int, tuple[ClassAd, tuple[tuple[str, str], ...] | None]] = {}
         self._unkeyable = False
         self._fold_constants()
 
@@ -308,24 +323,39 @@ class ClauseTable:
         same value, so they are evaluated once.  None when that cannot be relied on (a value
         that is not a scalar, or an expression that reads the clock, chance or names by text).
         """
+        cached = self._signatures.get(id(target))
+        if cached is not None and cached[0] is target:
+            return cached[1]
         refs = self._signature_refs()
         if refs is None:
             return None
-        key = []
+        key: tuple[tuple[str, str], ...] | None = None
+        values = []
         for ref in refs:
-            value = evaluate(ref, self.my, target)
+            # TARGET.X and a bare name the job lacks are X evaluated in the target (job as
+            # its TARGET): ClassAd.eval, which skips the evaluator for literal values
+            value = (
+                target.eval(ref, self.my)
+                if isinstance(ref, str)
+                else evaluate(ref, self.my, target)
+            )
             if not isinstance(value, _SCALARS):
-                return None
-            key.append((type(value).__name__, repr(value)))
-        return tuple(key)
+                break
+            values.append((type(value).__name__, repr(value)))
+        else:
+            key = tuple(values)
+        self._signatures[id(target)] = (target, key)
+        return key
 
-    def _signature_refs(self) -> list[Expr] | None:
+    def _signature_refs(self) -> list[Expr | str] | None:
         if self._refs is None and not self._unkeyable:
             self._unkeyable = True
-            if any(isinstance(n, Call) and _unkeyable(n.name) for n in _nodes(self.expr)):
+            if reads_more_than_values(self.expr):
                 return None
             try:
-                self._refs = [parse_expr(r) for r in external_refs(self.my, self.expr)]
+                self._refs = [
+                    _simple_ref(r) or parse_expr(r) for r in external_refs(self.my, self.expr)
+                ]
             except ClassAdError:
                 return None
             self._unkeyable = False
@@ -413,4 +443,12 @@ class ClauseTable:
         return "always" if clause.value else "never"
 
 
-__all__ = ["Clause", "ClauseTable", "analysis_text", "number_clauses", "truthy"]
+__all__ = [
+    "Clause",
+    "ClauseTable",
+    "analysis_text",
+    "number_clauses",
+    "outcome",
+    "reads_more_than_values",
+    "truthy",
+]

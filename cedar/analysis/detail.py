@@ -10,8 +10,9 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from cedar.analysis.clauses import truthy
+from cedar.analysis.clauses import reads_more_than_values, truthy
 from cedar.analysis.model import Histogram, SlotCounts, Suggestion, ValueCount
+from cedar.classad_wire.analysis import external_refs, internal_refs
 from cedar.classad_wire.classad import ClassAd
 from cedar.classad_wire.evaluate import evaluate
 from cedar.classad_wire.expr import AttrRef, Binary, Expr, Select, fold
@@ -248,6 +249,47 @@ def _explain(
     return prefix + f"{counts.both_match} slot(s) match, but all are busy: {detail}."
 
 
+class RequirementsMemo:
+    """``matches(ad, target)`` for many ads and one fixed target, evaluated once per distinct
+    set of attribute texts the evaluation reads (slot ads of one pool mostly share them)."""
+
+    def __init__(self, target: ClassAd) -> None:
+        self.target = target
+        self._closures: dict[Expr, tuple[str, ...] | None] = {}
+        self._results: dict[tuple[Expr, tuple[Expr | None, ...]], bool] = {}
+        #: how many times an expression was actually evaluated
+        self.evaluations = 0
+
+    def matches(self, ad: ClassAd) -> bool:
+        """Whether ``ad``'s Requirements hold against the target (expressions compare by
+        structure, so equal texts share one evaluation)."""
+        expr = ad.get_expr("Requirements")
+        if expr is None:
+            return False
+        if expr not in self._closures:
+            self._closures[expr] = self._closure(ad)
+        names = self._closures[expr]
+        if names is None:
+            self.evaluations += 1
+            return matches(ad, self.target)
+        key = (expr, tuple(ad.get_expr(n) for n in names))
+        found = self._results.get(key)
+        if found is None:
+            self.evaluations += 1
+            found = self._results[key] = matches(ad, self.target)
+        return found
+
+    @staticmethod
+    def _closure(ad: ClassAd) -> tuple[str, ...] | None:
+        expr = ad.lookup("Requirements")
+        inside = internal_refs(ad, expr)
+        exprs = [expr, *(ad.lookup(n) for n in inside)]
+        if any(reads_more_than_values(e) for e in exprs):
+            return None
+        outside = [n for n in external_refs(ad, expr) if "." not in n]
+        return tuple(inside + outside)
+
+
 def matches(my: ClassAd, target: ClassAd) -> bool:
     """``my``'s Requirements holds with ``my`` as MY and ``target`` as TARGET."""
     expr = my.get_expr("Requirements")
@@ -255,6 +297,7 @@ def matches(my: ClassAd, target: ClassAd) -> bool:
 
 
 __all__ = [
+    "RequirementsMemo",
     "amount",
     "explain",
     "explain_blocker",

@@ -14,6 +14,7 @@ from typing import Any
 
 from cedar.analysis.clauses import ClauseTable, analysis_text, truthy
 from cedar.analysis.detail import (
+    RequirementsMemo,
     explain,
     explain_blocker,
     histogram,
@@ -188,6 +189,7 @@ def _classify(
             found = seen[key] = matches(job, slot)
         return found
 
+    slot_side = RequirementsMemo(prio_job if priority is not None else job)
     machines: set[object] = set()
     targets: list[ClassAd] = []
     overlays: list[ClassAd] = []
@@ -210,7 +212,7 @@ def _classify(
             counter.add("rejected_by_job")
             continue
         counter.add("job_matches")
-        if not matches(use, job):
+        if not slot_side.matches(use):
             counter.add("rejecting_job")
             continue
         counter.add("both_match")

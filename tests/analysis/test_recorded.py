@@ -192,3 +192,19 @@ def test_slots_that_look_alike_are_evaluated_once_with_the_same_counts() -> None
         assert ClauseTable(job, Expr.parse(text)).signature(slots[0]) is None
     nested = ClassAd({"Memory": ClassAd({"a": 1})})
     assert table.signature(nested) is None
+
+
+def test_slot_requirements_are_evaluated_once_per_distinct_text() -> None:
+    from cedar.analysis.detail import RequirementsMemo, matches
+
+    rec = recording("q-better-analyze-memory-plain")
+    job = rec.jobs[0]
+    slots = []
+    for i in range(12):
+        slot = rec.slots[0].copy()
+        slot["Name"] = f"s{i}@x"
+        slot["Memory"] = 1024 * (1 + i % 3)
+        slots.append(slot)
+    memo = RequirementsMemo(job)
+    assert [memo.matches(s) for s in slots] == [matches(s, job) for s in slots]
+    assert memo.evaluations == 3
