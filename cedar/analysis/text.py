@@ -83,9 +83,9 @@ def clause_table(clauses: Sequence[ClauseResult], what: str, heading: str, drain
     """``The Requirements expression for <what> reduces to these conditions:`` and the table."""
     out = [f"The Requirements expression for {what} reduces to these conditions:\n\n"]
     if drained:
-        out.append("       " + f"{heading:>5}s" + "      If    \n")
-        out.append("Step    Matched   Drained  Condition\n")
-        out.append("-----  --------- --------- ---------\n")
+        out.append("         " + f"{heading}s" + "      If    \n")  # observed, spec 08 is off
+        out.append("Step   Matched   Drained  Condition\n")
+        out.append("----- --------- --------- ---------\n")
     else:
         out.append("       " + f"{heading:>5}s" + "\n")
         out.append("Step   Matched  Condition\n")

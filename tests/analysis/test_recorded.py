@@ -208,3 +208,21 @@ def test_slot_requirements_are_evaluated_once_per_distinct_text() -> None:
     memo = RequirementsMemo(job)
     assert [memo.matches(s) for s in slots] == [matches(s, job) for s in slots]
     assert memo.evaluations == 3
+
+
+def test_partitionable_slot_drained_column_as_the_real_tool() -> None:
+    """A partitionable slot with nothing left (spec 08 §11 item 4, observed here): the job
+    fits the drained overlay; two count columns, "would match if drained".  The ads and the
+    expected text were taken from the real pool (tests/analysis/data/drained-*)."""
+    from pathlib import Path
+
+    from cedar.classad_wire import parse_ads
+
+    data = Path(__file__).parent / "data"
+    slots = list(parse_ads((data / "drained-slots.ads").read_text(), "old"))
+    (job,) = parse_ads((data / "drained-job.ad").read_text(), "old")
+    result = analyze_job(job, slots)
+    assert result.drained_columns
+    assert result.counts.available_if_drained == 1
+    text = banner("vm", "<127.0.0.1:9634?addrs=...>") + render_job(result)
+    assert text == (data / "drained-condor_q.out").read_text()
