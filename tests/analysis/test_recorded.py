@@ -226,3 +226,26 @@ def test_partitionable_slot_drained_column_as_the_real_tool() -> None:
     assert result.counts.available_if_drained == 1
     text = banner("vm", "<127.0.0.1:9634?addrs=...>") + render_job(result)
     assert text == (data / "drained-condor_q.out").read_text()
+
+
+@pytest.mark.parametrize("priority", [False, True])
+def test_offline_and_other_users_slots_as_the_real_tool(priority: bool) -> None:
+    """An offline slot and a slot running another user's job (advertised on the real pool;
+    spec 08 §11 item 4): "serving other users" / "better priority", "currently offline"."""
+    from pathlib import Path
+
+    from cedar.classad_wire import parse_ads
+
+    data = Path(__file__).parent / "data"
+    slots = list(parse_ads((data / "busy-slots.ads").read_text(), "old"))
+    (job,) = parse_ads((data / "drained-job.ad").read_text(), "old")
+    expected = (data / f"busy{'-priority' if priority else ''}-condor_q.out").read_text()
+    table = None
+    if priority:
+        line = next(x for x in expected.splitlines() if x.startswith("Submittor "))
+        table = {"testuser@minicondor": float(line.rsplit(" ", 1)[1])}
+    result = analyze_job(job, slots, priorities=table)
+    c = result.counts
+    assert (c.offline, c.serving_others, c.available_now) == (1, 1, 5)
+    text = banner("vm", "<127.0.0.1:9634?addrs=...>") + render_job(result, priority_mode=priority)
+    assert text == expected
