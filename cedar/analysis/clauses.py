@@ -22,6 +22,7 @@ from cedar.classad_wire.expr import (
     Call,
     Expr,
     Paren,
+    Ternary,
     Unary,
     fold,
 )
@@ -103,7 +104,8 @@ class Clause:
     op: str | None = None  # "&&" or "||" for logic clauses
     left: int | None = None
     right: int | None = None
-    text: str = ""
+    text: str = ""  # in the numbered list: "[l] " first when the left operand has a number
+    plain: str = ""  # in the pruned table: without that prefix (observed)
     constant: bool = False
     value: bool = False
     variable: bool = False
@@ -123,7 +125,8 @@ def number_clauses(expr: Expr) -> list[Clause]:
 
     def push(node: Expr, left: int | None = None, right: int | None = None) -> int:
         clause = Clause(len(clauses), node, left=left, right=right)
-        clause.text = analysis_text(node) if left is None else f"[{left}] {analysis_text(node)}"
+        clause.plain = analysis_text(node)
+        clause.text = clause.plain if left is None else f"[{left}] {clause.plain}"
         clauses.append(clause)
         return clause.number
 
@@ -144,12 +147,20 @@ def number_clauses(expr: Expr) -> list[Clause]:
         if isinstance(node, Unary) and node.op == "!":
             inner = walk(node.operand, True, depth + 1)
             if inner is not None and inner == len(clauses) - 1:
-                negated = clauses[inner]  # the clause becomes the whole negation
+                negated = clauses[inner]  # the clause becomes the whole negation; observed:
+                # a negated logic clause is then shown as " ! [its left operand]"
+                left = negated.left if negated.op is not None else None
                 negated.expr, negated.op, negated.left, negated.right = node, None, None, None
-                negated.text = analysis_text(node)
+                negated.text = analysis_text(node) if left is None else f" ! [{left}]"
+                negated.plain = negated.text
             return inner
         if isinstance(node, Paren):
             return walk(node.inner, True, depth + 1)
+        if isinstance(node, Ternary):  # observed: the condition is walked (and numbered)
+            cond = walk(node.cond, False, depth + 1)
+            walk(node.then, False, depth + 1)
+            walk(node.orelse, False, depth + 1)
+            return push(node, cond) if store else None
         if isinstance(node, Binary):  # arithmetic: operands walked, stored only if asked
             left = walk(node.left, False, depth + 1)
             walk(node.right, False, depth + 1)
@@ -432,7 +443,7 @@ class ClauseTable:
         if clause.logic:
             assert clause.left is not None and clause.right is not None
             return f"[{self.resolve(clause.left)}] {clause.op} [{self.resolve(clause.right)}]"
-        return clause.text
+        return clause.plain
 
     def constant_word(self, clause: Clause) -> str | None:
         """``always``/``never`` (``now``/``not now`` for time-dependent ones), or None."""

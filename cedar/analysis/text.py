@@ -62,7 +62,7 @@ def pretty(text: str, indent: int = 4, width: int = WIDTH) -> str:
     for piece, after in pieces[1:]:
         if len(line) + len(piece) > width:
             lines.append(line)
-            line = " " * (indent + 2 * depth) + piece.lstrip(" ")
+            line = " " * (indent + 2 * depth) + piece[1:]  # one separating space
         else:
             line += piece
         depth = after

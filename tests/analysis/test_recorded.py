@@ -249,3 +249,21 @@ def test_offline_and_other_users_slots_as_the_real_tool(priority: bool) -> None:
     assert (c.offline, c.serving_others, c.available_now) == (1, 1, 5)
     text = banner("vm", "<127.0.0.1:9634?addrs=...>") + render_job(result, priority_mode=priority)
     assert text == expected
+
+
+def test_negations_and_conditional_clauses_as_the_real_tool() -> None:
+    """Observed (spec 08 §7.2 is wrong here): ``?:`` is walked (its condition gets a number and
+    prefixes the clause in the list, not in the table); a negated ``||`` clause is shown as
+    `` ! [left]``; a continuation line keeps the unary's own leading space."""
+    from pathlib import Path
+
+    from cedar.classad_wire import parse_ads
+
+    data = Path(__file__).parent / "data"
+    slots = list(parse_ads((data / "negation-slots.ads").read_text(), "old"))
+    (job,) = parse_ads((data / "negation-job.ad").read_text(), "old")
+    result = analyze_job(job, slots)
+    assert result.clauses[6].text == " ! [4]"
+    assert result.clauses[2].text.startswith("[1] ") and result.clauses[2].label[0] == "T"
+    text = banner("vm", "<127.0.0.1:9634?addrs=...>") + render_job(result)
+    assert text == (data / "negation-condor_q.out").read_text()

@@ -34,6 +34,10 @@ SUBMITS = {
     "held": "executable = /bin/sleep\narguments = 60\nhold = true\nshould_transfer_files = NO\n"
     "queue\n",
     "local": "universe = local\nexecutable = /bin/sleep\narguments = 900\nqueue\n",
+    "negation": "executable = /bin/sleep\narguments = 60\nhold = true\n"
+    "requirements = !(TARGET.Memory > 100000) && (TARGET.Memory > 10 ? true : false) && "
+    "!(TARGET.Cpus > 8 || TARGET.Disk < 0) && (RequestMemory * 2 < TARGET.Memory)\n"
+    "should_transfer_files = NO\nqueue\n",
 }
 
 
@@ -131,7 +135,7 @@ def _both(*argv: str) -> tuple[list[str], list[str]]:
     return ours, theirs
 
 
-@pytest.mark.parametrize("case", ["match", "memory", "impossible", "held", "local"])
+@pytest.mark.parametrize("case", ["match", "memory", "impossible", "held", "local", "negation"])
 def test_better_analyze_prints_what_condor_q_prints(jobs: dict[str, str], case: str) -> None:
     ours, theirs = _both("-better-analyze", jobs[case])
     assert ours == theirs
