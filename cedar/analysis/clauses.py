@@ -20,6 +20,7 @@ from cedar.classad_wire.expr import (
     AttrRef,
     Binary,
     Call,
+    Elvis,
     Expr,
     Paren,
     Ternary,
@@ -156,11 +157,12 @@ def number_clauses(expr: Expr) -> list[Clause]:
             return inner
         if isinstance(node, Paren):
             return walk(node.inner, True, depth + 1)
-        if isinstance(node, Ternary):  # observed: the condition is walked (and numbered)
-            cond = walk(node.cond, False, depth + 1)
-            walk(node.then, False, depth + 1)
-            walk(node.orelse, False, depth + 1)
-            return push(node, cond) if store else None
+        if isinstance(node, Ternary | Elvis):  # observed: operands walked, the first numbered
+            first = None
+            for i, child in enumerate(node.children()):
+                got = walk(child, False, depth + 1)
+                first = got if i == 0 else first
+            return push(node, first) if store else None
         if isinstance(node, Binary):  # arithmetic: operands walked, stored only if asked
             left = walk(node.left, False, depth + 1)
             walk(node.right, False, depth + 1)

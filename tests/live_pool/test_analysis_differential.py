@@ -38,6 +38,10 @@ SUBMITS = {
     "requirements = !(TARGET.Memory > 100000) && (TARGET.Memory > 10 ? true : false) && "
     "!(TARGET.Cpus > 8 || TARGET.Disk < 0) && (RequestMemory * 2 < TARGET.Memory)\n"
     "should_transfer_files = NO\nqueue\n",
+    "operators": "executable = /bin/sleep\narguments = 60\nhold = true\n"
+    "requirements = ((TARGET.Memory ?: 0) > 10) && ((TARGET.Cpus > 0) ?: false) && "
+    '(split(TARGET.Name, "@")[1] == "vm") && (TARGET.Memory > 1 =?= true) && -TARGET.Cpus < 0\n'
+    "should_transfer_files = NO\nqueue\n",
 }
 
 
@@ -135,7 +139,9 @@ def _both(*argv: str) -> tuple[list[str], list[str]]:
     return ours, theirs
 
 
-@pytest.mark.parametrize("case", ["match", "memory", "impossible", "held", "local", "negation"])
+@pytest.mark.parametrize(
+    "case", ["match", "memory", "impossible", "held", "local", "negation", "operators"]
+)
 def test_better_analyze_prints_what_condor_q_prints(jobs: dict[str, str], case: str) -> None:
     ours, theirs = _both("-better-analyze", jobs[case])
     assert ours == theirs
