@@ -104,7 +104,9 @@ def analyze_slot(slot: ClassAd, jobs: Sequence[ClassAd], detail: bool = True) ->
     job_ok = sum(1 for job in chosen if matches(job, slot))
     both = sum(1 for job in chosen if matches(slot, job) and matches(job, slot))
     name = str(slot.get("Name") or "?")
-    if both:
+    if not chosen:
+        explanation = f"There are no jobs to match {name} against."
+    elif both:
         explanation = f"{name} and {both} of {len(chosen)} job(s) match each other."
     elif slot_ok:
         explanation = f"{name} accepts {slot_ok} job(s), but their own requirements reject it."

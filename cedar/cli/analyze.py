@@ -151,7 +151,7 @@ def render(args: argparse.Namespace, inputs: Any, out: TextIO) -> int:
             out.write(head + render_summary(rows, len(inputs.slots)))
         return 0
     if mode == "reverse":
-        results = [(slot, analyze_slot(slot, jobs)) for slot in inputs.slots] if jobs else []
+        results = [(slot, analyze_slot(slot, jobs)) for slot in inputs.slots]
         if args.json:
             json.dump([r.to_json() for _, r in results], out, indent=2)
             out.write("\n")
