@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from cedar.analysis.job import analyze_job
+from cedar.analysis.model import JobAnalysis
 from cedar.auth.client import CommandSession
 from cedar.classad_wire.classad import ClassAd
 from cedar.classad_wire.constraints import constraint_text
@@ -152,8 +154,46 @@ async def fetch_inputs(
     )
 
 
+async def analyze_async(
+    schedd: AsyncSchedd,
+    collector: AsyncCollector,
+    constraint: str | None,
+    *,
+    machine: str | None = None,
+    my_jobs: str | None = None,
+    with_auth: bool = False,
+    priorities: bool = False,
+    detail: bool = True,
+) -> list[JobAnalysis]:
+    """Fetch and analyse every job ``constraint`` selects (ordered by id): the one call a
+    service needs.  ``my_jobs``/``with_auth`` as for the schedd's job query."""
+    inputs = await fetch_inputs(
+        schedd,
+        collector,
+        constraint,
+        machine=machine,
+        my_jobs=my_jobs,
+        with_auth=with_auth,
+        priorities=priorities,
+    )
+    jobs = sorted(inputs.jobs, key=lambda j: (j.get("ClusterId", 0), j.get("ProcId", 0)))
+    return [
+        analyze_job(
+            job,
+            inputs.slots,
+            analyze_summary=inputs.analyze,
+            priorities=inputs.priorities,
+            schedd_ad=inputs.schedd_ad,
+            single_slot=True if machine else None,
+            detail=detail,
+        )
+        for job in jobs
+    ]
+
+
 __all__ = [
     "NOT_DYNAMIC",
+    "analyze_async",
     "AnalysisInputs",
     "fetch_inputs",
     "fetch_jobs",

@@ -12,7 +12,20 @@ from cedar.analysis.model import AttributeValue, SlotAnalysis, SummaryRow
 from cedar.classad_wire.analysis import external_refs, internal_refs
 from cedar.classad_wire.classad import ClassAd
 from cedar.classad_wire.evaluate import evaluate
-from cedar.classad_wire.expr import AttrRef, Expr, Literal, Paren, fold
+from cedar.classad_wire.expr import (
+    AttrRef,
+    Binary,
+    Call,
+    Elvis,
+    Expr,
+    Literal,
+    Paren,
+    Select,
+    Subscript,
+    Ternary,
+    Unary,
+    fold,
+)
 from cedar.classad_wire.unparse import unparse
 
 #: The slot attributes the reverse analysis expands in place, as it names them.
@@ -42,8 +55,6 @@ def _expand(slot: ClassAd, expr: Expr) -> Expr:
 
 
 def _rebuild(node: Expr, children: tuple[Expr, ...]) -> Expr:
-    from cedar.classad_wire.expr import Binary, Call, Elvis, Select, Subscript, Ternary, Unary
-
     if isinstance(node, Binary):
         return Binary(node.op, *children)
     if isinstance(node, Unary):

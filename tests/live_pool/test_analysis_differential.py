@@ -184,3 +184,26 @@ def test_priority_prints_what_condor_q_prints(jobs: dict[str, str]) -> None:
     ours, theirs = _both("-better-analyze:priority", jobs["match"])
     assert ours == theirs
     assert any(line.startswith("Submittor testuser@") for line in ours)
+
+
+def test_analyze_async_for_services(jobs: dict[str, str]) -> None:
+    """The one call cedar serve / the MCP server make, in process."""
+    import trio
+
+    from cedar.analysis import JobAnalysis
+    from cedar.analysis.fetch import analyze_async
+    from cedar.commands import AsyncCollector, AsyncSchedd
+
+    pool = os.environ["CEDAR_LIVE_COLLECTOR"]
+    cluster, proc = jobs["memory"].split(".")
+
+    async def run() -> list[JobAnalysis]:
+        return await analyze_async(
+            AsyncSchedd(pool=pool),
+            AsyncCollector(pool),
+            f"ClusterId == {cluster} && ProcId == {proc}",
+        )
+
+    (result,) = trio.run(run)
+    assert result.job_id == jobs["memory"]
+    assert result.counts.rejected_by_job == result.counts.slots > 0
