@@ -114,6 +114,11 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
 def _main(argv: list[str], out: TextIO) -> int:
     if argv and argv[0] in MOUNTED:
         return _mounted(argv[0], argv[1:])
+    if argv[:1] == ["q"] and any("analyze" in a for a in argv[1:]):  # cedar q -better-analyze
+        from cedar.cli import analyze
+
+        if analyze.wants_analysis(argv[1:]):
+            return analyze.main(argv[1:], out)
     parser = build_parser()
     if argv and argv[0] in _subparsers(parser):
         argv = [argv[0], *condor_style(argv[1:], _subparsers(parser)[argv[0]])]
