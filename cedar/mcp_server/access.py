@@ -1,0 +1,150 @@
+"""Who is calling, how the pool is reached on their behalf, and which jobs they may see.
+
+Over stdio the caller is the user who started the server: the process-wide client security
+(their HTCondor configuration, token or FS), as ``cedar`` uses.  Over HTTP each bearer token
+gets a :class:`~cedar.auth.client.ClientSecurity` of its own (its own session cache) that offers
+that token and nothing else: never the server's own files, never another caller's sessions.
+
+The identity is what the daemon authenticated (a ``DC_SEC_QUERY`` at WRITE on the schedd),
+asked once per caller.  Scoping is the same for both transports: a caller who is not one of the
+configured admins sees and touches only jobs whose ``Owner`` is their user name, combined with
+their own constraint as parsed trees (:mod:`cedar.classad_wire.constraints`).
+
+Thin on purpose: the service core (``cedar.service``, branch ``serve``) owns caller identity,
+per-token sessions and scoping for every service; this module goes over to it once it lands.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import tempfile
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+from cedar.auth.client import ClientSecurity, SecurityConfig, default_security
+from cedar.auth.policy import Requirement
+from cedar.classad_wire.constraints import and_constraints, constraint_text
+from cedar.classad_wire.expr import AttrRef, Binary, Expr, Literal
+from cedar.commands import AsyncCollector, AsyncSchedd, ping_async
+from cedar.config import Config
+from cedar.errors import PermissionDenied
+from cedar.mcp_server.settings import McpSettings
+
+#: Callers (tokens) whose security and identity are kept at once; the oldest is dropped.
+MAX_CALLERS = 256
+
+_NO_TOKEN_DIRECTORY = tempfile.mkdtemp(prefix="cedar-mcp-no-tokens-")
+
+
+@dataclass
+class Caller:
+    """One caller: ``transport`` is ``stdio`` or ``http``; ``key`` names its cached state
+    (a hash of the token, never the token itself)."""
+
+    transport: str
+    key: str
+    security: ClientSecurity | None = field(default=None, repr=False)
+    identity: str | None = None  #: ``user@domain`` as the schedd authenticated it
+    method: str | None = None
+
+
+def token_security(token: str) -> ClientSecurity:
+    """A client security that authenticates with ``token`` only (IDTOKEN, else SciToken).
+
+    The token directory points at an empty directory and no configuration is read, so the
+    server's own credentials can never stand in for a caller's.
+    """
+    config = SecurityConfig(
+        methods=["IDTOKENS", "SCITOKENS"],
+        authentication=Requirement.REQUIRED,
+        encryption=Requirement.REQUIRED,
+        integrity=Requirement.REQUIRED,
+        options={
+            "config": Config(),
+            "token": token,
+            "scitoken": token,
+            "SEC_TOKEN_DIRECTORY": _NO_TOKEN_DIRECTORY,
+        },
+    )
+    return ClientSecurity(config)
+
+
+def token_key(token: str) -> str:
+    """The name a token's state is kept under (a digest: the token never leaves memory)."""
+    return "token:" + hashlib.sha256(token.encode("utf-8", "replace")).hexdigest()[:32]
+
+
+class PoolAccess:
+    """The pool as one server sees it: clients per caller, identities, scoping."""
+
+    def __init__(self, settings: McpSettings, security: ClientSecurity | None = None) -> None:
+        self.settings = settings
+        self._local_security = security
+        self._callers: OrderedDict[str, Caller] = OrderedDict()
+
+    def local_caller(self) -> Caller:
+        """The user who started the server (stdio)."""
+        return self._remember(Caller("stdio", "local", self._local_security or default_security()))
+
+    def token_caller(self, token: str) -> Caller:
+        """The holder of a bearer token (HTTP)."""
+        key = token_key(token)
+        known = self._callers.get(key)
+        if known is not None:
+            self._callers.move_to_end(key)
+            return known
+        return self._remember(Caller("http", key, token_security(token)))
+
+    def _remember(self, caller: Caller) -> Caller:
+        known = self._callers.get(caller.key)
+        if known is not None:
+            return known
+        self._callers[caller.key] = caller
+        while len(self._callers) > MAX_CALLERS:
+            self._callers.popitem(last=False)
+        return caller
+
+    def schedd(self, caller: Caller) -> AsyncSchedd:
+        """A schedd client acting as ``caller``."""
+        return AsyncSchedd(
+            name=self.settings.schedd_name,
+            pool=self.settings.pool,
+            security=caller.security,
+            timeout=self.settings.daemon_timeout,
+            max_results=self.settings.max_jobs + 1,
+        )
+
+    def collector(self, caller: Caller) -> AsyncCollector:
+        """The pool's collector, asked as ``caller``."""
+        return AsyncCollector(
+            self.settings.pool, security=caller.security, timeout=self.settings.daemon_timeout
+        )
+
+    async def identify(self, caller: Caller) -> str:
+        """``user@domain`` as the schedd authenticates ``caller`` (asked once)."""
+        if caller.identity is None:
+            address = await self.schedd(caller).locate()
+            result = await ping_async(
+                address, "WRITE", security=caller.security, timeout=self.settings.daemon_timeout
+            )
+            user = result.user or ""
+            if not result.authorized or not user or user.startswith("unauthenticated@"):
+                reason = result.error or "not authorized at WRITE"
+                raise PermissionDenied(f"the schedd did not authenticate you ({reason})")
+            caller.identity, caller.method = user, result.method
+        return caller.identity
+
+    async def scope(self, caller: Caller) -> Expr | None:
+        """The constraint limiting ``caller`` to their jobs, or None for an admin."""
+        identity = await self.identify(caller)
+        if self.settings.is_admin(identity):
+            return None
+        return Binary("=?=", AttrRef("Owner"), Literal(identity.split("@", 1)[0]))
+
+    async def scoped(self, caller: Caller, *parts: str | Expr | None) -> str | None:
+        """``parts`` and the caller's scope, combined as parsed trees, as constraint text."""
+        return constraint_text([await self.scope(caller), *parts])
+
+    async def scoped_expr(self, caller: Caller, *parts: str | Expr | None) -> Expr | None:
+        """Like :meth:`scoped`, as an expression."""
+        return and_constraints([await self.scope(caller), *parts])
