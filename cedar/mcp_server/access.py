@@ -32,6 +32,9 @@ from cedar.mcp_server.settings import McpSettings
 
 #: Callers (tokens) whose security and identity are kept at once; the oldest is dropped.
 MAX_CALLERS = 256
+#: Bytes of fetched job output kept (fetching a spooled job's output lets it leave the queue,
+#: so a second look is answered from here); the oldest is dropped.
+MAX_KEPT_OUTPUT = 32 * 1024 * 1024
 
 _NO_TOKEN_DIRECTORY = tempfile.mkdtemp(prefix="cedar-mcp-no-tokens-")
 
@@ -81,6 +84,20 @@ class PoolAccess:
         self.settings = settings
         self._local_security = security
         self._callers: OrderedDict[str, Caller] = OrderedDict()
+        self._outputs: OrderedDict[tuple[str, str], list[tuple[str, bytes]]] = OrderedDict()
+
+    def kept_output(self, caller: Caller, job_id: str) -> list[tuple[str, bytes]] | None:
+        """Output files of a job this caller fetched before, if still kept."""
+        return self._outputs.get((caller.key, job_id))
+
+    def keep_output(self, caller: Caller, job_id: str, files: list[tuple[str, bytes]]) -> None:
+        """Remember fetched output (bounded by :data:`MAX_KEPT_OUTPUT` in all)."""
+        self._outputs[(caller.key, job_id)] = files
+        while len(self._outputs) > 1 and self._kept_bytes() > MAX_KEPT_OUTPUT:
+            self._outputs.popitem(last=False)
+
+    def _kept_bytes(self) -> int:
+        return sum(len(data) for files in self._outputs.values() for _, data in files)
 
     def local_caller(self) -> Caller:
         """The user who started the server (stdio)."""

@@ -198,7 +198,7 @@ class CedarMcp:
                 return None
 
             call = ToolCall(self.access, caller, nothing)
-            return ad_json(await find_job(call, uri[len(prefix) :]))
+            return ad_json(await find_job(call, uri[len(prefix) :], archive=True))
         raise ToolFailure(f"unknown resource {uri}")
 
     # ----------------------------------------------------------------- prompts

@@ -138,16 +138,23 @@ def _projection(names: list[str] | None, *always: str) -> list[str]:
     return [*always, *names] if names else []
 
 
-async def find_job(call: ToolCall, job_id: str, projection: list[str] | None = None) -> ClassAd:
-    """The job's ad if the caller may see it; "no job" otherwise (scoped like a listing)."""
+async def find_job(
+    call: ToolCall, job_id: str, projection: list[str] | None = None, *, archive: bool = False
+) -> ClassAd:
+    """The job's ad if the caller may see it; "no job" otherwise (scoped like a listing).
+    With ``archive``, a job that left the queue is looked up in the schedd's history."""
     cluster, proc = job_id_of(job_id)
     constraint = await call.access.scoped(
         call.caller, f"ClusterId == {cluster} && ProcId == {proc}"
     )
     schedd = call.access.schedd(call.caller)
-    ads = await schedd.query(constraint, _projection(projection, "ClusterId", "ProcId"), 1)
+    wanted = _projection(projection, "ClusterId", "ProcId")
+    ads = await schedd.query(constraint, wanted, 1)
+    if not ads and archive:
+        ads = [ad async for ad in schedd.history(constraint, wanted, 1)]
     if not ads:
-        raise ToolFailure(f"no job {job_id} in the queue (among the jobs you may see)")
+        where = "in the queue or its history" if archive else "in the queue"
+        raise ToolFailure(f"no job {job_id} {where} (among the jobs you may see)")
     return ads[0]
 
 
@@ -174,7 +181,7 @@ async def query_jobs(call: ToolCall, args: QueryJobsArgs) -> tuple[Result, str]:
 
 
 async def get_job(call: ToolCall, args: GetJobArgs) -> tuple[Result, str]:
-    ad = await find_job(call, args.job_id, args.projection)
+    ad = await find_job(call, args.job_id, args.projection, archive=True)
     status = status_name(ad.get("JobStatus"))
     hints = {
         "idle": ["analyze_job_match"],
@@ -334,8 +341,10 @@ async def remove_jobs(call: ToolCall, args: RemoveJobsArgs) -> tuple[Result, str
 
 async def _output_files(call: ToolCall, job_id: str) -> tuple[list[tuple[str, bytes]], str]:
     """(name, bytes) of the job's output, and where they came from."""
+    kept = call.access.kept_output(call.caller, job_id)
+    if kept is not None:
+        return kept, "the output fetched before (the job has left the queue)"
     ad = await find_job(call, job_id)
-    cluster, proc = job_id_of(job_id)
     limit = call.access.settings.inline_limit * 64
     if ad.get("SUBMIT_Iwd") is not None or ad.get("LeaveJobInQueue") not in (None, False):
         if ad.get("JobStatus") != int(JobStatus.COMPLETED):
@@ -354,6 +363,7 @@ async def _output_files(call: ToolCall, job_id: str) -> tuple[list[tuple[str, by
                     if path.is_file():
                         rel = str(path.relative_to(directory))
                         files.append((rel, path.read_bytes()[:limit]))
+        call.access.keep_output(call.caller, job_id, files)
         return files, "the schedd's spool"
     if call.caller.transport != "stdio":
         raise ToolFailure(
@@ -393,7 +403,7 @@ async def get_job_output(call: ToolCall, args: OutputArgs) -> tuple[Result, str]
 
 
 async def tail_job(call: ToolCall, args: TailArgs) -> tuple[Result, str]:
-    ad = await find_job(call, args.job_id, ["Out", "Err", "JobStatus"])
+    ad = await find_job(call, args.job_id, ["Out", "Err", "JobStatus"], archive=True)
     if ad.get("JobStatus") == int(JobStatus.RUNNING):
         raise ToolFailure(
             f"job {args.job_id} is running: following a running job needs the starter peek, "
