@@ -26,7 +26,7 @@ from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.routes import build_resource_metadata_url, create_protected_resource_routes
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
-from pydantic import AnyHttpUrl
+from pydantic import AnyHttpUrl, ConfigDict, TypeAdapter
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.authentication import AuthenticationMiddleware
@@ -40,6 +40,12 @@ from cedar.mcp_server.settings import McpSettings
 log = logging.getLogger("cedar.mcp")
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
+# Issuer URLs are compared as exact strings (RFC 8414): no trailing slash may be added.
+_URL = TypeAdapter(AnyHttpUrl, config=ConfigDict(url_preserve_empty_path=True))
+
+
+def _url(text: str) -> AnyHttpUrl:
+    return _URL.validate_python(text)
 
 
 class DaemonTokenVerifier:
@@ -105,7 +111,7 @@ class McpHttp:
                 allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
             )
         self.sessions = StreamableHTTPSessionManager(app=self.server, security_settings=security)
-        metadata_url = build_resource_metadata_url(AnyHttpUrl(self.resource_url))
+        metadata_url = build_resource_metadata_url(_url(self.resource_url))
         endpoint = RequireAuthMiddleware(StreamableHTTPASGIApp(self.sessions), [], metadata_url)
         self.verifier = DaemonTokenVerifier(self.mcp.access)
         self.app = Starlette(
@@ -123,8 +129,8 @@ class McpHttp:
         servers = list(self.settings.authorization_servers) or [self.resource_url]
         routes: list[BaseRoute] = list(
             create_protected_resource_routes(
-                resource_url=AnyHttpUrl(self.resource_url),
-                authorization_servers=[AnyHttpUrl(s) for s in servers],
+                resource_url=_url(self.resource_url),
+                authorization_servers=[_url(s) for s in servers],
                 resource_name="HTCondor (cedar mcp)",
             )
         )
