@@ -32,6 +32,7 @@ MOUNTED = {
     "token": ("cedar.cli.token", "IDTOKEN tools"),
     "decode": ("cedar.cli.decode", "decode a capture of CEDAR traffic"),
     "conformance": ("cedar.cli.conformance", "run the CEDAR conformance battery against a pool"),
+    "serve": ("cedar.serve.cli", "serve the pool over HTTP (needs the [serve] extra)"),
 }
 
 
