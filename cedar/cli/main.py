@@ -33,6 +33,7 @@ MOUNTED = {
     "decode": ("cedar.cli.decode", "decode a capture of CEDAR traffic"),
     "conformance": ("cedar.cli.conformance", "run the CEDAR conformance battery against a pool"),
     "mcp": ("cedar.mcp_server.cli", "serve HTCondor to AI agents (Model Context Protocol)"),
+    "serve": ("cedar.serve.cli", "serve the pool over HTTP (needs the [serve] extra)"),
 }
 
 
