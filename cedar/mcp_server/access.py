@@ -1,42 +1,37 @@
 """Who is calling, how the pool is reached on their behalf, and which jobs they may see.
 
 Over stdio the caller is the user who started the server: the process-wide client security
-(their HTCondor configuration, token or FS), as ``cedar`` uses.  Over HTTP each bearer token
-gets a :class:`~cedar.auth.client.ClientSecurity` of its own (its own session cache) that offers
-that token and nothing else: never the server's own files, never another caller's sessions.
+(their HTCondor configuration, token or FS), as ``cedar`` uses.  Over HTTP the caller is a
+bearer token, and the service core (:mod:`cedar.service`, shared with ``cedar serve``) gives
+it a client security whose only credential is that token, with its own session cache.
 
-The identity is what the daemon authenticated (a ``DC_SEC_QUERY`` at WRITE on the schedd),
-asked once per caller.  Scoping is the same for both transports: a caller who is not one of the
-configured admins sees and touches only jobs whose ``Owner`` is their user name, combined with
-their own constraint as parsed trees (:mod:`cedar.classad_wire.constraints`).
-
-Thin on purpose: the service core (``cedar.service``, branch ``serve``) owns caller identity,
-per-token sessions and scoping for every service; this module goes over to it once it lands.
+The identity is what the schedd authenticated (a ``DC_SEC_QUERY``), asked once per caller.
+Scoping is the same for both transports and the same as ``cedar serve``'s: a caller who is not
+one of the configured admins sees and touches only jobs whose ``User`` is their identity
+(:func:`cedar.service.owner_scope`), combined with their own constraint as parsed trees.
 """
 
 from __future__ import annotations
 
-import hashlib
-import tempfile
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
-from cedar.auth.client import ClientSecurity, SecurityConfig, default_security
-from cedar.auth.policy import Requirement
-from cedar.classad_wire.constraints import and_constraints, constraint_text
-from cedar.classad_wire.expr import AttrRef, Binary, Expr, Literal
+from cedar.auth.client import ClientSecurity, default_security
+from cedar.classad_wire.constraints import constraint_text
+from cedar.classad_wire.expr import Expr
 from cedar.commands import AsyncCollector, AsyncSchedd, ping_async
-from cedar.config import Config
+from cedar.config import default_config
 from cedar.errors import PermissionDenied
 from cedar.mcp_server.settings import McpSettings
+from cedar.service import Caller as TokenCaller
+from cedar.service import PoolAccess as ServicePoolAccess
+from cedar.service import ServiceSettings, owner_scope
 
-#: Callers (tokens) whose security and identity are kept at once; the oldest is dropped.
+#: Callers (tokens) whose identity is kept at once; the oldest is dropped.
 MAX_CALLERS = 256
 #: Bytes of fetched job output kept (fetching a spooled job's output lets it leave the queue,
 #: so a second look is answered from here); the oldest is dropped.
 MAX_KEPT_OUTPUT = 32 * 1024 * 1024
-
-_NO_TOKEN_DIRECTORY = tempfile.mkdtemp(prefix="cedar-mcp-no-tokens-")
 
 
 @dataclass
@@ -47,34 +42,9 @@ class Caller:
     transport: str
     key: str
     security: ClientSecurity | None = field(default=None, repr=False)
+    token: TokenCaller | None = field(default=None, repr=False)
     identity: str | None = None  #: ``user@domain`` as the schedd authenticated it
     method: str | None = None
-
-
-def token_security(token: str) -> ClientSecurity:
-    """A client security that authenticates with ``token`` only (IDTOKEN, else SciToken).
-
-    The token directory points at an empty directory and no configuration is read, so the
-    server's own credentials can never stand in for a caller's.
-    """
-    config = SecurityConfig(
-        methods=["IDTOKENS", "SCITOKENS"],
-        authentication=Requirement.REQUIRED,
-        encryption=Requirement.REQUIRED,
-        integrity=Requirement.REQUIRED,
-        options={
-            "config": Config(),
-            "token": token,
-            "scitoken": token,
-            "SEC_TOKEN_DIRECTORY": _NO_TOKEN_DIRECTORY,
-        },
-    )
-    return ClientSecurity(config)
-
-
-def token_key(token: str) -> str:
-    """The name a token's state is kept under (a digest: the token never leaves memory)."""
-    return "token:" + hashlib.sha256(token.encode("utf-8", "replace")).hexdigest()[:32]
 
 
 class PoolAccess:
@@ -84,6 +54,7 @@ class PoolAccess:
         self.settings = settings
         self._local_security = security
         self._callers: OrderedDict[str, Caller] = OrderedDict()
+        self._service: ServicePoolAccess | None = None
         self._outputs: OrderedDict[tuple[str, str], list[tuple[str, bytes]]] = OrderedDict()
 
     def kept_output(self, caller: Caller, job_id: str) -> list[tuple[str, bytes]] | None:
@@ -103,14 +74,31 @@ class PoolAccess:
         """The user who started the server (stdio)."""
         return self._remember(Caller("stdio", "local", self._local_security or default_security()))
 
+    @property
+    def service(self) -> ServicePoolAccess:
+        """The service core's pool access (per-token credentials and sessions)."""
+        if self._service is None:
+            self._service = ServicePoolAccess(
+                ServiceSettings(
+                    collector=self.settings.pool,
+                    schedd_name=self.settings.schedd_name,
+                    timeout=self.settings.daemon_timeout,
+                    max_callers=MAX_CALLERS,
+                    config=default_config(),
+                )
+            )
+        return self._service
+
     def token_caller(self, token: str) -> Caller:
-        """The holder of a bearer token (HTTP)."""
-        key = token_key(token)
-        known = self._callers.get(key)
+        """The holder of a bearer token (HTTP); :class:`~cedar.service.BadCredential` for a
+        token that cannot be one."""
+        holder = TokenCaller.from_token(token)
+        known = self._callers.get(holder.key)
         if known is not None:
-            self._callers.move_to_end(key)
+            self._callers.move_to_end(holder.key)
             return known
-        return self._remember(Caller("http", key, token_security(token)))
+        security = self.service.security(holder)
+        return self._remember(Caller("http", holder.key, security, holder))
 
     def _remember(self, caller: Caller) -> Caller:
         known = self._callers.get(caller.key)
@@ -139,6 +127,9 @@ class PoolAccess:
 
     async def identify(self, caller: Caller) -> str:
         """``user@domain`` as the schedd authenticates ``caller`` (asked once)."""
+        if caller.identity is None and caller.token is not None:
+            identity = await self.service.whoami(caller.token)
+            caller.identity, caller.method = identity.user, identity.method
         if caller.identity is None:
             address = await self.schedd(caller).locate()
             result = await ping_async(
@@ -156,12 +147,8 @@ class PoolAccess:
         identity = await self.identify(caller)
         if self.settings.is_admin(identity):
             return None
-        return Binary("=?=", AttrRef("Owner"), Literal(identity.split("@", 1)[0]))
+        return owner_scope(identity)
 
     async def scoped(self, caller: Caller, *parts: str | Expr | None) -> str | None:
         """``parts`` and the caller's scope, combined as parsed trees, as constraint text."""
         return constraint_text([await self.scope(caller), *parts])
-
-    async def scoped_expr(self, caller: Caller, *parts: str | Expr | None) -> Expr | None:
-        """Like :meth:`scoped`, as an expression."""
-        return and_constraints([await self.scope(caller), *parts])

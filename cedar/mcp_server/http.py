@@ -60,12 +60,11 @@ class DaemonTokenVerifier:
         expires = claims.get("exp")
         if isinstance(expires, (int, float)) and expires < time.time():
             return None
-        caller = self.access.token_caller(token)
         try:
+            caller = self.access.token_caller(token)
             identity = await self.access.identify(caller)
         except CedarError as exc:
             log.info("bearer token refused: %s", type(exc).__name__)
-            caller.identity = None
             return None
         return AccessToken(
             token=token,
