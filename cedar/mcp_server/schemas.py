@@ -224,7 +224,8 @@ class MatchResult(Result):
     clauses: list[Clause] = Field(description="each part of the job's Requirements")
     explanation: list[str]
     suggestions: list[Suggestion]
-    text: str = Field(description="the analysis as condor_q -better-analyze style text")
+    text: str = Field(description="the analysis as condor_q -better-analyze prints it")
+    detail: Ad = Field(description="the whole structured analysis (cedar.analysis)")
 
 
 class QueueTotals(BaseModel):

@@ -17,12 +17,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from cedar.analysis import analyze_job
+from cedar.analysis.fetch import fetch_slots
+from cedar.analysis.text import render_job
 from cedar.classad_wire import ClassAd
 from cedar.classad_wire.constraints import parse_constraint
 from cedar.classad_wire.jsonfmt import ad_to_json
 from cedar.commands.schedd import RESULT_NAMES, parse_job_spec
 from cedar.commands.submit import Submit
-from cedar.mcp_server import describe, match
+from cedar.mcp_server import describe
 from cedar.mcp_server.access import Caller, PoolAccess
 from cedar.mcp_server.schemas import (
     ActionArgs,
@@ -62,6 +65,8 @@ from cedar.mcp_server.schemas import (
 from cedar.numbers import JobAction, JobStatus
 
 A = TypeVar("A", bound=Args)
+#: Bytes of a running job's file one tail reads (the end of it).
+TAIL_BYTES = 64 * 1024
 Progress = Callable[[float, "float | None", "str | None"], Awaitable[None]]
 
 
@@ -208,16 +213,35 @@ async def query_job_archive(call: ToolCall, args: ArchiveArgs) -> tuple[Result, 
     return result, f"{len(records)} archived job(s)"
 
 
+async def _history_records(
+    call: ToolCall, args: EpochArgs, source: str
+) -> tuple[list[dict[str, Any]], bool]:
+    """Records of one history source (``epochs``, ``transfer``), scoped like everything."""
+    part = None
+    if args.job_id is not None:
+        cluster, proc = job_id_of(args.job_id)
+        part = f"ClusterId == {cluster} && ProcId == {proc}"
+    constraint = await call.access.scoped(call.caller, part, _checked_constraint(args.constraint))
+    schedd = call.access.schedd(call.caller)
+    records: list[dict[str, Any]] = []
+    async for ad in schedd.history(constraint, (), args.limit + 1, source=source):
+        records.append(ad_json(ad))
+        if len(records) > args.limit:
+            break
+    truncated = len(records) > args.limit
+    return records[: args.limit], truncated
+
+
 async def query_job_epochs(call: ToolCall, args: EpochArgs) -> tuple[Result, str]:
-    raise ToolFailure(
-        "job epoch history is not available in this build (it needs cedar's history sources)"
-    )
+    records, truncated = await _history_records(call, args, "epochs")
+    result = RecordsResult(records=records, count=len(records), truncated=truncated)
+    return result, f"{len(records)} epoch record(s) (one per run of a job)"
 
 
 async def query_transfer_history(call: ToolCall, args: EpochArgs) -> tuple[Result, str]:
-    raise ToolFailure(
-        "transfer history is not available in this build (it needs cedar's history sources)"
-    )
+    records, truncated = await _history_records(call, args, "transfer")
+    result = RecordsResult(records=records, count=len(records), truncated=truncated)
+    return result, f"{len(records)} transfer record(s)"
 
 
 # --------------------------------------------------------------------------- changes
@@ -405,17 +429,24 @@ async def get_job_output(call: ToolCall, args: OutputArgs) -> tuple[Result, str]
 async def tail_job(call: ToolCall, args: TailArgs) -> tuple[Result, str]:
     ad = await find_job(call, args.job_id, ["Out", "Err", "JobStatus"], archive=True)
     if ad.get("JobStatus") == int(JobStatus.RUNNING):
-        raise ToolFailure(
-            f"job {args.job_id} is running: following a running job needs the starter peek, "
-            "not in this build yet; try again once it completed"
+        schedd = call.access.schedd(call.caller)
+        stdout = args.stream == "stdout"
+        peeked = await schedd.peek(
+            args.job_id, stdout=stdout, stderr=not stdout, max_bytes=TAIL_BYTES
         )
+        data = b"".join(f.data for f in peeked.files)
+        lines = data.decode("utf-8", "replace").splitlines()[-args.lines :]
+        result = TailResult(
+            job_id=args.job_id, stream=args.stream, lines=lines, source="the running job (peek)"
+        )
+        return result, f"last {len(lines)} line(s) of running job {args.job_id}'s {args.stream}"
     files, source = await _output_files(call, args.job_id)
     wanted = ad.get("Out" if args.stream == "stdout" else "Err")
     base = os.path.basename(wanted) if isinstance(wanted, str) else None
-    data = next((d for n, d in files if base and os.path.basename(n) == base), None)
-    if data is None:
+    found = next((d for n, d in files if base and os.path.basename(n) == base), None)
+    if found is None:
         raise ToolFailure(f"job {args.job_id} has no {args.stream} file to show")
-    lines = data.decode("utf-8", "replace").splitlines()[-args.lines :]
+    lines = found.decode("utf-8", "replace").splitlines()[-args.lines :]
     result = TailResult(job_id=args.job_id, stream=args.stream, lines=lines, source=source)
     return result, f"last {len(lines)} line(s) of job {args.job_id}'s {args.stream}"
 
@@ -426,22 +457,36 @@ async def tail_job(call: ToolCall, args: TailArgs) -> tuple[Result, str]:
 async def analyze_job_match(call: ToolCall, args: JobArgs) -> tuple[Result, str]:
     job = await find_job(call, args.job_id)
     await call.progress(0, 1, "reading the slots")
-    slots = await call.access.collector(call.caller).query("startd")
-    outcome = match.analyze(job, slots)
+    slots = await fetch_slots(call.access.collector(call.caller))
+    outcome = analyze_job(job, slots)
     await call.progress(1, 1, "analyzed")
+    suggestions = [
+        Suggestion(attribute=s.attribute, value=_plain(s.value), why=s.text)
+        for clause in outcome.clauses
+        for s in clause.suggestions
+    ]
     result = MatchResult(
         job_id=args.job_id,
         job_status=status_name(job.get("JobStatus")),
-        slots_total=outcome.slots_total,
-        slots_matching=outcome.slots_matching,
-        clauses=[Clause(expression=t, slots_matching=n) for t, n in outcome.clauses],
-        explanation=outcome.explanation,
-        suggestions=[Suggestion(attribute=a, value=v, why=w) for a, v, w in outcome.suggestions],
-        text=match.analysis_text(args.job_id, outcome),
-        hints=["edit_job"] if outcome.suggestions else [],
+        slots_total=outcome.counts.slots,
+        slots_matching=outcome.counts.both_match,
+        clauses=[
+            Clause(expression=c.text, slots_matching=c.matched or 0)
+            for c in outcome.clauses
+            if c.kind == "condition"
+        ],
+        explanation=[line for line in outcome.explanation.splitlines() if line.strip()],
+        suggestions=suggestions,
+        text=render_job(outcome),
+        detail=outcome.to_json(),
+        hints=["edit_job"] if suggestions else [],
     )
-    first = outcome.explanation[0] if outcome.explanation else "no obstacle found"
-    return result, f"job {args.job_id}: {outcome.slots_matching} slot(s) match; {first}"
+    first = result.explanation[0] if result.explanation else "no obstacle found"
+    return result, f"job {args.job_id}: {outcome.counts.both_match} slot(s) match; {first}"
+
+
+def _plain(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else str(value)
 
 
 def _int(value: object) -> int:
