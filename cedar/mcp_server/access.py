@@ -50,11 +50,17 @@ class Caller:
 class PoolAccess:
     """The pool as one server sees it: clients per caller, identities, scoping."""
 
-    def __init__(self, settings: McpSettings, security: ClientSecurity | None = None) -> None:
+    def __init__(
+        self,
+        settings: McpSettings,
+        security: ClientSecurity | None = None,
+        *,
+        service: ServicePoolAccess | None = None,
+    ) -> None:
         self.settings = settings
         self._local_security = security
         self._callers: OrderedDict[str, Caller] = OrderedDict()
-        self._service: ServicePoolAccess | None = None
+        self._service = service  #: shared with cedar serve when mounted there
         self._outputs: OrderedDict[tuple[str, str], list[tuple[str, bytes]]] = OrderedDict()
 
     def kept_output(self, caller: Caller, job_id: str) -> list[tuple[str, bytes]] | None:
@@ -112,6 +118,7 @@ class PoolAccess:
     def schedd(self, caller: Caller) -> AsyncSchedd:
         """A schedd client acting as ``caller``."""
         return AsyncSchedd(
+            self.settings.schedd_address,
             name=self.settings.schedd_name,
             pool=self.settings.pool,
             security=caller.security,

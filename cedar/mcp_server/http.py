@@ -28,10 +28,11 @@ from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, Streamable
 from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import AnyHttpUrl, ConfigDict, TypeAdapter
 from starlette.applications import Starlette
-from starlette.middleware import Middleware
 from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.routing import BaseRoute, Route
+from starlette.types import ASGIApp
 
+from cedar.config import default_config
 from cedar.errors import CedarError
 from cedar.mcp_server.access import PoolAccess
 from cedar.mcp_server.server import CedarMcp
@@ -111,16 +112,22 @@ class McpHttp:
             )
         self.sessions = StreamableHTTPSessionManager(app=self.server, security_settings=security)
         metadata_url = build_resource_metadata_url(_url(self.resource_url))
-        endpoint = RequireAuthMiddleware(StreamableHTTPASGIApp(self.sessions), [], metadata_url)
         self.verifier = DaemonTokenVerifier(self.mcp.access)
+        #: The endpoint as one ASGI app: bearer authentication, then the session manager.
+        self.endpoint: ASGIApp = AuthenticationMiddleware(
+            AuthContextMiddleware(
+                RequireAuthMiddleware(StreamableHTTPASGIApp(self.sessions), [], metadata_url)
+            ),
+            backend=BearerAuthBackend(self.verifier),
+        )
         self.app = Starlette(
-            routes=[Route(path, endpoint=endpoint), *self.metadata_routes()],
-            middleware=[
-                Middleware(AuthenticationMiddleware, backend=BearerAuthBackend(self.verifier)),
-                Middleware(AuthContextMiddleware),
-            ],
+            routes=self.routes(),
             lifespan=lambda app: self.lifespan(),
         )
+
+    def routes(self) -> list[BaseRoute]:
+        """The endpoint at :attr:`path` and the metadata routes (for an app of one's own)."""
+        return [Route(self.path, endpoint=self.endpoint), *self.metadata_routes()]
 
     def metadata_routes(self) -> list[BaseRoute]:
         """The RFC 9728 protected-resource metadata (``/.well-known/oauth-protected-resource``
@@ -140,6 +147,40 @@ class McpHttp:
         """Run the session manager (its task group) for as long as the app serves."""
         async with self.sessions.run():
             yield
+
+
+def mount_in_serve(app: Any, *, resource_url: str | None = None, path: str = "/mcp") -> McpHttp:
+    """Put the MCP endpoint into a ``cedar serve`` app at ``path`` (its metadata at the root),
+    sharing that app's pool access (per-token sessions), and run its session manager inside
+    the app's lifespan."""
+    services = app.state.services
+    service_settings = services.settings
+    config = McpSettings.from_config(
+        service_settings.config or default_config(),
+        pool=service_settings.collector,
+        schedd_name=service_settings.schedd_name,
+        schedd_address=service_settings.schedd,
+        daemon_timeout=service_settings.timeout,
+    )
+    if resource_url is None:
+        scheme = "https" if service_settings.tls_cert else "http"
+        host = service_settings.host
+        shown = f"[{host}]" if ":" in host else host
+        resource_url = f"{scheme}://{shown}:{service_settings.port}{path}"
+    access = PoolAccess(config, service=services.access)
+    http = McpHttp(
+        config, resource_url=resource_url, host=service_settings.host, path=path, access=access
+    )
+    app.router.routes[0:0] = http.routes()  # before any catch-all mount
+    outer = app.router.lifespan_context
+
+    @asynccontextmanager
+    async def lifespan(parent: Any) -> AsyncIterator[Any]:
+        async with outer(parent) as state, http.lifespan():
+            yield state
+
+    app.router.lifespan_context = lifespan
+    return http
 
 
 async def serve_http(

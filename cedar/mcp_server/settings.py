@@ -41,6 +41,7 @@ class McpSettings:
 
     pool: str | None = None  #: collector ``host[:port]``; None = the configured one
     schedd_name: str | None = None  #: None = the local schedd
+    schedd_address: str | None = None  #: a fixed schedd address (sinful), when known
     admins: frozenset[str] = frozenset()
     read_only: bool = False
     serve_url: str | None = None

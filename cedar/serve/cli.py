@@ -71,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
         if bool(settings.tls_cert) != bool(settings.tls_key):
             print("cedar serve: give both --tls-cert and --tls-key", file=sys.stderr)
             return 2
-        trio.run(lambda: serve(settings, demo=args.demo, announce=_say))
+        trio.run(lambda: serve(settings, demo=args.demo, announce=_say, mount=_mount_mcp))
     except KeyboardInterrupt:
         return 130
     except CedarError as exc:
@@ -80,6 +80,16 @@ def run(args: argparse.Namespace) -> int:
         print(f"cedar serve: {exc}", file=sys.stderr)
         return 1
     return 0
+
+
+def _mount_mcp(app: object) -> None:
+    """The MCP server at ``/mcp`` when the [mcp] extra is installed (else no /mcp)."""
+    try:
+        from cedar.mcp_server.http import mount_in_serve
+    except ImportError:
+        return
+    mount_in_serve(app)
+    _say("cedar serve: MCP (streamable HTTP) at /mcp")
 
 
 def _say(text: str) -> None:
