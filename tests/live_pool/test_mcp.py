@@ -111,10 +111,10 @@ def test_stdio_every_tool_against_the_real_pool(live_collector: str) -> None:
             ad = await client.read_resource("condor://schedd/ad")
             summary = await client.read_resource("condor://pool/summary")
             prompt = await client.get_prompt("what_went_wrong", {"job_id": job})
+            too_big = "executable = run.sh\nrequest_memory = 10 GB\nqueue 2"
             second = await client.call_tool(
-                "submit_job", {"description": "executable = run.sh\nrequest_memory = 10 GB\nqueue 2",
-                               "input_files": [SCRIPT]},
-            )  # fmt: skip
+                "submit_job", {"description": too_big, "input_files": [SCRIPT]}
+            )
             assert not second.is_error, second.content
             cluster = second.structured_content["cluster"]
             await _wait_status(client, f"{cluster}.0", 1)  # idle: it cannot match
