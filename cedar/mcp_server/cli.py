@@ -12,6 +12,7 @@ import logging
 import sys
 from typing import Any
 
+import mcp.server  # noqa: F401 - without the [mcp] extra, `cedar mcp` says it is not installed
 import trio
 
 from cedar.cli.common import add_common_options

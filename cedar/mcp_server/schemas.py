@@ -67,7 +67,7 @@ class InputFile(BaseModel):
     name: str = Field(
         min_length=1, max_length=255, description="file name (no directories), as the job sees it"
     )
-    content: str = Field(description="the file's content")
+    content: str = Field(max_length=1_500_000, description="the file's content")
     encoding: Literal["text", "base64"] = "text"
     executable: bool = False
 
