@@ -112,6 +112,12 @@ class TailArgs(Args):
     job_id: str = JobId
     stream: Literal["stdout", "stderr"] = "stdout"
     lines: int = Field(default=20, ge=1, le=1000)
+    follow_seconds: float = Field(
+        default=0,
+        ge=0,
+        le=30,
+        description="for a running job: also wait this long for new lines (sent as progress)",
+    )
 
 
 class ArchiveArgs(Args):

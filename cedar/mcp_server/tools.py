@@ -12,10 +12,13 @@ import base64
 import json
 import os
 import tempfile
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
+
+import anyio
 
 from cedar.analysis import analyze_job
 from cedar.analysis.fetch import fetch_slots
@@ -23,6 +26,8 @@ from cedar.analysis.text import render_job
 from cedar.classad_wire import ClassAd
 from cedar.classad_wire.constraints import parse_constraint
 from cedar.classad_wire.jsonfmt import ad_to_json
+from cedar.commands.filetransfer import ProgressCallback, TransferProgress
+from cedar.commands.peek import PeekError
 from cedar.commands.schedd import RESULT_NAMES, parse_job_spec
 from cedar.commands.submit import Submit
 from cedar.mcp_server import describe
@@ -110,6 +115,33 @@ class ToolSpec:
 
 
 # --------------------------------------------------------------------------- helpers
+
+
+@asynccontextmanager
+async def transfer_progress(call: ToolCall, label: str) -> AsyncIterator[ProgressCallback]:
+    """A file-transfer progress callback whose latest step is sent as a progress notification
+    every quarter second (bounded: only the latest step is kept, whatever thread reports it)."""
+    latest: list[TransferProgress] = []
+
+    def callback(step: TransferProgress) -> None:
+        latest[:] = [step]
+
+    async def pump() -> None:
+        sent: TransferProgress | None = None
+        while True:
+            await anyio.sleep(0.25)
+            step = latest[0] if latest else None
+            if step is not None and step is not sent:
+                sent = step
+                total = float(step.total_size) if step.total_size > 0 else None
+                await call.progress(float(step.total_done), total, f"{label} {step.name}")
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(pump)
+        try:
+            yield callback
+        finally:
+            group.cancel_scope.cancel()
 
 
 def ad_json(ad: ClassAd) -> dict[str, Any]:
@@ -284,7 +316,8 @@ async def submit_job(call: ToolCall, args: SubmitJobArgs) -> tuple[Result, str]:
             await schedd.remove(submitted.cluster, "more procs than cedar mcp submits at once")
             raise ToolFailure(f"at most {call.access.settings.max_jobs} jobs per submission")
         await call.progress(1, 2, "sending input files")
-        await schedd.spool(submitted)
+        async with transfer_progress(call, "sending") as report:
+            await schedd.spool(submitted, progress=report)
         await call.progress(2, 2, "submitted")
     ids = submitted.job_ids()
     result = SubmitResultModel(
@@ -378,8 +411,9 @@ async def _output_files(call: ToolCall, job_id: str) -> tuple[list[tuple[str, by
             )
         schedd = call.access.schedd(call.caller)
         with tempfile.TemporaryDirectory(prefix="cedar-mcp-output-") as directory:
-            await call.progress(0, 1, "fetching the output sandbox")
-            fetched = await schedd.retrieve(job_id, directory, max_bytes=limit)
+            await call.progress(0, None, "fetching the output sandbox")
+            async with transfer_progress(call, "fetching") as report:
+                fetched = await schedd.retrieve(job_id, directory, progress=report, max_bytes=limit)
             await call.progress(1, 1, "fetched")
             files: list[tuple[str, bytes]] = []
             for job in fetched:
@@ -426,16 +460,47 @@ async def get_job_output(call: ToolCall, args: OutputArgs) -> tuple[Result, str]
     return result, f"{len(shown)} output file(s) of job {args.job_id} from {source}"
 
 
-async def tail_job(call: ToolCall, args: TailArgs) -> tuple[Result, str]:
-    ad = await find_job(call, args.job_id, ["Out", "Err", "JobStatus"], archive=True)
-    if ad.get("JobStatus") == int(JobStatus.RUNNING):
-        schedd = call.access.schedd(call.caller)
-        stdout = args.stream == "stdout"
+async def _peek_lines(call: ToolCall, args: TailArgs) -> list[str]:
+    """The end of a running job's file, then (``follow_seconds``) what it writes meanwhile,
+    each new line sent as a progress notification."""
+    schedd = call.access.schedd(call.caller)
+    stdout = args.stream == "stdout"
+    try:
         peeked = await schedd.peek(
             args.job_id, stdout=stdout, stderr=not stdout, max_bytes=TAIL_BYTES
         )
-        data = b"".join(f.data for f in peeked.files)
-        lines = data.decode("utf-8", "replace").splitlines()[-args.lines :]
+    except PeekError as exc:
+        raise ToolFailure(
+            f"cannot peek at running job {args.job_id}: {exc}; its output can be read with "
+            "get_job_output once it completed"
+        ) from None
+    data = b"".join(f.data for f in peeked.files)
+    lines = data.decode("utf-8", "replace").splitlines()[-args.lines :]
+    if args.follow_seconds <= 0 or not peeked.files:
+        return lines
+    offsets: dict[str, int] = {str(args.stream): peeked.files[0].next_offset}
+    pending = b""
+    with anyio.move_on_after(args.follow_seconds):
+        pieces = schedd.follow(
+            args.job_id, stdout=stdout, stderr=not stdout, offsets=offsets, max_bytes=TAIL_BYTES
+        )
+        async for piece in pieces:
+            pending += piece.data
+            *complete, rest = pending.split(b"\n")
+            pending = rest
+            for raw in complete:
+                line = raw.decode("utf-8", "replace")
+                lines = [*lines, line][-args.lines :]
+                await call.progress(float(piece.next_offset), None, line[:200])
+    if pending:
+        lines = [*lines, pending.decode("utf-8", "replace")][-args.lines :]
+    return lines
+
+
+async def tail_job(call: ToolCall, args: TailArgs) -> tuple[Result, str]:
+    ad = await find_job(call, args.job_id, ["Out", "Err", "JobStatus"], archive=True)
+    if ad.get("JobStatus") == int(JobStatus.RUNNING):
+        lines = await _peek_lines(call, args)
         result = TailResult(
             job_id=args.job_id, stream=args.stream, lines=lines, source="the running job (peek)"
         )

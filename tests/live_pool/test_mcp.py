@@ -246,3 +246,52 @@ def test_http_two_users_tokens_against_the_real_pool(live_collector: str) -> Non
     assert out["job"] not in ids(out["theirs"])
     assert out["steal"].is_error
     assert not out["cleanup"].is_error
+
+
+def test_tail_follows_a_running_job(live_collector: str) -> None:
+    ticker = {
+        "name": "tick.sh",
+        "content": "#!/bin/sh\nfor i in $(seq 1 60); do echo line $i; sleep 1; done\n",
+        "executable": True,
+    }
+    progress: list[str | None] = []
+
+    async def on_progress(done: float, total: float | None, message: str | None) -> None:
+        progress.append(message)
+
+    async def main() -> tuple[Any, Any]:
+        async with Client(_stdio_params(live_collector)) as client:
+            sub = await client.call_tool(
+                "submit_job",
+                {"description": "executable = tick.sh\noutput = out.txt\nqueue",
+                 "input_files": [ticker]},
+            )  # fmt: skip
+            assert not sub.is_error, sub.content
+            job = sub.structured_content["job_ids"][0]
+            try:
+                await _wait_status(client, job, 2)
+                for _ in range(15):  # the starter's address reaches the schedd a little later
+                    await trio.sleep(2)
+                    tail = await client.call_tool(
+                        "tail_job",
+                        {"job_id": job, "lines": 5, "follow_seconds": 5},
+                        progress_callback=on_progress,
+                    )
+                    if not tail.is_error or "starter for this job" not in tail.content[0].text:
+                        break
+            finally:
+                removed = await client.call_tool("remove_job", {"job_id": job})
+        return tail, removed
+
+    tail, removed = trio.run(main)
+    assert not removed.is_error
+    reason = tail.content[0].text if tail.is_error else ""
+    if "Unable to resolve file" in reason and "\n" not in reason:
+        # Observed with 25.13.2: the starter resolves a spooled job's stdout in a scratch
+        # directory where it is not (condor_tail on a `condor_submit -spool` job fails too).
+        pytest.xfail(f"the starter cannot peek at a spooled job's output: {reason}")
+    assert not tail.is_error, tail.content
+    assert tail.structured_content["source"] == "the running job (peek)"
+    lines = tail.structured_content["lines"]
+    assert lines and all(line.startswith("line ") for line in lines)
+    assert any(m and m.startswith("line ") for m in progress)  # new lines arrived as progress
