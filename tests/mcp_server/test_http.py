@@ -84,9 +84,17 @@ def test_two_users_tokens_over_http_show_the_scoping(
         out: dict[str, Any] = {}
         async with client_for(url, tokens["alice"]) as alice:
             out["alice_who"] = await alice.call_tool("whoami", {})
+            steps: list[str | None] = []
+
+            async def on_progress(done: float, total: float | None, message: str | None) -> None:
+                steps.append(message)
+
             sub = await alice.call_tool(
-                "submit_job", {"description": "executable = run.sh\nqueue", "input_files": [SCRIPT]}
+                "submit_job",
+                {"description": "executable = run.sh\nqueue", "input_files": [SCRIPT]},
+                progress_callback=on_progress,
             )
+            out["progress"] = steps
             assert not sub.is_error, text(sub)
             out["job"] = f"{sub.structured_content['cluster']}.0"
             out["alice_list"] = await alice.call_tool("query_jobs", {})
@@ -112,6 +120,7 @@ def test_two_users_tokens_over_http_show_the_scoping(
     assert out["job"] not in ids(out["bob_list"])
     assert out["bob_get"].is_error and out["bob_remove"].is_error
     assert out["job"] in ids(out["boss_list"])  # the admin named in the settings sees all
+    assert out["progress"][0] == "submitting" and out["progress"][-1] == "submitted"
     assert '"Owner": "alice"' in out["resource"].contents[0].text
 
 
