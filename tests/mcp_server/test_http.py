@@ -18,8 +18,9 @@ from cedar.auth.token import create_token
 from cedar.config import Config, set_default_config
 from cedar.mcp_server import McpSettings
 from cedar.mcp_server.http import serve_http
+from cedar.mcp_server.tools import TOOLS
 from cedar.server.pool import MockPool
-from tests.mcp_server.helpers import text
+from tests.mcp_server.helpers import every_tool, text
 
 SCRIPT = {"name": "run.sh", "content": "#!/bin/sh\necho hi\n", "executable": True}
 AUTH_SERVER = "https://issuer.example"
@@ -37,7 +38,7 @@ def token_pool() -> Iterator[tuple[MockPool, dict[str, str]]]:
     domain = pool.policy.trust_domain or pool.policy.uid_domain
     tokens = {
         user: create_token(key, issuer=domain, subject=f"{user}@{domain}", lifetime=3600)
-        for user in ("alice", "bob", "boss")
+        for user in ("alice", "bob", "boss", "carol")
     }
     with pool.run_in_thread():
         yield pool, tokens
@@ -122,6 +123,18 @@ def test_two_users_tokens_over_http_show_the_scoping(
     assert out["job"] in ids(out["boss_list"])  # the admin named in the settings sees all
     assert out["progress"][0] == "submitting" and out["progress"][-1] == "submitted"
     assert '"Owner": "alice"' in out["resource"].contents[0].text
+
+
+def test_every_tool_over_http(token_pool: tuple[MockPool, dict[str, str]]) -> None:
+    pool, tokens = token_pool
+
+    async def work(url: str) -> dict[str, Any]:
+        async with client_for(url, tokens["carol"]) as carol:
+            return await every_tool(carol, "carol")
+
+    seen = with_http_server(pool, work)
+    assert set(seen) == set(TOOLS)
+    assert not [name for name, result in seen.items() if result.is_error]
 
 
 def test_no_or_bad_token_is_401_naming_the_metadata(

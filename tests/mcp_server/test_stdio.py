@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import getpass
 import json
 import os
 import select
@@ -15,8 +16,9 @@ from typing import Any
 import trio
 from mcp import Client, MCPDeprecationWarning, StdioServerParameters
 
+from cedar.mcp_server.tools import TOOLS
 from cedar.server.pool import MockPool
-from tests.mcp_server.helpers import text
+from tests.mcp_server.helpers import every_tool, text
 
 SCRIPT = {"name": "run.sh", "content": "#!/bin/sh\necho hello\n", "executable": True}
 
@@ -70,6 +72,19 @@ def test_the_sdk_client_drives_cedar_mcp_over_stdio(pool: MockPool) -> None:
     assert out["listed"].structured_content["count"] == 1
     assert '"ClusterId"' in out["ad"]
     assert out["bad"].is_error and text(out["bad"]).startswith("malformed constraint")
+
+
+def test_every_tool_over_stdio(pool: MockPool) -> None:
+    command, env = server_command(pool)
+    params = StdioServerParameters(command=command[0], args=command[1:], env=env)
+
+    async def main() -> dict[str, Any]:
+        async with Client(params) as client:
+            return await every_tool(client, getpass.getuser())
+
+    seen = trio.run(main)
+    assert set(seen) == set(TOOLS)
+    assert not [name for name, result in seen.items() if result.is_error]
 
 
 def test_the_current_revision_over_stdio(pool: MockPool) -> None:
