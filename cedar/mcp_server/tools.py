@@ -17,6 +17,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import quote
 
 import anyio
 
@@ -447,7 +448,7 @@ def _shown(call: ToolCall, job_id: str, name: str, data: bytes) -> OutputFile:
         return OutputFile(name=name, size=len(data), content=data.decode("utf-8", "replace"))
     serve = call.access.settings.serve_url
     if serve:
-        link = f"{serve.rstrip('/')}/jobs/{job_id}/output/{name}"
+        link = f"{serve.rstrip('/')}/api/v1/jobs/{job_id}/files/{quote(name)}"
         return OutputFile(name=name, size=len(data), link=link)
     head = data[:limit].decode("utf-8", "replace")
     return OutputFile(name=name, size=len(data), content=head, truncated=True)

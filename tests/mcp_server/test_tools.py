@@ -15,7 +15,7 @@ from cedar.mcp_server import McpSettings, PoolAccess, build_server
 from cedar.mcp_server.tools import TOOLS
 from cedar.server.pool import MockPool
 from tests.mcp_server.conftest import claimtobe
-from tests.mcp_server.helpers import every_tool, run_client, text
+from tests.mcp_server.helpers import every_tool, run_client, text, wait_status
 
 SCRIPT = {"name": "run.sh", "content": "#!/bin/sh\necho hello\n", "executable": True}
 
@@ -191,3 +191,30 @@ def test_owner_scoping_over_stdio_and_admins(pool: MockPool) -> None:
     assert job not in {r["job_id"] for r in bob["bulk"].structured_content["results"]}
     admin = run_client(pool, claimtobe("carol"), snoop, admins=frozenset({"carol"}))
     assert job in admin["ids"] and not admin["get"].is_error
+
+
+@pytest.mark.parametrize("serve_url", [None, "http://serve.example:8080"])
+def test_large_output_is_a_link_to_cedar_serve_or_cut(
+    pool: MockPool, serve_url: str | None
+) -> None:
+    async def work(client: Client) -> Any:
+        sub = await client.call_tool(
+            "submit_job",
+            {
+                "description": "executable = run.sh\noutput = out.txt\nqueue",
+                "input_files": [SCRIPT],
+            },
+        )
+        job = f"{sub.structured_content['cluster']}.0"
+        await wait_status(client, job, 4)
+        output = await client.call_tool("get_job_output", {"job_id": job})
+        return job, {f["name"]: f for f in output.structured_content["files"]}
+
+    job, files = run_client(pool, claimtobe("bigout"), work, inline_limit=16, serve_url=serve_url)
+    big = files["out.txt"]
+    assert big["size"] > 16
+    if serve_url:
+        assert big["link"] == f"{serve_url}/api/v1/jobs/{job}/files/out.txt"
+        assert big["content"] is None
+    else:
+        assert big["truncated"] and len(big["content"]) == 16 and big["link"] is None
