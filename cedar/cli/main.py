@@ -33,6 +33,8 @@ MOUNTED = {
     "decode": ("cedar.cli.decode", "decode a capture of CEDAR traffic"),
     "conformance": ("cedar.cli.conformance", "run the CEDAR conformance battery against a pool"),
     "tail": ("cedar.cli.tail", "show the end of a running job's output (like condor_tail)"),
+    "mcp": ("cedar.mcp_server.cli", "serve HTCondor to AI agents (Model Context Protocol)"),
+    "serve": ("cedar.serve.cli", "serve the pool over HTTP (needs the [serve] extra)"),
 }
 
 

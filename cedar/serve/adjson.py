@@ -1,0 +1,45 @@
+"""Ads as JSON bodies: the one mapping (:mod:`cedar.classad_wire.jsonfmt`), made compact.
+
+``ad_to_json`` writes the reference's indented layout; a raw newline never occurs inside a JSON
+string (it is written ``\\n``), so dropping each newline and the indentation after it gives the
+same document on one line, ready for JSON Lines, without parsing it again.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from cedar.classad_wire import ClassAd
+from cedar.classad_wire.jsonfmt import ad_from_json, ad_to_json
+from cedar.classad_wire.unparse import unparse
+from cedar.errors import InvalidArgument
+from cedar.service import redact
+
+_LAYOUT = re.compile(r"\n *")
+
+
+def ad_json(ad: ClassAd, private: Iterable[str] = ()) -> str:
+    """One ad as a compact JSON object (private attributes redacted first)."""
+    if private:
+        redact(ad, private)
+    return _LAYOUT.sub("", ad_to_json(ad))
+
+
+def ad_dict(ad: ClassAd, private: Iterable[str] = (), *, lower: bool = False) -> dict[str, Any]:
+    """One ad as a JSON-ready dict (``lower``: keys lower-cased, as restd writes them)."""
+    data: dict[str, Any] = json.loads(ad_json(ad, private))
+    if lower:
+        return {k.lower(): v for k, v in data.items()}
+    return data
+
+
+def typed_values(values: dict[str, Any]) -> dict[str, str]:
+    """Attribute name -> ClassAd wire text for JSON values in the same mapping: a JSON string is
+    a string, a number or boolean itself, ``null`` undefined, ``"/Expr(...)/"`` an expression."""
+    if not values:
+        raise InvalidArgument("no attributes to set")
+    ad = ad_from_json(json.dumps(values))
+    return {name: unparse(ad.lookup(name), old=True) for name in values}

@@ -1,0 +1,638 @@
+"""``/api/v1``: the jobs, history, collector and daemon routes (the Go server's shapes).
+
+Each route checks its input, calls the library once as the caller (the caller's token is the
+only credential; the schedd authorizes) and shapes the answer with the one ClassAd<->JSON
+mapping.  Job views are scoped to the identity the daemon authenticated, by parsed trees.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import trio
+from fastapi import APIRouter, Depends, Query, Request
+from fastapi.responses import Response, StreamingResponse
+from starlette.background import BackgroundTask
+from starlette.responses import FileResponse
+
+from cedar.classad_wire import ClassAd
+from cedar.classad_wire.jsonfmt import ad_from_json
+from cedar.commands._async.command import run_command_async
+from cedar.commands.filetransfer import expand_inputs
+from cedar.commands.schedd import RESULT_NAMES, ActResult
+from cedar.commands.spool import spool_protocol
+from cedar.commands.submit import Submit
+from cedar.errors import InvalidArgument
+from cedar.numbers import Command, JobAction
+from cedar.serve import models as m
+from cedar.serve.adjson import ad_dict, ad_json, typed_values
+from cedar.serve.context import Services, caller_of, services
+from cedar.serve.sandbox import TooLarge, extract_tar, pack_tar, resolve_file, write_file
+from cedar.service import Caller, NotFound, ServiceError, scoped_constraint
+from cedar.version import VERSION_STRING
+
+router = APIRouter(prefix="/api/v1")
+
+_JOB_ID = re.compile(r"([0-9]{1,9})\.([0-9]{1,9})\Z")
+_PAGE_TOKEN = re.compile(r"([0-9]{1,9})\.([0-9]{1,9})\Z")
+
+CallerDep = Annotated[Caller, Depends(caller_of)]
+ServicesDep = Annotated[Services, Depends(services)]
+ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"model": m.ErrorBody} for code in (400, 401, 403, 404, 413, 429, 502, 504)
+}
+
+
+def job_id(text: str) -> tuple[int, int]:
+    """``cluster.proc`` (the one job-id shape of the API)."""
+    match = _JOB_ID.match(text)
+    if match is None:
+        raise InvalidArgument(f"{text[:40]!r} is not a job id (cluster.proc)")
+    return int(match.group(1)), int(match.group(2))
+
+
+def _id_constraint(cluster: int, proc: int) -> str:
+    return f"ClusterId == {cluster} && ProcId == {proc}"
+
+
+def _after(cluster: int, proc: int) -> str:
+    return f"ClusterId > {cluster} || (ClusterId == {cluster} && ProcId > {proc})"
+
+
+def _upto(cluster: int, proc: int) -> str:
+    return f"ClusterId < {cluster} || (ClusterId == {cluster} && ProcId <= {proc})"
+
+
+def _and(*parts: str | None) -> str | None:
+    from cedar.classad_wire.constraints import constraint_text
+
+    return constraint_text(parts)
+
+
+async def _one_job(svc: Services, caller: Caller, job: str, projection: list[str]) -> ClassAd:
+    """The caller's job ``job`` (404 when absent or not the caller's)."""
+    cluster, proc = job_id(job)
+    user = await svc.scope_user(caller)
+    schedd = await svc.access.schedd(caller)
+    ads = await schedd.query(scoped_constraint(_id_constraint(cluster, proc), user), projection)
+    if not ads:
+        raise NotFound(f"no job {cluster}.{proc} of yours")
+    return ads[0]
+
+
+# --------------------------------------------------------------------------- listing
+
+
+@router.get(
+    "/jobs",
+    response_model=m.JobList,
+    responses={**ERRORS, 200: {"content": {"application/x-ndjson": {}}}},
+    summary="List your jobs (paged, streamed)",
+)
+async def list_jobs(
+    request: Request,
+    svc: ServicesDep,
+    caller: CallerDep,
+    constraint: str | None = None,
+    projection: Annotated[str | None, Query(description="a,b,c")] = None,
+    limit: Annotated[int | None, Query(ge=0, description="jobs per page; 0 = all")] = None,
+    page_token: str | None = None,
+    format: Literal["json", "jsonl"] = "json",
+) -> Response:
+    """Jobs ordered by id in pages (``next_page_token`` continues), or with ``limit=0`` every
+    match in the schedd's order in one stream; ``format=jsonl`` gives one ad per line."""
+    names = svc.projection(projection)
+    text = svc.constraint(constraint)
+    user = await svc.scope_user(caller)
+    size = svc.settings.page_size if limit is None else limit
+    if size > svc.settings.max_page_size:
+        raise InvalidArgument(
+            f"limit {size} is over the largest page, {svc.settings.max_page_size}"
+        )
+    after: str | None = None
+    if page_token:
+        match = _PAGE_TOKEN.match(page_token)
+        if match is None:
+            raise InvalidArgument("invalid page_token")
+        after = _after(int(match.group(1)), int(match.group(2)))
+    scoped = scoped_constraint(_and(text, after), user)
+    schedd = await svc.access.schedd(caller, max_results=svc.settings.max_page_size * 4 + 1)
+    has_more, last = False, None
+    if size:
+        # The schedd sends jobs in its own order: find the page's ids first (two numbers a
+        # job), then fetch exactly those ads.
+        ids = sorted(
+            [
+                (ad["ClusterId"], ad["ProcId"])
+                async for ad in schedd.query_iter(scoped, ["ClusterId", "ProcId"])
+                if isinstance(ad.get("ClusterId"), int) and isinstance(ad.get("ProcId"), int)
+            ]
+        )
+        has_more = len(ids) > size
+        if not ids:
+            return _job_stream(svc, None, [], format, has_more=False, token=None)
+        last = ids[min(size, len(ids)) - 1]
+        scoped = scoped_constraint(_and(text, after, _upto(*last)), user)
+    token = f"{last[0]}.{last[1]}" if has_more and last else None
+    return _job_stream(svc, schedd.query_iter(scoped, names), names, format, has_more, token)
+
+
+def _job_stream(
+    svc: Services,
+    ads: AsyncIterator[ClassAd] | None,
+    names: list[str],
+    format: str,
+    has_more: bool,
+    token: str | None,
+) -> StreamingResponse:
+    private = svc.settings.private_attrs
+
+    async def body() -> AsyncIterator[bytes]:
+        count = 0
+        if format == "json":
+            yield b'{"jobs": ['
+        if ads is not None:
+            async for ad in ads:
+                text = ad_json(ad, private)
+                if format == "json":
+                    yield ((b"," if count else b"") + text.encode())
+                else:
+                    yield text.encode() + b"\n"
+                count += 1
+        svc.ads_sent += count
+        if format == "json":
+            tail = {"total_returned": count, "has_more": has_more, "next_page_token": token}
+            yield b"], " + json.dumps(tail)[1:].encode()
+
+    media = "application/json" if format == "json" else "application/x-ndjson"
+    headers = {"X-Next-Page-Token": token} if token else {}
+    return StreamingResponse(body(), media_type=media, headers=headers)
+
+
+@router.get("/jobs/archive", response_model=m.JobList, responses=ERRORS, summary="Job history")
+async def job_history(
+    svc: ServicesDep,
+    caller: CallerDep,
+    constraint: str | None = None,
+    projection: str | None = None,
+    limit: Annotated[int, Query(ge=0)] = 100,
+    since: Annotated[str | None, Query(description="stop at this job id or expression")] = None,
+    format: Literal["json", "jsonl"] = "json",
+) -> Response:
+    """Your completed and removed jobs, newest first."""
+    names = svc.projection(projection)
+    text = svc.constraint(constraint)
+    user = await svc.scope_user(caller)
+    if since is not None and not _PAGE_TOKEN.match(since) and not since.isdigit():
+        svc.constraint(since)
+    schedd = await svc.access.schedd(caller)
+    ads = schedd.history(scoped_constraint(text, user), names, limit if limit else -1, since=since)
+    return _job_stream(svc, ads, names, format, False, None)
+
+
+@router.get("/jobs/{job}", response_model=m.JobAd, responses=ERRORS, summary="One job's ad")
+async def get_job(
+    svc: ServicesDep, caller: CallerDep, job: str, projection: str | None = None
+) -> Response:
+    ad = await _one_job(svc, caller, job, svc.projection(projection))
+    return Response(ad_json(ad, svc.settings.private_attrs), media_type="application/json")
+
+
+# --------------------------------------------------------------------------- submit and edit
+
+
+@router.post(
+    "/jobs", status_code=201, response_model=m.SubmitResponse, responses=ERRORS, summary="Submit"
+)
+async def submit_jobs(
+    svc: ServicesDep, caller: CallerDep, body: m.SubmitRequest
+) -> m.SubmitResponse:
+    """Submit a description; with ``spool`` the jobs wait on hold for their input sandbox."""
+    await svc.scope_user(caller)  # the token must authenticate; the schedd authorizes
+    schedd = await svc.access.schedd(caller)
+    description = Submit(body.submit_file)
+    iwd = body.iwd or tempfile.gettempdir()
+    result = await schedd.submit(description, body.count, submit_dir=iwd, spool=body.spool)
+    ids = [f"{result.cluster}.{result.first_proc + i}" for i in range(result.num_procs)]
+    warning = getattr(result, "warning", None)
+    return m.SubmitResponse(
+        cluster_id=result.cluster,
+        job_ids=ids,
+        spooled=body.spool,
+        warnings=[warning] if isinstance(warning, str) and warning else [],
+    )
+
+
+@router.patch("/jobs/{job}", response_model=m.EditResponse, responses=ERRORS, summary="Edit a job")
+async def edit_job(
+    svc: ServicesDep, caller: CallerDep, job: str, body: m.EditRequest
+) -> m.EditResponse:
+    """Set attributes, typed by the ClassAd JSON mapping (the same one every answer uses)."""
+    values = typed_values(body.attributes)
+    await _one_job(svc, caller, job, ["ClusterId"])
+    schedd = await svc.access.schedd(caller)
+    for name, text in values.items():
+        await schedd.edit(job, name, text)
+    return m.EditResponse(jobs_changed=1, attributes=list(values))
+
+
+@router.post(
+    "/jobs/edit", response_model=m.EditResponse, responses=ERRORS, summary="Edit jobs by constraint"
+)
+async def edit_jobs(svc: ServicesDep, caller: CallerDep, body: m.BulkEditRequest) -> m.EditResponse:
+    values = typed_values(body.attributes)
+    user = await svc.scope_user(caller)
+    scoped = scoped_constraint(svc.constraint(body.constraint), user)
+    if scoped is None:
+        raise InvalidArgument("a constraint is required")
+    schedd = await svc.access.schedd(caller)
+    count = 0
+    for name, text in values.items():
+        count = await schedd.edit(scoped, name, text)
+    return m.EditResponse(jobs_changed=count, attributes=list(values))
+
+
+# --------------------------------------------------------------------------- actions
+
+
+def _action_response(action: JobAction, result: ActResult) -> m.ActionResponse:
+    results = [
+        m.JobResult(job_id=job, result=RESULT_NAMES.get(code, str(code)))
+        for job, code in sorted(result.jobs.items())
+    ]
+    return m.ActionResponse(action=action.name.lower(), succeeded=result.succeeded, results=results)
+
+
+async def _act(
+    svc: Services, caller: Caller, action: JobAction, constraint: str, reason: str | None
+) -> m.ActionResponse:
+    user = await svc.scope_user(caller)
+    scoped = scoped_constraint(constraint, user)
+    if scoped is None:
+        raise InvalidArgument("a constraint is required")
+    schedd = await svc.access.schedd(caller)
+    result = await schedd.act(action, scoped, reason, long=True)
+    return _action_response(action, result)
+
+
+async def _act_one(
+    svc: Services, caller: Caller, action: JobAction, job: str, reason: str | None
+) -> m.ActionResponse:
+    cluster, proc = job_id(job)
+    answer = await _act(svc, caller, action, _id_constraint(cluster, proc), reason)
+    if not answer.results:
+        raise NotFound(f"no job {cluster}.{proc} of yours")
+    return answer
+
+
+@router.post("/jobs/{job}/hold", response_model=m.ActionResponse, responses=ERRORS)
+async def hold_job(
+    svc: ServicesDep, caller: CallerDep, job: str, body: m.ActionRequest | None = None
+) -> m.ActionResponse:
+    return await _act_one(svc, caller, JobAction.Hold, job, body.reason if body else None)
+
+
+@router.post("/jobs/{job}/release", response_model=m.ActionResponse, responses=ERRORS)
+async def release_job(
+    svc: ServicesDep, caller: CallerDep, job: str, body: m.ActionRequest | None = None
+) -> m.ActionResponse:
+    return await _act_one(svc, caller, JobAction.Release, job, body.reason if body else None)
+
+
+@router.delete("/jobs/{job}", response_model=m.ActionResponse, responses=ERRORS)
+async def remove_job(
+    svc: ServicesDep, caller: CallerDep, job: str, reason: str | None = None
+) -> m.ActionResponse:
+    return await _act_one(svc, caller, JobAction.Remove, job, reason)
+
+
+@router.post("/jobs/hold", response_model=m.ActionResponse, responses=ERRORS)
+async def hold_jobs(
+    svc: ServicesDep, caller: CallerDep, body: m.BulkActionRequest
+) -> m.ActionResponse:
+    return await _act(
+        svc, caller, JobAction.Hold, svc.constraint(body.constraint) or "", body.reason
+    )
+
+
+@router.post("/jobs/release", response_model=m.ActionResponse, responses=ERRORS)
+async def release_jobs(
+    svc: ServicesDep, caller: CallerDep, body: m.BulkActionRequest
+) -> m.ActionResponse:
+    return await _act(
+        svc, caller, JobAction.Release, svc.constraint(body.constraint) or "", body.reason
+    )
+
+
+@router.post("/jobs/remove", response_model=m.ActionResponse, responses=ERRORS)
+async def remove_jobs(
+    svc: ServicesDep, caller: CallerDep, body: m.BulkActionRequest
+) -> m.ActionResponse:
+    return await _act(
+        svc, caller, JobAction.Remove, svc.constraint(body.constraint) or "", body.reason
+    )
+
+
+# --------------------------------------------------------------------------- sandboxes
+
+
+async def _receive_body(request: Request, limit: int, sink: Any) -> int:
+    """Copy the request body to ``sink`` (a file), stopping at ``limit`` bytes."""
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise TooLarge(limit)
+    total = 0
+    async for chunk in request.stream():
+        total += len(chunk)
+        if total > limit:
+            raise TooLarge(limit)
+        sink.write(chunk)
+    sink.seek(0)
+    return total
+
+
+async def _spool_directory(
+    svc: Services, caller: Caller, job: str, root: Path, names: list[str]
+) -> m.UploadResponse:
+    cluster, proc = job_id(job)
+    ad = await _one_job(svc, caller, job, ["ClusterId", "ProcId", "HoldReasonCode"])
+    if ad.get("HoldReasonCode") != 16:
+        raise ServiceError(409, f"job {job} is not waiting for its input (submit with spool)")
+    tops = sorted({Path(n).parts[0] for n in names})
+    items = expand_inputs(tops, root)
+    address = await svc.access.schedd_address(caller)
+    work = [(cluster, proc, items)]
+    await run_command_async(
+        address,
+        Command.SPOOL_JOB_FILES_WITH_PERMS,
+        lambda session: spool_protocol(session, work),
+        security=svc.access.security(caller),
+        timeout=svc.settings.timeout * 4,
+    )
+    size = sum(os.path.getsize(root / n) for n in names)
+    return m.UploadResponse(job_id=job, files=sorted(names), bytes=size)
+
+
+@router.put(
+    "/jobs/{job}/input",
+    response_model=m.UploadResponse,
+    responses=ERRORS,
+    openapi_extra={
+        "requestBody": {"content": {"application/x-tar": {"schema": {"type": "string"}}}}
+    },
+    summary="Upload the input sandbox (tar)",
+)
+async def upload_tar(
+    request: Request, svc: ServicesDep, caller: CallerDep, job: str
+) -> m.UploadResponse:
+    """A tar (optionally compressed) of the job's input files, for a job submitted with spool."""
+    job_id(job)
+    limit = svc.settings.max_upload
+    with tempfile.TemporaryDirectory(prefix="cedar-serve-in-") as directory:
+        root = Path(directory, "sandbox")
+        root.mkdir()
+        with tempfile.TemporaryFile(dir=directory) as raw:
+            await _receive_body(request, limit, raw)
+            names = await trio.to_thread.run_sync(extract_tar, raw, root, limit)
+        if not names:
+            raise InvalidArgument("the archive holds no files")
+        return await _spool_directory(svc, caller, job, root, names)
+
+
+@router.post(
+    "/jobs/{job}/input/multipart",
+    response_model=m.UploadResponse,
+    responses=ERRORS,
+    openapi_extra={
+        "requestBody": {
+            "content": {
+                "multipart/form-data": {
+                    "schema": {
+                        "type": "object",
+                        "properties": {
+                            "files": {
+                                "type": "array",
+                                "items": {
+                                    "type": "string",
+                                    "contentMediaType": "application/octet-stream",
+                                },
+                            }
+                        },
+                    }
+                }
+            }
+        }
+    },
+    summary="Upload the input sandbox (multipart)",
+)
+async def upload_multipart(
+    request: Request, svc: ServicesDep, caller: CallerDep, job: str
+) -> m.UploadResponse:
+    """Each file part is one input file, named by its filename (relative, inside the sandbox)."""
+    job_id(job)
+    limit = svc.settings.max_upload
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise TooLarge(limit)
+    with tempfile.TemporaryDirectory(prefix="cedar-serve-in-") as directory:
+        root = Path(directory, "sandbox")
+        root.mkdir()
+        budget = [0]
+        names: list[str] = []
+        async with request.form(max_files=1000, max_fields=100) as form:
+            for _, value in form.multi_items():
+                if isinstance(value, str) or not value.filename:
+                    continue
+                names.append(write_file(root, value.filename, value.file, budget, limit))
+        if not names:
+            raise InvalidArgument("no file parts in the upload")
+        return await _spool_directory(svc, caller, job, root, names)
+
+
+async def _fetch_output(svc: Services, caller: Caller, job: str) -> tuple[ClassAd, Path, str]:
+    """The job's output sandbox in a new temporary directory (removed by the caller)."""
+    ad = await _one_job(svc, caller, job, ["ClusterId", "ProcId", "Out", "Err", "JobStatus"])
+    schedd = await svc.access.schedd(caller)
+    directory = tempfile.mkdtemp(prefix="cedar-serve-out-")
+    root = Path(directory, "sandbox")
+    root.mkdir()
+    try:
+        await schedd.retrieve(job, root, max_bytes=svc.settings.max_download)
+    except BaseException:
+        shutil.rmtree(directory, ignore_errors=True)
+        raise
+    return ad, root, directory
+
+
+@router.get(
+    "/jobs/{job}/output",
+    responses={**ERRORS, 200: {"content": {"application/x-tar": {}}}},
+    response_class=Response,
+    summary="Download the output sandbox (tar)",
+)
+async def download_tar(svc: ServicesDep, caller: CallerDep, job: str) -> Response:
+    _, root, directory = await _fetch_output(svc, caller, job)
+    tar_path = Path(directory, "output.tar")
+    with open(tar_path, "wb") as out:
+        await trio.to_thread.run_sync(pack_tar, root, out)
+    return FileResponse(
+        tar_path,
+        media_type="application/x-tar",
+        filename=f"job-{job}-output.tar",
+        background=BackgroundTask(shutil.rmtree, directory, True),
+    )
+
+
+def _file_response(root: Path, directory: str, name: str) -> Response:
+    try:
+        path = resolve_file(root, name)
+    except BaseException:
+        shutil.rmtree(directory, ignore_errors=True)
+        raise
+    return FileResponse(
+        path,
+        media_type="application/octet-stream",
+        background=BackgroundTask(shutil.rmtree, directory, True),
+    )
+
+
+@router.get(
+    "/jobs/{job}/files/{name:path}",
+    responses={**ERRORS, 200: {"content": {"application/octet-stream": {}}}},
+    response_class=Response,
+    summary="Download one output file",
+)
+async def download_file(svc: ServicesDep, caller: CallerDep, job: str, name: str) -> Response:
+    from cedar.serve.sandbox import safe_relative
+
+    safe_relative(name)  # refuse before fetching anything
+    _, root, directory = await _fetch_output(svc, caller, job)
+    return _file_response(root, directory, name)
+
+
+async def _stream_file(svc: Services, caller: Caller, job: str, attr: str) -> Response:
+    ad, root, directory = await _fetch_output(svc, caller, job)
+    value = ad.get(attr)
+    if not isinstance(value, str) or value in ("", "/dev/null"):
+        shutil.rmtree(directory, ignore_errors=True)
+        raise NotFound(f"job {job} has no {'stdout' if attr == 'Out' else 'stderr'} file")
+    return _file_response(root, directory, os.path.basename(value))
+
+
+@router.get(
+    "/jobs/{job}/stdout",
+    responses={**ERRORS, 200: {"content": {"application/octet-stream": {}}}},
+    response_class=Response,
+)
+async def job_stdout(svc: ServicesDep, caller: CallerDep, job: str) -> Response:
+    return await _stream_file(svc, caller, job, "Out")
+
+
+@router.get(
+    "/jobs/{job}/stderr",
+    responses={**ERRORS, 200: {"content": {"application/octet-stream": {}}}},
+    response_class=Response,
+)
+async def job_stderr(svc: ServicesDep, caller: CallerDep, job: str) -> Response:
+    return await _stream_file(svc, caller, job, "Err")
+
+
+# --------------------------------------------------------------------------- collector
+
+
+@router.get("/collector/ads", response_model=m.AdList, responses=ERRORS, summary="Collector ads")
+async def collector_ads(
+    svc: ServicesDep,
+    caller: CallerDep,
+    type: str = "any",
+    name: str | None = None,
+    constraint: str | None = None,
+    projection: str | None = None,
+    limit: Annotated[int | None, Query(ge=1)] = None,
+) -> m.AdList:
+    names = svc.projection(projection)
+    text = svc.constraint(constraint)
+    if name is not None:
+        from cedar.classad_wire.expr import AttrRef, Binary, Literal
+
+        text = _and_expr(text, Binary("==", AttrRef("Name"), Literal(name)))
+    collector = svc.access.collector(caller)
+    private = svc.settings.private_attrs
+    ads = [
+        ad_dict(ad, private) async for ad in collector.query_iter(type, text, names or None, limit)
+    ]
+    return m.AdList(ads=ads, total_returned=len(ads))
+
+
+def _and_expr(text: str | None, node: Any) -> str | None:
+    from cedar.classad_wire.constraints import constraint_text
+
+    return constraint_text([node, text])
+
+
+@router.post(
+    "/collector/ads", response_model=m.AdvertiseResponse, responses=ERRORS, summary="Advertise"
+)
+async def advertise(
+    svc: ServicesDep, caller: CallerDep, body: m.AdvertiseRequest
+) -> m.AdvertiseResponse:
+    """Send ads to the collector with the caller's token (the collector authorizes)."""
+    await svc.identity(caller)
+    ads = [ad_from_json(json.dumps(ad)) for ad in body.ads]
+    await svc.access.collector(caller).advertise(ads, body.command)
+    return m.AdvertiseResponse(advertised=len(ads))
+
+
+# --------------------------------------------------------------------------- daemons
+
+
+@router.get(
+    "/whoami", response_model=m.WhoAmI, responses=ERRORS, summary="Who the schedd says you are"
+)
+async def whoami(svc: ServicesDep, caller: CallerDep) -> m.WhoAmI:
+    identity = await svc.identity(caller)
+    return m.WhoAmI(
+        authenticated=identity.authenticated, user=identity.user, method=identity.method
+    )
+
+
+@router.get("/ping", response_model=m.PingResponse, responses=ERRORS)
+async def ping(
+    svc: ServicesDep,
+    caller: CallerDep,
+    daemon: Literal["schedd", "collector"] = "schedd",
+    level: str = "READ",
+) -> m.PingResponse:
+    """DC_SEC_QUERY: whether you are authorized at ``level``, and as whom, by which method."""
+    if daemon == "schedd":
+        address = await svc.access.schedd_address(caller)
+    else:
+        address = svc.access.collector(caller).addresses[0]
+    result = await svc.access.ping(caller, level, address)
+    return m.PingResponse(
+        daemon=daemon,
+        address=address,
+        level=result.level,
+        authorized=result.authorized,
+        user=result.user,
+        method=result.method,
+        encrypted=result.encrypted,
+        remote_version=result.remote_version,
+        error=result.error,
+    )
+
+
+@router.get("/version", response_model=m.VersionResponse)
+async def version() -> m.VersionResponse:
+    from cedar.serve.models import package_version
+
+    __version__ = package_version()
+
+    return m.VersionResponse(cedar=__version__, condor_version=VERSION_STRING)

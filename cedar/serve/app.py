@@ -1,0 +1,172 @@
+"""The ASGI application: ``create_app(settings)``, the process's routes outside ``/api/v1``
+(health, metrics, the OpenAPI document and its docs page), error bodies and CORS.
+
+Other front ends mount into the returned app: ``app.mount("/mcp", ...)`` for the MCP server,
+``app.mount("/", ...)`` (after everything else) for the web page; ``app.state.services`` is the
+shared :class:`~cedar.serve.context.Services`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+from importlib import resources
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from cedar.errors import CedarError
+from cedar.serve import models as m
+from cedar.serve.context import Services, services
+from cedar.service import PoolAccess, ServiceSettings, status_of
+
+API_DESCRIPTION = """\
+HTCondor over HTTP, from cedar (pure-Python CEDAR).  Send `Authorization: Bearer <token>` (an
+IDTOKEN or a SciToken the pool accepts): it is the only credential used towards the daemons, so
+the schedd authorizes you; without one you are an unauthenticated READ client.  ClassAds use
+HTCondor's JSON mapping (`"/Expr(...)/"` strings for expressions).  `/v1` is htcondor-restd's
+read-only API, unchanged.
+"""
+
+
+def error_response(request: Request, status: int, message: str, **extra: Any) -> JSONResponse:
+    """The JSON error body (``{"message"}`` under restd's ``/v1``, else ``{"error","status"}``)."""
+    headers = {}
+    retry = extra.get("retry_after")
+    if retry is not None:
+        headers["Retry-After"] = str(max(1, int(retry + 0.999)))
+    if request.url.path.startswith("/v1/"):
+        return JSONResponse({"message": message}, status_code=status, headers=headers)
+    return JSONResponse({"error": message, "status": status}, status_code=status, headers=headers)
+
+
+def create_app(settings: ServiceSettings, access: PoolAccess | None = None) -> FastAPI:
+    """The whole HTTP API for one pool."""
+    from cedar.serve.models import package_version
+
+    __version__ = package_version()
+    from cedar.serve import api, restd
+
+    app = FastAPI(
+        title="cedar serve",
+        version=__version__,
+        description=API_DESCRIPTION,
+        openapi_url="/openapi.json",
+        docs_url=None,  # FastAPI's pages load from a CDN; ours is in the package
+        redoc_url=None,
+    )
+    app.state.services = Services.create(settings, access)
+    app.include_router(api.router)
+    app.include_router(restd.router)
+
+    @app.exception_handler(CedarError)
+    async def cedar_error(request: Request, exc: CedarError) -> JSONResponse:
+        status, message = status_of(exc)
+        return error_response(
+            request, status, message, retry_after=getattr(exc, "retry_after", None)
+        )
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        first = exc.errors()[0] if exc.errors() else {}
+        where = ".".join(str(p) for p in first.get("loc", ()))
+        return error_response(request, 400, f"invalid request: {where}: {first.get('msg', '')}")
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        return error_response(request, exc.status_code, str(exc.detail))
+
+    @app.middleware("http")
+    async def count(
+        request: Request, call_next: Callable[[Request], Awaitable[Response]]
+    ) -> Response:
+        start = time.perf_counter()
+        response = await call_next(request)
+        route = request.scope.get("route")
+        path = getattr(route, "path", "other")
+        svc = services(request)
+        svc.requests[(path, response.status_code)] += 1
+        svc.latency_sum[path] = svc.latency_sum.get(path, 0.0) + time.perf_counter() - start
+        return response
+
+    if settings.cors_origins:
+        from starlette.middleware.cors import CORSMiddleware
+
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=list(settings.cors_origins),
+            allow_methods=["*"],
+            allow_headers=["Authorization", "Content-Type"],
+        )
+
+    @app.get("/healthz", response_model=m.Health, tags=["health"])
+    async def healthz() -> m.Health:
+        """The process answers (no daemon is asked)."""
+        return m.Health(status="ok")
+
+    @app.get(
+        "/readyz", response_model=m.Health, responses={503: {"model": m.Health}}, tags=["health"]
+    )
+    async def readyz(request: Request) -> Response:
+        """The pool's collector answers an anonymous query (so requests can be served)."""
+        from cedar.service import Caller
+
+        svc = services(request)
+        try:
+            collector = svc.access.collector(Caller.anonymous())
+            await collector.query("collector", projection=["Name"])
+        except CedarError as exc:
+            body = m.Health(status="unavailable", detail=status_of(exc)[1])
+            return JSONResponse(body.model_dump(), status_code=503)
+        return JSONResponse(m.Health(status="ok").model_dump())
+
+    @app.get("/metrics", response_class=PlainTextResponse, tags=["health"])
+    async def metrics(request: Request) -> PlainTextResponse:
+        """Prometheus text: requests by route and status, time spent, ads sent, callers."""
+        return PlainTextResponse(
+            prometheus(services(request)), media_type="text/plain; version=0.0.4"
+        )
+
+    @app.get("/docs", response_class=HTMLResponse, include_in_schema=False)
+    async def docs() -> HTMLResponse:
+        page = resources.files("cedar.serve").joinpath("static/docs.html").read_text("utf-8")
+        return HTMLResponse(page)
+
+    return app
+
+
+def _label(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def prometheus(svc: Services) -> str:
+    """The process's counters in the Prometheus text format."""
+    lines = [
+        "# HELP cedar_serve_requests_total HTTP requests by route and status.",
+        "# TYPE cedar_serve_requests_total counter",
+    ]
+    for (path, status), value in sorted(svc.requests.items()):
+        lines.append(
+            f'cedar_serve_requests_total{{route="{_label(path)}",status="{status}"}} {value}'
+        )
+    lines += [
+        "# HELP cedar_serve_request_seconds_total Time spent answering, by route.",
+        "# TYPE cedar_serve_request_seconds_total counter",
+    ]
+    for path, seconds in sorted(svc.latency_sum.items()):
+        lines.append(f'cedar_serve_request_seconds_total{{route="{_label(path)}"}} {seconds:.6f}')
+    lines += [
+        "# HELP cedar_serve_ads_sent_total Job ads streamed to clients.",
+        "# TYPE cedar_serve_ads_sent_total counter",
+        f"cedar_serve_ads_sent_total {svc.ads_sent}",
+        "# HELP cedar_serve_callers Tokens with cached sessions now.",
+        "# TYPE cedar_serve_callers gauge",
+        f"cedar_serve_callers {svc.access.callers()}",
+        "# HELP cedar_serve_start_time_seconds When this process started.",
+        "# TYPE cedar_serve_start_time_seconds gauge",
+        f"cedar_serve_start_time_seconds {svc.started:.0f}",
+    ]
+    return "\n".join(lines) + "\n"

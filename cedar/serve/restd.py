@@ -1,0 +1,395 @@
+"""``/v1``: htcondor-restd's read-only API, unchanged, so its consumers can switch.
+
+Shapes (observed by running restd on the same pool): jobs and history are lists of
+``{"jobid": "C.P", "classad": {...}}`` with lower-cased keys (a single attribute: the value
+alone); status is a list of ``{"name", "type", "classad"}`` (``type`` = ``MyType``); grouped
+forms are ``{value: [...]}``; errors are ``{"message": ...}`` with 400 or 404.  A caller without a
+token is an unauthenticated READ client, as restd's consumers are; ``RESTD_HIDE_JOB_ATTRS`` are
+shown as ``"<REDACTED>"`` and ``RESTD_MAX_JOBS`` caps job results.  Unlike restd, an unknown
+schedd name is a 404 (restd answers with the default schedd's jobs).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends
+from fastapi.responses import JSONResponse, Response
+
+from cedar.classad_wire import ClassAd
+from cedar.classad_wire.expr import AttrRef, Binary, Literal
+from cedar.commands import AsyncSchedd
+from cedar.errors import InvalidArgument
+from cedar.numbers import DaemonType
+from cedar.serve.adjson import ad_json
+from cedar.serve.context import Services, caller_of, services
+from cedar.service import Caller, NotFound, ServiceError
+from cedar.service.scope import REDACTED
+
+router = APIRouter(prefix="/v1", tags=["restd"])
+
+CallerDep = Annotated[Caller, Depends(caller_of)]
+ServicesDep = Annotated[Services, Depends(services)]
+ERRORS: dict[int | str, dict[str, Any]] = {400: {}, 404: {}}
+
+#: restd's ``query=`` choices and the collector ad type each names.
+AD_TYPES = {
+    "any": "any",
+    "startd": "startd",
+    "schedd": "schedd",
+    "master": "master",
+    "submitter": "submitter",
+    "negotiator": "negotiator",
+    "collector": "collector",
+    "credd": "credd",
+    "defrag": "defrag",
+    "grid": "grid",
+    "had": "had",
+    "license": "license",
+    "accounting": "accounting",
+    "generic": "generic",
+}
+
+
+def _hidden(svc: Services) -> tuple[str, ...]:
+    return tuple(svc.settings.restd_hide_attrs) + tuple(svc.settings.private_attrs)
+
+
+def _lower(ad: ClassAd, hidden: tuple[str, ...]) -> dict[str, Any]:
+    for name in hidden:
+        if name in ad:
+            ad[name] = REDACTED
+    data: dict[str, Any] = json.loads(ad_json(ad))
+    return {k.lower(): v for k, v in data.items()}
+
+
+async def _schedd(svc: Services, caller: Caller, name: str) -> AsyncSchedd:
+    if name.upper() == "DEFAULT":
+        return await svc.access.schedd(caller)
+    collector = svc.access.collector(caller)
+    try:
+        location = await collector.locate(DaemonType.SCHEDD, name)
+    except ServiceError:
+        raise
+    except Exception as exc:
+        raise NotFound(f"no schedd named {name!r}: {exc}") from None
+    return AsyncSchedd(
+        location.address, security=svc.access.security(caller), timeout=svc.settings.timeout
+    )
+
+
+def _job_constraint(
+    svc: Services, constraint: str | None, cluster: int | None, proc: int | None
+) -> str | None:
+    from cedar.classad_wire.constraints import constraint_text
+
+    parts: list[Any] = [svc.constraint(constraint)]
+    if cluster is not None:
+        parts.append(Binary("==", AttrRef("ClusterId"), Literal(cluster)))
+    if proc is not None:
+        parts.append(Binary("==", AttrRef("ProcId"), Literal(proc)))
+    return constraint_text(parts)
+
+
+async def _jobs(
+    svc: Services,
+    caller: Caller,
+    schedd_name: str,
+    history: bool,
+    cluster: int | None,
+    proc: int | None,
+    constraint: str | None,
+    projection: str | None,
+) -> AsyncIterator[ClassAd]:
+    names = svc.projection(projection)
+    text = _job_constraint(svc, constraint, cluster, proc)
+    schedd = await _schedd(svc, caller, schedd_name)
+    cap = svc.settings.restd_max_jobs
+    source: AsyncIterator[ClassAd]
+    if history:
+        source = schedd.history(text, names, cap if cap > 0 else -1)
+    else:
+        source = schedd.query_iter(text, names, cap if cap > 0 else -1)
+    count = 0
+    async for ad in source:
+        yield ad
+        count += 1
+        if cap > 0 and count >= cap:
+            break
+
+
+def _job_entry(ad: ClassAd, hidden: tuple[str, ...]) -> dict[str, Any]:
+    return {"jobid": f"{ad.get('ClusterId')}.{ad.get('ProcId')}", "classad": _lower(ad, hidden)}
+
+
+async def _job_answer(
+    svc: Services,
+    caller: Caller,
+    schedd: str,
+    history: bool,
+    cluster: int | None,
+    proc: int | None,
+    attr: str | None,
+    constraint: str | None,
+    projection: str | None,
+) -> Response:
+    hidden = _hidden(svc)
+    if attr is not None:
+        svc.projection(attr)
+        projection = attr
+    ads = _jobs(svc, caller, schedd, history, cluster, proc, constraint, projection)
+    if attr is None:
+        entries = [_job_entry(ad, hidden) async for ad in ads]
+        svc.ads_sent += len(entries)
+        if not entries and proc is not None:
+            return JSONResponse({"message": "No matching jobs"}, status_code=404)
+        return JSONResponse(entries)
+    async for ad in ads:
+        values = _lower(ad, hidden)
+        if attr.lower() not in values:
+            return JSONResponse({"message": "Undefined attribute"}, status_code=404)
+        return JSONResponse(values[attr.lower()])
+    return JSONResponse({"message": "No matching jobs"}, status_code=404)
+
+
+def _job_routes(kind: str) -> None:
+    history = kind == "history"
+
+    @router.get(f"/{kind}/{{schedd}}", responses=ERRORS, name=f"restd_{kind}")
+    async def all_jobs(
+        svc: ServicesDep,
+        caller: CallerDep,
+        schedd: str,
+        projection: str | None = None,
+        constraint: str | None = None,
+    ) -> Response:
+        return await _job_answer(
+            svc, caller, schedd, history, None, None, None, constraint, projection
+        )
+
+    @router.get(f"/{kind}/{{schedd}}/{{cluster}}", responses=ERRORS, name=f"restd_{kind}_cluster")
+    async def cluster_jobs(
+        svc: ServicesDep,
+        caller: CallerDep,
+        schedd: str,
+        cluster: int,
+        projection: str | None = None,
+        constraint: str | None = None,
+    ) -> Response:
+        return await _job_answer(
+            svc, caller, schedd, history, cluster, None, None, constraint, projection
+        )
+
+    @router.get(
+        f"/{kind}/{{schedd}}/{{cluster}}/{{proc}}", responses=ERRORS, name=f"restd_{kind}_job"
+    )
+    async def one_job(
+        svc: ServicesDep,
+        caller: CallerDep,
+        schedd: str,
+        cluster: int,
+        proc: int,
+        projection: str | None = None,
+    ) -> Response:
+        return await _job_answer(
+            svc, caller, schedd, history, cluster, proc, None, None, projection
+        )
+
+    @router.get(
+        f"/{kind}/{{schedd}}/{{cluster}}/{{proc}}/{{attr}}",
+        responses=ERRORS,
+        name=f"restd_{kind}_attr",
+    )
+    async def job_attr(
+        svc: ServicesDep, caller: CallerDep, schedd: str, cluster: int, proc: int, attr: str
+    ) -> Response:
+        return await _job_answer(svc, caller, schedd, history, cluster, proc, attr, None, None)
+
+    grouped = f"grouped_{'jobs' if kind == 'jobs' else 'history'}"
+
+    async def group(
+        svc: Services,
+        caller: Caller,
+        schedd: str,
+        groupby: str,
+        cluster: int | None,
+        projection: str | None,
+        constraint: str | None,
+    ) -> Response:
+        svc.projection(groupby)
+        names = svc.projection(projection)
+        if names:
+            projection = ",".join([*names, groupby, "ClusterId", "ProcId"])
+        hidden = _hidden(svc)
+        groups: dict[str, list[dict[str, Any]]] = {}
+        async for ad in _jobs(svc, caller, schedd, history, cluster, None, constraint, projection):
+            entry = _job_entry(ad, hidden)
+            key = entry["classad"].get(groupby.lower())
+            groups.setdefault("None" if key is None else str(key), []).append(entry)
+        return JSONResponse(groups)
+
+    @router.get(f"/{grouped}/{{schedd}}/{{groupby}}", responses=ERRORS, name=f"restd_{grouped}")
+    async def grouped_all(
+        svc: ServicesDep,
+        caller: CallerDep,
+        schedd: str,
+        groupby: str,
+        projection: str | None = None,
+        constraint: str | None = None,
+    ) -> Response:
+        return await group(svc, caller, schedd, groupby, None, projection, constraint)
+
+    @router.get(
+        f"/{grouped}/{{schedd}}/{{groupby}}/{{cluster}}",
+        responses=ERRORS,
+        name=f"restd_{grouped}_cluster",
+    )
+    async def grouped_cluster(
+        svc: ServicesDep,
+        caller: CallerDep,
+        schedd: str,
+        groupby: str,
+        cluster: int,
+        projection: str | None = None,
+        constraint: str | None = None,
+    ) -> Response:
+        return await group(svc, caller, schedd, groupby, cluster, projection, constraint)
+
+
+_job_routes("jobs")
+_job_routes("history")
+
+
+async def _status(
+    svc: Services,
+    caller: Caller,
+    name: str | None,
+    query: str,
+    projection: str | None,
+    constraint: str | None,
+) -> list[dict[str, Any]]:
+    from cedar.classad_wire.constraints import constraint_text
+
+    ad_type = AD_TYPES.get(query.lower())
+    if ad_type is None:
+        raise InvalidArgument(f"{query} is not a valid choice")
+    names = svc.projection(projection)
+    if names:
+        names = [*names, "Name", "MyType"]
+    parts: list[Any] = [svc.constraint(constraint)]
+    if name is not None:
+        parts.append(Binary("==", AttrRef("Name"), Literal(name)))
+    collector = svc.access.collector(caller)
+    hidden = _hidden(svc)
+    out = []
+    async for ad in collector.query_iter(ad_type, constraint_text(parts), names or None):
+        out.append(
+            {"name": ad.get("Name"), "type": ad.get("MyType"), "classad": _lower(ad, hidden)}
+        )
+    return out
+
+
+@router.get("/status", responses=ERRORS)
+async def status(
+    svc: ServicesDep,
+    caller: CallerDep,
+    query: str = "any",
+    projection: str | None = None,
+    constraint: str | None = None,
+) -> list[dict[str, Any]]:
+    return await _status(svc, caller, None, query, projection, constraint)
+
+
+@router.get("/status/{name}", responses=ERRORS)
+async def status_named(
+    svc: ServicesDep,
+    caller: CallerDep,
+    name: str,
+    query: str = "any",
+    projection: str | None = None,
+    constraint: str | None = None,
+) -> list[dict[str, Any]]:
+    return await _status(svc, caller, name, query, projection, constraint)
+
+
+async def _grouped_status(
+    svc: Services,
+    caller: Caller,
+    groupby: str,
+    name: str | None,
+    query: str,
+    projection: str | None,
+    constraint: str | None,
+) -> dict[str, list[dict[str, Any]]]:
+    svc.projection(groupby)
+    if svc.projection(projection):
+        projection = f"{projection},{groupby}"
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for entry in await _status(svc, caller, name, query, projection, constraint):
+        key = entry["classad"].get(groupby.lower())
+        groups.setdefault("None" if key is None else str(key), []).append(entry)
+    return groups
+
+
+@router.get("/grouped_status/{groupby}", responses=ERRORS)
+async def grouped_status(
+    svc: ServicesDep,
+    caller: CallerDep,
+    groupby: str,
+    query: str = "any",
+    projection: str | None = None,
+    constraint: str | None = None,
+) -> dict[str, list[dict[str, Any]]]:
+    return await _grouped_status(svc, caller, groupby, None, query, projection, constraint)
+
+
+@router.get("/grouped_status/{groupby}/{name}", responses=ERRORS)
+async def grouped_status_named(
+    svc: ServicesDep,
+    caller: CallerDep,
+    groupby: str,
+    name: str,
+    query: str = "any",
+    projection: str | None = None,
+    constraint: str | None = None,
+) -> dict[str, list[dict[str, Any]]]:
+    return await _grouped_status(svc, caller, groupby, name, query, projection, constraint)
+
+
+def _config_values(svc: Services) -> dict[str, str]:
+    config = svc.access.config
+    out: dict[str, str] = {}
+    for name in sorted(config.names()):
+        value = config.get(name)
+        if value is not None:
+            out[name.lower()] = value
+    return out
+
+
+@router.get("/config", responses=ERRORS)
+async def config_all(
+    svc: ServicesDep, caller: CallerDep, daemon: str | None = None
+) -> dict[str, str]:
+    """The configuration this server reads (``daemon=`` is not supported yet: 501)."""
+    _no_daemon(daemon)
+    return _config_values(svc)
+
+
+@router.get("/config/{attr}", responses=ERRORS)
+async def config_one(
+    svc: ServicesDep, caller: CallerDep, attr: str, daemon: str | None = None
+) -> Response:
+    _no_daemon(daemon)
+    value = svc.access.config.get(attr)
+    if value is None:
+        return JSONResponse({"message": f"Undefined attribute: {attr}"}, status_code=404)
+    return JSONResponse(value)
+
+
+def _no_daemon(daemon: str | None) -> None:
+    if daemon:
+        raise ServiceError(
+            501, "daemon= (a running daemon's value) is not supported by cedar serve yet"
+        )

@@ -1,0 +1,112 @@
+"""Running the app: Hypercorn's Trio worker, in this process (``cedar serve``, the tests, the
+benchmark), optionally over the embedded mock pool (``--demo``)."""
+
+from __future__ import annotations
+
+import getpass
+import os
+import tempfile
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+import trio
+
+from cedar.service import ServiceSettings
+
+
+@dataclass
+class Demo:
+    """What ``--demo`` made: the mock pool and a token per demo user."""
+
+    pool: Any
+    tokens: dict[str, str]
+    token_dir: str
+
+
+def start_demo_pool() -> tuple[Any, dict[str, str]]:
+    """A mock pool with IDTOKENs (FS off), and tokens for ``alice``, ``bob`` and this user."""
+    from cedar.auth.signing_key import SigningKeyStore
+    from cedar.auth.token import create_token
+    from cedar.server.pool import MockPool
+
+    pool = MockPool.for_setup("tokens", simulate=True, run_time=2.0)
+    store = pool.policy.options["signing_keys"]
+    assert isinstance(store, SigningKeyStore)
+    key = store.get("POOL")
+    assert key is not None
+    domain = pool.policy.trust_domain or pool.policy.uid_domain
+    tokens = {
+        user: create_token(key, issuer=domain, subject=f"{user}@{domain}")
+        for user in ("alice", "bob", getpass.getuser())
+    }
+    return pool, tokens
+
+
+def write_tokens(tokens: dict[str, str]) -> str:
+    """The demo tokens as files ``DIR/<user>.token`` (mode 0600); returns DIR."""
+    directory = tempfile.mkdtemp(prefix="cedar-serve-demo-")
+    for user, token in tokens.items():
+        path = os.path.join(directory, f"{user}.token")
+        with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as out:
+            out.write(token + "\n")
+    return directory
+
+
+def hypercorn_config(settings: ServiceSettings) -> Any:
+    """Hypercorn's settings for ours (bind, TLS, bounded waits for slow clients)."""
+    from hypercorn.config import Config as HypercornConfig
+
+    config = HypercornConfig()
+    config.bind = [f"{settings.host}:{settings.port}"]
+    config.accesslog = None
+    config.keep_alive_timeout = 15
+    config.read_timeout = 60  # a client that stops sending is dropped
+    config.h11_max_incomplete_size = 64 * 1024  # request line + headers
+    config.graceful_timeout = 5
+    if settings.tls_cert and settings.tls_key:
+        config.certfile = settings.tls_cert
+        config.keyfile = settings.tls_key
+    return config
+
+
+async def serve(
+    settings: ServiceSettings,
+    *,
+    demo: bool = False,
+    announce: Callable[[str], None] = print,
+    task_status: trio.TaskStatus[list[str]] = trio.TASK_STATUS_IGNORED,
+    shutdown_trigger: Callable[[], Awaitable[None]] | None = None,
+    mount: Callable[[Any], None] | None = None,
+) -> None:
+    """Serve the API until cancelled; ``task_status.started`` gets the bound URLs."""
+    from hypercorn.trio import serve as hypercorn_serve
+
+    from cedar.serve.app import create_app
+
+    async with trio.open_nursery() as nursery:
+        if demo:
+            pool, tokens = start_demo_pool()
+            await nursery.start(pool.serve)
+            settings = replace(settings, collector=pool.address, schedd=pool.schedd_address)
+            directory = write_tokens(tokens)
+            announce(f"demo pool (mock collector + schedd, IDTOKENs) on {pool.host_port}")
+            announce(f"demo tokens in {directory}: " + ", ".join(f"{u}.token" for u in tokens))
+        app = create_app(settings)
+        if mount is not None:
+            mount(app)
+
+        async def started(
+            *, task_status: trio.TaskStatus[list[str]] = trio.TASK_STATUS_IGNORED
+        ) -> None:
+            await hypercorn_serve(
+                app,  # type: ignore[arg-type]
+                hypercorn_config(settings),
+                shutdown_trigger=shutdown_trigger,
+                task_status=task_status,
+            )
+
+        urls = await nursery.start(started)
+        for url in urls:
+            announce(f"cedar serve: listening on {url} (docs: {url}/docs)")
+        task_status.started(urls)

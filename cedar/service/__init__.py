@@ -1,0 +1,39 @@
+"""What every cedar service shares (the HTTP API, the MCP server, the web page).
+
+- :class:`Caller`: a request's bearer token (IDTOKEN or SciToken) or none; never shown.
+- :class:`PoolAccess`: per-process; gives a caller's :class:`~cedar.AsyncSchedd` /
+  :class:`~cedar.AsyncCollector` whose only credential is that caller's token, with a bounded
+  session cache per token, and :meth:`PoolAccess.whoami` = what the daemon authenticated.
+- :func:`scoped_constraint`: owner scoping by parsed trees; :func:`redact`: admin-private
+  attributes.
+- :class:`RateLimiter`: per-caller token buckets; :func:`status_of`: one error -> status table.
+- :class:`ServiceSettings`: the ``CEDAR_SERVE_*`` knobs.
+
+Stateless by design: nothing kept here is needed by another replica or after a restart.
+"""
+
+from cedar.service.access import ANONYMOUS, Identity, PoolAccess
+from cedar.service.caller import BadCredential, Caller
+from cedar.service.errors import NotFound, RateLimited, ServiceError, status_of
+from cedar.service.limits import RateLimiter
+from cedar.service.scope import REDACTED, check_constraint, owner_scope, redact, scoped_constraint
+from cedar.service.settings import ServiceSettings
+
+__all__ = [
+    "ANONYMOUS",
+    "REDACTED",
+    "BadCredential",
+    "Caller",
+    "Identity",
+    "NotFound",
+    "PoolAccess",
+    "RateLimited",
+    "RateLimiter",
+    "ServiceError",
+    "ServiceSettings",
+    "check_constraint",
+    "owner_scope",
+    "redact",
+    "scoped_constraint",
+    "status_of",
+]

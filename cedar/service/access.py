@@ -1,0 +1,196 @@
+"""The pool as one caller sees it: clients that carry only that caller's token.
+
+A :class:`PoolAccess` is made once per process.  For each caller it builds a client security
+policy whose only credential is the caller's bearer token (TOKEN for an IDTOKEN, SCITOKENS for a
+SciToken; no method at all for an anonymous caller), so the daemons authorize the caller and the
+server's own FS or host identity, token directory and signing keys are never used on a caller's
+behalf.  Each token gets its own bounded session cache, kept in a bounded table (least recently
+used dropped first).  Nothing here is needed across restarts or replicas: a lost entry costs one
+handshake.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass
+
+from cedar.auth.client import ClientSecurity, SecurityConfig
+from cedar.auth.policy import Requirement
+from cedar.auth.session import ClientSessionCache
+from cedar.commands import AsyncCollector, AsyncSchedd
+from cedar.commands._async.ping import ping_async
+from cedar.commands.base import MAX_RESULTS
+from cedar.commands.ping import PingResult
+from cedar.commands.submit import SubmitSettings
+from cedar.config import Config
+from cedar.errors import AuthenticationError
+from cedar.numbers import DaemonType
+from cedar.service.caller import IDTOKEN, Caller
+from cedar.service.settings import ServiceSettings
+
+#: Sessions one token may hold (one per daemon and command family is enough).
+SESSIONS_PER_CALLER = 32
+#: A token directory that never holds a token: the caller's token is the only one offered.
+NO_TOKEN_DIRECTORY = "/dev/null"
+
+
+@dataclass(frozen=True)
+class Identity:
+    """What a daemon authenticated for a caller (cedar's handshake result)."""
+
+    authenticated: bool
+    user: str | None
+    method: str | None
+    #: Whether the daemon authorizes the caller at the level asked.
+    authorized: bool = True
+
+    @property
+    def scope_user(self) -> str | None:
+        """The ``user@domain`` the caller's job views are limited to (None = anonymous)."""
+        return self.user if self.authenticated else None
+
+
+ANONYMOUS = Identity(authenticated=False, user=None, method=None)
+
+
+class _Entry:
+    __slots__ = ("identity", "identity_time", "security")
+
+    def __init__(self, security: ClientSecurity) -> None:
+        self.security = security
+        self.identity: Identity | None = None
+        self.identity_time = 0.0
+
+
+class PoolAccess:
+    """Per-process access to one pool: per-caller clients, sessions and identities."""
+
+    def __init__(self, settings: ServiceSettings, *, base: SecurityConfig | None = None) -> None:
+        self.settings = settings
+        self.config = settings.config or Config()
+        #: The pool's client policy (encryption, integrity, crypto); its methods and credentials
+        #: are replaced per caller.
+        self.base = base or SecurityConfig.from_config(self.config)
+        self.submit_settings = SubmitSettings.from_config(self.config)
+        self._entries: OrderedDict[str, _Entry] = OrderedDict()
+        self._lock = threading.Lock()
+        self._schedd_address = settings.schedd
+
+    # ------------------------------------------------------------------ credentials
+
+    def security_config(self, caller: Caller) -> SecurityConfig:
+        """The policy for ``caller``: the pool's, with the caller's token as the only credential."""
+        options: dict[str, object] = {
+            "config": self.config,
+            "SEC_TOKEN_DIRECTORY": NO_TOKEN_DIRECTORY,
+            "SEC_PASSWORD_DIRECTORY": NO_TOKEN_DIRECTORY,
+            "SEC_TOKEN_POOL_SIGNING_KEY_FILE": NO_TOKEN_DIRECTORY,
+            "SCITOKENS_FILE": NO_TOKEN_DIRECTORY,
+        }
+        if caller.token is None:
+            return dataclasses.replace(
+                self.base,
+                methods=[],
+                authentication=Requirement.OPTIONAL,
+                options=options,
+            )
+        if caller.kind == IDTOKEN:
+            methods, options["token"] = ["TOKEN"], caller.token
+        else:
+            methods, options["scitoken"] = ["SCITOKENS"], caller.token
+        return dataclasses.replace(
+            self.base, methods=methods, authentication=Requirement.REQUIRED, options=options
+        )
+
+    def _entry(self, caller: Caller) -> _Entry:
+        with self._lock:
+            entry = self._entries.pop(caller.key, None)
+            if entry is None:
+                security = ClientSecurity(
+                    self.security_config(caller), ClientSessionCache(SESSIONS_PER_CALLER)
+                )
+                entry = _Entry(security)
+            self._entries[caller.key] = entry
+            while len(self._entries) > max(1, self.settings.max_callers):
+                self._entries.popitem(last=False)
+            return entry
+
+    def security(self, caller: Caller) -> ClientSecurity:
+        """The caller's client security (its own session cache)."""
+        return self._entry(caller).security
+
+    def forget(self, caller: Caller) -> None:
+        """Drop what is kept for ``caller`` (its sessions and identity)."""
+        with self._lock:
+            self._entries.pop(caller.key, None)
+
+    def callers(self) -> int:
+        """How many callers have sessions now (for metrics)."""
+        return len(self._entries)
+
+    # ------------------------------------------------------------------ clients
+
+    def collector(self, caller: Caller) -> AsyncCollector:
+        """The pool's collector, as ``caller``."""
+        return AsyncCollector(
+            self.settings.collector, security=self.security(caller), timeout=self.settings.timeout
+        )
+
+    async def schedd_address(self, caller: Caller) -> str:
+        """The schedd's address (given, or located once through the collector)."""
+        if self._schedd_address is None:
+            location = await self.collector(caller).locate(
+                DaemonType.SCHEDD, self.settings.schedd_name
+            )
+            self._schedd_address = location.address
+        return self._schedd_address
+
+    async def schedd(self, caller: Caller, *, max_results: int | None = None) -> AsyncSchedd:
+        """The pool's schedd, as ``caller``."""
+        address = await self.schedd_address(caller)
+        return AsyncSchedd(
+            address,
+            security=self.security(caller),
+            timeout=self.settings.timeout,
+            settings=self.submit_settings,
+            max_results=MAX_RESULTS if max_results is None else max_results,
+        )
+
+    # ------------------------------------------------------------------ identity
+
+    async def ping(
+        self, caller: Caller, level: str = "READ", address: str | None = None
+    ) -> PingResult:
+        """DC_SEC_QUERY as ``caller`` (the schedd unless ``address`` is given)."""
+        target = address or await self.schedd_address(caller)
+        return await ping_async(
+            target, level, security=self.security(caller), timeout=self.settings.timeout
+        )
+
+    async def whoami(self, caller: Caller) -> Identity:
+        """Who the schedd authenticated ``caller`` as (reused for ``whoami_ttl`` seconds).
+
+        A token the daemon does not accept raises :class:`~cedar.errors.AuthenticationError`
+        (a token for another pool, expired, revoked): it is never treated as anonymous.
+        """
+        if caller.token is None:
+            return ANONYMOUS
+        entry = self._entry(caller)
+        now = time.monotonic()
+        if entry.identity is not None and now - entry.identity_time < self.settings.whoami_ttl:
+            return entry.identity
+        result = await self.ping(caller, "READ")
+        user = result.user
+        if not user or user.startswith("unauthenticated@") or result.method in (None, ""):
+            raise AuthenticationError(
+                "the daemon did not authenticate the token"
+                + (f": {result.error}" if result.error else "")
+            )
+        identity = Identity(
+            authenticated=True, user=user, method=result.method, authorized=result.authorized
+        )
+        entry.identity, entry.identity_time = identity, now
+        return identity

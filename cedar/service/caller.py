@@ -1,0 +1,101 @@
+"""Who is calling: the bearer token a request carried (or none), never shown.
+
+The token is the caller's only credential.  Its claims are read unverified here, and only to
+choose which CEDAR method carries it (IDTOKEN or SCITOKENS); the identity a service reports and
+scopes by is what the daemon authenticated (:meth:`cedar.service.PoolAccess.whoami`), never a
+claim.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from dataclasses import dataclass, field
+
+from cedar.errors import InvalidArgument
+
+#: A bearer token longer than this is refused before anything else looks at it.
+MAX_TOKEN_BYTES = 16384
+
+#: ``Caller.kind`` values.
+IDTOKEN = "idtoken"
+SCITOKEN = "scitoken"
+
+
+class BadCredential(InvalidArgument):
+    """The ``Authorization`` header is not a usable bearer token (answered with 401)."""
+
+
+def _claims(token: str) -> dict[str, object]:
+    """The payload of a JWT, unverified (only to pick the method; see the module doc)."""
+    parts = token.split(".")
+    if len(parts) != 3 or not all(parts):
+        raise BadCredential("the bearer token is not a JWT (three base64url parts)")
+    payload = parts[1] + "=" * (-len(parts[1]) % 4)
+    try:
+        claims = json.loads(base64.urlsafe_b64decode(payload.encode("ascii")))
+    except (ValueError, UnicodeError):
+        raise BadCredential("the bearer token's payload is not base64url JSON") from None
+    if not isinstance(claims, dict):
+        raise BadCredential("the bearer token's payload is not a JSON object")
+    return claims
+
+
+def token_kind(token: str) -> str:
+    """``scitoken`` when the claims say so (``scope``, ``ver``/``wlcg.ver``), else ``idtoken``."""
+    claims = _claims(token)
+    version = str(claims.get("ver") or "")
+    if "scope" in claims or "wlcg.ver" in claims or version.startswith("scitoken"):
+        return SCITOKEN
+    return IDTOKEN
+
+
+@dataclass(frozen=True)
+class Caller:
+    """A request's credential: a bearer token (IDTOKEN or SciToken) or none (anonymous READ).
+
+    ``key`` names the caller in caches and rate limits (a hash, never the token); ``repr`` and
+    ``str`` never show the token.
+    """
+
+    token: str | None = field(default=None, repr=False)
+    kind: str | None = None
+    key: str = "anonymous"
+
+    @classmethod
+    def anonymous(cls) -> Caller:
+        """A caller without a token: an unauthenticated READ client to the daemons."""
+        return cls()
+
+    @classmethod
+    def from_token(cls, token: str) -> Caller:
+        """A caller holding ``token`` (checked for shape only)."""
+        token = token.strip()
+        if not token:
+            raise BadCredential("empty bearer token")
+        if len(token) > MAX_TOKEN_BYTES:
+            raise BadCredential(f"bearer token longer than {MAX_TOKEN_BYTES} bytes")
+        if not token.isascii() or any(c.isspace() for c in token):
+            raise BadCredential("the bearer token has characters a JWT cannot have")
+        kind = token_kind(token)
+        digest = hashlib.sha256(token.encode("ascii")).hexdigest()[:32]
+        return cls(token=token, kind=kind, key=f"token:{digest}")
+
+    @classmethod
+    def from_authorization(cls, header: str | None) -> Caller:
+        """The caller an ``Authorization`` header names (absent = anonymous)."""
+        if header is None or not header.strip():
+            return cls.anonymous()
+        scheme, _, value = header.strip().partition(" ")
+        if scheme.lower() != "bearer":
+            raise BadCredential("only 'Authorization: Bearer <token>' is accepted")
+        return cls.from_token(value)
+
+    @property
+    def authenticated(self) -> bool:
+        """Whether the caller brought a token (not whether a daemon accepted it)."""
+        return self.token is not None
+
+    def __str__(self) -> str:
+        return self.key if self.token is None else f"{self.kind} caller {self.key}"

@@ -1,0 +1,105 @@
+"""The services' settings: ``CEDAR_SERVE_*`` knobs read through cedar's HTCondor configuration
+reader (so ``_condor_CEDAR_SERVE_PORT=...`` and config files both work), overridden by flags.
+
+Two restd knobs are honoured as restd reads them, for the ``/v1`` compatibility API:
+``RESTD_HIDE_JOB_ATTRS`` and ``RESTD_MAX_JOBS``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from cedar.config import Config
+
+#: Attributes redacted by default: credentials and secrets a job ad may carry.
+DEFAULT_PRIVATE_ATTRS = ("ClaimId", "ClaimIds", "Capability", "TransferKey", "ChildClaimIds")
+
+
+@dataclass
+class ServiceSettings:
+    """Everything a service process needs to know; nothing here changes while it runs."""
+
+    host: str = "127.0.0.1"
+    port: int = 8080
+    #: The pool's collector (``COLLECTOR_HOST``) and optionally a fixed schedd address.
+    collector: str | None = None
+    schedd: str | None = None
+    schedd_name: str | None = None
+    #: Per-call deadline towards the daemons, seconds.
+    timeout: float = 30.0
+    #: Jobs per page when the caller gives no limit, and the largest page a caller may ask for.
+    page_size: int = 1000
+    max_page_size: int = 50000
+    #: Largest projection (attribute names) and constraint (characters) accepted.
+    max_projection: int = 512
+    max_constraint: int = 16384
+    #: Largest upload (bytes) of an input sandbox, and of one file in it.
+    max_upload: int = 1 << 30
+    #: Largest output sandbox fetched for a download.
+    max_download: int = 1 << 30
+    #: Requests per second and burst per caller (0 = no limit).
+    rate: float = 50.0
+    burst: int = 100
+    #: Distinct tokens whose sessions and identities are kept (oldest dropped first).
+    max_callers: int = 1000
+    #: Seconds an identity learnt from the daemon is reused for one token.
+    whoami_ttl: float = 60.0
+    #: Whether a caller without a token may list jobs under /api/v1 (it always may under /v1,
+    #: as restd's consumers do, and the daemon still decides).
+    anonymous_jobs: bool = False
+    #: Attributes shown as ``"<REDACTED>"`` (admin-private) in every API.
+    private_attrs: tuple[str, ...] = DEFAULT_PRIVATE_ATTRS
+    #: restd's knobs, for /v1.
+    restd_hide_attrs: tuple[str, ...] = ()
+    restd_max_jobs: int = 0
+    #: CORS origins allowed (empty = CORS off).
+    cors_origins: tuple[str, ...] = ()
+    #: TLS for the listener (both or neither).
+    tls_cert: str | None = None
+    tls_key: str | None = None
+    #: The configuration the knobs came from (security knobs of the pool are read from it).
+    config: Config | None = field(default=None, repr=False)
+
+    @classmethod
+    def from_config(cls, config: Config) -> ServiceSettings:
+        """The settings a configuration gives (``CEDAR_SERVE_*``, ``RESTD_*``)."""
+
+        def text(name: str) -> str | None:
+            value = config.get(f"CEDAR_SERVE_{name}")
+            return value.strip() if value and value.strip() else None
+
+        def number(name: str, default: float) -> float:
+            value = config.get_float(f"CEDAR_SERVE_{name}")
+            return default if value is None else value
+
+        def names(value: str | None) -> tuple[str, ...]:
+            return tuple(n for n in (value or "").replace(",", " ").split() if n)
+
+        base = cls()
+        private = text("PRIVATE_ATTRS")
+        return cls(
+            host=text("HOST") or base.host,
+            port=int(number("PORT", base.port)),
+            collector=text("COLLECTOR") or config.get("COLLECTOR_HOST") or None,
+            schedd=text("SCHEDD_ADDRESS"),
+            schedd_name=text("SCHEDD_NAME"),
+            timeout=number("TIMEOUT", base.timeout),
+            page_size=int(number("PAGE_SIZE", base.page_size)),
+            max_page_size=int(number("MAX_PAGE_SIZE", base.max_page_size)),
+            max_projection=int(number("MAX_PROJECTION", base.max_projection)),
+            max_constraint=int(number("MAX_CONSTRAINT", base.max_constraint)),
+            max_upload=int(number("MAX_UPLOAD", base.max_upload)),
+            max_download=int(number("MAX_DOWNLOAD", base.max_download)),
+            rate=number("RATE", base.rate),
+            burst=int(number("BURST", base.burst)),
+            max_callers=int(number("MAX_CALLERS", base.max_callers)),
+            whoami_ttl=number("WHOAMI_TTL", base.whoami_ttl),
+            anonymous_jobs=config.get_bool("CEDAR_SERVE_ANONYMOUS_JOBS", False),
+            private_attrs=names(private) if private is not None else DEFAULT_PRIVATE_ATTRS,
+            restd_hide_attrs=names(config.get("RESTD_HIDE_JOB_ATTRS")),
+            restd_max_jobs=int(config.get_int("RESTD_MAX_JOBS", 0) or 0),
+            cors_origins=names(text("CORS_ORIGINS")),
+            tls_cert=text("TLS_CERTFILE"),
+            tls_key=text("TLS_KEYFILE"),
+            config=config,
+        )

@@ -1,0 +1,136 @@
+"""Driving a cedar MCP server with the SDK's own client, in-process (both protocol eras)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import trio
+from mcp import Client
+from mcp.types import CallToolResult
+
+from cedar.auth.client import ClientSecurity
+from cedar.mcp_server import McpSettings, PoolAccess, build_server
+from cedar.server.pool import MockPool
+
+
+def settings_for(pool: MockPool, **kwargs: Any) -> McpSettings:
+    return McpSettings(pool=pool.host_port, **kwargs)
+
+
+def run_client(
+    pool: MockPool,
+    security: ClientSecurity,
+    work: Callable[[Client], Awaitable[Any]],
+    *,
+    mode: str = "auto",
+    **settings: Any,
+) -> Any:
+    """Run ``work(client)`` against an in-process server acting as ``security``'s user."""
+    config = settings_for(pool, **settings)
+    server = build_server(config, PoolAccess(config, security))
+
+    async def main() -> Any:
+        async with Client(server, mode=mode) as client:
+            return await work(client)
+
+    return trio.run(main)
+
+
+def text(result: CallToolResult) -> str:
+    block = result.content[0]
+    assert block.type == "text"
+    return block.text
+
+
+async def wait_status(client: Client, job_id: str, status: int, seconds: float = 10) -> None:
+    """Until the job has ``status`` (the mock schedd runs jobs on its own clock)."""
+    with trio.fail_after(seconds):
+        while True:
+            result = await client.call_tool(
+                "get_job", {"job_id": job_id, "projection": ["JobStatus"]}
+            )
+            if not result.is_error and result.structured_content["job"]["JobStatus"] == status:
+                return
+            await trio.sleep(0.1)
+
+
+SCRIPT = {"name": "run.sh", "content": "#!/bin/sh\necho hello\n", "executable": True}
+DESCRIPTION = "executable = run.sh\noutput = out.txt\nerror = err.txt\nqueue 2"
+
+
+async def every_tool(client: Client, user: str, on_progress: Any = None) -> dict[str, Any]:
+    """Call every tool once (a whole session), read the resources; the results by tool."""
+    seen: dict[str, Any] = {}
+
+    async def call(name: str, args: dict[str, Any], **kw: Any) -> Any:
+        result = await client.call_tool(name, args, **kw)
+        seen[name] = result
+        return result
+
+    who = await call("whoami", {})
+    assert who.structured_content["identity"].startswith(f"{user}@")
+    sub = await call(
+        "submit_job",
+        {"description": DESCRIPTION, "input_files": [SCRIPT]},
+        progress_callback=on_progress,
+    )
+    assert not sub.is_error, text(sub)
+    cluster = sub.structured_content["cluster"]
+    assert sub.structured_content["job_ids"] == [f"{cluster}.0", f"{cluster}.1"]
+    listed = await call("query_jobs", {"constraint": f"ClusterId == {cluster}"})
+    assert listed.structured_content["count"] == 2
+    assert {j["Owner"] for j in listed.structured_content["jobs"]} == {user}
+    job = f"{cluster}.0"
+    got = await call("get_job", {"job_id": job, "projection": ["RequestMemory"]})
+    assert got.structured_content["job"]["ClusterId"] == cluster
+    edited = await call(
+        "edit_job", {"job_id": f"{cluster}.1", "attribute": "RequestMemory", "value": "2048"}
+    )
+    assert edited.structured_content["jobs_changed"] == 1, text(edited)
+    held = await call("hold_job", {"job_id": f"{cluster}.1", "reason": "testing"})
+    assert held.structured_content["result"] == "success", text(held)
+    released = await call("release_job", {"job_id": f"{cluster}.1"})
+    assert released.structured_content["succeeded"], text(released)
+    analysis = await call("analyze_job_match", {"job_id": job})
+    assert not analysis.is_error and analysis.structured_content["text"]
+    await call("pool_summary", {})
+    described = await call("describe_attribute", {"name": "requestmemory"})
+    assert described.structured_content["submit_command"] == "request_memory"
+    await wait_status(client, job, 4)
+    output = await call("get_job_output", {"job_id": job})
+    assert not output.is_error, text(output)
+    files = {f["name"]: f for f in output.structured_content["files"]}
+    assert "run.sh" in files["out.txt"]["content"]  # the mock writes what it received
+    tail = await call("tail_job", {"job_id": job, "lines": 1})
+    assert not tail.is_error, text(tail)
+    assert len(tail.structured_content["lines"]) == 1
+    archive = await call("query_job_archive", {"constraint": f"ClusterId == {cluster}"})
+    assert not archive.is_error, text(archive)
+    removed = await call("remove_job", {"job_id": f"{cluster}.1"})
+    assert removed.structured_content["succeeded"], text(removed)
+    second = await call(
+        "submit_job", {"description": "executable = run.sh\nqueue 3", "input_files": [SCRIPT]}
+    )
+    other = second.structured_content["cluster"]
+    bulk = await call("remove_jobs", {"constraint": f"ClusterId == {other}"})
+    assert bulk.structured_content["matched"] == 3, text(bulk)
+    assert [r["succeeded"] for r in bulk.structured_content["results"]] == [True] * 3
+    epochs = await call("query_job_epochs", {"job_id": job})
+    assert epochs.structured_content["count"] == 1, text(epochs)  # it ran once
+    assert epochs.structured_content["records"][0]["ProcId"] == 0
+    transfers = await call("query_transfer_history", {"job_id": job})
+    assert not transfers.is_error, text(transfers)  # no URL plugin: no record
+    ad = await client.read_resource(f"condor://job/{cluster}.0")
+    assert f'"ClusterId": {cluster}' in ad.contents[0].text  # type: ignore[union-attr]
+    summary = await client.read_resource("condor://pool/summary")
+    assert "slots_total" in summary.contents[0].text  # type: ignore[union-attr]
+    schedd = await client.read_resource("condor://schedd/ad")
+    assert '"MyType": "Scheduler"' in schedd.contents[0].text  # type: ignore[union-attr]
+    prompts = (await client.list_prompts()).prompts
+    for prompt in prompts:
+        got = await client.get_prompt(prompt.name, {"job_id": job, "table": "a,b\n1,2",
+                                                     "executable": "run.sh"})  # fmt: skip
+        assert got.messages, prompt.name
+    assert len(prompts) == 3
+    return seen

@@ -1,0 +1,68 @@
+"""The MCP server mounted in ``cedar serve`` at ``/mcp``, its lifespan run by the app's."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx2
+import pytest
+import trio
+
+from cedar.server.pool import MockPool
+from tests.mcp_server.test_http import client_for, free_port, token_pool  # noqa: F401
+
+pytest.importorskip("fastapi", reason="the serve extra is not installed")
+
+
+def test_cedar_serve_mounts_mcp_with_its_lifespan(
+    token_pool: tuple[MockPool, dict[str, str]],  # noqa: F811
+) -> None:
+    from cedar.mcp_server.http import mount_in_serve
+    from cedar.serve.server import serve
+    from cedar.service import ServiceSettings
+
+    pool, tokens = token_pool
+    port = free_port()
+    settings = ServiceSettings(
+        host="127.0.0.1", port=port, collector=pool.address, schedd=pool.schedd_address
+    )
+    mounted: list[Any] = []
+
+    def mount(app: Any) -> None:
+        mounted.append(mount_in_serve(app))
+
+    async def main() -> dict[str, Any]:
+        async with trio.open_nursery() as nursery:
+            await nursery.start(
+                lambda task_status: serve(
+                    settings, announce=lambda _: None, mount=mount, task_status=task_status
+                )
+            )
+            url = f"http://127.0.0.1:{port}"
+            try:
+                with trio.fail_after(60):
+                    async with client_for(url, tokens["alice"]) as client:
+                        who = await client.call_tool("whoami", {})
+                        tools = (await client.list_tools()).tools
+                    async with httpx2.AsyncClient(timeout=30) as http:
+                        health = await http.get(f"{url}/healthz")
+                        metadata = await http.get(f"{url}/.well-known/oauth-protected-resource/mcp")
+                        anonymous = await http.post(f"{url}/mcp", json={})
+                return {
+                    "who": who,
+                    "tools": tools,
+                    "health": health.status_code,
+                    "metadata": metadata.json(),
+                    "anonymous": anonymous.status_code,
+                }
+            finally:
+                nursery.cancel_scope.cancel()
+
+    out = trio.run(main)
+    assert mounted
+    assert out["who"].structured_content["identity"].startswith("alice@")
+    assert out["who"].structured_content["transport"] == "http"
+    assert len(out["tools"]) == 17
+    assert out["health"] == 200  # the REST API is still there
+    assert out["metadata"]["resource"] == f"http://127.0.0.1:{port}/mcp"
+    assert out["anonymous"] == 401

@@ -1,0 +1,220 @@
+"""The tools through the SDK's own client, against the mock pool (in-process server)."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import warnings
+from typing import Any
+
+import pytest
+import trio
+from mcp import Client, MCPDeprecationWarning
+
+from cedar.mcp_server import McpSettings, PoolAccess, build_server
+from cedar.mcp_server.tools import TOOLS
+from cedar.server.pool import MockPool
+from tests.mcp_server.conftest import claimtobe
+from tests.mcp_server.helpers import every_tool, run_client, text, wait_status
+
+SCRIPT = {"name": "run.sh", "content": "#!/bin/sh\necho hello\n", "executable": True}
+
+
+def test_every_tool_has_an_output_schema_and_annotations() -> None:
+    for spec in TOOLS.values():
+        schema = spec.output_schema()
+        assert schema.get("type") == "object" and schema.get("properties"), spec.name
+        assert spec.input_schema().get("type") == "object", spec.name
+    assert len(TOOLS) == 17
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+def test_listing_shows_schemas_annotations_resources_prompts(pool: MockPool, mode: str) -> None:
+    async def work(client: Client) -> None:
+        tools = (await client.list_tools()).tools
+        assert {t.name for t in tools} == set(TOOLS)
+        for tool in tools:
+            assert tool.output_schema and tool.output_schema["type"] == "object", tool.name
+            notes = tool.annotations
+            assert notes is not None, tool.name
+            for hint in (notes.read_only_hint, notes.destructive_hint, notes.idempotent_hint):
+                assert isinstance(hint, bool), tool.name
+        by_name = {t.name: t for t in tools}
+        assert by_name["remove_jobs"].annotations.destructive_hint is True  # type: ignore[union-attr]
+        assert by_name["query_jobs"].annotations.read_only_hint is True  # type: ignore[union-attr]
+        resources = {str(r.uri) for r in (await client.list_resources()).resources}
+        assert resources == {"condor://pool/summary", "condor://schedd/ad"}
+        templates = (await client.list_resource_templates()).resource_templates
+        assert [t.uri_template for t in templates] == ["condor://job/{id}"]
+        prompts = {p.name for p in (await client.list_prompts()).prompts}
+        assert prompts == {"why_is_my_job_idle", "submit_batch_from_table", "what_went_wrong"}
+        prompt = await client.get_prompt("why_is_my_job_idle", {"job_id": "7.0"})
+        assert "analyze_job_match" in prompt.messages[0].content.text  # type: ignore[union-attr]
+        if mode == "legacy":  # ping is gone from the 2026-07-28 revision; older eras have it
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", MCPDeprecationWarning)
+                await client.send_ping()
+
+    run_client(pool, claimtobe("lister"), work, mode=mode)
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+def test_a_whole_session_calls_every_tool(pool: MockPool, mode: str) -> None:
+    user = f"sess{mode}"
+    progress: list[tuple[float, float | None, str | None]] = []
+
+    async def on_progress(done: float, total: float | None, message: str | None) -> None:
+        progress.append((done, total, message))
+
+    async def work(client: Client) -> dict[str, Any]:
+        return await every_tool(client, user, on_progress)
+
+    seen = run_client(pool, claimtobe(user), work, mode=mode)
+    assert set(seen) == set(TOOLS)
+    for name, result in seen.items():
+        assert not result.is_error, (name, text(result))
+        assert isinstance(result.structured_content, dict), name
+    assert progress and progress[-1][0] == progress[-1][1] == 2
+
+
+def test_bad_input_is_a_tool_error_with_one_line(pool: MockPool) -> None:
+    async def work(client: Client) -> dict[str, str]:
+        reasons = {}
+        cases = {
+            "malformed": ("query_jobs", {"constraint": "true) || (true"}),
+            "unknown_job": ("get_job", {"job_id": "999999.0"}),
+            "bad_id": ("get_job", {"job_id": "12"}),
+            "extra_arg": ("whoami", {"surprise": 1}),
+            "limit": ("query_jobs", {"limit": 100000}),
+            "bad_value": ("edit_job", {"job_id": "1.0", "attribute": "X", "value": "(("}),
+            "bad_file": (
+                "submit_job",
+                {"description": "queue", "input_files": [{"name": "../x", "content": ""}]},
+            ),
+            "bad_submit": ("submit_job", {"description": "executable = \nqueue banana"}),
+        }
+        for case, (name, args) in cases.items():
+            result = await client.call_tool(name, args)
+            assert result.is_error, case
+            reasons[case] = text(result)
+        submitted = await client.call_tool(
+            "submit_job", {"description": "executable = run.sh\nqueue", "input_files": [SCRIPT]}
+        )
+        job = f"{submitted.structured_content['cluster']}.0"
+        refused = await client.call_tool("release_job", {"job_id": job})  # it is not held
+        assert refused.is_error
+        reasons["refused"] = text(refused)
+        return reasons
+
+    reasons = run_client(pool, claimtobe("clumsy"), work)
+    for case, reason in reasons.items():
+        assert "\n" not in reason and "Traceback" not in reason and reason, case
+    assert reasons["malformed"].startswith("malformed constraint")
+    assert "no job 999999.0" in reasons["unknown_job"]
+    assert reasons["bad_id"].startswith("invalid arguments: job_id")
+    assert reasons["extra_arg"].startswith("invalid arguments: surprise")
+    assert "plain file name" in reasons["bad_file"]
+    assert "refused by the schedd" in reasons["refused"]
+
+
+def test_a_daemon_that_never_answers_is_a_timeout_not_a_hang() -> None:
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(8)
+    accepted: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        silent.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                accepted.append(silent.accept()[0])
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        host, port = silent.getsockname()
+        settings = McpSettings(pool=f"{host}:{port}", timeout=1.5, daemon_timeout=30)
+        server = build_server(settings, PoolAccess(settings, claimtobe("patient")))
+
+        async def main() -> Any:
+            async with Client(server) as client:
+                with trio.fail_after(20):
+                    return await client.call_tool("pool_summary", {})
+
+        result = trio.run(main)
+    finally:
+        stop.set()
+        thread.join()
+        silent.close()
+        for conn in accepted:
+            conn.close()
+    assert result.is_error
+    assert text(result) == "timed out (the call is limited to 1.5 s)"
+
+
+def test_a_read_only_server_offers_no_changing_tool(pool: MockPool) -> None:
+    async def work(client: Client) -> tuple[set[str], Any]:
+        names = {t.name for t in (await client.list_tools()).tools}
+        refused = await client.call_tool("remove_jobs", {"constraint": "true"})
+        return names, refused
+
+    names, refused = run_client(pool, claimtobe("reader"), work, read_only=True)
+    assert names == {n for n, spec in TOOLS.items() if spec.read_only}
+    assert "submit_job" not in names and "query_jobs" in names
+    assert refused.is_error and "read-only" in text(refused)
+
+
+def test_owner_scoping_over_stdio_and_admins(pool: MockPool) -> None:
+    async def submit(client: Client) -> str:
+        result = await client.call_tool(
+            "submit_job", {"description": "executable = run.sh\nqueue", "input_files": [SCRIPT]}
+        )
+        return f"{result.structured_content['cluster']}.0"
+
+    job = run_client(pool, claimtobe("alice"), submit)
+
+    async def snoop(client: Client) -> dict[str, Any]:
+        listed = await client.call_tool("query_jobs", {"constraint": "true || true"})
+        return {
+            "ids": {f"{j['ClusterId']}.{j['ProcId']}" for j in listed.structured_content["jobs"]},
+            "get": await client.call_tool("get_job", {"job_id": job}),
+            "hold": await client.call_tool("hold_job", {"job_id": job}),
+            "bulk": await client.call_tool("remove_jobs", {"constraint": "true"}),
+        }
+
+    bob = run_client(pool, claimtobe("bob"), snoop)
+    assert job not in bob["ids"]
+    assert bob["get"].is_error and bob["hold"].is_error
+    assert job not in {r["job_id"] for r in bob["bulk"].structured_content["results"]}
+    admin = run_client(pool, claimtobe("carol"), snoop, admins=frozenset({"carol"}))
+    assert job in admin["ids"] and not admin["get"].is_error
+
+
+@pytest.mark.parametrize("serve_url", [None, "http://serve.example:8080"])
+def test_large_output_is_a_link_to_cedar_serve_or_cut(
+    pool: MockPool, serve_url: str | None
+) -> None:
+    async def work(client: Client) -> Any:
+        sub = await client.call_tool(
+            "submit_job",
+            {
+                "description": "executable = run.sh\noutput = out.txt\nqueue",
+                "input_files": [SCRIPT],
+            },
+        )
+        job = f"{sub.structured_content['cluster']}.0"
+        await wait_status(client, job, 4)
+        output = await client.call_tool("get_job_output", {"job_id": job})
+        return job, {f["name"]: f for f in output.structured_content["files"]}
+
+    job, files = run_client(pool, claimtobe("bigout"), work, inline_limit=16, serve_url=serve_url)
+    big = files["out.txt"]
+    assert big["size"] > 16
+    if serve_url:
+        assert big["link"] == f"{serve_url}/api/v1/jobs/{job}/files/out.txt"
+        assert big["content"] is None
+    else:
+        assert big["truncated"] and len(big["content"]) == 16 and big["link"] is None

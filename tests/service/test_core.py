@@ -1,0 +1,124 @@
+"""The service core: callers, per-token credentials, whoami from the daemon, scoping, limits."""
+
+from __future__ import annotations
+
+import pytest
+import trio
+
+from cedar.classad_wire import ClassAd
+from cedar.errors import AuthenticationError, ClassAdParseError
+from cedar.service import (
+    BadCredential,
+    Caller,
+    PoolAccess,
+    RateLimited,
+    RateLimiter,
+    redact,
+    scoped_constraint,
+    status_of,
+)
+from tests.service.conftest import TokenPool
+
+
+def test_caller_never_shows_its_token(token_pool: TokenPool) -> None:
+    caller = Caller.from_authorization(f"Bearer {token_pool.alice}")
+    assert caller.kind == "idtoken" and caller.authenticated
+    for text in (repr(caller), str(caller), caller.key):
+        assert token_pool.alice not in text
+        assert token_pool.alice.split(".")[2] not in text
+
+
+@pytest.mark.parametrize(
+    "header", ["Basic abc", "Bearer", "Bearer not-a-jwt", "Bearer a.b.c", "Bearer " + "x" * 20000]
+)
+def test_bad_authorization_headers_are_401(header: str) -> None:
+    with pytest.raises(BadCredential) as info:
+        Caller.from_authorization(header)
+    assert status_of(info.value)[0] == 401
+
+
+def test_no_header_is_anonymous() -> None:
+    assert not Caller.from_authorization(None).authenticated
+    assert Caller.from_authorization("  ").key == "anonymous"
+
+
+def test_scitoken_is_recognised_by_its_claims() -> None:
+    import jwt
+
+    sci = jwt.encode({"sub": "u", "scope": "condor:/READ", "ver": "scitoken:2.0"}, "k" * 32)
+    assert Caller.from_token(sci).kind == "scitoken"
+
+
+def test_security_carries_only_the_callers_token(token_pool: TokenPool) -> None:
+    access = PoolAccess(token_pool.settings)
+    alice = Caller.from_token(token_pool.alice)
+    config = access.security_config(alice)
+    assert config.methods == ["TOKEN"]
+    assert config.options["token"] == token_pool.alice
+    assert "FS" not in config.methods and "scitoken" not in config.options
+    assert token_pool.alice not in repr(config)
+    anonymous = access.security_config(Caller.anonymous())
+    assert anonymous.methods == [] and "token" not in anonymous.options
+    # each token has its own session cache, and the table is bounded
+    assert access.security(alice) is access.security(alice)
+    assert access.security(alice) is not access.security(Caller.from_token(token_pool.bob))
+
+
+def test_caller_table_is_bounded(token_pool: TokenPool) -> None:
+    from dataclasses import replace
+
+    access = PoolAccess(replace(token_pool.settings, max_callers=2))
+    for token in (token_pool.alice, token_pool.bob, token_pool.foreign):
+        access.security(Caller.from_token(token))
+    assert access.callers() == 2
+
+
+def test_whoami_is_what_the_daemon_authenticated(token_pool: TokenPool) -> None:
+    access = PoolAccess(token_pool.settings)
+
+    async def main() -> None:
+        alice = await access.whoami(Caller.from_token(token_pool.alice))
+        assert alice.authenticated and alice.user is not None
+        assert alice.user.startswith("alice@") and alice.method == "TOKEN"
+        bob = await access.whoami(Caller.from_token(token_pool.bob))
+        assert bob.user is not None and bob.user.startswith("bob@")
+        anonymous = await access.whoami(Caller.anonymous())
+        assert not anonymous.authenticated and anonymous.scope_user is None
+        with pytest.raises(AuthenticationError) as info:
+            await access.whoami(Caller.from_token(token_pool.foreign))
+        assert status_of(info.value)[0] == 401
+        assert token_pool.foreign not in str(info.value)
+
+    trio.run(main)
+
+
+def test_scope_cannot_be_escaped() -> None:
+    assert scoped_constraint("JobStatus == 2", "a@d") == '(User == "a@d") && (JobStatus == 2)'
+    assert scoped_constraint(None, "a@d") == '(User == "a@d")'
+    assert scoped_constraint("true", None) == "true"
+    with pytest.raises(ClassAdParseError) as info:
+        scoped_constraint("true) || (true", "a@d")
+    assert status_of(info.value)[0] == 400
+    # a user name cannot inject either: it is a literal, quoted by the printer
+    assert scoped_constraint(None, 'x" || true || "') == '(User == "x\\" || true || \\"")'
+
+
+def test_redact() -> None:
+    ad = ClassAd({"ClaimId": "secret", "Owner": "a"})
+    redact(ad, ["ClaimId", "Missing"])
+    assert ad["ClaimId"] == "<REDACTED>" and ad["Owner"] == "a" and "Missing" not in ad
+
+
+def test_rate_limiter() -> None:
+    now = [0.0]
+    limiter = RateLimiter(1.0, 2, clock=lambda: now[0], max_keys=2)
+    limiter.check("a")
+    limiter.check("a")
+    with pytest.raises(RateLimited) as info:
+        limiter.check("a")
+    assert info.value.status == 429 and info.value.retry_after is not None
+    limiter.check("b")  # another caller has its own bucket
+    now[0] = 1.0
+    limiter.check("a")  # refilled
+    limiter.check("c")
+    assert len(limiter._buckets) == 2
