@@ -277,7 +277,9 @@ def remote_history_error(ad: ClassAd, daemon: str) -> HistoryError:
 
 
 def _silent_close(session: CommandSession, daemon: str, request: ClassAd) -> HistoryError:
-    crypto = (session.crypto_method or "").upper()
+    offered = session.policy.get("CryptoMethods") if session.policy else None
+    crypto = (session.crypto_method or (offered if isinstance(offered, str) else "")).upper()
+    crypto = crypto.replace(" ", "").split(",")[0]
     if crypto in ("BLOWFISH", "3DES", "TRIPLEDES"):
         why = (
             f"its history helper cannot write on a {crypto} session (use AES or no session; "
