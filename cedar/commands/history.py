@@ -12,13 +12,13 @@ daemon's helper reads) and ``HistoryAdTypeFilter`` (which record types of that f
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 from typing import IO
 
 from cedar.auth.client import CommandSession
 from cedar.classad_wire import ClassAd, get_classad, parse_expr, put_classad
-from cedar.classad_wire.expr import Literal
+from cedar.classad_wire.expr import Expr, Literal
 from cedar.errors import (
     ClassAdError,
     CommandError,
@@ -34,11 +34,14 @@ __all__ = [
     "TRANSFER_TYPES",
     "HistoryError",
     "HistoryRecord",
+    "Selection",
     "history_protocol",
     "history_request",
     "read_history_file",
     "record_type_filter",
+    "select_records",
     "since_expression",
+    "type_filter_of",
 ]
 
 #: ``source=`` name -> ``HistoryRecordSource`` (None: the plain job history; spec 08 §2.1).
@@ -336,6 +339,77 @@ def history_protocol(
             return ad
         count += 1
         yield Emit(ad)
+
+
+# --------------------------------------------------------------------------- selection
+
+
+def type_filter_of(request: ClassAd) -> frozenset[str] | None:
+    """The record types a request selects (None: every type; spec 08 §2.3)."""
+    value = request.get("HistoryAdTypeFilter")
+    if isinstance(value, str) and value.strip():
+        names = {n.upper() for n in re.split(r"[\s,]+", value) if n}
+        if "ALL" in names:
+            return None
+        if "TRANSFER" in names:
+            names = (names - {"TRANSFER"}) | set(TRANSFER_TYPES)
+        return frozenset(names)
+    source = request.get("HistoryRecordSource")
+    source = source.upper() if isinstance(source, str) else ""
+    if source == "JOB_EPOCH":
+        return frozenset({"EPOCH"})
+    if source == "DAEMON":
+        subsystem = request.get("DaemonHistorySubsys")
+        return frozenset({subsystem.upper() if isinstance(subsystem, str) else "SCHEDD"})
+    return frozenset({"JOB"})
+
+
+def since_of(request: ClassAd) -> Expr | None:
+    """The request's ``Since`` as the daemon reads it: a literal is a job id (spec 08 §3.1).
+    :class:`~cedar.errors.InvalidArgument` for any other literal (the daemon closes)."""
+    expr = request.get_expr("Since")
+    if expr is None or not isinstance(expr, Literal):
+        return expr
+    m = _JOB_ID.match(request.raw_text("Since"))
+    if m is None:
+        raise InvalidArgument(f"Since = {request.raw_text('Since')} is not a job id")
+    return parse_expr(since_expression(request.raw_text("Since")))
+
+
+@dataclass
+class Selection:
+    """What a scan examined (``AdCount``) and what it returned."""
+
+    examined: int = 0
+    selected: list[ClassAd] = field(default_factory=list)
+
+
+def select_records(
+    records: Iterable[tuple[ClassAd, str]],
+    request: ClassAd,
+    test: Callable[[Expr | None, ClassAd], bool],
+) -> Selection:
+    """Apply a request to records in scan order, as the daemon's helper does (spec 08 §2.3,
+    §3.1): records of other types are skipped uncounted, ``Since`` ends the scan (counted,
+    not returned), ``ScanLimit`` and ``NumJobMatches`` (> 0) bound it.  ``test(expr, ad)``
+    says whether an expression is true for a record (None: no constraint)."""
+    types = type_filter_of(request)
+    requirements = request.get_expr("Requirements")
+    since = since_of(request)
+    limit = _int_value(request, "NumJobMatches") or -1
+    scan_limit = _int_value(request, "ScanLimit") or -1
+    result = Selection()
+    for ad, kind in records:
+        if types is not None and kind != "*" and kind not in types:
+            continue
+        if 0 < scan_limit <= result.examined or 0 < limit <= len(result.selected):
+            break
+        result.examined += 1
+        if since is not None and test(since, ad):
+            break
+        if test(requirements, ad):
+            result.selected.append(ad)
+    return result
 
 
 # --------------------------------------------------------------------------- history files
