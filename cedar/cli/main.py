@@ -32,6 +32,10 @@ MOUNTED = {
     "token": ("cedar.cli.token", "IDTOKEN tools"),
     "decode": ("cedar.cli.decode", "decode a capture of CEDAR traffic"),
     "conformance": ("cedar.cli.conformance", "run the CEDAR conformance battery against a pool"),
+    "history": (
+        "cedar.cli.history",
+        "job, epoch, transfer, startd history (condor_history)",
+    ),
 }
 
 

@@ -392,8 +392,14 @@ def select_records(
     """Apply a request to records in scan order, as the daemon's helper does (spec 08 §2.3,
     §3.1): records of other types are skipped uncounted, ``Since`` ends the scan (counted,
     not returned), ``ScanLimit`` and ``NumJobMatches`` (> 0) bound it.  ``test(expr, ad)``
-    says whether an expression is true for a record (None: no constraint)."""
-    types = type_filter_of(request)
+    says whether an expression is true for a record (None: no constraint).
+
+    Reading forwards, the 25.13.2 helper applies **no** type filter (observed on the real
+    pool: ``-epochs -forwards`` and ``-transfer-history -forwards`` return every SPAWN, EPOCH,
+    INPUT and OUTPUT record, remotely and with ``-file``); this does the same.
+    """
+    forwards = request.get("HistoryReadForwards") is True
+    types = None if forwards else type_filter_of(request)
     requirements = request.get_expr("Requirements")
     since = since_of(request)
     limit = _int_value(request, "NumJobMatches") or -1

@@ -758,7 +758,8 @@ class MockSchedd(Daemon):
         yield Send(writer)
 
     def _history_file(self, query: ClassAd) -> list[ClassAd] | ClassAd:
-        """The records of the history file a request names, or the error ad a real schedd with the default configuration sends (spec 08 §2.2, §3.4)."""
+        """The records of the history file a request names, or the error ad a real schedd with
+        the default configuration sends (spec 08 §2.2, §3.4)."""
         source = query.get("HistoryRecordSource")
         subsystem = query.get("DaemonHistorySubsys")
         source = source.upper() if isinstance(source, str) and source else None
