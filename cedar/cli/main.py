@@ -229,6 +229,20 @@ def run_demo(args: argparse.Namespace, out: TextIO) -> int:
         )
         for ad in records:
             out.write(f"{ad['ClusterId']}.{ad['ProcId']}  status={ad['JobStatus']}\n")
+        step("history -epochs: one record per run (SPAWN when it starts, EPOCH when it ends)")
+        epochs = list(
+            schedd.history(
+                f"ClusterId == {cluster}",
+                ["ClusterId", "ProcId", "RunInstanceID", "EpochAdType", "ExitCode"],
+                source="epochs",
+                record_types="ALL",
+            )
+        )
+        for ad in epochs:
+            out.write(
+                f"{ad['ClusterId']}.{ad['ProcId']}  run {ad['RunInstanceID']}  "
+                f"{ad['EpochAdType']}  exit={ad.get('ExitCode', '-')}\n"
+            )
         remaining = schedd.query(f"ClusterId == {cluster}")
         step("remote submit: the input travels to the schedd, the output comes back")
         spooled_ok = spool_tools.demo_spool(schedd, pool, out)
@@ -237,6 +251,7 @@ def run_demo(args: argparse.Namespace, out: TextIO) -> int:
             and released.succeeded == 1
             and removed.succeeded == 2
             and len(records) == 3
+            and [ad["EpochAdType"] for ad in epochs] == ["EPOCH", "SPAWN"]
             and not remaining
         )
         out.write("\ndemo " + ("succeeded" if ok else "FAILED") + "\n")
