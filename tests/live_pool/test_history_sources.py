@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from cedar.auth.client import SecurityConfig
 from cedar.commands import HistoryError, Schedd, Startd
 
 CEDAR = Path(sys.executable).parent / "cedar"
@@ -207,6 +208,22 @@ def test_library_sources_and_summaries(jobs: Jobs) -> None:
     with pytest.raises(HistoryError) as info:
         list(schedd.history(source="epochs", from_dir=True))
     assert info.value.code == 5
+
+
+def test_a_blowfish_session_is_named_as_the_cause(jobs: Jobs) -> None:
+    """The real helper cannot write on a BLOWFISH session and closes (spec 08 §3.4)."""
+    legacy = SecurityConfig(
+        methods=["CLAIMTOBE"],
+        crypto_methods=["BLOWFISH"],
+        encryption="NEVER",
+        integrity="NEVER",
+        authentication="REQUIRED",
+    )
+    schedd = Schedd(pool=jobs.pool, security=legacy)
+    with pytest.raises(HistoryError, match="cannot write on a BLOWFISH session") as info:
+        list(schedd.history(source="epochs", match=1))
+    assert info.value.code is None
+    assert len(list(Schedd(pool=jobs.pool).history(source="epochs", match=1))) == 1
 
 
 # ----------------------------------------------------------- cedar history vs condor_history
