@@ -29,12 +29,7 @@ from cedar.classad_wire.constraints import constraint_text
 from cedar.classad_wire.jsonfmt import ad_to_json_sorted
 from cedar.classad_wire.values import UndefinedType
 from cedar.cli.common import DEFAULT_TIMEOUT, Progress, UsageError, check_constraint, guarded
-from cedar.commands.history import (
-    HistoryRecord,
-    history_request,
-    read_history_file,
-    select_records,
-)
+from cedar.commands.history import history_request, iter_selected, read_history_file
 from cedar.commands.schedd import parse_job_spec
 from cedar.errors import ClassAdError, CommandError
 from cedar.output import (
@@ -523,13 +518,12 @@ def records_from_file(opts: HistoryOptions, request: ClassAd) -> Iterator[ClassA
         )
 
     assert opts.file is not None
-    with open(opts.file, encoding="utf-8", errors="replace") as handle:
-        records: list[HistoryRecord] = list(read_history_file(handle, forwards=opts.forwards))
-    chosen = select_records(((r.ad, r.type) for r in records), request, test)
-    ads: Iterable[ClassAd] = chosen.selected
-    if opts.attributes and opts.form is not None:
-        ads = _projected(ads, opts.attributes)
-    yield from ads
+    with open(opts.file, "rb") as handle:
+        records = read_history_file(handle, forwards=opts.forwards)
+        ads: Iterable[ClassAd] = iter_selected(((r.ad, r.type) for r in records), request, test)
+        if opts.attributes and opts.form is not None:
+            ads = _projected(ads, opts.attributes)
+        yield from ads
 
 
 def records_from_daemon(opts: HistoryOptions) -> Iterator[ClassAd]:

@@ -37,6 +37,7 @@ __all__ = [
     "Selection",
     "history_protocol",
     "history_request",
+    "iter_selected",
     "read_history_file",
     "record_type_filter",
     "select_records",
@@ -389,33 +390,47 @@ def select_records(
     request: ClassAd,
     test: Callable[[Expr | None, ClassAd], bool],
 ) -> Selection:
+    """:func:`iter_selected`, collected."""
+    result = Selection()
+    result.selected = list(iter_selected(records, request, test, result))
+    return result
+
+
+def iter_selected(
+    records: Iterable[tuple[ClassAd, str]],
+    request: ClassAd,
+    test: Callable[[Expr | None, ClassAd], bool],
+    counts: Selection | None = None,
+) -> Iterator[ClassAd]:
     """Apply a request to records in scan order, as the daemon's helper does (spec 08 §2.3,
-    §3.1): records of other types are skipped uncounted, ``Since`` ends the scan (counted,
-    not returned), ``ScanLimit`` and ``NumJobMatches`` (> 0) bound it.  ``test(expr, ad)``
-    says whether an expression is true for a record (None: no constraint).
+    §3.1), yielding each selected record as it is found: records of other types are skipped
+    uncounted, ``Since`` ends the scan (counted, not returned), ``ScanLimit`` and
+    ``NumJobMatches`` (> 0) bound it.  ``test(expr, ad)`` says whether an expression is true
+    for a record (None: no constraint); ``counts.examined`` is the final ad's ``AdCount``.
 
     Reading forwards, the 25.13.2 helper applies **no** type filter (observed on the real
     pool: ``-epochs -forwards`` and ``-transfer-history -forwards`` return every SPAWN, EPOCH,
     INPUT and OUTPUT record, remotely and with ``-file``); this does the same.
     """
+    counts = counts if counts is not None else Selection()
     forwards = request.get("HistoryReadForwards") is True
     types = None if forwards else type_filter_of(request)
     requirements = request.get_expr("Requirements")
     since = since_of(request)
     limit = _int_value(request, "NumJobMatches") or -1
     scan_limit = _int_value(request, "ScanLimit") or -1
-    result = Selection()
+    sent = 0
     for ad, kind in records:
         if types is not None and kind != "*" and kind not in types:
             continue
-        if 0 < scan_limit <= result.examined or 0 < limit <= len(result.selected):
+        if 0 < scan_limit <= counts.examined or 0 < limit <= sent:
             break
-        result.examined += 1
+        counts.examined += 1
         if since is not None and test(since, ad):
             break
         if test(requirements, ad):
-            result.selected.append(ad)
-    return result
+            sent += 1
+            yield ad
 
 
 # --------------------------------------------------------------------------- history files
@@ -435,48 +450,107 @@ def _banner_type(banner: str) -> str | None:
     return "JOB" if _BANNER_PAIR.search(body) else None
 
 
-def read_history_file(handle: IO[str], *, forwards: bool = False) -> Iterator[HistoryRecord]:
+def read_history_file(handle: IO[bytes], *, forwards: bool = False) -> Iterator[HistoryRecord]:
     """The records of a history file (``condor_history -file``), newest first unless
     ``forwards``.  Each record is ``Name = value`` lines ended by a ``*** ...`` banner line.
 
-    Newest first needs the whole file; records stay parsed lazily one at a time otherwise.
+    ``handle`` is a binary file; newest first it must be seekable (the file is read backwards
+    in blocks).  Memory stays bounded by the largest record (:data:`MAX_RECORD_BYTES`) either
+    way, and values are parsed only when used.
     """
-    if forwards:
-        yield from _records_forwards(handle)
-        return
-    yield from reversed(list(_records_forwards(handle)))
-
-
-def _records_forwards(handle: IO[str]) -> Iterator[HistoryRecord]:
-    lines: list[str] = []
-    size = 0
-    for line in handle:
-        if line.startswith("***"):
-            kind = _banner_type(line.rstrip("\n"))
-            if lines:
-                yield HistoryRecord(_parse_record(lines), kind or "*")
-            lines, size = [], 0
+    blocks = _blocks_forwards(handle) if forwards else _blocks_backwards(handle)
+    for body, banner in blocks:
+        if banner is None:
+            if body.strip():
+                raise InvalidArgument(
+                    "the history file ends inside a record (no closing *** banner)"
+                )
             continue
-        if line.strip():
-            size += len(line)
-            if size > MAX_RECORD_BYTES:
+        text = body.decode("utf-8", "surrogateescape")
+        if text.strip():
+            yield _record(text, _banner_type(banner.decode("utf-8", "surrogateescape")))
+
+
+def _record(text: str, kind: str | None) -> HistoryRecord:
+    try:
+        ad = ClassAd.from_raw_text(text)
+    except ClassAdError as exc:
+        raise InvalidArgument(f"not a history file record: {exc}") from None
+    return HistoryRecord(ad, kind or "*")
+
+
+_BLOCK = 1 << 16
+
+
+class _Backwards:
+    """A seekable file read from its end in blocks: ``data`` is ``file[position:limit]``."""
+
+    def __init__(self, handle: IO[bytes]) -> None:
+        self.handle = handle
+        self.position = handle.seek(0, 2)
+        self.data = b""
+
+    def more(self) -> bool:
+        if self.position == 0:
+            return False
+        size = min(_BLOCK, self.position)
+        self.position -= size
+        self.handle.seek(self.position)
+        self.data = self.handle.read(size) + self.data
+        return True
+
+    def last_banner(self) -> int:
+        """Where the last banner line of ``data`` starts, reading more as needed (-1: the file
+        has none before ``data``'s end)."""
+        while True:
+            at = self.data.rfind(b"\n***")
+            if at >= 0:
+                return at + 1
+            if self.position == 0:
+                return 0 if self.data.startswith(b"***") else -1
+            if len(self.data) > MAX_RECORD_BYTES:
                 raise InvalidArgument(
                     f"a history file record is larger than {MAX_RECORD_BYTES} bytes"
                 )
-            lines.append(line.rstrip("\n"))
-    if lines:
-        raise InvalidArgument("the history file ends inside a record (no closing *** banner)")
+            self.more()
 
 
-def _parse_record(lines: list[str]) -> ClassAd:
-    ad = ClassAd()
-    for line in lines:
-        name, sep, value = line.partition("=")
-        name = name.strip()
-        if not sep or not _TYPE_WORD.match(name):
-            raise InvalidArgument(f"not a history file line: {line[:80]!r}")
-        try:
-            ad.set_expr(name, parse_expr(value.strip()))
-        except ClassAdError as exc:
-            raise InvalidArgument(f"bad value of {name} in the history file: {exc}") from None
-    return ad
+def _blocks_backwards(handle: IO[bytes]) -> Iterator[tuple[bytes, bytes | None]]:
+    """``(record body, its closing banner line)``, last record first; a trailing body without
+    a banner comes first, with ``None``."""
+    reader = _Backwards(handle)
+    start = reader.last_banner()
+    if start < 0:
+        yield reader.data, None
+        return
+    end = reader.data.find(b"\n", start)
+    end = len(reader.data) if end < 0 else end
+    yield reader.data[end + 1 :], None  # what follows the last banner (blank in a good file)
+    banner = reader.data[start:end]
+    reader.data = reader.data[:start]
+    while True:
+        previous = reader.last_banner()
+        if previous < 0:
+            yield reader.data, banner
+            return
+        end = reader.data.find(b"\n", previous)
+        yield reader.data[end + 1 :], banner
+        banner = reader.data[previous:end]
+        reader.data = reader.data[:previous]
+
+
+def _blocks_forwards(handle: IO[bytes]) -> Iterator[tuple[bytes, bytes | None]]:
+    """``(record body, its closing banner line)`` in file order; a trailing body without a
+    banner comes last with ``None``."""
+    body: list[bytes] = []
+    size = 0
+    for line in handle:
+        if line.startswith(b"***"):
+            yield b"".join(body), line.rstrip(b"\r\n")
+            body, size = [], 0
+            continue
+        size += len(line)
+        if size > MAX_RECORD_BYTES:
+            raise InvalidArgument(f"a history file record is larger than {MAX_RECORD_BYTES} bytes")
+        body.append(line)
+    yield b"".join(body), None
