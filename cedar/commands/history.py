@@ -460,6 +460,8 @@ def read_history_file(handle: IO[bytes], *, forwards: bool = False) -> Iterator[
     """
     blocks = _blocks_forwards(handle) if forwards else _blocks_backwards(handle)
     for body, banner in blocks:
+        if len(body) > MAX_RECORD_BYTES:
+            raise InvalidArgument(f"a history file record is larger than {MAX_RECORD_BYTES} bytes")
         if banner is None:
             if body.strip():
                 raise InvalidArgument(
