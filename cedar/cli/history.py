@@ -53,6 +53,24 @@ DEFAULT_PROJECTION = (
 HEADING = " ID          OWNER            SUBMITTED   RUN_TIME   ST   COMPLETED CMD"
 #: condor_history's ST column (observed with -file records of every JobStatus; 6 is " >").
 STATUS = {1: "I", 2: "R", 3: "X", 4: "C", 5: "H", 6: " >", 7: "S", 8: "F", 9: "B"}
+#: ``-daemon``'s table: (heading, attribute, printf width/precision), observed by giving every
+#: attribute of a recorded schedd daemon-history record a distinct value (``-file``).
+DAEMON_COLUMNS = (
+    ("DUTY_CYCLE", "RecentDaemonCoreDutyCycle", "duty"),
+    ("RunningJobs", "TotalRunningJobs", "11d"),
+    ("IdleJobs", "TotalIdleJobs", "10d"),
+    ("HeldJobs", "TotalHeldJobs", "10d"),
+    ("Download", "TransferQueueNumDownloading", "8d"),
+    ("Waiting", "TransferQueueNumWaitingToDownload", "7d"),
+    ("WaitingMB", "FileTransferMBWaitingToDownload", "9.2f"),
+    ("Upload", "TransferQueueNumUploading", "8d"),
+    ("Waiting", "TransferQueueNumWaitingToUpload", "7d"),
+    ("WaitingMB", "FileTransferMBWaitingToUpload", "9.2f"),
+)
+DAEMON_HEADING = (
+    "TIMESTAMP   DUTY_CYCLE RunningJobs   IdleJobs   HeldJobs Download Waiting WaitingMB   "
+    "Upload Waiting WaitingMB"
+)
 NO_TRANSFER_TABLE = (
     "Error: -transfer-history does not have a default print table. Please use -long, -json, "
     "-xml, or a custom print format."
@@ -185,6 +203,9 @@ class HistoryOptions:
             return ",".join(sorted(names.values(), key=str.lower))
         if self.form is not None:
             return ",".join(sorted(self.attributes, key=str.lower))
+        if self.source == "daemon":
+            wanted = {"RecordWriteDate", *(attribute for _, attribute, _ in DAEMON_COLUMNS)}
+            return ",".join(sorted(wanted, key=str.lower))
         return "" if self.source == "transfer" else DEFAULT_PROJECTION
 
     def autoformat(self) -> AutoFormat | None:
@@ -423,6 +444,20 @@ def table_row(ad: ClassAd) -> str:
     )
 
 
+def daemon_row(ad: ClassAd) -> str:
+    """One line of ``-daemon``'s table (a schedd's periodic snapshot)."""
+    cells = [_date(_value(ad, "RecordWriteDate"), " " * 11)]
+    for _, attribute, spec in DAEMON_COLUMNS:
+        number = _number(_value(ad, attribute))
+        if spec == "duty":
+            cells.append(f"{(number or 0.0) * 100:9.2f}%")
+        elif spec.endswith("f"):
+            cells.append(f"{number or 0.0:{spec}}")
+        else:
+            cells.append(f"{int(number or 0):{spec}}")
+    return " ".join(cells) + "\n"
+
+
 def table_lines(ads: Iterable[ClassAd]) -> Iterator[str]:
     """The heading (always), then one row per record as it arrives."""
     yield HEADING + "\n"
@@ -495,6 +530,9 @@ def write_output(opts: HistoryOptions, ads: Iterable[ClassAd], out: TextIO) -> N
         write_ads(ads, HistoryXml(), out)
     elif opts.form is not None:
         write_ads(ads, whole_writer(opts.form), out)
+    elif opts.source == "daemon":
+        out.write(DAEMON_HEADING + "\n")
+        write_lines((daemon_row(ad) for ad in ads), out)
     else:
         write_lines(table_lines(ads), out)
 
