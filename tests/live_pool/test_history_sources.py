@@ -281,6 +281,9 @@ DIFFERENTIAL = [
     "-json -constraint false",
     "-xml -constraint false",
     "-completedsince 0 -af ClusterId -limit 2",
+    "-daemon -limit 2",
+    "-daemon:schedd -limit 1 -af Name TotalRunningJobs",
+    "-daemon -forwards -limit 1 -long",
 ]
 
 
@@ -293,7 +296,12 @@ def test_cedar_history_prints_what_condor_history_prints(jobs: Jobs, line: str) 
 
 
 def test_refusals_are_refused_by_both(jobs: Jobs) -> None:
-    for argv in (["-forwards", "-since", "3"], ["-bogus"], ["-constraint", "A =="]):
+    for argv in (
+        ["-forwards", "-since", "3"],
+        ["-bogus"],
+        ["-constraint", "A =="],
+        ["-daemon:startd"],  # no STARTD_DAEMON_HISTORY: the schedd's ErrorCode 5
+    ):
         ours, theirs = _both(jobs, argv)
         assert ours.returncode != 0 and theirs.returncode != 0, argv
         assert "Traceback" not in ours.stderr
