@@ -305,3 +305,58 @@ def test_refusals_are_refused_by_both(jobs: Jobs) -> None:
         ours, theirs = _both(jobs, argv)
         assert ours.returncode != 0 and theirs.returncode != 0, argv
         assert "Traceback" not in ours.stderr
+
+
+# ----------------------------------------------------------- the real tool against our mock
+
+
+MOCK_LINES = [
+    "-epochs -af ClusterId ProcId RunInstanceID EpochAdType",
+    "-epochs -type ALL -af ClusterId ProcId EpochAdType",
+    "-epochs",
+    "-epochs -long",
+    "-epochs -since {c}.1 -af ClusterId ProcId RunInstanceID",
+    "-transfer-history -af ClusterId ProcId TransferClass",
+    "-transfer-history:I -json",
+    "-af ClusterId ProcId JobStatus",
+]
+
+
+def test_condor_history_reads_the_mock_schedds_epochs() -> None:
+    """Our server role: the real condor_history asks the mock schedd for the epoch and
+    transfer records of a vacated-then-completed run, and prints what cedar history prints."""
+    from cedar.server.pool import MockPool, host_name
+
+    tools = os.environ.get("CEDAR_LIVE_TOOLS")
+    if not tools or not Path(tools, "condor_history").exists():
+        pytest.skip("CEDAR_LIVE_TOOLS has no condor_history")
+    mock = MockPool.for_setup("fs", simulate=False, schedd_name=host_name())
+    with mock.run_in_thread() as pool:
+        schedd = Schedd(pool.schedd_address)
+        description = "executable = /bin/echo\ntransfer_input_files = file:///etc/hostname\n"
+        cluster = schedd.submit(description + "queue 2\n").cluster
+        queue = pool.schedd.queue
+        queue.step(now=1000.0)
+        schedd.act("vacate", f"{cluster}.0")
+        queue.step(now=1001.0)
+        queue.step(now=1001.0 + queue.run_time)
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("_condor_", "CONDOR_"))}
+        env.update(pool.client_environment(), TZ="UTC")
+        for line in MOCK_LINES:
+            argv = shlex.split(line.format(c=cluster))
+            theirs = subprocess.run(
+                [str(Path(tools, "condor_history")), *argv],
+                env=env, capture_output=True, text=True, timeout=60, check=False,
+            )  # fmt: skip
+            ours = subprocess.run(
+                [str(CEDAR), "history", *argv],
+                env=env, capture_output=True, text=True, timeout=60, check=False,
+            )  # fmt: skip
+            assert theirs.returncode == 0 and ours.returncode == 0, (line, theirs.stderr)
+            assert theirs.stdout == ours.stdout, line
+            assert theirs.stdout.strip() or "since" in line, line
+        kinds = subprocess.run(
+            [str(CEDAR), "history", "-epochs", "-type", "ALL", "-af", "EpochAdType"],
+            env=env, capture_output=True, text=True, timeout=60, check=True,
+        ).stdout.split()  # fmt: skip
+        assert sorted(set(kinds)) == ["EPOCH", "INPUT", "SPAWN"]
