@@ -465,10 +465,57 @@ def _job_query_schedd(ctx: ReplayContext) -> Daemon:
 
 
 def _history_schedd(ctx: ReplayContext) -> Daemon:
-    """A schedd whose history is the recorded records (newest first on the wire)."""
+    """A schedd whose job or epoch history holds the recorded records, plus what the final
+    ad says it examined without returning: the record that ended a ``Since`` scan and
+    records the constraint rejected (empty ads of an accepted type; spec 08 §4)."""
+    if ctx.dissected.command == Command.GET_HISTORY:
+        raise Unreconstructible("cedar has no mock startd to answer GET_HISTORY")
+    request = ctx.request_ad()
+    source = request.get("HistoryRecordSource")
+    epochs = isinstance(source, str) and source.upper() == "JOB_EPOCH"
+    type_filter = request.get("HistoryAdTypeFilter")
+    named = (
+        [t.upper() for t in re.split(r"[\s,]+", type_filter)]
+        if isinstance(type_filter, str)
+        else []
+    )
+    default_type = named[0] if len(named) == 1 and named[0] != "ALL" else "EPOCH"
+    records = _seed(ctx, ctx.result_ads(), _requirements(ctx))
+    final = [ad for m in ctx.messages(S2C, "HISTORY") for _, ad in m.ads if _is_summary(ad)]
+    examined = final[-1].get("AdCount") if final else None
+    missing = (examined if isinstance(examined, int) else len(records)) - len(records)
+    tail: list[ClassAd] = []
+    if missing > 0 and "Since" in request:
+        tail.append(_satisfying(request.raw_text("Since")))
+        missing -= 1
+    if missing > 0 and evaluate(parse_expr(_requirements(ctx)), ClassAd()) is True:
+        raise Unreconstructible("records were examined but not returned, by no constraint")
+    records += [ClassAd() for _ in range(missing)] + tail
+    if epochs:
+        for ad in records:
+            if "EpochAdType" not in ad:
+                kind = ad.get("TransferClass")
+                ad["EpochAdType"] = kind if isinstance(kind, str) else default_type
+    if request.get("HistoryReadForwards") is not True:
+        records.reverse()  # newest first on the wire; the queue keeps the oldest first
     queue = JobQueue(name="schedd")
-    queue.history = list(reversed(_seed(ctx, ctx.result_ads(), _requirements(ctx))))
+    if epochs:
+        queue.epochs = records
+    else:
+        queue.history = records
     return _schedd(ctx, queue)
+
+
+def _satisfying(constraint: str) -> ClassAd:
+    """An ad for which ``constraint`` is true: its ``==`` pins and integer bounds."""
+    ad = ClassAd()
+    for name, literal in constraint_pins(constraint).items():
+        ad.set_expr(name, parse_expr(literal))
+    for name, op, number in re.findall(r"(\w+)\s*(<=|>=|<|>)\s*(-?\d+)", constraint):
+        ad[name] = int(number) + {"<=": 0, ">=": 0, "<": -1, ">": 1}[op]
+    if evaluate(parse_expr(constraint), ad) is not True:
+        raise Unreconstructible(f"no record satisfying {constraint} can be made up")
+    return ad
 
 
 def _owned_jobs(ctx: ReplayContext, constraint: str, count: int, status: int) -> list[ClassAd]:
@@ -546,7 +593,7 @@ KINDS: dict[str, ReplayKind] = {
     ),
     "history": ReplayKind(
         "history",
-        frozenset({Command.QUERY_SCHEDD_HISTORY}),
+        frozenset({Command.QUERY_SCHEDD_HISTORY, Command.GET_HISTORY}),
         _CLEAR,
         client=_request_body(history_commands.history_protocol),
         check=_check_results,

@@ -8,6 +8,7 @@ attribute when it is first used.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator, Mapping, MutableMapping, Sequence
 from itertools import repeat
 from typing import TYPE_CHECKING, Any
@@ -26,6 +27,9 @@ from cedar.classad_wire.unparse import format_name, unparse
 from cedar.errors import ClassAdError, ClassAdParseError
 
 _LINE_WS = " \t\r\n\v\f"
+#: A ``Name = value`` line as condor writes ads to files: ASCII name, one space each side.
+_NON_BLANK = re.compile(r"^[ \t\r\v\f]*[^\s]", re.MULTILINE)
+_RAW_LINE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*) = ([^\s].*?)[ \t\r\v\f]*$", re.MULTILINE)
 
 #: One attribute: (spelling, Expr or raw wire text, Python value of that raw text or None).
 Entry = tuple[str, Any, Any]
@@ -283,6 +287,26 @@ class ClassAd(MutableMapping[str, Any]):
         value = entry[1]
         return value if isinstance(value, str) else unparse(value, old=True)
 
+    def raw_items(self) -> list[tuple[str, str]]:
+        """``(spelling, wire-syntax text)`` of every attribute, in the ad's order.
+
+        An ad read from the wire answers from its received texts without building its entry
+        table: this is what the ``-long``/``-json`` writers stream at wire speed.
+        """
+        shape = self._shape
+        if shape is not None:
+            values = self._values
+            texts = (
+                [_text(value) for value in values]
+                if values and values[0].__class__ is bytes
+                else values
+            )
+            return list(zip(shape.names, texts, strict=True))  # type: ignore[arg-type]
+        return [
+            (entry[0], entry[1] if isinstance(entry[1], str) else unparse(entry[1], old=True))
+            for entry in self._entries.values()
+        ]
+
     # -- mapping protocol ------------------------------------------------------------------
     def __getitem__(self, name: str) -> Any:
         shape = self._shape
@@ -464,6 +488,38 @@ class ClassAd(MutableMapping[str, Any]):
         from cedar.classad_wire.jsonfmt import ad_from_json
 
         return ad_from_json(text)
+
+    @classmethod
+    def from_raw_text(cls, text: str) -> ClassAd:
+        """:meth:`from_raw_lines` of a block of text: when every line is ``Name = value`` (as
+        condor writes history files) the lines are split by one regular expression."""
+        pairs = _RAW_LINE.findall(text)
+        ad = cls()
+        ad._entries = {name.lower(): (name, rhs, None) for name, rhs in pairs}
+        if len(ad._entries) != len(pairs) or len(pairs) != len(_NON_BLANK.findall(text)):
+            # an odd line or a repeated name: the line-by-line reader says what is wrong
+            return cls.from_raw_lines(line for line in text.split("\n") if line.strip(_LINE_WS))
+        return ad
+
+    @classmethod
+    def from_raw_lines(cls, lines: Iterable[str]) -> ClassAd:
+        """An ad from ``Name = value`` lines in the wire (old) syntax, each value parsed only
+        when it is first used, as for an ad read from the wire (history files hold this form;
+        reading 25 000 records must not parse 3 million values).  A line without ``=`` or a
+        name raises :class:`ClassAdParseError`; a bad value raises when it is used."""
+        ad = cls()
+        entries = ad._entries
+        for line in lines:
+            name, sep, rhs = line.partition(" = ")  # how condor writes them: the fast path
+            if not sep or not name or name[0] in _LINE_WS or not rhs or rhs[0] in _LINE_WS:
+                name, rhs = split_line(line)
+            rhs = rhs.rstrip(_LINE_WS)
+            if not rhs:
+                raise ClassAdParseError(f"attribute {name!r} has no value")
+            key = name.lower() if name.isascii() else fold(name)
+            entry = entries.get(key)
+            entries[key] = (name if entry is None else entry[0], rhs, None)
+        return ad
 
     @classmethod
     def parse_old(cls, text: str) -> ClassAd:

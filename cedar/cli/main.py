@@ -35,6 +35,10 @@ MOUNTED = {
     "tail": ("cedar.cli.tail", "show the end of a running job's output (like condor_tail)"),
     "mcp": ("cedar.mcp_server.cli", "serve HTCondor to AI agents (Model Context Protocol)"),
     "serve": ("cedar.serve.cli", "serve the pool over HTTP (needs the [serve] extra)"),
+    "history": (
+        "cedar.cli.history",
+        "job, epoch, transfer, startd history (condor_history)",
+    ),
 }
 
 
@@ -233,6 +237,20 @@ def run_demo(args: argparse.Namespace, out: TextIO) -> int:
         )
         for ad in records:
             out.write(f"{ad['ClusterId']}.{ad['ProcId']}  status={ad['JobStatus']}\n")
+        step("history -epochs: one record per run (SPAWN when it starts, EPOCH when it ends)")
+        epochs = list(
+            schedd.history(
+                f"ClusterId == {cluster}",
+                ["ClusterId", "ProcId", "RunInstanceID", "EpochAdType", "ExitCode"],
+                source="epochs",
+                record_types="ALL",
+            )
+        )
+        for ad in epochs:
+            out.write(
+                f"{ad['ClusterId']}.{ad['ProcId']}  run {ad['RunInstanceID']}  "
+                f"{ad['EpochAdType']}  exit={ad.get('ExitCode', '-')}\n"
+            )
         remaining = schedd.query(f"ClusterId == {cluster}")
         step("remote submit: the input travels to the schedd, the output comes back")
         spooled_ok = spool_tools.demo_spool(schedd, pool, out)
@@ -241,6 +259,7 @@ def run_demo(args: argparse.Namespace, out: TextIO) -> int:
             and released.succeeded == 1
             and removed.succeeded == 2
             and len(records) == 3
+            and [ad["EpochAdType"] for ad in epochs] == ["EPOCH", "SPAWN"]
             and not remaining
         )
         out.write("\ndemo " + ("succeeded" if ok else "FAILED") + "\n")

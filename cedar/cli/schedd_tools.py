@@ -95,14 +95,6 @@ def build_parsers(sub: Any) -> None:
     add_common(p)
     p.set_defaults(handler=run_edit)
 
-    p = sub.add_parser("history", help="finished jobs (like condor_history)")
-    p.add_argument("ids", nargs="*", metavar="CLUSTER|CLUSTER.PROC")
-    p.add_argument("--constraint")
-    p.add_argument("--af", nargs="+", metavar="ATTR")
-    p.add_argument("--limit", type=int, default=-1)
-    add_common(p)
-    p.set_defaults(handler=run_history)
-
 
 def run_submit(args: argparse.Namespace, out: TextIO) -> int:
     """``cedar submit FILE``: prints the cluster id it created."""
@@ -419,38 +411,4 @@ def run_edit(args: argparse.Namespace, out: TextIO) -> int:
         out.write(json.dumps({"attribute": args.attr, "jobs": count}) + "\n")
     else:
         out.write(f'Set attribute "{args.attr}" for {count} matching jobs.\n')
-    return 0
-
-
-def run_history(args: argparse.Namespace, out: TextIO) -> int:
-    """``cedar history``: finished jobs, newest first."""
-    schedd = schedd_from(args)
-    projection = args.af or [
-        "ClusterId",
-        "ProcId",
-        "Owner",
-        "QDate",
-        "RemoteWallClockTime",
-        "JobStatus",
-        "CompletionDate",
-        "Cmd",
-        "Args",
-    ]
-    constraint = _constraint(args.ids, args.constraint)
-    ads = list(Progress("jobs").track(schedd.history(constraint, projection, args.limit)))
-    if _write_json_or_af(args, ads, out):
-        return 0
-    out.write(" ID     OWNER          ST COMPLETED   CMD\n")
-    for ad in ads:
-        done = ad.get("CompletionDate")
-        when = (
-            time.strftime("%m/%d %H:%M", time.localtime(done))
-            if isinstance(done, int) and done
-            else "???"
-        )
-        cmd = _command_line(ad)
-        out.write(
-            f"{ad.get('ClusterId')}.{ad.get('ProcId'):<5} {str(ad.get('Owner')):<14} "
-            f"{_letter(ad)}  {when:<11} {cmd}\n"
-        )
     return 0

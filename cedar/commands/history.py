@@ -12,13 +12,13 @@ daemon's helper reads) and ``HistoryAdTypeFilter`` (which record types of that f
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 from typing import IO
 
 from cedar.auth.client import CommandSession
 from cedar.classad_wire import ClassAd, get_classad, parse_expr, put_classad
-from cedar.classad_wire.expr import Literal
+from cedar.classad_wire.expr import Expr, Literal
 from cedar.errors import (
     ClassAdError,
     CommandError,
@@ -34,11 +34,15 @@ __all__ = [
     "TRANSFER_TYPES",
     "HistoryError",
     "HistoryRecord",
+    "Selection",
     "history_protocol",
     "history_request",
+    "iter_selected",
     "read_history_file",
     "record_type_filter",
+    "select_records",
     "since_expression",
+    "type_filter_of",
 ]
 
 #: ``source=`` name -> ``HistoryRecordSource`` (None: the plain job history; spec 08 §2.1).
@@ -277,7 +281,9 @@ def remote_history_error(ad: ClassAd, daemon: str) -> HistoryError:
 
 
 def _silent_close(session: CommandSession, daemon: str, request: ClassAd) -> HistoryError:
-    crypto = (session.crypto_method or "").upper()
+    offered = session.policy.get("CryptoMethods") if session.policy else None
+    crypto = (session.crypto_method or (offered if isinstance(offered, str) else "")).upper()
+    crypto = crypto.replace(" ", "").split(",")[0]
     if crypto in ("BLOWFISH", "3DES", "TRIPLEDES"):
         why = (
             f"its history helper cannot write on a {crypto} session (use AES or no session; "
@@ -336,6 +342,97 @@ def history_protocol(
         yield Emit(ad)
 
 
+# --------------------------------------------------------------------------- selection
+
+
+def type_filter_of(request: ClassAd) -> frozenset[str] | None:
+    """The record types a request selects (None: every type; spec 08 §2.3)."""
+    value = request.get("HistoryAdTypeFilter")
+    if isinstance(value, str) and value.strip():
+        names = {n.upper() for n in re.split(r"[\s,]+", value) if n}
+        if "ALL" in names:
+            return None
+        if "TRANSFER" in names:
+            names = (names - {"TRANSFER"}) | set(TRANSFER_TYPES)
+        return frozenset(names)
+    source = request.get("HistoryRecordSource")
+    source = source.upper() if isinstance(source, str) else ""
+    if source == "JOB_EPOCH":
+        return frozenset({"EPOCH"})
+    if source == "DAEMON":
+        subsystem = request.get("DaemonHistorySubsys")
+        return frozenset({subsystem.upper() if isinstance(subsystem, str) else "SCHEDD"})
+    return frozenset({"JOB"})
+
+
+def since_of(request: ClassAd) -> Expr | None:
+    """The request's ``Since`` as the daemon reads it: a literal is a job id (spec 08 §3.1).
+    :class:`~cedar.errors.InvalidArgument` for any other literal (the daemon closes)."""
+    expr = request.get_expr("Since")
+    if expr is None or not isinstance(expr, Literal):
+        return expr
+    m = _JOB_ID.match(request.raw_text("Since"))
+    if m is None:
+        raise InvalidArgument(f"Since = {request.raw_text('Since')} is not a job id")
+    return parse_expr(since_expression(request.raw_text("Since")))
+
+
+@dataclass
+class Selection:
+    """What a scan examined (``AdCount``) and what it returned."""
+
+    examined: int = 0
+    selected: list[ClassAd] = field(default_factory=list)
+
+
+def select_records(
+    records: Iterable[tuple[ClassAd, str]],
+    request: ClassAd,
+    test: Callable[[Expr | None, ClassAd], bool],
+) -> Selection:
+    """:func:`iter_selected`, collected."""
+    result = Selection()
+    result.selected = list(iter_selected(records, request, test, result))
+    return result
+
+
+def iter_selected(
+    records: Iterable[tuple[ClassAd, str]],
+    request: ClassAd,
+    test: Callable[[Expr | None, ClassAd], bool],
+    counts: Selection | None = None,
+) -> Iterator[ClassAd]:
+    """Apply a request to records in scan order, as the daemon's helper does (spec 08 §2.3,
+    §3.1), yielding each selected record as it is found: records of other types are skipped
+    uncounted, ``Since`` ends the scan (counted, not returned), ``ScanLimit`` and
+    ``NumJobMatches`` (> 0) bound it.  ``test(expr, ad)`` says whether an expression is true
+    for a record (None: no constraint); ``counts.examined`` is the final ad's ``AdCount``.
+
+    Reading forwards, the 25.13.2 helper applies **no** type filter (observed on the real
+    pool: ``-epochs -forwards`` and ``-transfer-history -forwards`` return every SPAWN, EPOCH,
+    INPUT and OUTPUT record, remotely and with ``-file``); this does the same.
+    """
+    counts = counts if counts is not None else Selection()
+    forwards = request.get("HistoryReadForwards") is True
+    types = None if forwards else type_filter_of(request)
+    requirements = request.get_expr("Requirements")
+    since = since_of(request)
+    limit = _int_value(request, "NumJobMatches") or -1
+    scan_limit = _int_value(request, "ScanLimit") or -1
+    sent = 0
+    for ad, kind in records:
+        if types is not None and kind != "*" and kind not in types:
+            continue
+        if 0 < scan_limit <= counts.examined or 0 < limit <= sent:
+            break
+        counts.examined += 1
+        if since is not None and test(since, ad):
+            break
+        if test(requirements, ad):
+            sent += 1
+            yield ad
+
+
 # --------------------------------------------------------------------------- history files
 
 _BANNER_PAIR = re.compile(r"(\w+)\s*=\s*(\"(?:[^\"\\]|\\.)*\"|\S+)")
@@ -353,48 +450,109 @@ def _banner_type(banner: str) -> str | None:
     return "JOB" if _BANNER_PAIR.search(body) else None
 
 
-def read_history_file(handle: IO[str], *, forwards: bool = False) -> Iterator[HistoryRecord]:
+def read_history_file(handle: IO[bytes], *, forwards: bool = False) -> Iterator[HistoryRecord]:
     """The records of a history file (``condor_history -file``), newest first unless
     ``forwards``.  Each record is ``Name = value`` lines ended by a ``*** ...`` banner line.
 
-    Newest first needs the whole file; records stay parsed lazily one at a time otherwise.
+    ``handle`` is a binary file; newest first it must be seekable (the file is read backwards
+    in blocks).  Memory stays bounded by the largest record (:data:`MAX_RECORD_BYTES`) either
+    way, and values are parsed only when used.
     """
-    if forwards:
-        yield from _records_forwards(handle)
-        return
-    yield from reversed(list(_records_forwards(handle)))
-
-
-def _records_forwards(handle: IO[str]) -> Iterator[HistoryRecord]:
-    lines: list[str] = []
-    size = 0
-    for line in handle:
-        if line.startswith("***"):
-            kind = _banner_type(line.rstrip("\n"))
-            if lines:
-                yield HistoryRecord(_parse_record(lines), kind or "*")
-            lines, size = [], 0
+    blocks = _blocks_forwards(handle) if forwards else _blocks_backwards(handle)
+    for body, banner in blocks:
+        if len(body) > MAX_RECORD_BYTES:
+            raise InvalidArgument(f"a history file record is larger than {MAX_RECORD_BYTES} bytes")
+        if banner is None:
+            if body.strip():
+                raise InvalidArgument(
+                    "the history file ends inside a record (no closing *** banner)"
+                )
             continue
-        if line.strip():
-            size += len(line)
-            if size > MAX_RECORD_BYTES:
+        text = body.decode("utf-8", "surrogateescape")
+        if text.strip():
+            yield _record(text, _banner_type(banner.decode("utf-8", "surrogateescape")))
+
+
+def _record(text: str, kind: str | None) -> HistoryRecord:
+    try:
+        ad = ClassAd.from_raw_text(text)
+    except ClassAdError as exc:
+        raise InvalidArgument(f"not a history file record: {exc}") from None
+    return HistoryRecord(ad, kind or "*")
+
+
+_BLOCK = 1 << 16
+
+
+class _Backwards:
+    """A seekable file read from its end in blocks: ``data`` is ``file[position:limit]``."""
+
+    def __init__(self, handle: IO[bytes]) -> None:
+        self.handle = handle
+        self.position = handle.seek(0, 2)
+        self.data = b""
+
+    def more(self) -> bool:
+        if self.position == 0:
+            return False
+        size = min(_BLOCK, self.position)
+        self.position -= size
+        self.handle.seek(self.position)
+        self.data = self.handle.read(size) + self.data
+        return True
+
+    def last_banner(self) -> int:
+        """Where the last banner line of ``data`` starts, reading more as needed (-1: the file
+        has none before ``data``'s end)."""
+        while True:
+            at = self.data.rfind(b"\n***")
+            if at >= 0:
+                return at + 1
+            if self.position == 0:
+                return 0 if self.data.startswith(b"***") else -1
+            if len(self.data) > MAX_RECORD_BYTES:
                 raise InvalidArgument(
                     f"a history file record is larger than {MAX_RECORD_BYTES} bytes"
                 )
-            lines.append(line.rstrip("\n"))
-    if lines:
-        raise InvalidArgument("the history file ends inside a record (no closing *** banner)")
+            self.more()
 
 
-def _parse_record(lines: list[str]) -> ClassAd:
-    ad = ClassAd()
-    for line in lines:
-        name, sep, value = line.partition("=")
-        name = name.strip()
-        if not sep or not _TYPE_WORD.match(name):
-            raise InvalidArgument(f"not a history file line: {line[:80]!r}")
-        try:
-            ad.set_expr(name, parse_expr(value.strip()))
-        except ClassAdError as exc:
-            raise InvalidArgument(f"bad value of {name} in the history file: {exc}") from None
-    return ad
+def _blocks_backwards(handle: IO[bytes]) -> Iterator[tuple[bytes, bytes | None]]:
+    """``(record body, its closing banner line)``, last record first; a trailing body without
+    a banner comes first, with ``None``."""
+    reader = _Backwards(handle)
+    start = reader.last_banner()
+    if start < 0:
+        yield reader.data, None
+        return
+    end = reader.data.find(b"\n", start)
+    end = len(reader.data) if end < 0 else end
+    yield reader.data[end + 1 :], None  # what follows the last banner (blank in a good file)
+    banner = reader.data[start:end]
+    reader.data = reader.data[:start]
+    while True:
+        previous = reader.last_banner()
+        if previous < 0:
+            yield reader.data, banner
+            return
+        end = reader.data.find(b"\n", previous)
+        yield reader.data[end + 1 :], banner
+        banner = reader.data[previous:end]
+        reader.data = reader.data[:previous]
+
+
+def _blocks_forwards(handle: IO[bytes]) -> Iterator[tuple[bytes, bytes | None]]:
+    """``(record body, its closing banner line)`` in file order; a trailing body without a
+    banner comes last with ``None``."""
+    body: list[bytes] = []
+    size = 0
+    for line in handle:
+        if line.startswith(b"***"):
+            yield b"".join(body), line.rstrip(b"\r\n")
+            body, size = [], 0
+            continue
+        size += len(line)
+        if size > MAX_RECORD_BYTES:
+            raise InvalidArgument(f"a history file record is larger than {MAX_RECORD_BYTES} bytes")
+        body.append(line)
+    yield b"".join(body), None

@@ -23,7 +23,7 @@ from cedar.commands import qmgmt
 from cedar.commands import spool as spool_lib
 from cedar.commands.collector import DaemonLocation, read_address_file
 from cedar.commands.filetransfer import ProgressCallback
-from cedar.commands.history import history_request
+from cedar.commands.history import history_protocol, history_request
 from cedar.commands.qmgmt import SubmitOutcome
 from cedar.commands.submit import Submit, SubmitSettings
 from cedar.config import default_config
@@ -52,6 +52,7 @@ __all__ = [
     "SubmitDescription",
     "SubmitResult",
     "act_request",
+    "history_protocol",
     "history_request",
     "local_schedd",
     "location_address",

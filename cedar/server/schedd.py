@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import errno
 import logging
-import re
 import time
 from collections.abc import Callable
 from functools import partial
@@ -39,8 +38,9 @@ from cedar.auth.server_policy import ServerPolicy, real_pool_policy
 from cedar.auth.version import CEDAR_PLATFORM_STRING, CEDAR_VERSION_STRING
 from cedar.classad_wire import ClassAd, get_classad, parse_expr, put_classad
 from cedar.classad_wire.evaluate import evaluate
-from cedar.classad_wire.expr import Expr, Literal
-from cedar.errors import CedarError, ClassAdError, EvaluationBudgetExceeded
+from cedar.classad_wire.expr import Expr
+from cedar.commands.history import select_records, since_of
+from cedar.errors import CedarError, ClassAdError, EvaluationBudgetExceeded, InvalidArgument
 from cedar.numbers import (
     Arguments,
     Command,
@@ -154,44 +154,9 @@ def _projection(request: ClassAd) -> list[str] | None | int:
     return names or None
 
 
-_TRANSFER_TYPES = frozenset({"INPUT", "OUTPUT", "CHECKPOINT"})
-
-
-def _type_filter(value: object, default: frozenset[str]) -> frozenset[str] | None:
-    """``HistoryAdTypeFilter``: names upper-cased, TRANSFER expanded, ALL = no filter."""
-    if not isinstance(value, str) or not value.strip():
-        return default
-    names = {n.upper() for n in LIST_SEPARATORS.split(value) if n}
-    if "ALL" in names:
-        return None
-    if "TRANSFER" in names:
-        names = (names - {"TRANSFER"}) | _TRANSFER_TYPES
-    return frozenset(names)
-
-
 def _record_type(ad: ClassAd) -> str:
     kind = ad.get("EpochAdType")
     return kind.upper() if isinstance(kind, str) else "JOB"
-
-
-_SINCE_ID = re.compile(r"\s*(\d+)(?:\.(\d+))?\s*\Z")
-
-
-def _since_expr(query: ClassAd) -> Expr | None:
-    """``Since``: an expression, or a job id when its text is a literal (spec 08 §3.1);
-    ValueError for any other literal (the real helper then exits without a reply)."""
-    expr = query.get_expr("Since")
-    if expr is None:
-        return None
-    if not isinstance(expr, Literal):
-        return expr
-    m = _SINCE_ID.match(query.raw_text("Since"))
-    if m is None:
-        raise ValueError(f"Since = {query.raw_text('Since')} is neither an expression nor a job id")
-    text = f"ClusterId == {m.group(1)}"
-    if m.group(2) is not None:
-        text += f" && ProcId == {m.group(2)}"
-    return parse_expr(text)
 
 
 class MockSchedd(Daemon):
@@ -745,22 +710,18 @@ class MockSchedd(Daemon):
         if isinstance(chosen, ClassAd):
             yield Send(self._ad(request, chosen))
             return
-        source, types = chosen
-        requirements = query.get_expr("Requirements")
+        forwards = query.get("HistoryReadForwards") is True
         try:
-            since = _since_expr(query)
-        except ValueError as exc:
+            since_of(query)
+        except InvalidArgument as exc:
             log.info("%s: history query refused (%s); closing", self.name, exc)
             return  # the real helper exits: the client sees a silent close (spec 08 §3.4)
-        limit = int_attr(query, "NumJobMatches", -1)
-        scan_limit = int_attr(query, "ScanLimit", -1)
-        stream = query.get("StreamResults") is True
-        forwards = query.get("HistoryReadForwards") is True
-        if forwards and since is not None:
+        if forwards and "Since" in query:
             log.info("%s: history query with Since and forwards; closing", self.name)
             return
+        stream = query.get("StreamResults") is True
         with self.queue.lock:
-            records = [ad for ad in source if types is None or _record_type(ad) in types]
+            records = [(ad, _record_type(ad)) for ad in chosen]
         if not forwards:
             records.reverse()
         writer = request.writer()
@@ -772,25 +733,15 @@ class MockSchedd(Daemon):
             yield Send(writer)
             writer = request.writer()
 
-        def select() -> tuple[int, list[ClassAd]]:
-            """How many records were scanned, and the matches (in a worker thread)."""
-            scanned = 0
-            selected: list[ClassAd] = []
-            for ad in records:
-                if 0 < scan_limit <= scanned or 0 < limit <= len(selected):
-                    break
-                scanned += 1
-                if since is not None and matches(since, ad, request.budget):
-                    break
-                if matches(requirements, ad, request.budget):
-                    selected.append(ad)
-            return scanned, selected
+        def test(expr: Expr | None, ad: ClassAd) -> bool:
+            return matches(expr, ad, request.budget)
 
         try:
-            scanned, selected = yield from offload(select)
+            found = yield from offload(lambda: select_records(records, query, test))
         except EvaluationBudgetExceeded as exc:
             yield Send(self._ad(request, _error_ad(errno.E2BIG, f"history query refused: {exc}")))
             return
+        scanned, selected = found.examined, found.selected
         sent = 0
         for ad in selected:
             put_classad(writer, ad, projection=projection, exclude_private=True)
@@ -806,11 +757,9 @@ class MockSchedd(Daemon):
         put_classad(writer, final)
         yield Send(writer)
 
-    def _history_file(
-        self, query: ClassAd
-    ) -> tuple[list[ClassAd], frozenset[str] | None] | ClassAd:
-        """The records a request selects and its type filter (None: all types), or the
-        error ad a real schedd with the default configuration sends (spec 08 §2.2, §3.4)."""
+    def _history_file(self, query: ClassAd) -> list[ClassAd] | ClassAd:
+        """The records of the history file a request names, or the error ad a real schedd with
+        the default configuration sends (spec 08 §2.2, §3.4)."""
         source = query.get("HistoryRecordSource")
         subsystem = query.get("DaemonHistorySubsys")
         source = source.upper() if isinstance(source, str) and source else None
@@ -826,8 +775,7 @@ class MockSchedd(Daemon):
                 5,
                 f"{knob} undefined in remote configuration. No such related history to be queried.",
             )
-        default = frozenset({"EPOCH"} if source == "JOB_EPOCH" else {"JOB"})
-        return records[knob], _type_filter(query.get("HistoryAdTypeFilter"), default)
+        return records[knob]
 
     def _handle_reschedule(self, request: CommandRequest) -> Protocol[None]:
         if request._first is not None:

@@ -50,6 +50,9 @@ def expected_commands(name: str, command: str) -> list[int | None]:
         return [Command.DC_SEC_QUERY]
     if tool == "history.py":
         return [Command.QUERY_SCHEDD_HISTORY]
+    if tool == "condor_history":
+        # -startd asks the startd itself (GET_HISTORY), everything else the schedd (spec 08 §2.1)
+        return [Command.GET_HISTORY if "-startd" in words else Command.QUERY_SCHEDD_HISTORY]
     if tool == "bindings.py":
         return [
             Command.QUERY_JOB_ADS,
@@ -77,7 +80,7 @@ def test_index_lists_every_capture_in_the_repo() -> None:
     names = {row["name"] for row in ROWS}
     files = {p.stem for p in CAPTURES.glob("*.pcap")}
     assert names == files
-    assert len(names) == 42
+    assert len(names) == 52
 
 
 @pytest.mark.parametrize("row", ROWS, ids=[row["name"] for row in ROWS])

@@ -33,6 +33,18 @@ UNRECONSTRUCTIBLE = {
     ("spool-bindings-heldother-plain", 4, "server"): "refusal depends on queue state",
     ("spool-bindings-twice-plain", 4, "server"): "refusal depends on queue state",
     ("spool-transfer-data-raw", 1, "client"): "does not authenticate in-band after a raw start",
+    ("history-startd-raw", 1, "server"): "cedar has no mock startd",
+}
+#: Sides whose failure is the recorded behaviour (a words of the report's difference).
+EXPECTED_FAILURES = {
+    # The real history helper cannot write on a BLOWFISH session and closes (spec 08 §3.4):
+    # our client must say so; our server deliberately answers (it has no such defect).
+    ("history-epochs-blowfish-plain", 1, "client"): "cannot write on a BLOWFISH session",
+    (
+        "history-epochs-blowfish-plain",
+        1,
+        "server",
+    ): "our server sent 2 more message(s)",  # header, final,
 }
 if os.geteuid() == 0:
     UNRECONSTRUCTIBLE[("spool-bindings-unreadable-plain", 3, "client")] = "root can read"
@@ -51,6 +63,9 @@ def test_clear_text_conversations_replay_on_both_sides(name: str) -> None:
         key = (name, report.conversation, report.side)
         if key in UNRECONSTRUCTIBLE:
             assert report.skipped and UNRECONSTRUCTIBLE[key] in report.skipped
+            continue
+        if key in EXPECTED_FAILURES:
+            assert any(EXPECTED_FAILURES[key] in d for d in report.differences), report
             continue
         assert report.ok, (report.conversation, report.side, report.skipped, report.differences)
 

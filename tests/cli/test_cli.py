@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from cedar.cli.history import main as history_main
 from cedar.cli.main import main
 from cedar.server.pool import MockPool
 
@@ -67,7 +68,9 @@ def test_schedd_tools_lifecycle(pool: MockPool, tmp_path: Path) -> None:
         0,
         "All jobs matching constraint (ProcId == 1) have been marked for removal\n",
     )
-    status, text = cedar("history", *where, "--af", "ProcId", "JobStatus", "Foo")
+    out = io.StringIO()  # a mounted tool writes to sys.stdout: call its own main
+    status = history_main([*where, "--af", "ProcId", "JobStatus", "Foo"], out=out)
+    text = out.getvalue()
     assert (status, text) == (0, "1 3 bar\n")
     assert cedar("release", "7", *where)[0] == 1  # nothing to release
 

@@ -92,6 +92,11 @@ def test_errors_and_silent_closes(pool: MockPool) -> None:
     assert info.value.code == 5
     with pytest.raises(HistoryError, match="JOB_EPOCH_HISTORY_DIR undefined"):
         list(schedd.history(source="epochs", from_dir=True))
+    projection = history_request()
+    projection["Projection"] = 5
+    with pytest.raises(HistoryError, match="ErrorCode 3: the projection is not a list") as info:
+        list(_raw(schedd, projection))
+    assert info.value.code == 3
     request = history_request(source="daemon")
     del request["DaemonHistorySubsys"]
     with pytest.raises(HistoryError, match="without subsystem") as info:

@@ -145,16 +145,18 @@ Args = "a b"
 
 
 def test_history_file_records_and_types() -> None:
-    records = list(read_history_file(io.StringIO(HISTORY_FILE)))
+    records = list(read_history_file(io.BytesIO(HISTORY_FILE.encode())))
     assert [(r.type, r.ad["ClusterId"]) for r in records] == [
         ("EPOCH", 2),
         ("SPAWN", 2),
         ("JOB", 1),
     ]
     assert records[0].ad["Args"] == "a b"
-    forwards = list(read_history_file(io.StringIO(HISTORY_FILE), forwards=True))
+    forwards = list(read_history_file(io.BytesIO(HISTORY_FILE.encode()), forwards=True))
     assert [r.type for r in forwards] == ["JOB", "SPAWN", "EPOCH"]
     with pytest.raises(InvalidArgument, match="ends inside a record"):
-        list(read_history_file(io.StringIO("A = 1\n")))
-    with pytest.raises(InvalidArgument, match="not a history file line"):
-        list(read_history_file(io.StringIO("garbage\n*** x\n")))
+        list(read_history_file(io.BytesIO(b"A = 1\n")))
+    with pytest.raises(InvalidArgument, match="ends inside a record"):
+        list(read_history_file(io.BytesIO(b"A = 1\n"), forwards=True))
+    with pytest.raises(InvalidArgument, match="not a history file record"):
+        list(read_history_file(io.BytesIO(b"garbage\n*** x\n")))
