@@ -7,6 +7,7 @@ mapping.  Job views are scoped to the identity the daemon authenticated, by pars
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -218,8 +219,17 @@ async def submit_jobs(
     await svc.scope_user(caller)  # the token must authenticate; the schedd authorizes
     schedd = await svc.access.schedd(caller)
     description = Submit(body.submit_file)
-    iwd = body.iwd or tempfile.gettempdir()
-    result = await schedd.submit(description, body.count, submit_dir=iwd, spool=body.spool)
+    if body.spool:
+        # The files are not here (they come with PUT .../input): the description is read in an
+        # empty directory where a relative executable is only a placeholder.
+        with tempfile.TemporaryDirectory(prefix="cedar-serve-submit-") as staging:
+            executable = description.get("executable")
+            if executable and "$" not in executable and not executable.startswith("/"):
+                write_file(Path(staging), executable, io.BytesIO(b""), [0], 0)
+            result = await schedd.submit(description, body.count, submit_dir=staging, spool=True)
+    else:
+        iwd = body.iwd or tempfile.gettempdir()
+        result = await schedd.submit(description, body.count, submit_dir=iwd)
     ids = [f"{result.cluster}.{result.first_proc + i}" for i in range(result.num_procs)]
     warning = getattr(result, "warning", None)
     return m.SubmitResponse(
