@@ -283,6 +283,26 @@ class ClassAd(MutableMapping[str, Any]):
         value = entry[1]
         return value if isinstance(value, str) else unparse(value, old=True)
 
+    def raw_items(self) -> list[tuple[str, str]]:
+        """``(spelling, wire-syntax text)`` of every attribute, in the ad's order.
+
+        An ad read from the wire answers from its received texts without building its entry
+        table: this is what the ``-long``/``-json`` writers stream at wire speed.
+        """
+        shape = self._shape
+        if shape is not None:
+            values = self._values
+            texts = (
+                [_text(value) for value in values]
+                if values and values[0].__class__ is bytes
+                else values
+            )
+            return list(zip(shape.names, texts, strict=True))  # type: ignore[arg-type]
+        return [
+            (entry[0], entry[1] if isinstance(entry[1], str) else unparse(entry[1], old=True))
+            for entry in self._entries.values()
+        ]
+
     # -- mapping protocol ------------------------------------------------------------------
     def __getitem__(self, name: str) -> Any:
         shape = self._shape

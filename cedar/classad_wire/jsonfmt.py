@@ -106,6 +106,29 @@ def ad_to_json(ad: ClassAd) -> str:
     return "{\n" + ",\n".join(members) + "\n}"
 
 
+def ad_to_json_sorted(ad: ClassAd) -> str:
+    """The JSON text of one ad with its members sorted case-insensitively, as condor_q and
+    condor_status ``-json`` print them (streaming from the received texts, see
+    :meth:`ClassAd.raw_items`)."""
+    items = ad.raw_items()
+    if not items:
+        return "{\n}"
+    items.sort(key=_folded_name)
+    members = []
+    for name, text in items:
+        value = _plain_literal_json(text)
+        if value is None:
+            out: list[str] = []
+            _emit(ad.lookup(name), 2, out)
+            value = "".join(out)
+        members.append(f"  {_json_string(name)}: {value}")
+    return "{\n" + ",\n".join(members) + "\n}"
+
+
+def _folded_name(item: tuple[str, str]) -> str:
+    return item[0].lower()
+
+
 def _member_order(entry: tuple[str, object, object]) -> tuple[int, object]:
     name = entry[0]
     return (len(name), name.lower()) if name.isascii() else storage_key(name)
@@ -160,4 +183,4 @@ def ad_from_json(text: str) -> ClassAd:
     return ClassAd(_from_json_value(data))
 
 
-__all__ = ["ad_from_json", "ad_to_json"]
+__all__ = ["ad_from_json", "ad_to_json", "ad_to_json_sorted"]

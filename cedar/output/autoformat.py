@@ -1,0 +1,132 @@
+"""``-af[:jlhVr,tng] EXPR ...``: one line of evaluated expressions per ad.
+
+Layout rules observed against condor_q/condor_status 25.13.2 (``docs/output.md``):
+
+* values are separated by a space (``t``: a tab; ``g``: nothing), ``,`` puts a comma after
+  every value but the last (unless ``n``), ``n`` ends every value with a newline;
+* ``g`` starts every ad with an empty line; ``l`` prints ``NAME = value``;
+* ``j`` prints ``ClusterId.ProcId`` first (label ``ID``);
+* ``h`` prints a heading line (the arguments as typed) before the first ad; every column is
+  left-aligned in the width of its heading or of the first ad's value, where a string or an
+  integer counts its length, a real counts 21, and anything else counts nothing.  Headings
+  replace ``l``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+
+from cedar.classad_wire.classad import ClassAd
+from cedar.errors import InvalidArgument
+from cedar.output.values import Argument, value_text
+
+__all__ = ["AF_MODIFIERS", "AutoFormat", "job_id"]
+
+#: The modifier letters ``-af:`` accepts (``T`` and ``Y`` are accepted and ignored: see README).
+AF_MODIFIERS = frozenset("jlhVr,tngTY")
+_REAL_WIDTH = 21  # observed: condor sizes a real column for its longest printed form
+
+
+def job_id(ad: ClassAd) -> str:
+    """``ClusterId.ProcId`` of a job ad (``undefined`` parts as condor prints them)."""
+    return f"{value_text(ad.eval('ClusterId'))}.{value_text(ad.eval('ProcId'))}"
+
+
+class AutoFormat:
+    """A compiled ``-af`` request: the arguments (repeated ``-af`` lists concatenated) and the
+    union of their modifier letters.
+
+    Raises :class:`~cedar.errors.InvalidArgument` for an unknown modifier or an argument
+    that does not parse.
+    """
+
+    def __init__(self, arguments: Sequence[str], modifiers: str = "") -> None:
+        unknown = sorted(set(modifiers) - AF_MODIFIERS)
+        if unknown:
+            raise InvalidArgument(
+                f"unknown -af modifier {''.join(unknown)!r} "
+                f"(known: {''.join(sorted(AF_MODIFIERS))})"
+            )
+        if not arguments:
+            raise InvalidArgument("-af needs at least one attribute or expression")
+        self.arguments = [Argument(text) for text in arguments]
+        self.modifiers = modifiers
+        self.job_id = "j" in modifiers
+        self.labels = "l" in modifiers and "h" not in modifiers
+        self.headings = "h" in modifiers
+        self.quoted = "V" in modifiers
+        self.raw = "r" in modifiers
+        self.comma = "," in modifiers and "n" not in modifiers
+        self.newline = "n" in modifiers
+        self.glued = "g" in modifiers
+        self.separator = "" if self.glued else ("\t" if "t" in modifiers else " ")
+
+    def projection(self) -> list[str]:
+        """Every attribute the arguments read (plus the job id's when ``j`` is given)."""
+        names: dict[str, str] = {}
+        for argument in self.arguments:
+            for name in argument.references():
+                names.setdefault(name.lower(), name)
+        if self.job_id:
+            names.setdefault("clusterid", "ClusterId")
+            names.setdefault("procid", "ProcId")
+        return sorted(names.values(), key=str.lower)
+
+    def cells(self, ad: ClassAd) -> list[str]:
+        """The printed values of one ad, job id first when asked."""
+        out = [job_id(ad)] if self.job_id else []
+        for argument in self.arguments:
+            if self.raw:
+                out.append(argument.raw(ad))
+            else:
+                out.append(value_text(argument.evaluate(ad), self.quoted))
+        return out
+
+    def _labels(self) -> list[str]:
+        return (["ID"] if self.job_id else []) + [argument.text for argument in self.arguments]
+
+    def _widths(self, ad: ClassAd) -> list[int]:
+        widths = [3] if self.job_id else []
+        for argument in self.arguments:
+            value = argument.raw(ad) if self.raw else argument.evaluate(ad)
+            if isinstance(value, bool):
+                size = 0
+            elif isinstance(value, (str, int)):
+                size = len(value if isinstance(value, str) else str(value))
+            elif isinstance(value, float):
+                size = _REAL_WIDTH
+            else:
+                size = 0
+            widths.append(max(size, len(argument.text)))
+        return widths
+
+    def _line(self, cells: Sequence[str], widths: Sequence[int] | None) -> str:
+        parts = []
+        last = len(cells) - 1
+        for index, cell in enumerate(cells):
+            if index:
+                parts.append(self.separator)
+            parts.append(cell.ljust(widths[index]) if widths is not None else cell)
+            if self.comma and index < last:
+                parts.append(",")
+            if self.newline:
+                parts.append("\n")
+        if not self.newline:
+            parts.append("\n")
+        return ("\n" if self.glued else "") + "".join(parts)
+
+    def lines(self, ads: Iterable[ClassAd]) -> Iterator[str]:
+        """The output, one string per ad (the heading comes with the first ad)."""
+        widths: list[int] | None = None
+        for ad in ads:
+            if self.headings and widths is None:
+                widths = self._widths(ad)
+                labels = self._labels()
+                if self.job_id:
+                    labels[0] = " ID"
+                yield self._line(labels, widths)
+            cells = self.cells(ad)
+            if self.labels:
+                labels = self._labels()
+                cells = [f"{label} = {cell}" for label, cell in zip(labels, cells, strict=True)]
+            yield self._line(cells, widths)

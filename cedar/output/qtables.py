@@ -1,0 +1,320 @@
+"""condor_q's default tables: the batch view, ``-nobatch``, ``-hold``, ``-run``, ``-idle`` and
+the totals lines, byte for byte as condor_q 25.13.2 prints them (``docs/output.md``).
+
+A view is a projection (what to ask the schedd for) plus a row function; the batch view also
+needs every job of a batch before it can print the batch's line, so it groups; the per-job
+views stream.  Times are printed in the local time zone, as the tools do.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+from cedar.classad_wire.classad import ClassAd
+from cedar.errors import CedarError
+from cedar.numbers import JobStatus
+
+__all__ = [
+    "BATCH_PROJECTION",
+    "QView",
+    "batch_lines",
+    "q_view",
+    "schedd_banner",
+    "totals_lines",
+]
+
+_LETTER = {status.value: status.letter for status in JobStatus}
+_UNIVERSES = {1: "Standard", 2: "Pipe", 3: "Linda", 4: "PVM", 5: "Vanilla", 6: "PVMd",
+              7: "Scheduler", 8: "MPI", 9: "Grid", 10: "Java", 11: "Parallel", 12: "Local",
+              13: "VM"}  # fmt: skip
+
+
+def _get(ad: ClassAd, name: str) -> Any:
+    try:
+        return ad.eval(name)
+    except (CedarError, KeyError):
+        return None
+
+
+def _int(ad: ClassAd, name: str) -> int:
+    value = _get(ad, name)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return 0
+    return int(value)
+
+
+def _str(ad: ClassAd, name: str) -> str:
+    value = _get(ad, name)
+    return value if isinstance(value, str) else ""
+
+
+def _when(stamp: int) -> str:
+    return time.strftime("%m/%d %H:%M", time.localtime(stamp)) if stamp else "???"
+
+
+def _duration(seconds: int) -> str:
+    seconds = max(0, seconds)
+    return (
+        f"{seconds // 86400}+{seconds % 86400 // 3600:02d}:{seconds % 3600 // 60:02d}:"
+        f"{seconds % 60:02d}"
+    )
+
+
+def _job_id(ad: ClassAd) -> str:
+    return f"{_int(ad, 'ClusterId'):>4}.{_int(ad, 'ProcId'):<3}"
+
+
+def _run_time(ad: ClassAd, now: int) -> str:
+    wall = _int(ad, "RemoteWallClockTime")
+    started = _int(ad, "ShadowBday") or _int(ad, "JobCurrentStartDate")
+    if _int(ad, "JobStatus") == 2 and started:
+        wall += max(0, now - started)
+    return _duration(wall)
+
+
+def _command(ad: ClassAd) -> str:
+    """condor_q's CMD: the executable's base name and the arguments."""
+    cmd = _str(ad, "Cmd")
+    args = _get(ad, "Args")
+    if not isinstance(args, str):
+        args = _get(ad, "Arguments")
+    name = os.path.basename(cmd)
+    return f"{name} {args}".rstrip() if isinstance(args, str) and args else name
+
+
+def _size(ad: ClassAd) -> float:
+    usage = _get(ad, "MemoryUsage")
+    if isinstance(usage, (int, float)) and not isinstance(usage, bool):
+        return float(usage)
+    return _int(ad, "ImageSize") / 1024
+
+
+class QView:
+    """One per-job table of condor_q: its heading, projection and row function."""
+
+    def __init__(self, heading: str, projection: list[str], row: Any) -> None:
+        self.heading = heading
+        self.projection = projection
+        self.row = row
+
+    def lines(self, ads: Iterable[ClassAd], now: int) -> Iterator[str]:
+        """The heading, then one line per job as it arrives."""
+        yield self.heading + "\n"
+        for ad in ads:
+            yield self.row(ad, now) + "\n"
+
+
+def _nobatch_row(ad: ClassAd, now: int) -> str:
+    return (
+        f"{_job_id(ad)} {_str(ad, 'Owner'):<14} {_when(_int(ad, 'QDate')):>11} "
+        f"{_run_time(ad, now):>12} {_LETTER.get(_int(ad, 'JobStatus'), '?')}  "
+        f"{_int(ad, 'JobPrio'):<3} {_size(ad):>4.1f} {_command(ad)}"
+    ).rstrip()
+
+
+def _run_row(ad: ClassAd, now: int) -> str:
+    host = _get(ad, "RemoteHost")
+    return (
+        f"{_job_id(ad)} {_str(ad, 'Owner'):<14} {_when(_int(ad, 'QDate')):>11} "
+        f"{_run_time(ad, now):>12} {host if isinstance(host, str) else ''}"
+    ).rstrip()
+
+
+def _hold_row(ad: ClassAd, now: int) -> str:
+    code = _get(ad, "HoldReasonCode")
+    sub = _get(ad, "HoldReasonSubCode")
+    code_text = str(code) if isinstance(code, int) else ""
+    sub_text = f"/{sub}" if isinstance(sub, int) and not isinstance(sub, bool) else ""
+    return (
+        f"{_job_id(ad)} {_str(ad, 'Owner'):<14} {_when(_int(ad, 'EnteredCurrentStatus')):>11} "
+        f"{code_text:>4}{sub_text:<5} {_str(ad, 'HoldReason')}"
+    ).rstrip()
+
+
+def _idle_row(ad: ClassAd, now: int) -> str:
+    from cedar.output.values import value_text
+
+    universe = _UNIVERSES.get(_int(ad, "JobUniverse"), "Unknown")
+    last = _get(ad, "LastRemoteHost")
+    return (
+        f"{_job_id(ad)} {_str(ad, 'Owner'):<14} {universe:<9} {_int(ad, 'RequestCpus'):>4} "
+        f"{_int(ad, 'RequestMemory'):>6} {_int(ad, 'NumJobStarts'):>6} "
+        f"{value_text(last if last is not None else _undefined())}"
+    ).rstrip()
+
+
+def _undefined() -> Any:
+    from cedar.classad_wire.values import Undefined
+
+    return Undefined
+
+
+_COMMON = ["ClusterId", "ProcId", "Owner", "JobStatus"]
+_VIEWS = {
+    "nobatch": QView(
+        " ID      OWNER            SUBMITTED     RUN_TIME ST PRI SIZE CMD",
+        [
+            *_COMMON,
+            "QDate",
+            "RemoteWallClockTime",
+            "ShadowBday",
+            "JobCurrentStartDate",
+            "JobPrio",
+            "MemoryUsage",
+            "ImageSize",
+            "Cmd",
+            "Args",
+            "Arguments",
+        ],  # fmt: skip
+        _nobatch_row,
+    ),
+    "run": QView(
+        " ID      OWNER            SUBMITTED     RUN_TIME HOST(S)",
+        [
+            *_COMMON,
+            "QDate",
+            "RemoteWallClockTime",
+            "ShadowBday",
+            "JobCurrentStartDate",
+            "RemoteHost",
+        ],  # fmt: skip
+        _run_row,
+    ),
+    "hold": QView(
+        " ID      OWNER          HELD_SINCE  CODE/SUB HOLD_REASON",
+        [*_COMMON, "EnteredCurrentStatus", "HoldReasonCode", "HoldReasonSubCode", "HoldReason"],
+        _hold_row,
+    ),
+    "idle": QView(
+        " ID      OWNER          UNIVERSE  CPUS MEMORY STARTS LAST_HOST",
+        [
+            *_COMMON,
+            "JobUniverse",
+            "RequestCpus",
+            "RequestMemory",
+            "NumJobStarts",
+            "LastRemoteHost",
+        ],  # fmt: skip
+        _idle_row,
+    ),
+}
+
+#: The constraint each per-state view adds to the query (condor_q's -run/-hold/-idle).
+VIEW_CONSTRAINTS = {"run": "JobStatus == 2", "hold": "JobStatus == 5", "idle": "JobStatus == 1"}
+
+
+def q_view(name: str) -> QView:
+    """The per-job view ``nobatch``, ``run``, ``hold`` or ``idle``."""
+    return _VIEWS[name]
+
+
+# -- the batch view -----------------------------------------------------------------------------
+
+BATCH_PROJECTION = sorted(
+    {
+        "ClusterId",
+        "ProcId",
+        "Owner",
+        "JobStatus",
+        "QDate",
+        "JobBatchName",
+        "TotalSubmitProcs",
+        "DAGManJobId",
+    },  # fmt: skip
+    key=str.lower,
+)
+
+
+def batch_lines(ads: Iterable[ClassAd]) -> Iterator[str]:
+    """condor_q's default view: one line per (owner, batch name or cluster), in the order the
+    batches first appear; the HOLD column only when some job is held."""
+    batches: dict[tuple[str, str], list[tuple[int, int, int, int, int]]] = {}
+    for ad in ads:
+        name = _get(ad, "JobBatchName")
+        cluster = _int(ad, "ClusterId")
+        label = name if isinstance(name, str) and name else f"ID: {cluster}"
+        batches.setdefault((_str(ad, "Owner"), label), []).append(
+            (
+                cluster,
+                _int(ad, "ProcId"),
+                _int(ad, "JobStatus"),
+                _int(ad, "QDate"),
+                _int(ad, "TotalSubmitProcs"),
+            )  # fmt: skip
+        )
+    any_held = any(job[2] == 5 for jobs in batches.values() for job in jobs)
+    hold_head = "   HOLD" if any_held else ""
+    yield (f"OWNER    BATCH_NAME    SUBMITTED   DONE   RUN    IDLE{hold_head}  TOTAL JOB_IDS\n")
+    for (owner, label), jobs in batches.items():
+        counts = {2: 0, 1: 0, 5: 0}
+        for job in jobs:
+            if job[2] in counts:
+                counts[job[2]] += 1
+        per_cluster: dict[int, int] = {}
+        for job in jobs:
+            per_cluster.setdefault(job[0], job[4])
+        total = max(sum(per_cluster.values()), len(jobs))
+        done = total - len(jobs)
+        ids = sorted((job[0], job[1]) for job in jobs)
+        if len(per_cluster) > 1:
+            job_ids = f"{ids[0][0]}.{ids[0][1]} ... {ids[-1][0]}.{ids[-1][1]}"
+        elif len(ids) > 1:
+            job_ids = f"{ids[0][0]}.{ids[0][1]}-{ids[-1][1]}"
+        else:
+            job_ids = f"{ids[0][0]}.{ids[0][1]}"
+
+        def cell(value: int) -> str:
+            return str(value) if value else "_"
+
+        held = f" {cell(counts[5]):>6}" if any_held else ""
+        yield (
+            f"{owner:<8} {label:<11} {_when(min(job[3] for job in jobs)):>11} "
+            f"{cell(done):>6} {cell(counts[2]):>6} {cell(counts[1]):>6}{held} "
+            f"{total:>6} {job_ids}\n"
+        )
+
+
+# -- banner and totals --------------------------------------------------------------------------
+
+
+def schedd_banner(name: str, address: str, when: float | None = None) -> str:
+    """The ``-- Schedd: NAME : <addr?... @ date`` line (with its two empty lines before)."""
+    short = address.split("?", 1)[0] + "?..." if "?" in address else address
+    stamp = time.strftime("%m/%d/%y %H:%M:%S", time.localtime(when))
+    return f"\n\n-- Schedd: {name} : {short} @ {stamp}\n"
+
+
+def _summary_line(label: str, counts: Mapping[str, Any]) -> str:
+    def get(key: str) -> int:
+        value = counts.get(key, 0)
+        return value if isinstance(value, int) else 0
+
+    return (
+        f"Total for {label}: {get('Jobs')} jobs; {get('Completed')} completed, "
+        f"{get('Removed')} removed, {get('Idle')} idle, {get('Running')} running, "
+        f"{get('Held')} held, {get('Suspended')} suspended"
+    )
+
+
+def totals_lines(summary: ClassAd, me: str | None = None) -> str:
+    """The three (or two) ``Total for ...`` lines from the schedd's summary ad."""
+    counts = {}
+    for name, _ in summary.raw_items():
+        value = _get(summary, name)
+        if isinstance(value, int):
+            counts[name] = value
+    lowered = {k.lower(): v for k, v in counts.items()}
+
+    def prefixed(prefix: str) -> dict[str, int]:
+        size = len(prefix)
+        return {k[size:]: v for k, v in counts.items() if k.lower().startswith(prefix.lower())}
+
+    out = _summary_line("query", counts) + " \n"
+    name = me if me is not None else _str(summary, "MyName")
+    if name and any(k.startswith("my") for k in lowered):
+        out += _summary_line(name, prefixed("My")) + " \n"
+    out += _summary_line("all users", prefixed("Allusers")) + "\n"
+    return out

@@ -1,0 +1,402 @@
+"""condor_status's default tables, per ad type, with their Total footers, as condor_status
+25.13.2 prints them (``docs/output.md``; ``condor_status -diagnose`` shows each print mask).
+
+A table is a list of :class:`Col` (heading, width, alignment, auto-sized or not, and how a cell
+is computed from an ad) plus an optional footer.  condor_status sorts every ad (by ``Machine``,
+then ``Name``, digits compared as numbers) and sizes auto-sized columns from the data, so a
+table needs all its rows before it prints: rows are kept as short strings, not ads.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from cedar.classad_wire.classad import ClassAd
+from cedar.errors import CedarError
+from cedar.output.values import value_text
+
+__all__ = [
+    "STATUS_TABLES",
+    "StatusTable",
+    "natural_key",
+    "status_sort_key",
+]
+
+
+def _get(ad: ClassAd, name: str) -> Any:
+    try:
+        value = ad.eval(name)
+    except (CedarError, KeyError):
+        return None
+    return None if value.__class__.__name__ in ("UndefinedType", "ErrorType") else value
+
+
+def _number(ad: ClassAd, name: str) -> int | float | None:
+    value = _get(ad, name)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return value
+
+
+def _text(ad: ClassAd, name: str) -> str:
+    value = _get(ad, name)
+    return "" if value is None else value_text(value)
+
+
+_DIGITS = re.compile(r"\d+")
+
+
+def natural_key(text: str) -> str:
+    """A sort key in which runs of digits compare by value (``slot9`` before ``slot10``)."""
+    return _DIGITS.sub(lambda m: m.group().zfill(24), text)
+
+
+def status_sort_key(ad: ClassAd) -> tuple[str, str]:
+    """condor_status's order: ``Machine``, then ``Name``, natural (observed, 100 000 slots)."""
+    return (natural_key(_text(ad, "Machine")), natural_key(_text(ad, "Name")))
+
+
+def duration(seconds: int | float) -> str:
+    """``D+HH:MM:SS`` (condor's ``%T``)."""
+    seconds = max(0, int(seconds))
+    days, rest = divmod(seconds, 86400)
+    return f"{days}+{rest // 3600:02d}:{rest % 3600 // 60:02d}:{rest % 60:02d}"
+
+
+class Col:
+    """One column: heading, minimal width, left-aligned or not, auto-sized or not, and the
+    cell function (``None`` prints an empty cell)."""
+
+    __slots__ = ("auto", "cell", "head", "left", "width")
+
+    def __init__(
+        self,
+        head: str,
+        width: int,
+        cell: Callable[[ClassAd], str | None],
+        *,
+        left: bool = False,
+        auto: bool = False,
+    ) -> None:
+        self.head = head
+        self.width = width
+        self.cell = cell
+        self.left = left
+        self.auto = auto
+
+
+def _attr(name: str) -> Callable[[ClassAd], str | None]:
+    return lambda ad: _text(ad, name)
+
+
+def _int_cell(name: str) -> Callable[[ClassAd], str | None]:
+    def cell(ad: ClassAd) -> str | None:
+        value = _number(ad, name)
+        return None if value is None else str(int(value))
+
+    return cell
+
+
+def _load(ad: ClassAd) -> str | None:
+    value = _number(ad, "CondorLoadAvg")
+    return None if value is None else f"{value:.3f}"
+
+
+def _activity_time(ad: ClassAd) -> str | None:
+    entered = _number(ad, "EnteredCurrentActivity")
+    now = _number(ad, "MyCurrentTime") or _number(ad, "LastHeardFrom") or time.time()
+    return None if entered is None else duration(now - entered)
+
+
+def _uptime(ad: ClassAd) -> str | None:
+    started = _number(ad, "DaemonStartTime")
+    now = _number(ad, "LastHeardFrom") or time.time()
+    return None if started is None else duration(now - started)
+
+
+_VERSION = re.compile(r"\$CondorVersion:\s*(\S+)")
+
+
+def _version(ad: ClassAd) -> str | None:
+    text = _text(ad, "CondorVersion")
+    match = _VERSION.search(text)
+    return match.group(1) if match else text
+
+
+def _readable_mb(ad: ClassAd) -> str | None:
+    value = _number(ad, "DetectedMemory")
+    if value is None:
+        return None
+    for unit in ("MB", "GB", "TB"):
+        if value < 1024 or unit == "TB":
+            return f"{value:.1f} {unit}" if unit != "MB" else f"{int(value)} MB"
+        value /= 1024
+    return None  # pragma: no cover
+
+
+def _date(name: str) -> Callable[[ClassAd], str | None]:
+    def cell(ad: ClassAd) -> str | None:
+        value = _number(ad, name)
+        return None if not value else time.strftime("%m/%d %H:%M", time.localtime(value))
+
+    return cell
+
+
+_ARCH_SHORT = {"X86_64": "x64", "INTEL": "x86", "AARCH64": "arm64", "PPC64LE": "ppc64le"}
+
+
+def platform(ad: ClassAd) -> str:
+    """condor_status's Platform column: short arch / OS and version (``x64/Debian12``)."""
+    arch = _text(ad, "Arch")
+    system = _text(ad, "OpSysAndVer") or _text(ad, "OpSys")
+    return f"{_ARCH_SHORT.get(arch, arch.lower())}/{system}"
+
+
+def _or_none(name: str, default: str) -> Callable[[ClassAd], str | None]:
+    return lambda ad: _text(ad, name) or default
+
+
+class StatusTable:
+    """A default table: the query's projection, the columns, an optional footer."""
+
+    def __init__(
+        self,
+        projection: Sequence[str],
+        columns: Sequence[Col],
+        footer: Callable[[Sequence[ClassAd]], str] | None = None,
+        constraint: str | None = None,
+    ) -> None:
+        self.projection = sorted(projection, key=str.lower)
+        self.columns = list(columns)
+        self.footer = footer
+        #: What this view adds to the query (``-avail``, ``-claimed``).
+        self.constraint = constraint
+
+    def render(self, ads: Iterable[ClassAd], totals_only: bool = False) -> str:
+        """The whole table (``totals_only``: the footer alone, as ``-total``)."""
+        ordered = sorted(ads, key=status_sort_key)
+        if totals_only:
+            return self.footer(ordered) if self.footer is not None and ordered else ""
+        if not ordered:
+            return ""
+        rows = [[col.cell(ad) or "" for col in self.columns] for ad in ordered]
+        widths = []
+        for index, col in enumerate(self.columns):
+            width = max(col.width, len(col.head))
+            if col.auto:
+                width = max([width, *(len(row[index]) for row in rows)])
+            widths.append(width)
+        head = " ".join(col.head.ljust(w) for col, w in zip(self.columns, widths, strict=True))
+        lines = [head, ""]
+        for row in rows:
+            lines.append(
+                " ".join(
+                    cell.ljust(w) if col.left else cell.rjust(w)
+                    for cell, col, w in zip(row, self.columns, widths, strict=True)
+                )
+            )
+        text = "\n".join(lines) + "\n"
+        if self.footer is not None:
+            text += self.footer(ordered)
+        return text
+
+
+# -- footers ------------------------------------------------------------------------------------
+
+_SLOT_STATES = ("Owner", "Claimed", "Unclaimed", "Matched", "Preempting", "Drained", "Backfill")
+
+
+def _slot_footer(ads: Sequence[ClassAd]) -> str:
+    """The per-platform state summary after the slot table (and all of ``-total``)."""
+    rows: dict[str, list[int]] = {}
+    for ad in ads:
+        label = f"{_text(ad, 'Arch')}/{_text(ad, 'OpSys')}"
+        counts = rows.setdefault(label, [0] * 9)
+        counts[0] += 1
+        state = _text(ad, "State")
+        if state in _SLOT_STATES:
+            counts[1 + _SLOT_STATES.index(state)] += 1
+            if state == "Backfill" and _text(ad, "Activity") == "Idle":
+                counts[8] += 1
+    total = [sum(column) for column in zip(*rows.values(), strict=True)] if rows else [0] * 9
+    label_width = max([14, *(len(label) + 2 for label in rows)])
+    columns = ("Total", "Owner", "Claimed", "Unclaimed", "Matched", "Preempting", "Drain",
+               "Backfill", "BkIdle")  # fmt: skip
+    widths = (5, 5, 7, 9, 7, 10, 6, 8, 6)
+
+    def summary(label: str, values: Sequence[Any]) -> str:
+        cells = " ".join(f"{v:>{w}}" for v, w in zip(values, widths, strict=True))
+        return f"{label:>{label_width}} {cells}"
+
+    lines = ["", summary("", columns), ""]
+    lines += [summary(label, counts) for label, counts in sorted(rows.items())]
+    lines += ["", summary("Total", total)]
+    return "\n".join(lines) + "\n"
+
+
+def _sum(ads: Sequence[ClassAd], name: str) -> int:
+    return sum(int(_number(ad, name) or 0) for ad in ads)
+
+
+def _schedd_footer(ads: Sequence[ClassAd]) -> str:
+    names = ("TotalRunningJobs", "TotalIdleJobs", "TotalHeldJobs")
+    values = [_sum(ads, name) for name in names]
+    return (
+        f"\n{'':14}  {names[0]:>16}{names[1]:>19}{names[2]:>19}\n\n{'':14}\n"
+        f"{'Total':>14}{values[0]:>18}{values[1]:>19}{values[2]:>19}\n"
+    )
+
+
+def _submitter_footer(ads: Sequence[ClassAd]) -> str:
+    width = max([4, *(len(_text(a, "Name")) for a in ads)])
+    per_user: dict[str, list[int]] = {}
+    for ad in ads:
+        user = per_user.setdefault(_text(ad, "Name"), [0, 0, 0])
+        for index, name in enumerate(("RunningJobs", "IdleJobs", "HeldJobs")):
+            user[index] += int(_number(ad, name) or 0)
+    total = [sum(column) for column in zip(*per_user.values(), strict=True)]
+    lines = ["", f"{'':<{width}}{'RunningJobs':>11} {'IdleJobs':>10} {'HeldJobs':>10}", ""]
+    for name, values in per_user.items():
+        lines.append(f"{name:<{width}}{values[0]:>11} {values[1]:>10} {values[2]:>10}")
+    lines += ["", f"{'Total':>{width}}{total[0]:>11} {total[1]:>10} {total[2]:>10}"]
+    return "\n".join(lines) + "\n"
+
+
+# -- the tables ---------------------------------------------------------------------------------
+
+_SLOT_COLUMNS = [
+    Col("Name", 34, _attr("Name"), left=True, auto=True),
+    Col("OpSys", 10, _attr("OpSys"), left=True),
+    Col("Arch", 8, _attr("Arch"), left=True),
+    Col("State", 5, _attr("State"), left=True, auto=True),
+    Col("Activity", 8, _attr("Activity"), left=True),
+    Col("LoadAv", 6, _load),
+    Col("Mem", 6, _int_cell("Memory")),
+    Col("  ActvtyTime", 12, _activity_time),
+]
+_SLOT_PROJECTION = ["Activity", "Arch", "CondorLoadAvg", "EnteredCurrentActivity",
+                    "LastHeardFrom", "Machine", "Memory", "MyCurrentTime", "Name", "OCU", "OpSys",
+                    "State"]  # fmt: skip
+
+STATUS_TABLES: dict[str, StatusTable] = {
+    "slots": StatusTable(_SLOT_PROJECTION, _SLOT_COLUMNS, _slot_footer),
+    "avail": StatusTable(
+        _SLOT_PROJECTION,
+        _SLOT_COLUMNS,
+        _slot_footer,
+        constraint='State == "Unclaimed" && Cpus > 0 && Memory > 0',
+    ),
+    "claimed": StatusTable(
+        [
+            "Arch",
+            "ClientMachine",
+            "CondorLoadAvg",
+            "KFlops",
+            "LoadAvg",
+            "Machine",
+            "Mips",
+            "Name",
+            "OCU",
+            "OpSys",
+            "RemoteUser",
+        ],  # fmt: skip
+        [
+            Col("Name", 34, _attr("Name"), left=True, auto=True),
+            Col("OpSys", 10, _attr("OpSys"), left=True),
+            Col("Arch", 8, _attr("Arch"), left=True),
+            Col("LoadAv", 6, _load),
+            Col("RemoteUser", 20, _attr("RemoteUser"), left=True),
+            Col("ClientMachine", 16, _attr("ClientMachine"), left=True),
+        ],
+        None,
+        constraint='State == "Claimed"',
+    ),
+    "schedd": StatusTable(
+        ["Machine", "Name", "OCU", "TotalHeldJobs", "TotalIdleJobs", "TotalRunningJobs"],
+        [
+            Col("Name", 15, _attr("Name"), left=True, auto=True),
+            Col("Machine", 12, _attr("Machine"), left=True, auto=True),
+            Col("RunningJobs", 11, _int_cell("TotalRunningJobs")),
+            Col("  IdleJobs", 10, _int_cell("TotalIdleJobs")),
+            Col("  HeldJobs", 10, _int_cell("TotalHeldJobs")),
+        ],
+        _schedd_footer,
+    ),
+    "submitters": StatusTable(
+        ["HeldJobs", "IdleJobs", "Machine", "Name", "OCU", "RunningJobs"],
+        [
+            Col("Name", 15, _attr("Name"), left=True, auto=True),
+            Col("Machine", 12, _attr("Machine"), left=True, auto=True),
+            Col("RunningJobs", 11, _int_cell("RunningJobs")),
+            Col("  IdleJobs", 10, _int_cell("IdleJobs")),
+            Col("  HeldJobs", 10, _int_cell("HeldJobs")),
+        ],
+        _submitter_footer,
+    ),
+    "master": StatusTable(
+        [
+            "CondorVersion",
+            "DaemonStartTime",
+            "DetectedCpus",
+            "DetectedMemory",
+            "LastHeardFrom",
+            "Machine",
+            "Name",
+            "OCU",
+        ],  # fmt: skip
+        [
+            Col("Name", 12, _attr("Name"), left=True, auto=True),
+            Col("Version", 14, _version, left=True),
+            Col("Cpus", 4, _int_cell("DetectedCpus")),
+            Col("  Memory", 10, _readable_mb),
+            Col("   Uptime", 13, _uptime),
+        ],
+    ),
+    "collector": StatusTable(
+        ["HostsTotal", "IdleJobs", "Machine", "Name", "OCU", "RunningJobs"],
+        [
+            Col("Name", 4, _attr("Name"), left=True, auto=True),
+            Col("Machine", 18, _attr("Machine"), left=True),
+            Col("RunningJobs", 11, _int_cell("RunningJobs")),
+            Col("  IdleJobs", 10, _int_cell("IdleJobs")),
+            Col("HostsTotal", 10, _int_cell("HostsTotal")),
+        ],
+    ),
+    "negotiator": StatusTable(
+        [
+            "LastNegotiationCycleActiveSubmitterCount0",
+            "LastNegotiationCycleCandidateSlots0",
+            "LastNegotiationCycleDuration0",
+            "LastNegotiationCycleEnd0",
+            "LastNegotiationCycleMatches0",
+            "LastNegotiationCycleNumIdleJobs0",
+            "LastNegotiationCycleNumSchedulers0",
+            "LastNegotiationCycleRejections0",
+            "Machine",
+            "Name",
+            "OCU",
+        ],  # fmt: skip
+        [
+            Col("Name", 12, _attr("Name"), left=True, auto=True),
+            Col("LastCycleEnd", 12, _date("LastNegotiationCycleEnd0")),
+            Col("(Sec)", 5, _int_cell("LastNegotiationCycleDuration0")),
+            Col("  Slots", 7, _int_cell("LastNegotiationCycleCandidateSlots0")),
+            Col("Submitrs", 8, _int_cell("LastNegotiationCycleActiveSubmitterCount0")),
+            Col("Schedds", 7, _int_cell("LastNegotiationCycleNumSchedulers0")),
+            Col("   Jobs", 7, _int_cell("LastNegotiationCycleNumIdleJobs0")),
+            Col("Matches", 7, _int_cell("LastNegotiationCycleMatches0")),
+            Col("Rejections", 10, _int_cell("LastNegotiationCycleRejections0")),
+        ],
+    ),
+    "any": StatusTable(
+        ["Machine", "MyType", "Name", "OCU", "TargetType"],
+        [
+            Col("MyType", 18, _or_none("MyType", "None"), left=True),
+            Col("TargetType", 18, _or_none("TargetType", "None"), left=True),
+            Col("Name", 41, _attr("Name"), left=True),
+        ],
+    ),
+}

@@ -1,0 +1,152 @@
+"""Whole ads: ``-long``, ``-json`` and ``-xml``, streamed one ad at a time.
+
+Every form lists an ad's attributes sorted case-insensitively by name (condor_q and
+condor_status 25.13.2 both do).  ``-long`` ends every ad with an empty line; ``-json`` is one
+list whose ads are separated by ``\\n,\\n`` and prints nothing at all for no ads; ``-xml``
+always prints its prologue and ``</classads>``.  Each writer's :meth:`begin`/:meth:`ad`/
+:meth:`end` return text, so output starts with the first ad received.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cedar.classad_wire.classad import ClassAd
+from cedar.classad_wire.expr import Expr, ListExpr, Literal, RecordExpr
+from cedar.classad_wire.jsonfmt import ad_to_json_sorted
+from cedar.classad_wire.syntax import simple_value
+from cedar.classad_wire.unparse import format_name, format_real, quote_string, unparse
+from cedar.classad_wire.values import (
+    AbsTime,
+    ErrorType,
+    RelTime,
+    UndefinedType,
+    format_abstime,
+)
+
+__all__ = ["JsonWriter", "LongWriter", "WholeAdWriter", "XmlWriter", "long_text"]
+
+
+def _folded(item: tuple[str, str]) -> str:
+    return item[0].lower()
+
+
+def long_text(ad: ClassAd) -> str:
+    """One ad as ``-long`` prints it: ``Name = value`` lines sorted case-insensitively, then an
+    empty line."""
+    items = ad.raw_items()
+    items.sort(key=_folded)
+    return "".join([f"{format_name(name, old=True)} = {text}\n" for name, text in items]) + "\n"
+
+
+class WholeAdWriter:
+    """The interface of the whole-ad forms: text before the first ad, per ad, and at the end."""
+
+    def begin(self) -> str:
+        """Text printed before anything else (even when no ad comes)."""
+        return ""
+
+    def ad(self, ad: ClassAd) -> str:
+        """The text of one ad."""
+        raise NotImplementedError
+
+    def end(self) -> str:
+        """Text printed after the last ad."""
+        return ""
+
+
+class LongWriter(WholeAdWriter):
+    """``-long``."""
+
+    def ad(self, ad: ClassAd) -> str:
+        """See :func:`long_text`."""
+        return long_text(ad)
+
+
+class JsonWriter(WholeAdWriter):
+    """``-json``: ``[`` before the first ad, ``,`` between ads, ``]`` after the last."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def ad(self, ad: ClassAd) -> str:
+        """One member of the list."""
+        self.count += 1
+        return ("[\n" if self.count == 1 else "\n,\n") + ad_to_json_sorted(ad)
+
+    def end(self) -> str:
+        """``]`` after at least one ad; nothing at all for none (as the tools)."""
+        return "\n]\n" if self.count else ""
+
+
+_XML_HEAD = '<?xml version="1.0"?>\n<!DOCTYPE classads SYSTEM "classads.dtd">\n<classads>\n'
+
+
+def _xml_escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _xml_string(text: str) -> str:
+    """A string's content: the new syntax's escapes (a backslash doubled...), bare quotes."""
+    return _xml_escape(quote_string(text, old=False)[1:-1].replace('\\"', '"'))
+
+
+def _xml_scalar(value: Any) -> str:
+    if value is True:
+        return '<b v="t"/>'
+    if value is False:
+        return '<b v="f"/>'
+    if isinstance(value, int):
+        return f"<i>{value}</i>"
+    if isinstance(value, float):
+        return f"<r>{format_real(value, old=False)}</r>"
+    if isinstance(value, str):
+        return f"<s>{_xml_string(value)}</s>"
+    if isinstance(value, UndefinedType):
+        return "<un/>"
+    if isinstance(value, ErrorType):
+        return "<er/>"
+    if isinstance(value, AbsTime):
+        return f"<at>{format_abstime(value)}</at>"
+    if isinstance(value, RelTime):
+        return f"<r>{format_real(float(value.seconds), old=False)}</r>"
+    return f"<e>{_xml_escape(unparse(value, old=False))}</e>"
+
+
+def _xml_expr(expr: Expr, indent: int) -> str:
+    if isinstance(expr, Literal):
+        return _xml_scalar(expr.val)
+    if isinstance(expr, ListExpr):
+        return "<l>" + "".join(_xml_expr(item, indent) for item in expr.items) + "</l>"
+    if isinstance(expr, RecordExpr):
+        pad = " " * indent
+        inner = "".join(
+            f'{pad}    <a n="{_xml_escape(name)}">{_xml_expr(value, indent + 4)}</a>\n'
+            for name, value in expr.items()
+        )
+        return f"<c>\n{inner}{pad}</c>"
+    return f"<e>{_xml_escape(unparse(expr, old=False))}</e>"
+
+
+class XmlWriter(WholeAdWriter):
+    """``-xml``: the prologue, one ``<c>`` per ad, ``</classads>``."""
+
+    def begin(self) -> str:
+        """The XML prologue (printed even for no ads)."""
+        return _XML_HEAD
+
+    def ad(self, ad: ClassAd) -> str:
+        """One ``<c>`` element."""
+        items = ad.raw_items()
+        items.sort(key=_folded)
+        lines = ["<c>\n"]
+        for name, text in items:
+            value = simple_value(text)
+            body = _xml_scalar(value) if value is not None else _xml_expr(ad.lookup(name), 4)
+            lines.append(f'    <a n="{_xml_escape(name)}">{body}</a>\n')
+        lines.append("</c>\n")
+        return "".join(lines)
+
+    def end(self) -> str:
+        """``</classads>``."""
+        return "</classads>\n"
