@@ -9,6 +9,7 @@ lines.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -26,6 +27,12 @@ _JSON_ESCAPES["\t"] = "\\t"
 
 
 _NEEDS_ESCAPE = re.compile(r'["\\\x00-\x1f]')
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _json_name(name: str) -> str:
+    """An attribute name as a JSON string (names repeat in every ad of a listing: cached)."""
+    return _json_string(name)
 
 
 def _json_string(text: str) -> str:
@@ -102,7 +109,7 @@ def ad_to_json(ad: ClassAd) -> str:
             out: list[str] = []
             _emit(ad.lookup(name), 2, out)
             text = "".join(out)
-        members.append(f"  {_json_string(name)}: {text}")
+        members.append(f"  {_json_name(name)}: {text}")
     return "{\n" + ",\n".join(members) + "\n}"
 
 
@@ -121,7 +128,7 @@ def ad_to_json_sorted(ad: ClassAd) -> str:
             out: list[str] = []
             _emit(ad.lookup(name), 2, out)
             value = "".join(out)
-        members.append(f"  {_json_string(name)}: {value}")
+        members.append(f"  {_json_name(name)}: {value}")
     return "{\n" + ",\n".join(members) + "\n}"
 
 
@@ -134,6 +141,7 @@ def _member_order(entry: tuple[str, object, object]) -> tuple[int, object]:
     return (len(name), name.lower()) if name.isascii() else storage_key(name)
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def _plain_literal_json(text: str) -> str | None:
     """The JSON of a wire value that is a plain int, real, boolean or escape-free string."""
     if (

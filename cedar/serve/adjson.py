@@ -1,8 +1,11 @@
 """Ads as JSON bodies: the one mapping (:mod:`cedar.classad_wire.jsonfmt`), made compact.
 
-``ad_to_json`` writes the reference's indented layout; a raw newline never occurs inside a JSON
-string (it is written ``\\n``), so dropping each newline and the indentation after it gives the
-same document on one line, ready for JSON Lines, without parsing it again.
+Members are sorted case-insensitively, as ``condor_q -json`` prints them
+(``ad_to_json_sorted``, which streams an ad read from the wire from its received texts without
+building its entry table: the listing's hot path).  The writer's layout is indented; a raw
+newline never occurs inside a JSON string (it is written ``\\n``), so dropping each newline and
+the indentation after it gives the same document on one line, ready for JSON Lines, without
+parsing it again.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from cedar.classad_wire import ClassAd
-from cedar.classad_wire.jsonfmt import ad_from_json, ad_to_json
+from cedar.classad_wire.jsonfmt import ad_from_json, ad_to_json_sorted
 from cedar.classad_wire.unparse import unparse
 from cedar.errors import InvalidArgument
 from cedar.service import redact
@@ -23,9 +26,11 @@ _LAYOUT = re.compile(r"\n *")
 
 def ad_json(ad: ClassAd, private: Iterable[str] = ()) -> str:
     """One ad as a compact JSON object (private attributes redacted first)."""
-    if private:
-        redact(ad, private)
-    return _LAYOUT.sub("", ad_to_json(ad))
+    for name in private:
+        if name in ad:  # a lookup only: the ad keeps its received texts unless one is present
+            redact(ad, private)
+            break
+    return _LAYOUT.sub("", ad_to_json_sorted(ad))
 
 
 def ad_dict(ad: ClassAd, private: Iterable[str] = (), *, lower: bool = False) -> dict[str, Any]:

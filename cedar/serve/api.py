@@ -41,6 +41,8 @@ from cedar.version import VERSION_STRING
 
 router = APIRouter(prefix="/api/v1")
 
+#: Bytes of JSON gathered before one send of a streamed listing.
+CHUNK = 1 << 16
 _JOB_ID = re.compile(r"([0-9]{1,9})\.([0-9]{1,9})\Z")
 _PAGE_TOKEN = re.compile(r"([0-9]{1,9})\.([0-9]{1,9})\Z")
 
@@ -156,21 +158,32 @@ def _job_stream(
     private = svc.settings.private_attrs
 
     async def body() -> AsyncIterator[bytes]:
+        # Ads are sent in chunks of about CHUNK bytes: one ASGI send per ad would cost more
+        # than the ad's encoding.  Each send waits for the client (flow control), so a slow
+        # reader holds at most one chunk here and the schedd's stream waits behind it.
         count = 0
-        if format == "json":
-            yield b'{"jobs": ['
+        parts: list[str] = ['{"jobs": ['] if format == "json" else []
+        size = 0
+        separator = "," if format == "json" else "\n"
         if ads is not None:
             async for ad in ads:
                 text = ad_json(ad, private)
-                if format == "json":
-                    yield ((b"," if count else b"") + text.encode())
-                else:
-                    yield text.encode() + b"\n"
+                if count and format == "json":
+                    parts.append(",")
+                parts.append(text)
+                if format != "json":
+                    parts.append(separator)
+                size += len(text)
                 count += 1
+                if size >= CHUNK:
+                    yield "".join(parts).encode()
+                    parts, size = [], 0
         svc.ads_sent += count
         if format == "json":
             tail = {"total_returned": count, "has_more": has_more, "next_page_token": token}
-            yield b"], " + json.dumps(tail)[1:].encode()
+            parts.append("], " + json.dumps(tail)[1:])
+        if parts:
+            yield "".join(parts).encode()
 
     media = "application/json" if format == "json" else "application/x-ndjson"
     headers = {"X-Next-Page-Token": token} if token else {}
