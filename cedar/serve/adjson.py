@@ -12,14 +12,16 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import AsyncIterator, Iterable
+from typing import Any, TypeVar
 
 from cedar.classad_wire import ClassAd
 from cedar.classad_wire.jsonfmt import ad_from_json, ad_to_json_sorted
 from cedar.classad_wire.unparse import unparse
 from cedar.errors import InvalidArgument
 from cedar.service import redact
+
+T = TypeVar("T")
 
 _LAYOUT = re.compile(r"\n *")
 
@@ -31,6 +33,38 @@ def ad_json(ad: ClassAd, private: Iterable[str] = ()) -> str:
             redact(ad, private)
             break
     return _LAYOUT.sub("", ad_to_json_sorted(ad))
+
+
+_KEY = re.compile(r'(?<=[{,])"([^"\\]*)": ')
+
+
+def lower_keys(text: str) -> str:
+    """Compact ad JSON (from :func:`ad_json`) with every member name lower-cased, as restd
+    writes them.  A member name is a quoted run right after ``{`` or ``,``; inside a string a
+    quote is always escaped, so no string value can look like one."""
+    return _KEY.sub(lambda m: f'"{m.group(1).lower()}": ', text)
+
+
+async def primed(ads: AsyncIterator[T]) -> AsyncIterator[T]:
+    """``ads`` with its first item already read: a query that fails (refused, bad constraint,
+    unreachable daemon) fails here, before an HTTP answer has started, and gets its status."""
+    iterator = ads.__aiter__()
+    try:
+        first = await iterator.__anext__()
+    except StopAsyncIteration:
+        return _empty()
+
+    async def rest() -> AsyncIterator[T]:
+        yield first
+        async for item in iterator:
+            yield item
+
+    return rest()
+
+
+async def _empty() -> AsyncIterator[Any]:
+    return
+    yield
 
 
 def ad_dict(ad: ClassAd, private: Iterable[str] = (), *, lower: bool = False) -> dict[str, Any]:

@@ -33,7 +33,7 @@ from cedar.commands.submit import Submit
 from cedar.errors import InvalidArgument
 from cedar.numbers import Command, JobAction
 from cedar.serve import models as m
-from cedar.serve.adjson import ad_dict, ad_json, typed_values
+from cedar.serve.adjson import ad_dict, ad_json, primed, typed_values
 from cedar.serve.context import Services, caller_of, services
 from cedar.serve.sandbox import TooLarge, extract_tar, pack_tar, resolve_file, write_file
 from cedar.service import Caller, NotFound, ServiceError, scoped_constraint
@@ -126,7 +126,9 @@ async def list_jobs(
             raise InvalidArgument("invalid page_token")
         after = _after(int(match.group(1)), int(match.group(2)))
     scoped = scoped_constraint(_and(text, after), user)
-    schedd = await svc.access.schedd(caller, max_results=svc.settings.max_page_size * 4 + 1)
+    schedd = await svc.access.schedd(
+        caller, max_results=svc.settings.max_page_size * 4 + 1, stream=True
+    )
     has_more, last = False, None
     if size:
         # The schedd sends jobs in its own order: find the page's ids first (two numbers a
@@ -144,7 +146,8 @@ async def list_jobs(
         last = ids[min(size, len(ids)) - 1]
         scoped = scoped_constraint(_and(text, after, _upto(*last)), user)
     token = f"{last[0]}.{last[1]}" if has_more and last else None
-    return _job_stream(svc, schedd.query_iter(scoped, names), names, format, has_more, token)
+    ads = await primed(schedd.query_iter(scoped, names))
+    return _job_stream(svc, ads, names, format, has_more, token)
 
 
 def _job_stream(

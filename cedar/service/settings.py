@@ -27,6 +27,8 @@ class ServiceSettings:
     schedd_name: str | None = None
     #: Per-call deadline towards the daemons, seconds.
     timeout: float = 30.0
+    #: Deadline of one streamed listing or history query as a whole (a big queue takes longer).
+    stream_timeout: float = 600.0
     #: Jobs per page when the caller gives no limit, and the largest page a caller may ask for.
     page_size: int = 1000
     max_page_size: int = 50000
@@ -84,6 +86,7 @@ class ServiceSettings:
             schedd=text("SCHEDD_ADDRESS"),
             schedd_name=text("SCHEDD_NAME"),
             timeout=number("TIMEOUT", base.timeout),
+            stream_timeout=number("STREAM_TIMEOUT", base.stream_timeout),
             page_size=int(number("PAGE_SIZE", base.page_size)),
             max_page_size=int(number("MAX_PAGE_SIZE", base.max_page_size)),
             max_projection=int(number("MAX_PROJECTION", base.max_projection)),
