@@ -20,7 +20,7 @@ from cedar.classad_wire.expr import Expr, ListExpr, Literal, RecordExpr, storage
 from cedar.classad_wire.syntax import parse_expr, simple_value
 from cedar.classad_wire.unparse import format_real, format_scalar, unparse
 from cedar.classad_wire.values import RelTime, Undefined, UndefinedType
-from cedar.errors import ClassAdParseError
+from cedar.errors import ClassAdError, ClassAdParseError
 
 _JSON_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r"}
 _JSON_ESCAPES["\t"] = "\\t"
@@ -125,11 +125,26 @@ def ad_to_json_sorted(ad: ClassAd) -> str:
     for name, text in items:
         value = _plain_literal_json(text)
         if value is None:
+            value = _wire_expr_json(text)
+        if value is None:  # not parsable alone: the ad's own reading names the attribute
             out: list[str] = []
             _emit(ad.lookup(name), 2, out)
             value = "".join(out)
         members.append(f"  {_json_name(name)}: {value}")
     return "{\n" + ",\n".join(members) + "\n}"
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _wire_expr_json(text: str) -> str | None:
+    """The JSON of a member whose wire text is an expression, by its text (the same
+    expressions recur in every ad of a listing: parsed and printed once), or None."""
+    try:
+        expr = parse_expr(text, old=True, full=False)
+    except ClassAdError:
+        return None
+    out: list[str] = []
+    _emit(expr, 2, out)
+    return "".join(out)
 
 
 def _folded_name(item: tuple[str, str]) -> str:

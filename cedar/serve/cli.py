@@ -25,6 +25,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--cors-origin", action="append", default=[], help="allow this origin (CORS off by default)"
     )
+    parser.add_argument(
+        "--shared-port-id",
+        help="answer condor_shared_port's HTTP forwarding with this id "
+        "(SHARED_PORT_HTTP_FORWARDING_ID; CEDAR_SERVE_SHARED_PORT_ID)",
+    )
+    # condor_master starts its daemons with -f (foreground); we always are
+    parser.add_argument("-f", dest="foreground", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
     return parser
 
@@ -64,6 +71,7 @@ def run(args: argparse.Namespace) -> int:
             "schedd": args.schedd,
             "tls_cert": args.tls_cert,
             "tls_key": args.tls_key,
+            "shared_port_id": args.shared_port_id,
         }
         settings = replace(settings, **{k: v for k, v in overrides.items() if v is not None})
         if args.cors_origin:

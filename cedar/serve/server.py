@@ -12,6 +12,7 @@ from typing import Any
 
 import trio
 
+from cedar.config import Config
 from cedar.service import ServiceSettings
 
 
@@ -60,8 +61,11 @@ def hypercorn_config(settings: ServiceSettings) -> Any:
     config = HypercornConfig()
     config.bind = [f"{settings.host}:{settings.port}"]
     config.accesslog = None
+    # A connection that has not finished sending its request head within this time is closed
+    # (Hypercorn counts it as idle), which bounds slow-header clients.  No read_timeout: Hypercorn
+    # applies it while a response streams too, and would cut a long listing (observed: 60 s).
     config.keep_alive_timeout = 15
-    config.read_timeout = 60  # a client that stops sending is dropped
+    config.read_timeout = None
     config.h11_max_incomplete_size = 64 * 1024  # request line + headers
     config.graceful_timeout = 5
     if settings.tls_cert and settings.tls_key:
@@ -109,4 +113,11 @@ async def serve(
         urls = await nursery.start(started)
         for url in urls:
             announce(f"cedar serve: listening on {url} (docs: {url}/docs)")
+        if settings.shared_port_id:
+            from cedar.serve.sharedport import forwarding_socket_path, serve_forwarding
+
+            path = forwarding_socket_path(settings.config or Config(), settings.shared_port_id)
+            port = int(urls[0].rsplit(":", 1)[1])
+            await nursery.start(serve_forwarding, path, port)
+            announce(f"cedar serve: answering the shared port's HTTP forwarding on {path}")
         task_status.started(urls)

@@ -56,6 +56,8 @@ class ServiceSettings:
     restd_max_jobs: int = 0
     #: CORS origins allowed (empty = CORS off).
     cors_origins: tuple[str, ...] = ()
+    #: condor_shared_port's HTTP forwarding id to answer (SHARED_PORT_HTTP_FORWARDING_ID).
+    shared_port_id: str | None = None
     #: TLS for the listener (both or neither).
     tls_cert: str | None = None
     tls_key: str | None = None
@@ -102,6 +104,7 @@ class ServiceSettings:
             restd_hide_attrs=names(config.get("RESTD_HIDE_JOB_ATTRS")),
             restd_max_jobs=int(config.get_int("RESTD_MAX_JOBS", 0) or 0),
             cors_origins=names(text("CORS_ORIGINS")),
+            shared_port_id=text("SHARED_PORT_ID"),
             tls_cert=text("TLS_CERTFILE"),
             tls_key=text("TLS_KEYFILE"),
             config=config,
