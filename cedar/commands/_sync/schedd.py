@@ -22,9 +22,19 @@ from cedar.commands import qmgmt
 from cedar.commands._sync.collector import Collector
 from cedar.commands._sync.command import iterate_command, run_command
 from cedar.commands._sync.history import HistoryQuery
+from cedar.commands._sync.peek import follow_job, peek_job
 from cedar.commands.base import DEFAULT_TIMEOUT, MAX_RESULTS, run_blocking
 from cedar.commands.filetransfer import ProgressCallback
 from cedar.commands.history import history_request
+from cedar.commands.peek import (
+    DEFAULT_MAX_BYTES,
+    FOLLOW_INTERVAL,
+    PeekedFile,
+    PeekResult,
+    check_max_bytes,
+    job_id_of,
+    make_target,
+)
 from cedar.commands.schedd import (
     ActResult,
     JobSpec,
@@ -322,6 +332,70 @@ class Schedd:
             from_dir=from_dir,
         )
         return HistoryQuery(self._iterate, Command.QUERY_SCHEDD_HISTORY, request)
+
+    def peek(
+        self,
+        job: str | int | tuple[int, int],
+        stdout: bool = True,
+        stderr: bool = False,
+        files: Iterable[str] = (),
+        offsets: Mapping[str, int] | None = None,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+        *,
+        transfer_queue: bool = True,
+    ) -> PeekResult:
+        """Read a running job's stdout, stderr or ``transfer_output_files`` (``condor_tail``).
+
+        Each file is read from ``offsets[name]`` (``"stdout"``, ``"stderr"`` or the file name;
+        missing or -1: its last bytes); all files share ``max_bytes``.  Pass the result's
+        ``offsets`` back to read on.  Raises :class:`~cedar.commands.peek.JobNotRunning`,
+        :class:`~cedar.commands.peek.PeekFileError` (a file the starter will not send or that
+        does not exist) or :class:`~cedar.commands.peek.PeekRefused`.
+        """
+        target = make_target(stdout, stderr, files, offsets)
+        budget = check_max_bytes(max_bytes)
+        address = self.locate()
+        return peek_job(
+            address,
+            job_id_of(job),
+            target,
+            budget,
+            security=self.security,
+            timeout=self.timeout,
+            transfer_queue=transfer_queue,
+        )
+
+    def follow(
+        self,
+        job: str | int | tuple[int, int],
+        stdout: bool = True,
+        stderr: bool = False,
+        files: Iterable[str] = (),
+        offsets: Mapping[str, int] | None = None,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+        *,
+        interval: float = FOLLOW_INTERVAL,
+        wait: bool = False,
+        transfer_queue: bool = True,
+    ) -> Iterator[PeekedFile]:
+        """Yield new bytes of the job's files as they are written, until the job ends
+        (``condor_tail -follow``, minus its misread offsets); see
+        :func:`~cedar.commands._sync.peek.follow_job`.  ``timeout`` bounds each peek."""
+        target = make_target(stdout, stderr, files, offsets)
+        budget = check_max_bytes(max_bytes)
+        address = self.locate()
+        for piece in follow_job(
+            address,
+            job_id_of(job),
+            target,
+            budget,
+            security=self.security,
+            timeout=self.timeout,
+            transfer_queue=transfer_queue,
+            interval=interval,
+            wait=wait,
+        ):
+            yield piece
 
 
 def locate_schedd(
