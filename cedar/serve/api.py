@@ -7,6 +7,7 @@ mapping.  Job views are scoped to the identity the daemon authenticated, by pars
 
 from __future__ import annotations
 
+import base64
 import io
 import json
 import os
@@ -30,13 +31,13 @@ from cedar.commands.filetransfer import expand_inputs
 from cedar.commands.schedd import RESULT_NAMES, ActResult
 from cedar.commands.spool import spool_protocol
 from cedar.commands.submit import Submit
-from cedar.errors import InvalidArgument
+from cedar.errors import CedarError, InvalidArgument
 from cedar.numbers import Command, JobAction
 from cedar.serve import models as m
 from cedar.serve.adjson import ad_dict, ad_json, primed, typed_values
 from cedar.serve.context import Services, caller_of, services
 from cedar.serve.sandbox import TooLarge, extract_tar, pack_tar, resolve_file, write_file
-from cedar.service import Caller, NotFound, ServiceError, scoped_constraint
+from cedar.service import Caller, NotFound, ServiceError, scoped_constraint, status_of
 from cedar.version import VERSION_STRING
 
 router = APIRouter(prefix="/api/v1")
@@ -193,6 +194,43 @@ def _job_stream(
     return StreamingResponse(body(), media_type=media, headers=headers)
 
 
+async def _history(
+    svc: Services,
+    caller: Caller,
+    source: str,
+    constraint: str | None,
+    projection: str | None,
+    limit: int,
+    since: str | None,
+    scan_limit: int | None,
+    backwards: bool,
+    format: str,
+) -> Response:
+    names = svc.projection(projection)
+    text = svc.constraint(constraint)
+    user = await svc.scope_user(caller)
+    if since is not None and not _PAGE_TOKEN.match(since) and not since.isdigit():
+        svc.constraint(since)
+    schedd = await svc.access.schedd(caller, stream=True)
+    query = schedd.history(
+        scoped_constraint(text, user),
+        names,
+        limit if limit else -1,
+        since=since,
+        scan_limit=scan_limit,
+        forwards=not backwards,
+        source=source,
+    )
+    return _job_stream(svc, await primed(query), names, format, False, None)
+
+
+SinceQuery = Annotated[
+    str | None, Query(description="stop at this job id (C or C.P) or expression")
+]
+ScanQuery = Annotated[int | None, Query(ge=1, description="examine at most this many records")]
+BackwardsQuery = Annotated[bool, Query(description="newest first (false: oldest first)")]
+
+
 @router.get("/jobs/archive", response_model=m.JobList, responses=ERRORS, summary="Job history")
 async def job_history(
     svc: ServicesDep,
@@ -200,18 +238,53 @@ async def job_history(
     constraint: str | None = None,
     projection: str | None = None,
     limit: Annotated[int, Query(ge=0)] = 100,
-    since: Annotated[str | None, Query(description="stop at this job id or expression")] = None,
+    since: SinceQuery = None,
+    scan_limit: ScanQuery = None,
+    backwards: BackwardsQuery = True,
     format: Literal["json", "jsonl"] = "json",
 ) -> Response:
-    """Your completed and removed jobs, newest first."""
-    names = svc.projection(projection)
-    text = svc.constraint(constraint)
-    user = await svc.scope_user(caller)
-    if since is not None and not _PAGE_TOKEN.match(since) and not since.isdigit():
-        svc.constraint(since)
-    schedd = await svc.access.schedd(caller)
-    ads = schedd.history(scoped_constraint(text, user), names, limit if limit else -1, since=since)
-    return _job_stream(svc, ads, names, format, False, None)
+    """Your completed and removed jobs (the schedd's history), streamed."""
+    return await _history(
+        svc, caller, "jobs", constraint, projection, limit, since, scan_limit, backwards, format
+    )
+
+
+@router.get("/jobs/epochs", response_model=m.JobList, responses=ERRORS, summary="Job epochs")
+async def job_epochs(
+    svc: ServicesDep,
+    caller: CallerDep,
+    constraint: str | None = None,
+    projection: str | None = None,
+    limit: Annotated[int, Query(ge=0)] = 100,
+    since: SinceQuery = None,
+    scan_limit: ScanQuery = None,
+    backwards: BackwardsQuery = True,
+    format: Literal["json", "jsonl"] = "json",
+) -> Response:
+    """One record per run of your jobs (the schedd's epoch history)."""
+    return await _history(
+        svc, caller, "epochs", constraint, projection, limit, since, scan_limit, backwards, format
+    )
+
+
+@router.get(
+    "/jobs/transfers", response_model=m.JobList, responses=ERRORS, summary="Transfer records"
+)
+async def job_transfers(
+    svc: ServicesDep,
+    caller: CallerDep,
+    constraint: str | None = None,
+    projection: str | None = None,
+    limit: Annotated[int, Query(ge=0)] = 100,
+    since: SinceQuery = None,
+    scan_limit: ScanQuery = None,
+    backwards: BackwardsQuery = True,
+    format: Literal["json", "jsonl"] = "json",
+) -> Response:
+    """Your jobs' file-transfer records (the schedd's transfer history)."""
+    return await _history(
+        svc, caller, "transfer", constraint, projection, limit, since, scan_limit, backwards, format
+    )
 
 
 @router.get("/jobs/{job}", response_model=m.JobAd, responses=ERRORS, summary="One job's ad")
@@ -662,3 +735,94 @@ async def version() -> m.VersionResponse:
     __version__ = package_version()
 
     return m.VersionResponse(cedar=__version__, condor_version=VERSION_STRING)
+
+
+# --------------------------------------------------------------------------- tail and analysis
+
+
+def _tail_file(piece: Any) -> m.TailFile:
+    return m.TailFile(
+        name=piece.name,
+        offset=piece.offset,
+        next_offset=piece.next_offset,
+        text=piece.data.decode("utf-8", "replace"),
+        data_base64=base64.b64encode(piece.data).decode("ascii"),
+    )
+
+
+@router.get(
+    "/jobs/{job}/tail",
+    response_model=m.TailResponse,
+    responses={**ERRORS, 409: {"model": m.ErrorBody}, 200: {"content": {"text/event-stream": {}}}},
+    summary="Tail a running job's stdout, stderr or output file",
+)
+async def tail_job(
+    svc: ServicesDep,
+    caller: CallerDep,
+    job: str,
+    file: Annotated[str, Query(description="stdout, stderr or an output file name")] = "stdout",
+    offset: Annotated[int, Query(ge=-1, description="-1: the last bytes")] = -1,
+    max_bytes: Annotated[int, Query(ge=1, le=1 << 20)] = 4096,
+    follow: Annotated[bool, Query(description="stream new bytes (server-sent events)")] = False,
+) -> Response:
+    """Bytes of the file from ``offset`` (pass ``next_offset`` back to read on); with
+    ``follow`` a ``text/event-stream`` of ``data`` events until the job stops running."""
+    await _one_job(svc, caller, job, ["ClusterId"])
+    if file not in ("stdout", "stderr"):
+        from cedar.serve.sandbox import safe_relative
+
+        safe_relative(file)
+    stdout, stderr = file == "stdout", file == "stderr"
+    names = () if stdout or stderr else (file,)
+    schedd = await svc.access.schedd(caller, stream=follow)
+    offsets = {file: offset}
+    if not follow:
+        result = await schedd.peek(job, stdout, stderr, names, offsets, max_bytes)
+        answer = m.TailResponse(
+            files=[_tail_file(p) for p in result.files], missing=list(result.missing)
+        )
+        return Response(answer.model_dump_json(), media_type="application/json")
+    pieces = await primed(schedd.follow(job, stdout, stderr, names, offsets, max_bytes, wait=True))
+
+    async def events() -> AsyncIterator[bytes]:
+        try:
+            async for piece in pieces:
+                yield f"event: data\ndata: {_tail_file(piece).model_dump_json()}\n\n".encode()
+        except CedarError as exc:
+            status, message = status_of(exc)
+            body = json.dumps({"error": message, "status": status})
+            yield f"event: error\ndata: {body}\n\n".encode()
+        yield b"event: end\ndata: {}\n\n"
+
+    return StreamingResponse(
+        events(), media_type="text/event-stream", headers={"Cache-Control": "no-store"}
+    )
+
+
+@router.get(
+    "/jobs/{job}/analysis",
+    response_model=dict[str, Any],
+    responses=ERRORS,
+    summary="Match analysis: why the job does (not) run",
+)
+async def analyze(svc: ServicesDep, caller: CallerDep, job: str) -> Response:
+    """``condor_q -better-analyze``'s result as data (cedar.analysis's structured result)."""
+    from cedar.analysis import analyze_job
+    from cedar.analysis.fetch import fetch_inputs
+
+    cluster, proc = job_id(job)
+    user = await svc.scope_user(caller)
+    schedd = await svc.access.schedd(caller, stream=True)
+    collector = svc.access.collector(caller)
+    inputs = await fetch_inputs(
+        schedd, collector, scoped_constraint(_id_constraint(cluster, proc), user)
+    )
+    if not inputs.jobs:
+        raise NotFound(f"no job {cluster}.{proc} of yours")
+    result = analyze_job(
+        inputs.jobs[0],
+        inputs.slots,
+        analyze_summary=inputs.analyze,
+        schedd_ad=inputs.schedd_ad,
+    )
+    return Response(json.dumps(result.to_json()), media_type="application/json")

@@ -110,6 +110,7 @@ async def _jobs(
     text = _job_constraint(svc, constraint, cluster, proc)
     schedd = await _schedd(svc, caller, schedd_name)
     cap = svc.settings.restd_max_jobs
+    source: AsyncIterator[ClassAd]
     if history:
         source = schedd.history(text, names, cap if cap > 0 else -1)
     else:

@@ -252,3 +252,38 @@ def test_restd_v1_matches_the_library(live: Live) -> None:
         assert live.anonymous.get("/v1/config/COLLECTOR_HOST").status_code == 200
     finally:
         live.testuser.post("/api/v1/jobs/remove", json={"constraint": f"ClusterId == {cluster}"})
+
+
+def test_tail_and_analysis_of_a_real_job(live: Live) -> None:
+    text = (
+        "executable = /bin/sh\narguments = \"-c 'echo hello tail; sleep 120'\"\n"
+        "transfer_executable = false\nshould_transfer_files = YES\noutput = tail.out\nqueue"
+    )
+    (job,) = submit(live.testuser, text, iwd=os.environ.get("CEDAR_LIVE_IWD", "/tmp"))
+    try:
+        analysis = live.testuser.get(f"/api/v1/jobs/{job}/analysis")
+        assert analysis.status_code == 200, analysis.text
+        assert live.other.get(f"/api/v1/jobs/{job}/analysis").status_code == 404
+        deadline = time.monotonic() + 90
+        body = None
+        while time.monotonic() < deadline:
+            answer = live.testuser.get(f"/api/v1/jobs/{job}/tail", params={"offset": 0})
+            if answer.status_code == 200 and "hello tail" in answer.text:
+                body = answer.json()
+                break
+            assert answer.status_code in (409, 200), answer.text  # not running yet
+            time.sleep(1)
+        assert body is not None, "the job never ran or its stdout never showed"
+        (piece,) = body["files"]
+        assert piece["name"] == "stdout" and piece["offset"] == 0
+        assert piece["text"].startswith("hello tail") and piece["next_offset"] == len(piece["text"])
+        params = {"offset": 0, "follow": "true"}
+        with live.testuser.stream("GET", f"/api/v1/jobs/{job}/tail", params=params) as events:
+            assert events.headers["content-type"].startswith("text/event-stream")
+            lines = events.iter_lines()
+            assert next(lines) == "event: data"
+            assert "hello tail" in next(lines)
+        live.testuser.post(f"/api/v1/jobs/{job}/hold")
+        assert live.testuser.get(f"/api/v1/jobs/{job}/tail").status_code == 409
+    finally:
+        live.testuser.delete(f"/api/v1/jobs/{job}")

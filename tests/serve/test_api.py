@@ -441,3 +441,36 @@ def test_slow_client_does_not_block_others(api: Api) -> None:
 def test_cors_is_off_by_default(api: Api) -> None:
     answer = api.anonymous.get("/healthz", headers={"Origin": "https://evil.example"})
     assert "access-control-allow-origin" not in answer.headers
+
+
+# --------------------------------------------------------------------------- history sources, tail, analysis
+
+
+def test_epochs_and_transfers(api: Api) -> None:
+    for path in ("/api/v1/jobs/epochs", "/api/v1/jobs/transfers"):
+        answer = api.alice.get(path, params={"limit": 5, "scan_limit": 1000})
+        assert answer.status_code == 200, answer.text
+        assert answer.json()["has_more"] is False
+    backwards = api.alice.get("/api/v1/jobs/archive", params={"backwards": "false"})
+    assert backwards.status_code == 200
+
+
+def test_tail_of_a_job_not_running_is_refused(api: Api) -> None:
+    (job,) = submit(api.alice)
+    api.alice.post(f"/api/v1/jobs/{job}/hold")
+    answer = api.alice.get(f"/api/v1/jobs/{job}/tail")
+    # the mock schedd has no GET_JOB_CONNECT_INFO: it closes (403 with the reason); the real
+    # schedd says the job is not running (409, tests/live_pool/test_serve_live.py)
+    assert answer.status_code in (403, 409), answer.text
+    assert answer.json()["error"]
+    assert api.bob.get(f"/api/v1/jobs/{job}/tail").status_code == 404
+    escape = api.alice.get(f"/api/v1/jobs/{job}/tail", params={"file": "../../etc/passwd"})
+    assert escape.status_code == 400
+
+
+def test_analysis_is_structured(api: Api) -> None:
+    (job,) = submit(api.alice)
+    answer = api.alice.get(f"/api/v1/jobs/{job}/analysis")
+    assert answer.status_code == 200, answer.text
+    assert isinstance(answer.json(), dict) and answer.json()
+    assert api.bob.get(f"/api/v1/jobs/{job}/analysis").status_code == 404
