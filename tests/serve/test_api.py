@@ -443,7 +443,7 @@ def test_cors_is_off_by_default(api: Api) -> None:
     assert "access-control-allow-origin" not in answer.headers
 
 
-# --------------------------------------------------------------------------- history sources, tail, analysis
+# ------------------------------------------------------------- history sources, tail, analysis
 
 
 def test_epochs_and_transfers(api: Api) -> None:
