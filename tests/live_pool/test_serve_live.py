@@ -163,6 +163,7 @@ executable = analyse.sh
 transfer_input_files = data
 output = analysis.out
 error = analysis.err
+log = job.log
 should_transfer_files = YES
 queue
 """
@@ -198,6 +199,13 @@ def test_sandbox_round_trip_with_a_real_job(live: Live) -> None:
             break
         time.sleep(1)
     assert status is not None and status.json()["JobStatus"] == 4, status.text if status else ""
+    events = live.testuser.get(f"/api/v1/jobs/{job}/events")
+    assert events.status_code == 200, events.text
+    kinds = [e["MyType"] for e in events.json()["events"]]
+    assert (
+        kinds[0] == "SubmitEvent" and kinds[-1] == "JobTerminatedEvent" and "ExecuteEvent" in kinds
+    )
+    assert events.json()["events"][-1]["ReturnValue"] == 0
     out = live.testuser.get(f"/api/v1/jobs/{job}/output")
     with tarfile.open(fileobj=io.BytesIO(out.content)) as archive:
         got = {m.name: archive.extractfile(m).read() for m in archive if m.isfile()}  # type: ignore[union-attr]
