@@ -381,6 +381,12 @@ def test_oversize_upload_is_413(api: Api) -> None:
     assert api.alice.put(f"/api/v1/jobs/{job}/input", content=chunks()).status_code == 413
     parts = [("f", ("big.bin", b"\0" * (2 << 20)))]
     assert api.alice.post(f"/api/v1/jobs/{job}/input/multipart", files=parts).status_code == 413
+    chunked = api.alice.post(
+        f"/api/v1/jobs/{job}/input/multipart",
+        content=chunks(),
+        headers={"Content-Type": "multipart/form-data; boundary=x"},
+    )
+    assert chunked.status_code == 411
 
 
 @pytest.mark.parametrize("name", ["..%2F..%2Fetc%2Fpasswd", "%2Fetc%2Fpasswd", "a%2F..%2F..%2Fx"])
