@@ -9,6 +9,7 @@ lines.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -19,13 +20,19 @@ from cedar.classad_wire.expr import Expr, ListExpr, Literal, RecordExpr, storage
 from cedar.classad_wire.syntax import parse_expr, simple_value
 from cedar.classad_wire.unparse import format_real, format_scalar, unparse
 from cedar.classad_wire.values import RelTime, Undefined, UndefinedType
-from cedar.errors import ClassAdParseError
+from cedar.errors import ClassAdError, ClassAdParseError
 
 _JSON_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r"}
 _JSON_ESCAPES["\t"] = "\\t"
 
 
 _NEEDS_ESCAPE = re.compile(r'["\\\x00-\x1f]')
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _json_name(name: str) -> str:
+    """An attribute name as a JSON string (names repeat in every ad of a listing: cached)."""
+    return _json_string(name)
 
 
 def _json_string(text: str) -> str:
@@ -102,7 +109,7 @@ def ad_to_json(ad: ClassAd) -> str:
             out: list[str] = []
             _emit(ad.lookup(name), 2, out)
             text = "".join(out)
-        members.append(f"  {_json_string(name)}: {text}")
+        members.append(f"  {_json_name(name)}: {text}")
     return "{\n" + ",\n".join(members) + "\n}"
 
 
@@ -118,11 +125,26 @@ def ad_to_json_sorted(ad: ClassAd) -> str:
     for name, text in items:
         value = _plain_literal_json(text)
         if value is None:
+            value = _wire_expr_json(text)
+        if value is None:  # not parsable alone: the ad's own reading names the attribute
             out: list[str] = []
             _emit(ad.lookup(name), 2, out)
             value = "".join(out)
-        members.append(f"  {_json_string(name)}: {value}")
+        members.append(f"  {_json_name(name)}: {value}")
     return "{\n" + ",\n".join(members) + "\n}"
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _wire_expr_json(text: str) -> str | None:
+    """The JSON of a member whose wire text is an expression, by its text (the same
+    expressions recur in every ad of a listing: parsed and printed once), or None."""
+    try:
+        expr = parse_expr(text, old=True, full=False)
+    except ClassAdError:
+        return None
+    out: list[str] = []
+    _emit(expr, 2, out)
+    return "".join(out)
 
 
 def _folded_name(item: tuple[str, str]) -> str:
@@ -134,6 +156,7 @@ def _member_order(entry: tuple[str, object, object]) -> tuple[int, object]:
     return (len(name), name.lower()) if name.isascii() else storage_key(name)
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def _plain_literal_json(text: str) -> str | None:
     """The JSON of a wire value that is a plain int, real, boolean or escape-free string."""
     if (

@@ -1,45 +1,75 @@
 """Ads as JSON bodies: the one mapping (:mod:`cedar.classad_wire.jsonfmt`), made compact.
 
-``ad_to_json`` writes the reference's indented layout; a raw newline never occurs inside a JSON
-string (it is written ``\\n``), so dropping each newline and the indentation after it gives the
-same document on one line, ready for JSON Lines, without parsing it again.
+Members are sorted case-insensitively, as ``condor_q -json`` prints them
+(``ad_to_json_sorted``, which streams an ad read from the wire from its received texts without
+building its entry table: the listing's hot path).  The writer's layout is indented; a raw
+newline never occurs inside a JSON string (it is written ``\\n``), so joining the lines without
+their indentation gives the same document on one line, ready for JSON Lines, without parsing it
+again.
 """
 
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import AsyncIterator, Iterable
+from typing import Any, TypeVar
 
 from cedar.classad_wire import ClassAd
-from cedar.classad_wire.jsonfmt import ad_from_json, ad_to_json
-from cedar.classad_wire.unparse import unparse
-from cedar.errors import InvalidArgument
-from cedar.service import redact
+from cedar.classad_wire.jsonfmt import ad_to_json_sorted
+from cedar.service import redact, typed_values
 
-_LAYOUT = re.compile(r"\n *")
+__all__ = ["ad_dict", "ad_json", "primed", "typed_values"]
+
+T = TypeVar("T")
 
 
-def ad_json(ad: ClassAd, private: Iterable[str] = ()) -> str:
-    """One ad as a compact JSON object (private attributes redacted first)."""
-    if private:
-        redact(ad, private)
-    return _LAYOUT.sub("", ad_to_json(ad))
+def ad_json(ad: ClassAd, private: Iterable[str] = (), *, lower: bool = False) -> str:
+    """One ad as a compact JSON object (private attributes redacted first; ``lower``: member
+    names lower-cased, as restd writes them)."""
+    for name in private:
+        if name in ad:  # a lookup only: the ad keeps its received texts unless one is present
+            redact(ad, private)
+            break
+    lines = ad_to_json_sorted(ad).split("\n")
+    if not lower:
+        return "".join([line.lstrip(" ") for line in lines])
+    out = []
+    for line in lines:
+        line = line.lstrip(" ")
+        if line[:1] == '"':
+            # A member line is '"Name": value'.  Inside a string a quote is always escaped, so
+            # a '": ' with no backslash before it ends a member name (a string list item has
+            # none, or only escaped ones).
+            end = line.find('": ')
+            if end > 0 and "\\" not in line[1:end]:
+                line = line[:end].lower() + line[end:]
+        out.append(line)
+    return "".join(out)
+
+
+async def primed(ads: AsyncIterator[T]) -> AsyncIterator[T]:
+    """``ads`` with its first item already read: a query that fails (refused, bad constraint,
+    unreachable daemon) fails here, before an HTTP answer has started, and gets its status."""
+    iterator = ads.__aiter__()
+    try:
+        first = await iterator.__anext__()
+    except StopAsyncIteration:
+        return _empty()
+
+    async def rest() -> AsyncIterator[T]:
+        yield first
+        async for item in iterator:
+            yield item
+
+    return rest()
+
+
+async def _empty() -> AsyncIterator[Any]:
+    return
+    yield
 
 
 def ad_dict(ad: ClassAd, private: Iterable[str] = (), *, lower: bool = False) -> dict[str, Any]:
     """One ad as a JSON-ready dict (``lower``: keys lower-cased, as restd writes them)."""
-    data: dict[str, Any] = json.loads(ad_json(ad, private))
-    if lower:
-        return {k.lower(): v for k, v in data.items()}
+    data: dict[str, Any] = json.loads(ad_json(ad, private, lower=lower))
     return data
-
-
-def typed_values(values: dict[str, Any]) -> dict[str, str]:
-    """Attribute name -> ClassAd wire text for JSON values in the same mapping: a JSON string is
-    a string, a number or boolean itself, ``null`` undefined, ``"/Expr(...)/"`` an expression."""
-    if not values:
-        raise InvalidArgument("no attributes to set")
-    ad = ad_from_json(json.dumps(values))
-    return {name: unparse(ad.lookup(name), old=True) for name in values}

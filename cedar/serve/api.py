@@ -7,6 +7,8 @@ mapping.  Job views are scoped to the identity the daemon authenticated, by pars
 
 from __future__ import annotations
 
+import base64
+import io
 import json
 import os
 import re
@@ -29,17 +31,19 @@ from cedar.commands.filetransfer import expand_inputs
 from cedar.commands.schedd import RESULT_NAMES, ActResult
 from cedar.commands.spool import spool_protocol
 from cedar.commands.submit import Submit
-from cedar.errors import InvalidArgument
+from cedar.errors import CedarError, InvalidArgument
 from cedar.numbers import Command, JobAction
 from cedar.serve import models as m
-from cedar.serve.adjson import ad_dict, ad_json, typed_values
+from cedar.serve.adjson import ad_dict, ad_json, primed, typed_values
 from cedar.serve.context import Services, caller_of, services
 from cedar.serve.sandbox import TooLarge, extract_tar, pack_tar, resolve_file, write_file
-from cedar.service import Caller, NotFound, ServiceError, scoped_constraint
+from cedar.service import Caller, NotFound, ServiceError, scoped_constraint, status_of
 from cedar.version import VERSION_STRING
 
 router = APIRouter(prefix="/api/v1")
 
+#: Bytes of JSON gathered before one send of a streamed listing.
+CHUNK = 1 << 16
 _JOB_ID = re.compile(r"([0-9]{1,9})\.([0-9]{1,9})\Z")
 _PAGE_TOKEN = re.compile(r"([0-9]{1,9})\.([0-9]{1,9})\Z")
 
@@ -123,7 +127,9 @@ async def list_jobs(
             raise InvalidArgument("invalid page_token")
         after = _after(int(match.group(1)), int(match.group(2)))
     scoped = scoped_constraint(_and(text, after), user)
-    schedd = await svc.access.schedd(caller, max_results=svc.settings.max_page_size * 4 + 1)
+    schedd = await svc.access.schedd(
+        caller, max_results=svc.settings.max_page_size * 4 + 1, stream=True
+    )
     has_more, last = False, None
     if size:
         # The schedd sends jobs in its own order: find the page's ids first (two numbers a
@@ -141,7 +147,8 @@ async def list_jobs(
         last = ids[min(size, len(ids)) - 1]
         scoped = scoped_constraint(_and(text, after, _upto(*last)), user)
     token = f"{last[0]}.{last[1]}" if has_more and last else None
-    return _job_stream(svc, schedd.query_iter(scoped, names), names, format, has_more, token)
+    ads = await primed(schedd.query_iter(scoped, names))
+    return _job_stream(svc, ads, names, format, has_more, token)
 
 
 def _job_stream(
@@ -155,25 +162,73 @@ def _job_stream(
     private = svc.settings.private_attrs
 
     async def body() -> AsyncIterator[bytes]:
+        # Ads are sent in chunks of about CHUNK bytes: one ASGI send per ad would cost more
+        # than the ad's encoding.  Each send waits for the client (flow control), so a slow
+        # reader holds at most one chunk here and the schedd's stream waits behind it.
         count = 0
-        if format == "json":
-            yield b'{"jobs": ['
+        parts: list[str] = ['{"jobs": ['] if format == "json" else []
+        size = 0
+        separator = "," if format == "json" else "\n"
         if ads is not None:
             async for ad in ads:
                 text = ad_json(ad, private)
-                if format == "json":
-                    yield ((b"," if count else b"") + text.encode())
-                else:
-                    yield text.encode() + b"\n"
+                if count and format == "json":
+                    parts.append(",")
+                parts.append(text)
+                if format != "json":
+                    parts.append(separator)
+                size += len(text)
                 count += 1
+                if size >= CHUNK:
+                    yield "".join(parts).encode()
+                    parts, size = [], 0
         svc.ads_sent += count
         if format == "json":
             tail = {"total_returned": count, "has_more": has_more, "next_page_token": token}
-            yield b"], " + json.dumps(tail)[1:].encode()
+            parts.append("], " + json.dumps(tail)[1:])
+        if parts:
+            yield "".join(parts).encode()
 
     media = "application/json" if format == "json" else "application/x-ndjson"
     headers = {"X-Next-Page-Token": token} if token else {}
     return StreamingResponse(body(), media_type=media, headers=headers)
+
+
+async def _history(
+    svc: Services,
+    caller: Caller,
+    source: str,
+    constraint: str | None,
+    projection: str | None,
+    limit: int,
+    since: str | None,
+    scan_limit: int | None,
+    backwards: bool,
+    format: str,
+) -> Response:
+    names = svc.projection(projection)
+    text = svc.constraint(constraint)
+    user = await svc.scope_user(caller)
+    if since is not None and not _PAGE_TOKEN.match(since) and not since.isdigit():
+        svc.constraint(since)
+    schedd = await svc.access.schedd(caller, stream=True)
+    query = schedd.history(
+        scoped_constraint(text, user),
+        names,
+        limit if limit else -1,
+        since=since,
+        scan_limit=scan_limit,
+        forwards=not backwards,
+        source=source,
+    )
+    return _job_stream(svc, await primed(query), names, format, False, None)
+
+
+SinceQuery = Annotated[
+    str | None, Query(description="stop at this job id (C or C.P) or expression")
+]
+ScanQuery = Annotated[int | None, Query(ge=1, description="examine at most this many records")]
+BackwardsQuery = Annotated[bool, Query(description="newest first (false: oldest first)")]
 
 
 @router.get("/jobs/archive", response_model=m.JobList, responses=ERRORS, summary="Job history")
@@ -183,18 +238,53 @@ async def job_history(
     constraint: str | None = None,
     projection: str | None = None,
     limit: Annotated[int, Query(ge=0)] = 100,
-    since: Annotated[str | None, Query(description="stop at this job id or expression")] = None,
+    since: SinceQuery = None,
+    scan_limit: ScanQuery = None,
+    backwards: BackwardsQuery = True,
     format: Literal["json", "jsonl"] = "json",
 ) -> Response:
-    """Your completed and removed jobs, newest first."""
-    names = svc.projection(projection)
-    text = svc.constraint(constraint)
-    user = await svc.scope_user(caller)
-    if since is not None and not _PAGE_TOKEN.match(since) and not since.isdigit():
-        svc.constraint(since)
-    schedd = await svc.access.schedd(caller)
-    ads = schedd.history(scoped_constraint(text, user), names, limit if limit else -1, since=since)
-    return _job_stream(svc, ads, names, format, False, None)
+    """Your completed and removed jobs (the schedd's history), streamed."""
+    return await _history(
+        svc, caller, "jobs", constraint, projection, limit, since, scan_limit, backwards, format
+    )
+
+
+@router.get("/jobs/epochs", response_model=m.JobList, responses=ERRORS, summary="Job epochs")
+async def job_epochs(
+    svc: ServicesDep,
+    caller: CallerDep,
+    constraint: str | None = None,
+    projection: str | None = None,
+    limit: Annotated[int, Query(ge=0)] = 100,
+    since: SinceQuery = None,
+    scan_limit: ScanQuery = None,
+    backwards: BackwardsQuery = True,
+    format: Literal["json", "jsonl"] = "json",
+) -> Response:
+    """One record per run of your jobs (the schedd's epoch history)."""
+    return await _history(
+        svc, caller, "epochs", constraint, projection, limit, since, scan_limit, backwards, format
+    )
+
+
+@router.get(
+    "/jobs/transfers", response_model=m.JobList, responses=ERRORS, summary="Transfer records"
+)
+async def job_transfers(
+    svc: ServicesDep,
+    caller: CallerDep,
+    constraint: str | None = None,
+    projection: str | None = None,
+    limit: Annotated[int, Query(ge=0)] = 100,
+    since: SinceQuery = None,
+    scan_limit: ScanQuery = None,
+    backwards: BackwardsQuery = True,
+    format: Literal["json", "jsonl"] = "json",
+) -> Response:
+    """Your jobs' file-transfer records (the schedd's transfer history)."""
+    return await _history(
+        svc, caller, "transfer", constraint, projection, limit, since, scan_limit, backwards, format
+    )
 
 
 @router.get("/jobs/{job}", response_model=m.JobAd, responses=ERRORS, summary="One job's ad")
@@ -218,8 +308,17 @@ async def submit_jobs(
     await svc.scope_user(caller)  # the token must authenticate; the schedd authorizes
     schedd = await svc.access.schedd(caller)
     description = Submit(body.submit_file)
-    iwd = body.iwd or tempfile.gettempdir()
-    result = await schedd.submit(description, body.count, submit_dir=iwd, spool=body.spool)
+    if body.spool:
+        # The files are not here (they come with PUT .../input): the description is read in an
+        # empty directory where a relative executable is only a placeholder.
+        with tempfile.TemporaryDirectory(prefix="cedar-serve-submit-") as staging:
+            executable = description.get("executable")
+            if executable and "$" not in executable and not executable.startswith("/"):
+                write_file(Path(staging), executable, io.BytesIO(b""), [0], 0)
+            result = await schedd.submit(description, body.count, submit_dir=staging, spool=True)
+    else:
+        iwd = body.iwd or tempfile.gettempdir()
+        result = await schedd.submit(description, body.count, submit_dir=iwd)
     ids = [f"{result.cluster}.{result.first_proc + i}" for i in range(result.num_procs)]
     warning = getattr(result, "warning", None)
     return m.SubmitResponse(
@@ -439,7 +538,10 @@ async def upload_multipart(
     job_id(job)
     limit = svc.settings.max_upload
     declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > limit:
+    if declared is None or not declared.isdigit():
+        # the form parser would spool a body of any size before we could count it
+        raise ServiceError(411, "a multipart upload needs a Content-Length")
+    if int(declared) > limit:
         raise TooLarge(limit)
     with tempfile.TemporaryDirectory(prefix="cedar-serve-in-") as directory:
         root = Path(directory, "sandbox")
@@ -456,9 +558,12 @@ async def upload_multipart(
         return await _spool_directory(svc, caller, job, root, names)
 
 
-async def _fetch_output(svc: Services, caller: Caller, job: str) -> tuple[ClassAd, Path, str]:
+async def _fetch_output(
+    svc: Services, caller: Caller, job: str, extra: list[str] | None = None
+) -> tuple[ClassAd, Path, str]:
     """The job's output sandbox in a new temporary directory (removed by the caller)."""
-    ad = await _one_job(svc, caller, job, ["ClusterId", "ProcId", "Out", "Err", "JobStatus"])
+    names = ["ClusterId", "ProcId", "Out", "Err", "JobStatus", *(extra or [])]
+    ad = await _one_job(svc, caller, job, names)
     schedd = await svc.access.schedd(caller)
     directory = tempfile.mkdtemp(prefix="cedar-serve-out-")
     root = Path(directory, "sandbox")
@@ -636,3 +741,134 @@ async def version() -> m.VersionResponse:
     __version__ = package_version()
 
     return m.VersionResponse(cedar=__version__, condor_version=VERSION_STRING)
+
+
+# --------------------------------------------------------------------------- tail and analysis
+
+
+def _tail_file(piece: Any) -> m.TailFile:
+    return m.TailFile(
+        name=piece.name,
+        offset=piece.offset,
+        next_offset=piece.next_offset,
+        text=piece.data.decode("utf-8", "replace"),
+        data_base64=base64.b64encode(piece.data).decode("ascii"),
+    )
+
+
+@router.get(
+    "/jobs/{job}/tail",
+    response_model=m.TailResponse,
+    responses={**ERRORS, 409: {"model": m.ErrorBody}, 200: {"content": {"text/event-stream": {}}}},
+    summary="Tail a running job's stdout, stderr or output file",
+)
+async def tail_job(
+    svc: ServicesDep,
+    caller: CallerDep,
+    job: str,
+    file: Annotated[str, Query(description="stdout, stderr or an output file name")] = "stdout",
+    offset: Annotated[int, Query(ge=-1, description="-1: the last bytes")] = -1,
+    max_bytes: Annotated[int, Query(ge=1, le=1 << 20)] = 4096,
+    follow: Annotated[bool, Query(description="stream new bytes (server-sent events)")] = False,
+) -> Response:
+    """Bytes of the file from ``offset`` (pass ``next_offset`` back to read on); with
+    ``follow`` a ``text/event-stream`` of ``data`` events until the job stops running."""
+    await _one_job(svc, caller, job, ["ClusterId"])
+    if file not in ("stdout", "stderr"):
+        from cedar.serve.sandbox import safe_relative
+
+        safe_relative(file)
+    stdout, stderr = file == "stdout", file == "stderr"
+    names = () if stdout or stderr else (file,)
+    schedd = await svc.access.schedd(caller, stream=follow)
+    offsets = {file: offset}
+    if not follow:
+        result = await schedd.peek(job, stdout, stderr, names, offsets, max_bytes)
+        answer = m.TailResponse(
+            files=[_tail_file(p) for p in result.files], missing=list(result.missing)
+        )
+        return Response(answer.model_dump_json(), media_type="application/json")
+    pieces = await primed(schedd.follow(job, stdout, stderr, names, offsets, max_bytes, wait=True))
+
+    async def events() -> AsyncIterator[bytes]:
+        try:
+            async for piece in pieces:
+                yield f"event: data\ndata: {_tail_file(piece).model_dump_json()}\n\n".encode()
+        except CedarError as exc:
+            status, message = status_of(exc)
+            body = json.dumps({"error": message, "status": status})
+            yield f"event: error\ndata: {body}\n\n".encode()
+        yield b"event: end\ndata: {}\n\n"
+
+    return StreamingResponse(
+        events(), media_type="text/event-stream", headers={"Cache-Control": "no-store"}
+    )
+
+
+@router.get(
+    "/jobs/{job}/analysis",
+    response_model=dict[str, Any],
+    responses=ERRORS,
+    summary="Match analysis: why the job does (not) run",
+)
+async def analyze(svc: ServicesDep, caller: CallerDep, job: str) -> Response:
+    """``condor_q -better-analyze``'s result as data (cedar.analysis's structured result)."""
+    from cedar.analysis import analyze_job
+    from cedar.analysis.fetch import fetch_inputs
+
+    cluster, proc = job_id(job)
+    user = await svc.scope_user(caller)
+    schedd = await svc.access.schedd(caller, stream=True)
+    collector = svc.access.collector(caller)
+    inputs = await fetch_inputs(
+        schedd, collector, scoped_constraint(_id_constraint(cluster, proc), user)
+    )
+    if not inputs.jobs:
+        raise NotFound(f"no job {cluster}.{proc} of yours")
+    result = analyze_job(
+        inputs.jobs[0],
+        inputs.slots,
+        analyze_summary=inputs.analyze,
+        schedd_ad=inputs.schedd_ad,
+    )
+    return Response(json.dumps(result.to_json()), media_type="application/json")
+
+
+@router.get(
+    "/jobs/{job}/events",
+    response_model=m.EventList,
+    responses=ERRORS,
+    summary="The job's event log (user log), parsed",
+)
+async def job_events(svc: ServicesDep, caller: CallerDep, job: str) -> m.EventList:
+    """The events of the job's ``log`` file from its output sandbox, each as an ad (``MyType``
+    is the event's name, e.g. ``ExecuteEvent``)."""
+    from cedar.classad_wire import parse_one
+    from cedar.compat.eventlog import parse_event
+
+    ad, root, directory = await _fetch_output(svc, caller, job, ["UserLog"])
+    try:
+        log_name = ad.get("UserLog")
+        if not isinstance(log_name, str) or not log_name:
+            raise NotFound(f"job {job} has no event log (submit with 'log = <file>')")
+        path = resolve_file(root, os.path.basename(log_name))
+
+        def read() -> list[dict[str, Any]]:
+            events: list[dict[str, Any]] = []
+            lines: list[str] = []
+            with open(path, encoding="utf-8", errors="replace") as log:
+                for line in log:
+                    if line.startswith("..."):
+                        if lines:
+                            # (through old-syntax text: the compat ad's printJson fails on
+                            # its expression members)
+                            text = parse_event(lines).printOld()
+                            events.append(ad_dict(parse_one(text, syntax="old")))
+                        lines = []
+                    elif line.strip() or lines:
+                        lines.append(line.rstrip("\n"))
+            return events
+
+        return m.EventList(events=await trio.to_thread.run_sync(read))
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)

@@ -18,6 +18,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--host", help="address to listen on (CEDAR_SERVE_HOST, 127.0.0.1)")
     parser.add_argument("--port", type=int, help="port (CEDAR_SERVE_PORT, 8080)")
     parser.add_argument("--demo", action="store_true", help="serve an embedded mock pool")
+    parser.add_argument(
+        "--demo-tokens", metavar="DIR", help="with --demo: write the users' tokens here"
+    )
     parser.add_argument("--pool", help="the collector (CEDAR_SERVE_COLLECTOR, COLLECTOR_HOST)")
     parser.add_argument("--schedd", help="a schedd address (default: located via the collector)")
     parser.add_argument("--tls-cert", help="PEM certificate (CEDAR_SERVE_TLS_CERTFILE)")
@@ -25,6 +28,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--cors-origin", action="append", default=[], help="allow this origin (CORS off by default)"
     )
+    parser.add_argument(
+        "--shared-port-id",
+        help="answer condor_shared_port's HTTP forwarding with this id "
+        "(SHARED_PORT_HTTP_FORWARDING_ID; CEDAR_SERVE_SHARED_PORT_ID)",
+    )
+    # condor_master starts its daemons with -f (foreground); we always are
+    parser.add_argument("-f", dest="foreground", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
     return parser
 
@@ -64,6 +74,7 @@ def run(args: argparse.Namespace) -> int:
             "schedd": args.schedd,
             "tls_cert": args.tls_cert,
             "tls_key": args.tls_key,
+            "shared_port_id": args.shared_port_id,
         }
         settings = replace(settings, **{k: v for k, v in overrides.items() if v is not None})
         if args.cors_origin:
@@ -71,7 +82,15 @@ def run(args: argparse.Namespace) -> int:
         if bool(settings.tls_cert) != bool(settings.tls_key):
             print("cedar serve: give both --tls-cert and --tls-key", file=sys.stderr)
             return 2
-        trio.run(lambda: serve(settings, demo=args.demo, announce=_say, mount=_mount_mcp))
+        trio.run(
+            lambda: serve(
+                settings,
+                demo=args.demo,
+                demo_tokens=args.demo_tokens,
+                announce=_say,
+                mount=_mount_mcp,
+            )
+        )
     except KeyboardInterrupt:
         return 130
     except CedarError as exc:

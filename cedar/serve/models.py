@@ -148,3 +148,18 @@ class AdvertiseResponse(BaseModel):
 
 class EventList(BaseModel):
     events: list[JobAd]
+
+
+class TailFile(BaseModel):
+    """Bytes of one file of a running job: ``data_base64`` starts at byte ``offset``."""
+
+    name: str
+    offset: int
+    next_offset: int
+    text: str
+    data_base64: str
+
+
+class TailResponse(BaseModel):
+    files: list[TailFile]
+    missing: list[str] = []

@@ -16,14 +16,15 @@ from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from cedar.classad_wire import ClassAd
 from cedar.classad_wire.expr import AttrRef, Binary, Literal
 from cedar.commands import AsyncSchedd
-from cedar.errors import InvalidArgument
+from cedar.errors import CedarError, InvalidArgument
 from cedar.numbers import DaemonType
-from cedar.serve.adjson import ad_json
+from cedar.serve.adjson import ad_json, primed
+from cedar.serve.api import CHUNK
 from cedar.serve.context import Services, caller_of, services
 from cedar.service import Caller, NotFound, ServiceError
 from cedar.service.scope import REDACTED
@@ -61,13 +62,13 @@ def _lower(ad: ClassAd, hidden: tuple[str, ...]) -> dict[str, Any]:
     for name in hidden:
         if name in ad:
             ad[name] = REDACTED
-    data: dict[str, Any] = json.loads(ad_json(ad))
-    return {k.lower(): v for k, v in data.items()}
+    data: dict[str, Any] = json.loads(ad_json(ad, lower=True))
+    return data
 
 
 async def _schedd(svc: Services, caller: Caller, name: str) -> AsyncSchedd:
     if name.upper() == "DEFAULT":
-        return await svc.access.schedd(caller)
+        return await svc.access.schedd(caller, stream=True)
     collector = svc.access.collector(caller)
     try:
         location = await collector.locate(DaemonType.SCHEDD, name)
@@ -103,6 +104,8 @@ async def _jobs(
     constraint: str | None,
     projection: str | None,
 ) -> AsyncIterator[ClassAd]:
+    """The matching jobs, capped by ``RESTD_MAX_JOBS``; input is checked and the first job read
+    before this returns (so errors get their status before any answer starts)."""
     names = svc.projection(projection)
     text = _job_constraint(svc, constraint, cluster, proc)
     schedd = await _schedd(svc, caller, schedd_name)
@@ -112,12 +115,38 @@ async def _jobs(
         source = schedd.history(text, names, cap if cap > 0 else -1)
     else:
         source = schedd.query_iter(text, names, cap if cap > 0 else -1)
+    return await primed(_capped(source, cap))
+
+
+async def _capped(source: AsyncIterator[ClassAd], cap: int) -> AsyncIterator[ClassAd]:
     count = 0
     async for ad in source:
         yield ad
         count += 1
         if cap > 0 and count >= cap:
             break
+
+
+async def _job_list_text(
+    svc: Services, ads: AsyncIterator[ClassAd], hidden: tuple[str, ...]
+) -> AsyncIterator[bytes]:
+    """``[{"jobid": ..., "classad": {...}}, ...]`` written as text, in chunks (no parse of the
+    JSON again, no list of every job in memory)."""
+    parts, size, count = ["["], 0, 0
+    async for ad in ads:
+        text = ad_json(ad, hidden, lower=True)
+        parts.append(
+            f'{"," if count else ""}{{"jobid": "{ad.get("ClusterId")}.{ad.get("ProcId")}", '
+            f'"classad": {text}}}'
+        )
+        size += len(text)
+        count += 1
+        if size >= CHUNK:
+            yield "".join(parts).encode()
+            parts, size = [], 0
+    svc.ads_sent += count
+    parts.append("]")
+    yield "".join(parts).encode()
 
 
 def _job_entry(ad: ClassAd, hidden: tuple[str, ...]) -> dict[str, Any]:
@@ -139,13 +168,14 @@ async def _job_answer(
     if attr is not None:
         svc.projection(attr)
         projection = attr
-    ads = _jobs(svc, caller, schedd, history, cluster, proc, constraint, projection)
+    ads = await _jobs(svc, caller, schedd, history, cluster, proc, constraint, projection)
     if attr is None:
-        entries = [_job_entry(ad, hidden) async for ad in ads]
-        svc.ads_sent += len(entries)
-        if not entries and proc is not None:
-            return JSONResponse({"message": "No matching jobs"}, status_code=404)
-        return JSONResponse(entries)
+        if proc is not None:  # one job: 404 when absent, so read it before answering
+            entries = [_job_entry(ad, hidden) async for ad in ads]
+            if not entries:
+                return JSONResponse({"message": "No matching jobs"}, status_code=404)
+            return JSONResponse(entries)
+        return StreamingResponse(_job_list_text(svc, ads, hidden), media_type="application/json")
     async for ad in ads:
         values = _lower(ad, hidden)
         if attr.lower() not in values:
@@ -224,7 +254,8 @@ def _job_routes(kind: str) -> None:
             projection = ",".join([*names, groupby, "ClusterId", "ProcId"])
         hidden = _hidden(svc)
         groups: dict[str, list[dict[str, Any]]] = {}
-        async for ad in _jobs(svc, caller, schedd, history, cluster, None, constraint, projection):
+        ads = await _jobs(svc, caller, schedd, history, cluster, None, constraint, projection)
+        async for ad in ads:
             entry = _job_entry(ad, hidden)
             key = entry["classad"].get(groupby.lower())
             groups.setdefault("None" if key is None else str(key), []).append(entry)
@@ -368,12 +399,23 @@ def _config_values(svc: Services) -> dict[str, str]:
     return out
 
 
+#: restd's ``daemon=`` names and the daemon type each locates.
+DAEMON_TYPES = {
+    "master": DaemonType.MASTER,
+    "schedd": DaemonType.SCHEDD,
+    "collector": DaemonType.COLLECTOR,
+    "negotiator": DaemonType.NEGOTIATOR,
+    "startd": DaemonType.STARTD,
+}
+
+
 @router.get("/config", responses=ERRORS)
 async def config_all(
     svc: ServicesDep, caller: CallerDep, daemon: str | None = None
 ) -> dict[str, str]:
-    """The configuration this server reads (``daemon=`` is not supported yet: 501)."""
-    _no_daemon(daemon)
+    """The configuration this server reads (every knob; ``daemon=`` needs a knob name)."""
+    if daemon:
+        raise InvalidArgument("daemon= needs a knob: /v1/config/<name>?daemon=<type>")
     return _config_values(svc)
 
 
@@ -381,15 +423,28 @@ async def config_all(
 async def config_one(
     svc: ServicesDep, caller: CallerDep, attr: str, daemon: str | None = None
 ) -> Response:
-    _no_daemon(daemon)
-    value = svc.access.config.get(attr)
+    """A knob's value here, or in a running daemon of the pool (``daemon=schedd``, ...: asked
+    with DC_CONFIG_VAL)."""
+    if daemon:
+        from cedar.service.remote_config import remote_config_value
+
+        daemon_type = DAEMON_TYPES.get(daemon.lower())
+        if daemon_type is None:
+            raise InvalidArgument(f"{daemon} is not a valid choice")
+        try:  # the first one (restd asks "a" daemon of the type too)
+            locations = await svc.access.collector(caller).locate_all(daemon_type)
+        except CedarError as exc:
+            raise NotFound(f"no {daemon} found: {exc}") from None
+        if not locations:
+            raise NotFound(f"no {daemon} in the pool")
+        value = await remote_config_value(
+            locations[0].address,
+            attr,
+            security=svc.access.security(caller),
+            timeout=svc.settings.timeout,
+        )
+    else:
+        value = svc.access.config.get(attr)
     if value is None:
         return JSONResponse({"message": f"Undefined attribute: {attr}"}, status_code=404)
     return JSONResponse(value)
-
-
-def _no_daemon(daemon: str | None) -> None:
-    if daemon:
-        raise ServiceError(
-            501, "daemon= (a running daemon's value) is not supported by cedar serve yet"
-        )

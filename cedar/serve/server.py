@@ -12,6 +12,7 @@ from typing import Any
 
 import trio
 
+from cedar.config import Config
 from cedar.service import ServiceSettings
 
 
@@ -43,9 +44,11 @@ def start_demo_pool() -> tuple[Any, dict[str, str]]:
     return pool, tokens
 
 
-def write_tokens(tokens: dict[str, str]) -> str:
-    """The demo tokens as files ``DIR/<user>.token`` (mode 0600); returns DIR."""
-    directory = tempfile.mkdtemp(prefix="cedar-serve-demo-")
+def write_tokens(tokens: dict[str, str], directory: str | None = None) -> str:
+    """The demo tokens as files ``DIR/<user>.token`` (mode 0600; DIR new unless given)."""
+    if directory is None:
+        directory = tempfile.mkdtemp(prefix="cedar-serve-demo-")
+    os.makedirs(directory, mode=0o700, exist_ok=True)
     for user, token in tokens.items():
         path = os.path.join(directory, f"{user}.token")
         with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as out:
@@ -60,8 +63,11 @@ def hypercorn_config(settings: ServiceSettings) -> Any:
     config = HypercornConfig()
     config.bind = [f"{settings.host}:{settings.port}"]
     config.accesslog = None
+    # A connection that has not finished sending its request head within this time is closed
+    # (Hypercorn counts it as idle), which bounds slow-header clients.  No read_timeout: Hypercorn
+    # applies it while a response streams too, and would cut a long listing (observed: 60 s).
     config.keep_alive_timeout = 15
-    config.read_timeout = 60  # a client that stops sending is dropped
+    config.read_timeout = None
     config.h11_max_incomplete_size = 64 * 1024  # request line + headers
     config.graceful_timeout = 5
     if settings.tls_cert and settings.tls_key:
@@ -74,6 +80,7 @@ async def serve(
     settings: ServiceSettings,
     *,
     demo: bool = False,
+    demo_tokens: str | None = None,
     announce: Callable[[str], None] = print,
     task_status: trio.TaskStatus[list[str]] = trio.TASK_STATUS_IGNORED,
     shutdown_trigger: Callable[[], Awaitable[None]] | None = None,
@@ -89,7 +96,7 @@ async def serve(
             pool, tokens = start_demo_pool()
             await nursery.start(pool.serve)
             settings = replace(settings, collector=pool.address, schedd=pool.schedd_address)
-            directory = write_tokens(tokens)
+            directory = write_tokens(tokens, demo_tokens)
             announce(f"demo pool (mock collector + schedd, IDTOKENs) on {pool.host_port}")
             announce(f"demo tokens in {directory}: " + ", ".join(f"{u}.token" for u in tokens))
         app = create_app(settings)
@@ -109,4 +116,11 @@ async def serve(
         urls = await nursery.start(started)
         for url in urls:
             announce(f"cedar serve: listening on {url} (docs: {url}/docs)")
+        if settings.shared_port_id:
+            from cedar.serve.sharedport import forwarding_socket_path, serve_forwarding
+
+            path = forwarding_socket_path(settings.config or Config(), settings.shared_port_id)
+            port = int(urls[0].rsplit(":", 1)[1])
+            await nursery.start(serve_forwarding, path, port)
+            announce(f"cedar serve: answering the shared port's HTTP forwarding on {path}")
         task_status.started(urls)

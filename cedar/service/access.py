@@ -148,13 +148,15 @@ class PoolAccess:
             self._schedd_address = location.address
         return self._schedd_address
 
-    async def schedd(self, caller: Caller, *, max_results: int | None = None) -> AsyncSchedd:
-        """The pool's schedd, as ``caller``."""
+    async def schedd(
+        self, caller: Caller, *, max_results: int | None = None, stream: bool = False
+    ) -> AsyncSchedd:
+        """The pool's schedd, as ``caller`` (``stream``: with the deadline of a long listing)."""
         address = await self.schedd_address(caller)
         return AsyncSchedd(
             address,
             security=self.security(caller),
-            timeout=self.settings.timeout,
+            timeout=self.settings.stream_timeout if stream else self.settings.timeout,
             settings=self.submit_settings,
             max_results=MAX_RESULTS if max_results is None else max_results,
         )

@@ -8,6 +8,8 @@ job 404, a daemon that cannot be reached 502, one that does not answer in time 5
 from __future__ import annotations
 
 from cedar.auth.token import TokenError
+from cedar.commands.history import HistoryError
+from cedar.commands.peek import JobNotRunning, PeekFileError, PeekRefused
 from cedar.commands.qmgmt import JobNotFound
 from cedar.errors import (
     AuthenticationError,
@@ -52,8 +54,14 @@ def status_of(exc: BaseException) -> tuple[int, str]:
         return exc.status, exc.message
     if isinstance(exc, BadCredential):
         return 401, str(exc)
-    if isinstance(exc, JobNotFound):
+    if isinstance(exc, (JobNotFound, PeekFileError)):
         return 404, str(exc)
+    if isinstance(exc, JobNotRunning):
+        return 409, str(exc)
+    if isinstance(exc, PeekRefused):
+        return 403, str(exc)
+    if isinstance(exc, HistoryError):
+        return 400 if exc.code is not None else 502, str(exc)
     if isinstance(exc, PermissionDenied):
         return 403, f"the daemon refused: {exc}"
     if isinstance(exc, (AuthenticationError, TokenError)):

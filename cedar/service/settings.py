@@ -27,6 +27,8 @@ class ServiceSettings:
     schedd_name: str | None = None
     #: Per-call deadline towards the daemons, seconds.
     timeout: float = 30.0
+    #: Deadline of one streamed listing or history query as a whole (a big queue takes longer).
+    stream_timeout: float = 600.0
     #: Jobs per page when the caller gives no limit, and the largest page a caller may ask for.
     page_size: int = 1000
     max_page_size: int = 50000
@@ -54,6 +56,13 @@ class ServiceSettings:
     restd_max_jobs: int = 0
     #: CORS origins allowed (empty = CORS off).
     cors_origins: tuple[str, ...] = ()
+    #: Opt-in token minting for a trusted proxy (see :mod:`cedar.service.minting`).
+    proxy_header: str | None = None
+    proxy_addresses: tuple[str, ...] = ()
+    signing_key_file: str | None = None
+    minted_lifetime: float = 300.0
+    #: condor_shared_port's HTTP forwarding id to answer (SHARED_PORT_HTTP_FORWARDING_ID).
+    shared_port_id: str | None = None
     #: TLS for the listener (both or neither).
     tls_cert: str | None = None
     tls_key: str | None = None
@@ -84,6 +93,7 @@ class ServiceSettings:
             schedd=text("SCHEDD_ADDRESS"),
             schedd_name=text("SCHEDD_NAME"),
             timeout=number("TIMEOUT", base.timeout),
+            stream_timeout=number("STREAM_TIMEOUT", base.stream_timeout),
             page_size=int(number("PAGE_SIZE", base.page_size)),
             max_page_size=int(number("MAX_PAGE_SIZE", base.max_page_size)),
             max_projection=int(number("MAX_PROJECTION", base.max_projection)),
@@ -99,6 +109,11 @@ class ServiceSettings:
             restd_hide_attrs=names(config.get("RESTD_HIDE_JOB_ATTRS")),
             restd_max_jobs=int(config.get_int("RESTD_MAX_JOBS", 0) or 0),
             cors_origins=names(text("CORS_ORIGINS")),
+            shared_port_id=text("SHARED_PORT_ID"),
+            proxy_header=text("PROXY_HEADER"),
+            proxy_addresses=names(text("PROXY_ADDRESSES")),
+            signing_key_file=text("SIGNING_KEY_FILE"),
+            minted_lifetime=number("MINTED_LIFETIME", base.minted_lifetime),
             tls_cert=text("TLS_CERTFILE"),
             tls_key=text("TLS_KEYFILE"),
             config=config,

@@ -1,0 +1,56 @@
+"""restd's ``/v1`` shapes over a mock pool (the real pool, side by side with restd, is in
+``tests/live_pool/test_serve_live.py``)."""
+
+from __future__ import annotations
+
+from tests.serve.conftest import Api
+from tests.serve.test_api import submit
+
+
+def test_jobs_shapes(api: Api) -> None:
+    jobs = submit(api.alice, 2)
+    cluster = jobs[0].split(".")[0]
+    listed = api.anonymous.get(f"/v1/jobs/DEFAULT/{cluster}").json()
+    assert [e["jobid"] for e in sorted(listed, key=lambda e: e["jobid"])] == jobs
+    ad = listed[0]["classad"]
+    assert all(k == k.lower() for k in ad) and ad["clusterid"] == int(cluster)
+    projected = api.anonymous.get(
+        f"/v1/jobs/DEFAULT/{cluster}", params={"projection": "ClusterId,ProcId"}
+    ).json()
+    assert set(projected[0]["classad"]) <= {"clusterid", "procid", "servertime"}
+    one = api.anonymous.get(f"/v1/jobs/DEFAULT/{jobs[0].replace('.', '/')}").json()
+    assert len(one) == 1 and one[0]["jobid"] == jobs[0]
+    value = api.anonymous.get(f"/v1/jobs/DEFAULT/{jobs[0].replace('.', '/')}/args")
+    assert value.json() == "hi"
+    missing = api.anonymous.get(f"/v1/jobs/DEFAULT/{jobs[0].replace('.', '/')}/nosuchattr")
+    assert missing.status_code == 404 and "message" in missing.json()
+    assert api.anonymous.get("/v1/jobs/DEFAULT/99999/0").status_code == 404
+    assert api.anonymous.get("/v1/jobs/DEFAULT/99999").json() == []
+    bad = api.anonymous.get("/v1/jobs/DEFAULT", params={"constraint": "true) || (true"})
+    assert bad.status_code == 400 and "message" in bad.json()
+    assert api.anonymous.get("/v1/jobs/nosuchschedd").status_code == 404
+
+
+def test_hidden_attributes_and_grouping(api: Api) -> None:
+    jobs = submit(api.alice, 2)
+    cluster = jobs[0].split(".")[0]
+    api.alice.patch(f"/api/v1/jobs/{jobs[0]}", json={"attributes": {"Env": "SECRET=1"}})
+    ad = api.anonymous.get(f"/v1/jobs/DEFAULT/{jobs[0].replace('.', '/')}").json()[0]["classad"]
+    assert ad["env"] == "<REDACTED>"
+    grouped = api.anonymous.get(
+        "/v1/grouped_jobs/DEFAULT/procid", params={"constraint": f"ClusterId == {cluster}"}
+    ).json()
+    assert sorted(grouped) == ["0", "1"] and grouped["0"][0]["jobid"] == jobs[0]
+
+
+def test_status_and_config(api: Api) -> None:
+    schedds = api.anonymous.get("/v1/status", params={"query": "schedd"}).json()
+    assert schedds[0]["type"] == "Scheduler" and schedds[0]["name"] == "mock-schedd"
+    assert "myaddress" in schedds[0]["classad"]
+    named = api.anonymous.get("/v1/status/mock-schedd").json()
+    assert {e["type"] for e in named} == {"Scheduler"}
+    assert api.anonymous.get("/v1/status", params={"query": "bogus"}).status_code == 400
+    grouped = api.anonymous.get("/v1/grouped_status/mytype").json()
+    assert "Scheduler" in grouped and "Collector" in grouped
+    assert api.anonymous.get("/v1/config/NO_SUCH_KNOB_HERE").status_code == 404
+    assert isinstance(api.anonymous.get("/v1/config").json(), dict)
