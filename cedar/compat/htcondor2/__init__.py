@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import enum
 import os
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping, Sequence
 from typing import TYPE_CHECKING
 
 from cedar.commands import Collector as _CedarCollector
@@ -222,31 +222,60 @@ def _adopt_all(ads: Iterable[_CedarAd]) -> list[ClassAd]:
 # ------------------------------------------------------------------------------------ param
 
 
-class _Param(Mapping[str, str]):
-    """``htcondor2.param``: the HTCondor configuration as a read-only mapping."""
+#: What the Python bindings set differently from the tools (observed: ``param`` under
+#: ``CONDOR_CONFIG=/dev/null`` as root, against ``condor_config_val -dump``).
+_BINDINGS_BUILTINS = {"CondorIsAdmin": "false", "ENABLE_CLASSAD_CACHING": "false"}
+
+
+class _Param(MutableMapping[str, object]):
+    """``htcondor2.param``: the HTCondor configuration as a mapping of typed values.
+
+    Every knob with a compiled-in default is there (``cedar.config.knob_table``); values are
+    ints, floats and bools for the knobs the table types, else strings; names whose value is
+    empty are absent, as in the reference.  Setting a value affects this process only.
+    """
 
     def _config(self) -> Config:
         from cedar.config import default_config
 
-        return default_config()
+        config = default_config()
+        if config is not self._prepared:
+            for name, value in _BINDINGS_BUILTINS.items():
+                config.set_builtin(name, value)
+            self._prepared = config
+        return config
 
-    def __getitem__(self, key: str) -> str:
-        value = self._config().get(key)
+    _prepared: Config | None = None
+
+    def __getitem__(self, key: str) -> object:
+        try:
+            value = self._config().typed(key)
+        except CedarError:
+            value = None
         if value is None:
             raise KeyError(key)
         return value
 
     def __iter__(self) -> Iterator[str]:
-        return iter(list(self._config().names()))
+        return iter(self._config().param_names())
 
     def __len__(self) -> int:
-        return sum(1 for _ in self._config().names())
+        return len(self._config().param_names())
 
     def __contains__(self, key: object) -> bool:
-        return isinstance(key, str) and self._config().get(key) is not None
+        if not isinstance(key, str):
+            return False
+        try:
+            return self._config().get(key) is not None
+        except CedarError:
+            return False
 
-    def __setitem__(self, key: str, value: str) -> None:
-        self._config().set(key, value)
+    def __setitem__(self, key: str, value: object) -> None:
+        self._config().set(key, str(value))
+
+    def __delitem__(self, key: str) -> None:
+        """Drops an explicit setting (the configuration read stays, as in the reference)."""
+        self._config().set(key, None)
 
     def __repr__(self) -> str:
         return "<htcondor param (cedar.compat)>"
