@@ -39,6 +39,7 @@ from cedar.capture.writer import write_capture
 from cedar.classad_wire import ClassAd, evaluate, parse_expr
 from cedar.classad_wire.wire import references
 from cedar.commands import collector as collector_commands
+from cedar.commands import history as history_commands
 from cedar.commands import qmgmt
 from cedar.commands import schedd as schedd_commands
 from cedar.commands.base import DEFAULT_TIMEOUT, Body, command_protocol
@@ -547,7 +548,7 @@ KINDS: dict[str, ReplayKind] = {
         "history",
         frozenset({Command.QUERY_SCHEDD_HISTORY}),
         _CLEAR,
-        client=_request_body(schedd_commands.history_protocol),
+        client=_request_body(history_commands.history_protocol),
         check=_check_results,
         server=_history_schedd,
     ),

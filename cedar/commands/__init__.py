@@ -10,25 +10,35 @@ here (or from :mod:`cedar`).
 
 from cedar.commands._async.collector import AsyncCollector, locate_address_async
 from cedar.commands._async.command import iterate_command_async, run_command_async
+from cedar.commands._async.history import AsyncHistoryQuery
 from cedar.commands._async.ping import ping_async
 from cedar.commands._async.schedd import AsyncJobQuery, AsyncSchedd, locate_schedd_async
+from cedar.commands._async.startd import AsyncStartd
 from cedar.commands._sync.collector import Collector, locate_address
 from cedar.commands._sync.command import iterate_command, run_command
+from cedar.commands._sync.history import HistoryQuery
 from cedar.commands._sync.ping import ping
 from cedar.commands._sync.schedd import JobQuery, Schedd, locate_schedd
+from cedar.commands._sync.startd import Startd
 from cedar.commands.base import DEFAULT_TIMEOUT, MAX_RESULTS
 from cedar.commands.fanout import DaemonResult, query_all, query_all_async
+from cedar.commands.history import HistoryError
 
 __all__ = [
     "DEFAULT_TIMEOUT",
     "MAX_RESULTS",
     "AsyncCollector",
+    "AsyncHistoryQuery",
     "AsyncJobQuery",
     "AsyncSchedd",
+    "AsyncStartd",
     "Collector",
     "DaemonResult",
+    "HistoryError",
+    "HistoryQuery",
     "JobQuery",
     "Schedd",
+    "Startd",
     "iterate_command",
     "iterate_command_async",
     "locate_address",

@@ -23,6 +23,7 @@ from cedar.commands import qmgmt
 from cedar.commands import spool as spool_lib
 from cedar.commands.collector import DaemonLocation, read_address_file
 from cedar.commands.filetransfer import ProgressCallback
+from cedar.commands.history import history_request
 from cedar.commands.qmgmt import SubmitOutcome
 from cedar.commands.submit import Submit, SubmitSettings
 from cedar.config import default_config
@@ -41,7 +42,7 @@ from cedar.numbers import (
     SetAttributeFlags,
 )
 from cedar.stream.connection import CedarConnection
-from cedar.stream.protocol import Emit, Protocol, Receive, Send, StreamedMessage
+from cedar.stream.protocol import Emit, Protocol, Receive, Send
 
 __all__ = [
     "ActResult",
@@ -241,46 +242,6 @@ def act_request(
     return ad
 
 
-def history_request(
-    constraint: str | None = None,
-    projection: Iterable[str] = (),
-    match: int = -1,
-    since: int | str | None = None,
-    *,
-    stream: bool = True,
-    forwards: bool = False,
-    scan_limit: int | None = None,
-) -> ClassAd:
-    """The QUERY_SCHEDD_HISTORY request ad (spec 05 §6.2)."""
-    ad = ClassAd()
-    ad["Projection"] = [str(p) for p in projection]
-    if constraint is not None:
-        try:
-            ad.set_expr("Requirements", parse_expr(str(constraint)))
-        except ClassAdError as exc:
-            raise InvalidArgument(f"invalid constraint {constraint!r}: {exc}") from None
-    ad["NumJobMatches"] = int(match)
-    if since is not None:
-        if isinstance(since, int):
-            text = f"ClusterID == {since}"
-        else:
-            m = _JOB_ID.match(since)
-            if m is not None and m.group(2) is not None:
-                text = f"ClusterID == {m.group(1)} && ProcID == {m.group(2)}"
-            elif m is not None:
-                text = f"ClusterID == {m.group(1)}"
-            else:
-                text = since
-        ad.set_expr("Since", parse_expr(text))
-    if stream:
-        ad["StreamResults"] = True
-    if forwards:
-        ad["HistoryReadForwards"] = True
-    if scan_limit is not None:
-        ad["ScanLimit"] = int(scan_limit)
-    return ad
-
-
 # --------------------------------------------------------------------------- protocols
 
 
@@ -358,32 +319,6 @@ def act_protocol(session: CommandSession, request: ClassAd) -> Protocol[ActResul
     if confirm.get_int() != 1:
         raise CommandError("the schedd did not commit the job action")
     return result
-
-
-def history_protocol(session: CommandSession, request: ClassAd) -> Protocol[ClassAd]:
-    """QUERY_SCHEDD_HISTORY: emit each record; return the final ad (spec 05 §6.3)."""
-    writer = session.payload_writer()
-    put_classad(writer, request)
-    yield Send(writer)
-    count = 0
-    stream = StreamedMessage()  # one message per record, or all of them in one (any size)
-    while True:
-        ad = yield from stream.read(get_classad)
-        owner = _int_value(ad, "Owner")
-        if owner == 1:
-            continue  # the streaming header: per-record messages follow
-        if owner == 0:
-            if _int_value(ad, "ErrorCode"):
-                raise _remote_error(ad, "the history query")
-            malformed = _int_value(ad, "MalformedAds") or 0
-            matches = _int_value(ad, "NumJobMatches")
-            if malformed:
-                raise CommandError(f"the schedd's history holds {malformed} malformed record(s)")
-            if matches is not None and matches != count:
-                raise ProtocolError(f"history sent {count} records but announced {matches}")
-            return ad
-        count += 1
-        yield Emit(ad)
 
 
 def qmgmt_body(
@@ -507,13 +442,6 @@ def edit_work(
 ) -> Callable[[CedarConnection], Protocol[int]]:
     text = _value_text(value)
     return lambda conn: edit_protocol(conn, job_spec, attr, text, flags)
-
-
-def history_body(
-    constraint: str | None, projection: Iterable[str], match: int, since: int | str | None
-) -> Callable[[CommandSession], Protocol[ClassAd]]:
-    request = history_request(constraint, projection, match, since)
-    return lambda session: history_protocol(session, request)
 
 
 def reschedule_body(session: CommandSession) -> Protocol[None]:

@@ -368,6 +368,10 @@ class JobQueue:
         self.clusters: dict[int, ClassAd] = {}
         self.jobs: dict[tuple[int, int], Job] = {}
         self.history: list[ClassAd] = []  # oldest first
+        #: The epoch history (spec 08 §5), oldest first: SPAWN when a run starts, EPOCH when it
+        #: ends (exit, hold, vacate, removal), INPUT/OUTPUT for URL transfers; each record
+        #: carries its type in ``EpochAdType``.
+        self.epochs: list[ClassAd] = []
         self.next_cluster = 1
         self.lock = threading.RLock()
         self.superusers = {owner_of(u) for u in superusers}
@@ -540,6 +544,17 @@ class JobQueue:
         ad = job.ad
         status = int_attr(self.merged(job.cluster, job.proc) or ClassAd(), "JobStatus")
         key = (job.cluster, job.proc)
+        ends_run = status in (RUNNING, TRANSFERRING) and action in (
+            JobAction.Hold,
+            JobAction.Remove,
+            JobAction.TransferAndRemove,
+            JobAction.RemoveX,
+            JobAction.Vacate,
+            JobAction.VacateFast,
+        )
+        if ends_run:
+            vacated = action in (JobAction.Vacate, JobAction.VacateFast)
+            self._end_run(key, now, vacated=vacated)
         if action == JobAction.Hold:
             ad["JobStatusOnRelease"] = status if status != RUNNING else IDLE
             ad["JobStatus"] = HELD
@@ -608,6 +623,7 @@ class JobQueue:
                     for attr in ("NumJobStarts", "NumJobMatches", "JobRunCount", "NumShadowStarts"):
                         job.ad[attr] = int_attr(job.ad, attr) + 1
                     self.started[key] = now
+                    self._spawn_record(key, int(now))
                 elif status == RUNNING:
                     began = self.started.setdefault(key, now)
                     if now - began >= self.run_time:
@@ -620,6 +636,7 @@ class JobQueue:
                         job.ad["RemoteWallClockTime"] = float(now - began)
                         job.ad["EnteredCurrentStatus"] = int(now)
                         job.ad["NumJobCompletions"] = int_attr(job.ad, "NumJobCompletions") + 1
+                        self._end_run(key, int(now), vacated=False, exited=True)
                         self._spooled_output(key, job, int(now))
                         if not leave_in_queue(self.merged(*key) or job.ad):
                             self._retire(key, int(now))
@@ -627,6 +644,83 @@ class JobQueue:
                     self.merged(*key) or job.ad
                 ):
                     self._retire(key, int(now))
+
+    # --- the epoch history (spec 08 §5.1, §5.2) --------------------------------------------
+
+    def _epoch_record(self, ad: ClassAd, kind: str, now: int) -> ClassAd:
+        record = ad
+        record["RunInstanceID"] = max(int_attr(ad, "NumShadowStarts") - 1, 0)
+        record["EpochAdType"] = kind
+        record["EpochWriteDate"] = now
+        self.epochs.append(record)
+        return record
+
+    def _spawn_record(self, key: tuple[int, int], now: int) -> None:
+        """The SPAWN record a shadow writes when it starts a run: a few job attributes."""
+        merged = self.merged(*key) or ClassAd()
+        record = ClassAd()
+        for name in ("ClusterId", "ProcId", "NumShadowStarts", "Owner", "ShadowBday"):
+            if name in merged:
+                record.set_expr(name, merged.lookup(name))
+        self._epoch_record(record, "SPAWN", now)
+
+    def _end_run(
+        self, key: tuple[int, int], now: int, *, vacated: bool, exited: bool = False
+    ) -> None:
+        """The EPOCH record of a run that ends (the whole job ad, ``JobStatus`` still 2, the
+        outcome in ExitCode/VacateReason), then the transfer records of its URL transfers."""
+        merged = self.merged(*key)
+        if merged is None or "NumShadowStarts" not in merged:
+            return  # a real shadow writes no epoch record then either
+        record = merged.copy()
+        record["JobStatus"] = RUNNING
+        if vacated:
+            record["VacateReason"] = "Job vacated by schedd"
+            record["VacateReasonCode"] = 1022
+        elif not exited:
+            record.pop("ExitCode", None)
+        self._epoch_record(record, "EPOCH", now)
+        for kind, prefix, urls in (
+            ("INPUT", "Input", _urls(merged.get("TransferInput"))),
+            ("OUTPUT", "Output", _urls(merged.get("TransferOutputRemaps"))),
+        ):
+            if urls and (exited or kind == "INPUT"):
+                self._transfer_record(merged, kind, prefix, urls, now)
+
+    def _transfer_record(
+        self, merged: ClassAd, kind: str, prefix: str, urls: list[str], now: int
+    ) -> None:
+        """A simulated file-transfer-plugin record (spec 08 §5.2): one result per URL."""
+        record = ClassAd()
+        for name in ("ClusterId", "ProcId", "Owner", "NumShadowStarts", "RemoteHost"):
+            if name in merged:
+                record.set_expr(name, merged.lookup(name))
+        record["TransferClass"] = kind
+        direction = "download" if kind == "INPUT" else "upload"
+        results = [
+            {
+                "TransferUrl": url,
+                "TransferType": direction,
+                "TransferSuccess": True,
+                "TransferProtocol": url.split("://", 1)[0],
+                "TransferStartTime": now,
+                "TransferEndTime": now,
+            }
+            for url in urls
+        ]
+        record[f"{prefix}PluginResultList"] = results
+        schemes = ",".join(sorted({url.split("://", 1)[0] for url in urls}))
+        record[f"{prefix}PluginInvocations"] = [
+            {
+                "Result": 0,
+                "Schemes": schemes,
+                "ExitCode": 0,
+                "ExitBySignal": False,
+                "TransferClass": 1 if kind == "INPUT" else 2,
+                "PluginBasename": "curl_plugin",
+            }
+        ]
+        self._epoch_record(record, kind, now)
 
     def _spooled_output(self, key: tuple[int, int], job: Job, now: int) -> None:
         """A spooled job's simulated output goes into its spool directory (spool_area)."""
@@ -637,6 +731,19 @@ class JobQueue:
         if "SpooledOutputFiles" in merged:
             job.ad["SpooledOutputFiles"] = merged["SpooledOutputFiles"]
         job.ad["CompletionDate"] = now
+
+
+def _urls(value: object) -> list[str]:
+    """The URLs (``scheme://...``) in a transfer list or remap string."""
+    if not isinstance(value, str):
+        return []
+    parts = re.split(r"[,;]", value)
+    urls = []
+    for part in parts:
+        text = part.split("=", 1)[-1].strip().strip('"').strip()
+        if re.match(r"[A-Za-z][A-Za-z0-9+.-]*://", text):
+            urls.append(text)
+    return urls
 
 
 __all__ = [

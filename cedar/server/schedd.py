@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import errno
 import logging
+import re
 import time
 from collections.abc import Callable
 from functools import partial
@@ -38,6 +39,7 @@ from cedar.auth.server_policy import ServerPolicy, real_pool_policy
 from cedar.auth.version import CEDAR_PLATFORM_STRING, CEDAR_VERSION_STRING
 from cedar.classad_wire import ClassAd, get_classad, parse_expr, put_classad
 from cedar.classad_wire.evaluate import evaluate
+from cedar.classad_wire.expr import Expr, Literal
 from cedar.errors import CedarError, ClassAdError, EvaluationBudgetExceeded
 from cedar.numbers import (
     Arguments,
@@ -150,6 +152,46 @@ def _projection(request: ClassAd) -> list[str] | None | int:
     else:
         return 3
     return names or None
+
+
+_TRANSFER_TYPES = frozenset({"INPUT", "OUTPUT", "CHECKPOINT"})
+
+
+def _type_filter(value: object, default: frozenset[str]) -> frozenset[str] | None:
+    """``HistoryAdTypeFilter``: names upper-cased, TRANSFER expanded, ALL = no filter."""
+    if not isinstance(value, str) or not value.strip():
+        return default
+    names = {n.upper() for n in LIST_SEPARATORS.split(value) if n}
+    if "ALL" in names:
+        return None
+    if "TRANSFER" in names:
+        names = (names - {"TRANSFER"}) | _TRANSFER_TYPES
+    return frozenset(names)
+
+
+def _record_type(ad: ClassAd) -> str:
+    kind = ad.get("EpochAdType")
+    return kind.upper() if isinstance(kind, str) else "JOB"
+
+
+_SINCE_ID = re.compile(r"\s*(\d+)(?:\.(\d+))?\s*\Z")
+
+
+def _since_expr(query: ClassAd) -> Expr | None:
+    """``Since``: an expression, or a job id when its text is a literal (spec 08 §3.1);
+    ValueError for any other literal (the real helper then exits without a reply)."""
+    expr = query.get_expr("Since")
+    if expr is None:
+        return None
+    if not isinstance(expr, Literal):
+        return expr
+    m = _SINCE_ID.match(query.raw_text("Since"))
+    if m is None:
+        raise ValueError(f"Since = {query.raw_text('Since')} is neither an expression nor a job id")
+    text = f"ClusterId == {m.group(1)}"
+    if m.group(2) is not None:
+        text += f" && ProcId == {m.group(2)}"
+    return parse_expr(text)
 
 
 class MockSchedd(Daemon):
@@ -688,6 +730,7 @@ class MockSchedd(Daemon):
     # --- history ---------------------------------------------------------------------------
 
     def _handle_history(self, request: CommandRequest) -> Protocol[None]:
+        """QUERY_SCHEDD_HISTORY: the job history or the epoch history (spec 08 §2-§4)."""
         reader = yield from request.read_payload()
         try:
             query = get_classad(reader, strict=True)
@@ -698,14 +741,27 @@ class MockSchedd(Daemon):
         if isinstance(projection, int):
             yield Send(self._ad(request, _error_ad(projection, "bad projection")))
             return
+        chosen = self._history_file(query)
+        if isinstance(chosen, ClassAd):
+            yield Send(self._ad(request, chosen))
+            return
+        source, types = chosen
         requirements = query.get_expr("Requirements")
-        since = query.get_expr("Since")
+        try:
+            since = _since_expr(query)
+        except ValueError as exc:
+            log.info("%s: history query refused (%s); closing", self.name, exc)
+            return  # the real helper exits: the client sees a silent close (spec 08 §3.4)
         limit = int_attr(query, "NumJobMatches", -1)
         scan_limit = int_attr(query, "ScanLimit", -1)
         stream = query.get("StreamResults") is True
+        forwards = query.get("HistoryReadForwards") is True
+        if forwards and since is not None:
+            log.info("%s: history query with Since and forwards; closing", self.name)
+            return
         with self.queue.lock:
-            records = list(self.queue.history)
-        if query.get("HistoryReadForwards") is not True:
+            records = [ad for ad in source if types is None or _record_type(ad) in types]
+        if not forwards:
             records.reverse()
         writer = request.writer()
         if stream:
@@ -721,7 +777,7 @@ class MockSchedd(Daemon):
             scanned = 0
             selected: list[ClassAd] = []
             for ad in records:
-                if 0 <= scan_limit <= scanned or 0 <= limit <= len(selected):
+                if 0 < scan_limit <= scanned or 0 < limit <= len(selected):
                     break
                 scanned += 1
                 if since is not None and matches(since, ad, request.budget):
@@ -749,6 +805,29 @@ class MockSchedd(Daemon):
         final["NumJobMatches"] = sent
         put_classad(writer, final)
         yield Send(writer)
+
+    def _history_file(
+        self, query: ClassAd
+    ) -> tuple[list[ClassAd], frozenset[str] | None] | ClassAd:
+        """The records a request selects and its type filter (None: all types), or the
+        error ad a real schedd with the default configuration sends (spec 08 §2.2, §3.4)."""
+        source = query.get("HistoryRecordSource")
+        subsystem = query.get("DaemonHistorySubsys")
+        source = source.upper() if isinstance(source, str) and source else None
+        if source == "DAEMON" and not (isinstance(subsystem, str) and subsystem):
+            return _error_ad(6, "Specified daemon history source without subsystem.")
+        parts = [p for p in (subsystem if source == "DAEMON" else None, source) if p]
+        knob = "_".join([*(str(p).upper() for p in parts), "HISTORY"])
+        if query.get("HistoryFromDir") is True:
+            knob += "_DIR"
+        records = {"HISTORY": self.queue.history, "JOB_EPOCH_HISTORY": self.queue.epochs}
+        if knob not in records:
+            return _error_ad(
+                5,
+                f"{knob} undefined in remote configuration. No such related history to be queried.",
+            )
+        default = frozenset({"EPOCH"} if source == "JOB_EPOCH" else {"JOB"})
+        return records[knob], _type_filter(query.get("HistoryAdTypeFilter"), default)
 
     def _handle_reschedule(self, request: CommandRequest) -> Protocol[None]:
         if request._first is not None:

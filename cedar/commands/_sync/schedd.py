@@ -21,8 +21,10 @@ from cedar.classad_wire import ClassAd
 from cedar.commands import qmgmt
 from cedar.commands._sync.collector import Collector
 from cedar.commands._sync.command import iterate_command, run_command
+from cedar.commands._sync.history import HistoryQuery
 from cedar.commands.base import DEFAULT_TIMEOUT, MAX_RESULTS, run_blocking
 from cedar.commands.filetransfer import ProgressCallback
+from cedar.commands.history import history_request
 from cedar.commands.schedd import (
     ActResult,
     JobSpec,
@@ -31,7 +33,6 @@ from cedar.commands.schedd import (
     SubmitResult,
     act_body,
     edit_work,
-    history_body,
     job_query_command,
     local_schedd,
     location_address,
@@ -280,14 +281,47 @@ class Schedd:
     def history(
         self,
         constraint: str | None = None,
-        projection: Iterable[str] = (),
+        projection: str | Iterable[str] = (),
         match: int = -1,
         since: int | str | None = None,
-    ) -> Iterator[ClassAd]:
-        """Stream history records, newest first."""
-        body = history_body(constraint, projection, match, since)
-        for ad in self._iterate(Command.QUERY_SCHEDD_HISTORY, body):
-            yield ad
+        *,
+        completed_since: int | str | None = None,
+        forwards: bool = False,
+        scan_limit: int | None = None,
+        source: str = "jobs",
+        transfer_types: str | Iterable[str] | None = None,
+        record_types: str | Iterable[str] | None = None,
+        subsystem: str | None = None,
+        from_dir: bool = False,
+    ) -> HistoryQuery:
+        """Stream history records, newest first (oldest first with ``forwards``).
+
+        ``source``: ``"jobs"`` (finished jobs), ``"epochs"`` (one EPOCH record per run),
+        ``"transfer"`` (URL-plugin transfer records; ``transfer_types`` narrows them to
+        ``INPUT``/``OUTPUT``/``CHECKPOINT`` or condor_history's letters ``"IOC"``),
+        ``"startd"`` (the local startd's file, read by the schedd) or ``"daemon"`` (snapshots
+        of a daemon's ad; ``subsystem``, default ``SCHEDD``).  ``record_types`` overrides the
+        source's default type filter (``"ALL"``, ``"SPAWN,EPOCH"``, ...).  ``match``: at
+        most this many records; ``scan_limit``: examine at most this many; ``since`` (job
+        id ``C``/``C.P`` or an expression) and ``completed_since`` (a time) end the scan at
+        the first record they match.  The returned query's ``summary`` is the final ad.
+        Refusals raise :class:`~cedar.commands.history.HistoryError`.
+        """
+        request = history_request(
+            constraint,
+            projection,
+            match,
+            since,
+            completed_since=completed_since,
+            forwards=forwards,
+            scan_limit=scan_limit,
+            source=source,
+            transfer_types=transfer_types,
+            record_types=record_types,
+            subsystem=subsystem,
+            from_dir=from_dir,
+        )
+        return HistoryQuery(self._iterate, Command.QUERY_SCHEDD_HISTORY, request)
 
 
 def locate_schedd(

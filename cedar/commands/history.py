@@ -1,0 +1,400 @@
+"""History sources: jobs, epochs, transfer records, startd and daemon history (spec 08 §2-§5).
+
+This module does no I/O: the request ad, the streamed-reply protocol, the error mapping and the
+pure reading of a history *file* (``condor_history -file``).  The clients that run the protocol
+are :meth:`AsyncSchedd.history <cedar.commands.AsyncSchedd.history>` (QUERY_SCHEDD_HISTORY 515)
+and :meth:`AsyncStartd.history <cedar.commands.AsyncStartd.history>` (GET_HISTORY 429).
+
+Every source is one request ad; what selects it is ``HistoryRecordSource`` (which file the
+daemon's helper reads) and ``HistoryAdTypeFilter`` (which record types of that file it returns).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import IO
+
+from cedar.auth.client import CommandSession
+from cedar.classad_wire import ClassAd, get_classad, parse_expr, put_classad
+from cedar.classad_wire.expr import Literal
+from cedar.errors import (
+    ClassAdError,
+    CommandError,
+    ConnectionClosed,
+    InvalidArgument,
+    ProtocolError,
+)
+from cedar.stream.protocol import Emit, Protocol, Send, StreamedMessage
+
+__all__ = [
+    "HISTORY_ERRORS",
+    "SOURCES",
+    "TRANSFER_TYPES",
+    "HistoryError",
+    "HistoryRecord",
+    "history_protocol",
+    "history_request",
+    "read_history_file",
+    "record_type_filter",
+    "since_expression",
+]
+
+#: ``source=`` name -> ``HistoryRecordSource`` (None: the plain job history; spec 08 §2.1).
+SOURCES: dict[str, str | None] = {
+    "jobs": None,
+    "epochs": "JOB_EPOCH",
+    "transfer": "JOB_EPOCH",
+    "startd": "STARTD",
+    "daemon": "DAEMON",
+}
+#: The record types of the transfer history, in the order ``-transfer-history:IOC`` names them.
+TRANSFER_TYPES = ("INPUT", "OUTPUT", "CHECKPOINT")
+_TRANSFER_LETTERS = {"I": "INPUT", "O": "OUTPUT", "C": "CHECKPOINT"}
+_TYPE_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
+_JOB_ID = re.compile(r"\s*(\d+)(?:\.(\d+))?\s*\Z")
+
+#: ``ErrorCode`` of the error final ad -> what it means (spec 08 §3.4).
+HISTORY_ERRORS: dict[int, str] = {
+    2: "the projection could not be evaluated",
+    3: "the projection is not a list of attribute names",
+    4: "the daemon could not start its history helper",
+    5: "the daemon has no such history configured",
+    6: "the request is incomplete or too long (daemon history needs a subsystem; a constraint "
+    "or projection over 100000 characters is refused)",
+    9: "the daemon is busy (more than 1000 history requests queued)",
+    10: "remote history is disabled on the daemon (HISTORY_HELPER_MAX_CONCURRENCY = 0)",
+}
+
+
+class HistoryError(CommandError):
+    """A daemon refused a history request: with an error ad (``code``, ``reason``: its
+    ``ErrorCode``/``ErrorString``) or by closing the connection without a reply (``code`` None).
+    """
+
+    def __init__(self, message: str, *, code: int | None = None, reason: str | None = None):
+        self.code = code
+        self.reason = reason
+        super().__init__(message)
+
+
+@dataclass(frozen=True)
+class HistoryRecord:
+    """One record of a history *file*: its ad and the type its banner gives (``JOB`` when the
+    banner names none; spec 08 §2.3)."""
+
+    ad: ClassAd
+    type: str
+
+
+# --------------------------------------------------------------------------- the request
+
+
+def record_type_filter(
+    record_types: str | Iterable[str] | None = None,
+    transfer_types: str | Iterable[str] | None = None,
+) -> str | None:
+    """The ``HistoryAdTypeFilter`` value: names upper-cased, ``TRANSFER`` expanded, sorted and
+    comma-joined, as condor_history sends it (spec 08 §3.2).
+
+    ``transfer_types`` also takes condor_history's letters (``"IO"``, ``"C"``); ``ALL`` passes
+    through (no filtering on the daemon).  None: no filter (the source's default types).
+    """
+    names: set[str] = set()
+    for given, letters in ((record_types, False), (transfer_types, True)):
+        if given is None:
+            continue
+        words = re.split(r"[\s,]+", given) if isinstance(given, str) else [str(w) for w in given]
+        for word in (w.strip() for w in words):
+            if not word:
+                continue
+            upper = word.upper()
+            if letters and upper not in TRANSFER_TYPES and upper != "TRANSFER":
+                if not all(ch in _TRANSFER_LETTERS for ch in upper):
+                    raise InvalidArgument(
+                        f"unknown transfer record type {word!r}: use INPUT, OUTPUT, "
+                        "CHECKPOINT or the letters I, O, C"
+                    )
+                names.update(_TRANSFER_LETTERS[ch] for ch in upper)
+                continue
+            if not _TYPE_WORD.match(upper):
+                raise InvalidArgument(f"invalid history record type {word!r}")
+            if upper == "TRANSFER":
+                names.update(TRANSFER_TYPES)
+            else:
+                names.add(upper)
+        if letters and not names.intersection(TRANSFER_TYPES) and given is not None:
+            names.update(TRANSFER_TYPES)  # an empty selection means every transfer type
+    if not names:
+        return None
+    return ",".join(sorted(names))
+
+
+def since_expression(since: int | str) -> str:
+    """The ``Since`` text: a job id ``C`` / ``C.P`` (as condor_history writes it), else the
+    expression itself.  A literal that is not a job id is refused here: the daemon's helper
+    would close the connection without a reply (spec 08 §3.1)."""
+    if isinstance(since, bool):
+        raise InvalidArgument("since must be a job id or an expression, not a boolean")
+    if isinstance(since, int):
+        return f"ClusterId == {since}"
+    m = _JOB_ID.match(since)
+    if m is not None:
+        if m.group(2) is not None:
+            return f"ClusterId == {m.group(1)} && ProcId == {m.group(2)}"
+        return f"ClusterId == {m.group(1)}"
+    try:
+        expr = parse_expr(since)
+    except ClassAdError as exc:
+        raise InvalidArgument(f"invalid since expression {since!r}: {exc}") from None
+    if isinstance(expr, Literal):
+        raise InvalidArgument(
+            f"since {since!r} is a constant: give a job id (C or C.P) or an expression "
+            "(the daemon drops the connection on any other literal)"
+        )
+    return since
+
+
+def history_request(
+    constraint: str | None = None,
+    projection: str | Iterable[str] = (),
+    match: int = -1,
+    since: int | str | None = None,
+    *,
+    stream: bool = True,
+    forwards: bool = False,
+    scan_limit: int | None = None,
+    completed_since: int | str | None = None,
+    source: str = "jobs",
+    record_types: str | Iterable[str] | None = None,
+    transfer_types: str | Iterable[str] | None = None,
+    subsystem: str | None = None,
+    from_dir: bool = False,
+) -> ClassAd:
+    """The history request ad (spec 08 §3.1), in condor_history's attribute order.
+
+    ``projection``: a list is sent as a ClassAd list (the bindings' form), a string as is
+    (condor_history's ``"A,B,C"``); empty means whole records.  ``match`` <= 0 means all.
+    ``since`` (job id or expression) and ``completed_since`` (a time or expression: records
+    with ``CompletionDate <=`` it end the scan) are exclusive, and neither goes with
+    ``forwards`` (the daemon would close without a reply).  ``source``: ``jobs``, ``epochs``,
+    ``transfer`` (INPUT/OUTPUT/CHECKPOINT records unless ``transfer_types`` narrows them),
+    ``startd`` or ``daemon`` (with ``subsystem``, default ``SCHEDD``).
+    """
+    key = source.lower() if isinstance(source, str) else source
+    if key not in SOURCES:
+        raise InvalidArgument(f"unknown history source {source!r}: one of {', '.join(SOURCES)}")
+    if since is not None and completed_since is not None:
+        raise InvalidArgument("since and completed_since cannot be combined")
+    if forwards and (since is not None or completed_since is not None):
+        raise InvalidArgument("forwards cannot be combined with since or completed_since")
+    if subsystem is not None and key != "daemon":
+        raise InvalidArgument("subsystem applies only to source='daemon'")
+    if transfer_types is not None and key != "transfer":
+        raise InvalidArgument("transfer_types applies only to source='transfer'")
+    ad = ClassAd()
+    if constraint is not None and str(constraint).strip():
+        try:
+            ad.set_expr("Requirements", parse_expr(str(constraint)))
+        except ClassAdError as exc:
+            raise InvalidArgument(f"invalid constraint {constraint!r}: {exc}") from None
+    since_text: str | None = None
+    if since is not None:
+        since_text = since_expression(since)
+    elif completed_since is not None:
+        value = str(completed_since).strip()
+        try:
+            parse_expr(value)
+        except ClassAdError as exc:
+            raise InvalidArgument(f"invalid completed_since {value!r}: {exc}") from None
+        since_text = f"CompletionDate <= {value}"
+    if since_text is not None:
+        ad.set_expr("Since", parse_expr(since_text))
+    if isinstance(projection, str):
+        if projection.strip():
+            ad["Projection"] = projection
+    else:
+        names = [str(p) for p in projection]
+        if names:
+            ad["Projection"] = names
+    ad["NumJobMatches"] = int(match) if int(match) > 0 else -1
+    if scan_limit is not None:
+        ad["ScanLimit"] = int(scan_limit)
+    if forwards:
+        ad["HistoryReadForwards"] = True
+    if stream:
+        ad["StreamResults"] = True
+    if key == "transfer":
+        ad["HistoryAdTypeFilter"] = record_type_filter(record_types, transfer_types or ())
+    elif key == "daemon":
+        subsystem = (subsystem or "SCHEDD").upper()
+        if not _TYPE_WORD.match(subsystem):
+            raise InvalidArgument(f"invalid daemon subsystem {subsystem!r}")
+        ad["HistoryAdTypeFilter"] = record_type_filter(record_types) or subsystem
+    else:
+        type_filter = record_type_filter(record_types)
+        if type_filter is not None:
+            ad["HistoryAdTypeFilter"] = type_filter
+    record_source = SOURCES[key]
+    if record_source is not None:
+        ad["HistoryRecordSource"] = record_source
+    if key == "daemon":
+        ad["DaemonHistorySubsys"] = subsystem
+    if from_dir:
+        ad["HistoryFromDir"] = True
+    return ad
+
+
+# --------------------------------------------------------------------------- the reply
+
+
+def _int_value(ad: ClassAd, name: str) -> int | None:
+    try:
+        value = ad.get(name)
+    except ClassAdError:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        return None
+    return value
+
+
+def remote_history_error(ad: ClassAd, daemon: str) -> HistoryError:
+    """The :class:`HistoryError` of an error final ad (``Owner = 0; ErrorCode = n``)."""
+    code = _int_value(ad, "ErrorCode")
+    try:
+        text = ad.get("ErrorString")
+    except ClassAdError:
+        text = None
+    reason = text if isinstance(text, str) else None
+    meaning = HISTORY_ERRORS.get(code or 0, "unknown error code")
+    return HistoryError(
+        f"the {daemon} refused the history request (ErrorCode {code}: {meaning}): "
+        f"{reason or 'no reason given'}",
+        code=code,
+        reason=reason,
+    )
+
+
+def _silent_close(session: CommandSession, daemon: str, request: ClassAd) -> HistoryError:
+    crypto = (session.crypto_method or "").upper()
+    if crypto in ("BLOWFISH", "3DES", "TRIPLEDES"):
+        why = (
+            f"its history helper cannot write on a {crypto} session (use AES or no session; "
+            "spec 08 §3.4)"
+        )
+    elif "Since" in request and request.get("HistoryReadForwards") is True:
+        why = "it refuses Since together with HistoryReadForwards"
+    else:
+        why = (
+            "it drops a request it cannot parse, a Since that is neither an expression nor a "
+            "job id, Since with forwards, a session with a legacy cipher, or a command it does "
+            "not know (a schedd does not answer GET_HISTORY, a startd not QUERY_SCHEDD_HISTORY)"
+        )
+    return HistoryError(
+        f"the {daemon} closed the connection without answering the history request: {why}"
+    )
+
+
+def history_protocol(
+    session: CommandSession, request: ClassAd, daemon: str = "schedd"
+) -> Protocol[ClassAd]:
+    """Send a history request; emit each record; return the final ad (spec 08 §4).
+
+    Either framing is read: ``StreamResults`` (a header ad, one message per record, the final
+    ad) or every ad in one message.  The final ad's counts are checked as condor_history does.
+    """
+    writer = session.payload_writer()
+    put_classad(writer, request)
+    yield Send(writer)
+    count = 0
+    stream = StreamedMessage()  # one message per record, or all of them in one (any size)
+    while True:
+        try:
+            ad = yield from stream.read(get_classad)
+        except ConnectionClosed as exc:
+            if exc.mid_message or count or (session.pipelined and session.conn.received_bytes == 0):
+                raise  # a broken reply, or a forgotten resumed session (the driver retries)
+            raise _silent_close(session, daemon, request) from None
+        owner = _int_value(ad, "Owner")
+        if owner == 1:
+            continue  # the streaming header: per-record messages follow
+        if owner == 0:
+            if _int_value(ad, "ErrorCode"):
+                raise remote_history_error(ad, daemon)
+            malformed = _int_value(ad, "MalformedAds") or 0
+            matches = _int_value(ad, "NumJobMatches")
+            if malformed:
+                raise HistoryError(f"the {daemon}'s history holds {malformed} malformed record(s)")
+            if matches is not None and matches != count:
+                raise ProtocolError(
+                    f"the {daemon} sent {count} history records but announced {matches} "
+                    "(client and server do not agree on the number of ads sent)"
+                )
+            return ad
+        count += 1
+        yield Emit(ad)
+
+
+# --------------------------------------------------------------------------- history files
+
+_BANNER_PAIR = re.compile(r"(\w+)\s*=\s*(\"(?:[^\"\\]|\\.)*\"|\S+)")
+#: A history file record larger than this is refused (bounded memory on a bad file).
+MAX_RECORD_BYTES = 16 << 20
+
+
+def _banner_type(banner: str) -> str | None:
+    """The record type a ``*** ...`` banner names (None: a banner without key=value pairs,
+    accepted by any filter; spec 08 §2.3)."""
+    body = banner[3:].strip()
+    first, _, rest = body.partition(" ")
+    if first and "=" not in first and _TYPE_WORD.match(first) and not rest.startswith("="):
+        return first.upper()
+    return "JOB" if _BANNER_PAIR.search(body) else None
+
+
+def read_history_file(handle: IO[str], *, forwards: bool = False) -> Iterator[HistoryRecord]:
+    """The records of a history file (``condor_history -file``), newest first unless
+    ``forwards``.  Each record is ``Name = value`` lines ended by a ``*** ...`` banner line.
+
+    Newest first needs the whole file; records stay parsed lazily one at a time otherwise.
+    """
+    if forwards:
+        yield from _records_forwards(handle)
+        return
+    yield from reversed(list(_records_forwards(handle)))
+
+
+def _records_forwards(handle: IO[str]) -> Iterator[HistoryRecord]:
+    lines: list[str] = []
+    size = 0
+    for line in handle:
+        if line.startswith("***"):
+            kind = _banner_type(line.rstrip("\n"))
+            if lines:
+                yield HistoryRecord(_parse_record(lines), kind or "*")
+            lines, size = [], 0
+            continue
+        if line.strip():
+            size += len(line)
+            if size > MAX_RECORD_BYTES:
+                raise InvalidArgument(
+                    f"a history file record is larger than {MAX_RECORD_BYTES} bytes"
+                )
+            lines.append(line.rstrip("\n"))
+    if lines:
+        raise InvalidArgument("the history file ends inside a record (no closing *** banner)")
+
+
+def _parse_record(lines: list[str]) -> ClassAd:
+    ad = ClassAd()
+    for line in lines:
+        name, sep, value = line.partition("=")
+        name = name.strip()
+        if not sep or not _TYPE_WORD.match(name):
+            raise InvalidArgument(f"not a history file line: {line[:80]!r}")
+        try:
+            ad.set_expr(name, parse_expr(value.strip()))
+        except ClassAdError as exc:
+            raise InvalidArgument(f"bad value of {name} in the history file: {exc}") from None
+    return ad

@@ -1,0 +1,15 @@
+"""Fixtures: a mock pool (collector + schedd on one port) per test."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from cedar.server.pool import MockPool
+
+
+@pytest.fixture
+def pool() -> Iterator[MockPool]:
+    with MockPool().run_in_thread() as running:
+        yield running
