@@ -85,6 +85,7 @@ ADSTASH = (
     "--se_no_log_mappings",
 )
 
+# fmt: off
 CASES: list[Case] = [
     # classad_eval: the ClassAd language, no pool
     _c("eval-assign", "classad_eval", "a = 1", "a + 1"),
@@ -222,6 +223,7 @@ CASES: list[Case] = [
     ),
     _c("test-token-usage", "condor_test_token", "-s", "alice"),
 ]
+# fmt: on
 
 #: Command lines whose output differs for a documented reason (README, "Running existing
 #: HTCondor programs"); name -> reason.
@@ -556,7 +558,7 @@ def _log_lines(text: str) -> str:
 
 def _doc_diff(ref: list[str], ours: list[str]) -> list[str]:
     lines = []
-    for a, b in zip(ref, ours):
+    for a, b in zip(ref, ours, strict=False):
         if a != b:
             da, db = json.loads(a), json.loads(b)
             if isinstance(da, dict) and isinstance(db, dict):
