@@ -332,7 +332,7 @@ def _wait_done(tools: Path, env: dict[str, str], cluster: int) -> None:
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
         result = subprocess.run(
-            [str(tools / "condor_q"), "-af", "JobStatus", str(cluster)],
+            [str(tools / "condor_q"), str(cluster), "-af", "JobStatus"],
             env=env,
             capture_output=True,
             text=True,
@@ -491,6 +491,9 @@ _RUNNER_FRAME = re.compile(
     r'^  File "(<frozen runpy>|[^"]*cedar/compat/__main__\.py|[^"]*/runpy\.py)".*\n(    .*\n)*',
     re.MULTILINE,
 )
+#: A statistic's row (its name and values change from sample to sample): a table row of
+#: numbers, a ``* name: N%`` / ``- name: N%`` line, or a category total.
+_STAT_ROW = re.compile(r"^(N\b|[*-] |(Commands|Timers|Reapers|Fsync|Other)\b)")
 _NUMBER = re.compile(r"[-+]?\d+(\.\d+)?(e[-+]?\d+)?")
 
 
@@ -500,10 +503,10 @@ def normalize(text: str, mode: str) -> str:
     for clock in _CLOCKS:
         text = clock.sub("<CLOCK>", text)
     if mode == "stats":
-        text = _NUMBER.sub("N", text)
         text = re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", text)
-        lines = {line.strip() for line in re.split(r"[\r\n]+", text) if line.strip()}
-        return "\n".join(sorted(lines))
+        text = _NUMBER.sub("N", text).replace("n/a", "N")
+        lines = {" ".join(line.split()) for line in re.split(r"[\r\n]+", text)}
+        return "\n".join(sorted(line for line in lines if line and not _STAT_ROW.match(line)))
     return text
 
 
