@@ -438,6 +438,15 @@ class JobEventLog:
     def close(self) -> None:
         self._file.close()
 
+    def __getstate__(self) -> dict[str, object]:
+        """Pickled as the file name and the read position (htmap pickles its reader, as the
+        reference allows); unpickling reopens the file there."""
+        return {"filename": self._filename, "offset": self._file.tell()}
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.__init__(str(state["filename"]))  # type: ignore[misc]
+        self._file.seek(int(state["offset"]))  # type: ignore[call-overload]
+
     def __iter__(self) -> JobEventLog:
         return self
 
