@@ -436,9 +436,11 @@ def run_case(case: Case, side: str, release: Path, pool: Pool) -> Outcome:
         command[0] = "/usr/bin/python3"
     # Standard input is a terminal (condor_watch_q and condor_top set it up); output is not.
     terminal, terminal_peer = pty.openpty()
+    # condor_adstash's jsonfile interface writes its documents into the working directory
+    # (observed: --json_dir does not move them), so it runs in the output directory.
     process = subprocess.Popen(
         command,
-        cwd=pool.dir,
+        cwd=out if case.program == "condor_adstash" else pool.dir,
         env=env,
         stdin=terminal_peer,
         stdout=subprocess.PIPE,
@@ -472,12 +474,22 @@ def run_case(case: Case, side: str, release: Path, pool: Pool) -> Outcome:
 
 
 def _documents(path: Path) -> list[object]:
+    """The JSON documents of one file (condor_adstash writes them one after the other)."""
     text = path.read_text()
-    try:
-        data = json.loads(text)
-    except ValueError:
-        return [text]
-    return data if isinstance(data, list) else [data]
+    decoder = json.JSONDecoder()
+    documents: list[object] = []
+    position = 0
+    while position < len(text):
+        while position < len(text) and text[position].isspace():
+            position += 1
+        if position >= len(text):
+            break
+        try:
+            document, position = decoder.raw_decode(text, position)
+        except ValueError:
+            return [*documents, text[position:]]
+        documents.append(document)
+    return documents
 
 
 # ----------------------------------------------------------------------------- normalization
@@ -528,11 +540,17 @@ _DOC_CLOCKS = {
 
 
 def normalize_documents(documents: list[object]) -> list[str]:
+    """Each document as sorted JSON, with clock fields dropped (also in its ``metadata``) and
+    the version strings replaced (the metadata names the bindings' platform and version)."""
     result = []
     for doc in documents:
         if isinstance(doc, dict):
             doc = {k: v for k, v in doc.items() if k not in _DOC_CLOCKS}
-        result.append(json.dumps(doc, sort_keys=True))
+            if isinstance(doc.get("metadata"), dict):
+                meta = doc["metadata"]
+                doc["metadata"] = {k: v for k, v in meta.items() if "time" not in k.lower()}
+        text = json.dumps(doc, sort_keys=True)
+        result.append(_VERSION.sub("<VERSION>", text))
     return sorted(result)
 
 
@@ -612,6 +630,45 @@ def test_enough_command_lines() -> None:
     }
     assert len(CASES) >= 60
     assert len(CASES) - len(KNOWN) >= 55
+
+
+# ----------------------------------------------------------------------- runtime statistics
+
+STATISTICS_PROBE = """
+import json, htcondor2
+collector = htcondor2.Collector()
+direct = collector.directQuery(htcondor2.DaemonType.Schedd, statistics="All:2")
+listed = collector.query(htcondor2.AdType.Schedd, statistics="All:2")
+plain = collector.directQuery(htcondor2.DaemonType.Schedd)
+print(json.dumps([sorted(direct.keys()), sorted(listed[0].keys()), sorted(plain.keys())]))
+"""
+
+
+def test_runtime_statistics_same_attributes(release: Path, pool_jobs: Pool) -> None:
+    """``statistics="All:2"`` on ``directQuery`` and ``query`` brings the schedd's runtime
+    statistics (what condor_top and condor_diagnostics read) as with the reference: every
+    attribute two reference runs agree on is in cedar's answer."""
+
+    def names(side: str) -> list[list[str]]:
+        env = dict(pool_jobs.env)
+        if side == "reference":
+            env["PYTHONPATH"] = str(release / "lib" / "python3")
+            command = [sys.executable, "-c", STATISTICS_PROBE]
+        else:
+            env["PYTHONPATH"] = str(REPO)
+            probe = Path(tempfile.mkdtemp()) / "probe.py"
+            probe.write_text(STATISTICS_PROBE)
+            command = [sys.executable, "-m", "cedar.compat", "run", "--force", str(probe)]
+        result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+        assert result.returncode == 0, result.stderr[-2000:]
+        return list(json.loads(result.stdout.strip().splitlines()[-1]))
+
+    first, ours, second = names("reference"), names("cedar"), names("reference")
+    for index in range(3):
+        stable = set(first[index]) & set(second[index])
+        assert stable <= set(ours[index]), sorted(stable - set(ours[index]))[:20]
+    assert any(name.startswith("RecentDaemonCoreDutyCycle") for name in ours[0])
+    assert len(ours[0]) > len(ours[2]) + 50  # the statistics really came
 
 
 # ------------------------------------------------------------------------------------ htmap
