@@ -682,7 +682,6 @@ class Schedd:
         if queue is not None:
             description = Submit(dict(description.items()), queue=queue)
         items = None if itemdata is None else [_item(value) for value in itemdata]
-        _create_user_log(description)
         with translated():
             result = self._schedd.submit(
                 description, count or None, itemdata=items, submit_dir=os.getcwd(), spool=spool
@@ -715,22 +714,6 @@ class Schedd:
 
     def __repr__(self) -> str:
         return f"<Schedd {self._schedd!r}>"
-
-
-def _create_user_log(description: _CedarSubmit) -> None:
-    """Create the job's user log before submitting, as the reference's submit does (programs
-    open it with ``JobEventLog`` right after ``submit`` returns; the daemons append to it)."""
-    values = {str(key).lower(): str(value) for key, value in description.items()}
-    log = values.get("log") or values.get("user_log")
-    if not log or "$" in log:
-        return
-    base = values.get("initialdir") or values.get("initial_dir") or os.getcwd()
-    path = os.path.join(base, log) if not os.path.isabs(log) else log
-    try:
-        with open(path, "a", encoding="utf-8"):
-            pass
-    except OSError:
-        return  # the daemons report an unwritable log themselves
 
 
 def _act_summary(result: ActResult) -> ClassAd:
