@@ -515,10 +515,12 @@ def direct_request(
     ad_type: AdType | str | None,
     constraint: str | None,
     projection: Iterable[str] | None,
+    statistics: str | None = None,
 ) -> tuple[Command, ClassAd]:
-    """What ``direct_query`` asks the located daemon: its own ad type unless told otherwise."""
+    """What ``direct_query`` asks the located daemon: its own ad type unless told otherwise
+    (``statistics``: the daemon adds its runtime statistics at that level, e.g. ``"All:2"``)."""
     kind = AdType.from_name(ad_type) if ad_type is not None else daemon_type.ad_type
-    return kind.command, build_query_ad(kind, constraint, projection)
+    return kind.command, build_query_ad(kind, constraint, projection, statistics=statistics)
 
 
 def direct_result(daemon_type: DaemonType, location: DaemonLocation, ads: list[ClassAd]) -> ClassAd:

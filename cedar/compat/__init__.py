@@ -7,7 +7,9 @@ real module cannot be imported, so an installed wheel always wins.  ``python -m 
 prog.py ARGS...`` does the same and then runs the program as ``__main__``; ``python -m
 cedar.compat install-hook`` makes it permanent for one Python environment (a ``.pth`` file
 adds the lazy :class:`~cedar.compat.hook.CompatFinder`), which reaches programs that start more
-Python processes, e.g. snakemake's jobs.
+Python processes, e.g. snakemake's jobs.  ``run`` reaches the Python children of the program
+too (multiprocessing "spawn" children): it puts :data:`BOOT_DIR` on the ``PYTHONPATH`` they
+inherit (:func:`child_environment`).
 """
 
 from __future__ import annotations
@@ -16,8 +18,12 @@ import importlib.util
 import os
 import sys
 import sysconfig
+from collections.abc import MutableMapping
 
-from cedar.compat.hook import MODULES, compat_module
+from cedar.compat.hook import MODULES, compat_module, register_submodules
+
+#: Directory with the ``sitecustomize`` that ``run`` puts on ``PYTHONPATH`` for child processes.
+BOOT_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_boot")
 
 
 def _real_module_exists(name: str) -> bool:
@@ -38,7 +44,16 @@ def install(*, force: bool = False) -> list[str]:
             continue
         sys.modules[name] = compat_module(name)
         registered.append(name)
+    register_submodules()
     return registered
+
+
+def child_environment(environ: MutableMapping[str, str], *, force: bool = False) -> None:
+    """Set up ``environ`` so that Python children started with it (multiprocessing "spawn",
+    ``subprocess`` of ``sys.executable``) register the compat import hook at start-up."""
+    paths = [p for p in environ.get("PYTHONPATH", "").split(os.pathsep) if p and p != BOOT_DIR]
+    environ["PYTHONPATH"] = os.pathsep.join([BOOT_DIR, *paths])
+    environ["CEDAR_COMPAT"] = "force" if force else "1"
 
 
 PTH_NAME = "cedar-compat.pth"
@@ -61,9 +76,22 @@ def install_hook(site_dir: str | None = None) -> str:
 
 def uninstall() -> None:
     """Remove the compat modules from ``sys.modules`` (the real ones import again)."""
+    for name in list(sys.modules):
+        top = name.partition(".")[0]
+        compat = getattr(sys.modules.get(top), "__cedar_compat__", False)
+        if name != top and top in MODULES and compat:
+            del sys.modules[name]
     for name in MODULES:
         if getattr(sys.modules.get(name), "__cedar_compat__", False):
             del sys.modules[name]
 
 
-__all__ = ["MODULES", "PTH_NAME", "install", "install_hook", "uninstall"]
+__all__ = [
+    "BOOT_DIR",
+    "MODULES",
+    "PTH_NAME",
+    "child_environment",
+    "install",
+    "install_hook",
+    "uninstall",
+]

@@ -5,10 +5,11 @@ installed (to compare both)."""
 
 from __future__ import annotations
 
+import os
 import runpy
 import sys
 
-from cedar.compat import install, install_hook
+from cedar.compat import child_environment, install, install_hook
 
 USAGE = (
     "usage: python -m cedar.compat run [--force] (PROGRAM.py | -m MODULE) [ARGS...]\n"
@@ -28,6 +29,7 @@ def main(argv: list[str] | None = None) -> int:
         print(USAGE, file=sys.stderr)
         return 2
     install(force=force)
+    child_environment(os.environ, force=force)
     if args[1] == "-m":
         sys.argv = [args[2], *args[3:]]
         runpy.run_module(args[2], run_name="__main__", alter_sys=True)

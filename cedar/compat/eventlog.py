@@ -11,6 +11,7 @@ repeated :meth:`JobEventLog.events` calls return only new events; an event still
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import os
 import re
@@ -18,7 +19,7 @@ import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from cedar.compat.errors import HTCondorIOError
+from cedar.compat.errors import ClassAdException, HTCondorIOError
 
 if TYPE_CHECKING:
     from cedar.compat.classad2 import ClassAd
@@ -191,6 +192,11 @@ def _type_name(kind: int) -> str:
 def _event_body(kind: int, text: str, body: list[str], ad: ClassAd) -> None:
     if kind == JobEventType.SUBMIT:
         ad["SubmitHost"] = text.removeprefix("Job submitted from host: ").strip()
+        _submit_notes(body, ad)
+        return
+    if kind == JobEventType.FILE_TRANSFER:
+        _file_transfer(text, body, ad)
+        return
     elif kind == JobEventType.EXECUTE:
         ad["ExecuteHost"] = text.removeprefix("Job executing on host: ").strip()
     elif kind == JobEventType.IMAGE_SIZE:
@@ -200,6 +206,8 @@ def _event_body(kind: int, text: str, body: list[str], ad: ClassAd) -> None:
         return
     elif kind == JobEventType.GENERIC:
         ad["Info"] = text.strip()
+    elif kind == JobEventType.JOB_EVICTED:
+        _eviction(text, body, ad)
     props: dict[str, object] = {}
     resources = False
     for line in body:
@@ -215,7 +223,8 @@ def _event_body(kind: int, text: str, body: list[str], ad: ClassAd) -> None:
             resources = True
             continue
         if resources:
-            _resource_line(stripped, ad)
+            if kind != JobEventType.JOB_EVICTED:  # the reference drops an eviction's table
+                _resource_line(stripped, ad)
             continue
         dashed = _DASHED.match(line)
         if dashed and dashed.group(2) in _DASHED_NAMES:
@@ -239,6 +248,61 @@ def _event_body(kind: int, text: str, body: list[str], ad: ClassAd) -> None:
         from cedar.compat.classad2 import ClassAd
 
         ad["ExecuteProps"] = ClassAd(props)
+
+
+def _eviction(text: str, body: list[str], ad: ClassAd) -> None:
+    """The eviction header's ``Code N Subcode M`` and the first body line's checkpoint and
+    requeue flags, as the reference reader sets them."""
+    code = re.search(r"Code (-?\d+) Subcode (-?\d+)", text)
+    if code:
+        ad["ReasonCode"] = int(code.group(1))
+        if int(code.group(2)):
+            ad["ReasonSubCode"] = int(code.group(2))
+    first = next((line.strip() for line in body if line.strip()), "")
+    ad["Checkpointed"] = first.startswith("(1)")
+    ad["TerminatedAndRequeued"] = "requeued" in first.lower()
+    ad["TerminatedNormally"] = "normal termination" in first.lower()
+
+
+def _submit_notes(body: list[str], ad: ClassAd) -> None:
+    """The submit event's note lines: ``LogNotes`` (submit's ``submit_event_notes`` or the
+    batch name ad, which the reference also hands out parsed as ``StructuredNotes``), then
+    ``UserNotes``."""
+    from cedar.compat.classad2 import ClassAd
+
+    notes = [line.strip() for line in body if line.strip()]
+    if notes:
+        ad["LogNotes"] = notes[0]
+        if notes[0].startswith("["):
+            with contextlib.suppress(ClassAdException):
+                ad["StructuredNotes"] = ClassAd(notes[0])
+    if len(notes) > 1:
+        ad["UserNotes"] = notes[1]
+
+
+#: The file-transfer event's header text -> its ``Type`` (``FileTransferEventType`` values).
+_TRANSFER_TYPES = {
+    ("input", "queued"): 1,
+    ("input", "started"): 2,
+    ("input", "finished"): 3,
+    ("output", "queued"): 4,
+    ("output", "started"): 5,
+    ("output", "finished"): 6,
+}
+
+
+def _file_transfer(text: str, body: list[str], ad: ClassAd) -> None:
+    lowered = text.lower()
+    direction = "input" if "input" in lowered else "output"
+    for (side, stage), number in _TRANSFER_TYPES.items():
+        if side == direction and stage in lowered:
+            ad["Type"] = number
+    for line in body:
+        stripped = line.strip()
+        if stripped.startswith("Transferring to host:"):
+            ad["Host"] = stripped.removeprefix("Transferring to host:").strip()
+        elif stripped.startswith("Seconds spent in queue:"):
+            ad["QueueingDelay"] = _scalar(stripped.rsplit(":", 1)[1])
 
 
 def _reason_event(kind: int, body: list[str], ad: ClassAd) -> None:
@@ -285,6 +349,15 @@ def _resource_line(line: str, ad: ClassAd) -> None:
     for column, text in zip(columns, numbers[:3], strict=False):
         attr = {"Usage": f"{name}Usage", "Request": f"Request{name}", "Allocated": name}[column]
         ad[attr] = _scalar(text)
+
+
+def _event_text(lines: list[str]) -> str:
+    """``str(event)``: the event as the reference prints it back (without the ``...`` line;
+    an eviction without its resource table, which the reference does not keep)."""
+    if lines[0].startswith("004 "):
+        cut = next((i for i, line in enumerate(lines) if "Partitionable Resources" in line), None)
+        lines = lines if cut is None else lines[:cut]
+    return "\n".join(lines) + "\n"
 
 
 class JobEvent:
@@ -365,6 +438,15 @@ class JobEventLog:
     def close(self) -> None:
         self._file.close()
 
+    def __getstate__(self) -> dict[str, object]:
+        """Pickled as the file name and the read position (htmap pickles its reader, as the
+        reference allows); unpickling reopens the file there."""
+        return {"filename": self._filename, "offset": self._file.tell()}
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.__init__(str(state["filename"]))  # type: ignore[misc]
+        self._file.seek(int(state["offset"]))  # type: ignore[call-overload]
+
     def __iter__(self) -> JobEventLog:
         return self
 
@@ -394,7 +476,7 @@ class JobEventLog:
                 if not lines:
                     start = self._file.tell()
                     continue
-                return JobEvent(parse_event(lines), "\n".join(lines) + "\n...\n")
+                return JobEvent(parse_event(lines), _event_text(lines))
             if not lines and not line.strip():
                 start = self._file.tell()
                 continue

@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 import importlib.abc
 import importlib.machinery
+import importlib.util
 import sys
 from types import ModuleType
 
@@ -52,7 +53,51 @@ class CompatFinder(importlib.abc.MetaPathFinder):
         return importlib.machinery.ModuleSpec(fullname, _Loader())
 
 
-def register() -> None:
-    """Put the finder at the end of ``sys.meta_path`` (once)."""
+class _SubmoduleLoader(importlib.abc.Loader):
+    def __init__(self, target: str) -> None:
+        self.target = target
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
+        return importlib.import_module(self.target)
+
+    def exec_module(self, module: ModuleType) -> None:
+        """Already executed under its cedar name."""
+
+
+class SubmoduleFinder(importlib.abc.MetaPathFinder):
+    """Answers ``import htcondor2._utils.ansi`` (any submodule of a compat package) with the
+    cedar module itself, so each submodule exists once whichever name imported it.  Placed
+    *first* on ``sys.meta_path``; it only answers below a package that is a compat module."""
+
+    def find_spec(
+        self, fullname: str, path: object = None, target: ModuleType | None = None
+    ) -> importlib.machinery.ModuleSpec | None:
+        top, dot, rest = fullname.partition(".")
+        if not dot or top not in MODULES:
+            return None
+        if not getattr(sys.modules.get(top), "__cedar_compat__", False):
+            return None
+        cedar_name = f"{MODULES[top]}.{rest}"
+        try:
+            if importlib.util.find_spec(cedar_name) is None:
+                return None
+        except ImportError:
+            return None
+        return importlib.machinery.ModuleSpec(fullname, _SubmoduleLoader(cedar_name))
+
+
+def register(*, force: bool = False) -> None:
+    """Put the finder at the end of ``sys.meta_path`` (``force``: at its start, ahead of
+    installed bindings) and the submodule finder at its start (once each)."""
     if not any(isinstance(finder, CompatFinder) for finder in sys.meta_path):
-        sys.meta_path.append(CompatFinder())
+        if force:
+            sys.meta_path.insert(0, CompatFinder())
+        else:
+            sys.meta_path.append(CompatFinder())
+    register_submodules()
+
+
+def register_submodules() -> None:
+    """Put the submodule finder at the start of ``sys.meta_path`` (once)."""
+    if not any(isinstance(finder, SubmoduleFinder) for finder in sys.meta_path):
+        sys.meta_path.insert(0, SubmoduleFinder())

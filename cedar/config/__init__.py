@@ -24,8 +24,14 @@ import os
 from collections.abc import Mapping
 
 from cedar.config.defaults import DEFAULTS, EMULATED_VERSION
-from cedar.config.discovery import detected_macros, find_root_file
-from cedar.config.knobs import SslClientFiles, SslServerFiles, interpret_level, normalize_methods
+from cedar.config.discovery import detected_macros, find_root_file, interface_address
+from cedar.config.knobs import (
+    FALSE_WORDS,
+    SslClientFiles,
+    SslServerFiles,
+    interpret_level,
+    normalize_methods,
+)
 from cedar.config.parser import ConfigParser, version_condition
 from cedar.errors import ConfigError
 
@@ -52,6 +58,7 @@ class Config(ConfigParser):
         self.local_name = local_name.upper() if local_name else None
         self._table: dict[str, str] = {}
         self._explicit: dict[str, str] = {}
+        self.spellings: dict[str, str] = {}
         self._defaults: dict[str, str] = {k.upper(): v for k, v in DEFAULTS.items()}
         #: Files (and other sources) read, in order.
         self.sources: list[str] = []
@@ -102,7 +109,35 @@ class Config(ConfigParser):
         if read_user_config:
             config._read_user_config()
         config._apply_environment(env)
+        config._apply_network_interface()
         return config
+
+    def set_builtin(self, name: str, value: str) -> None:
+        """Replace a detected macro or compiled-in value unless a source defined the name, e.g.
+        the Python bindings' ``CondorIsAdmin = false`` and ``ENABLE_CLASSAD_CACHING = false``."""
+        key = name.upper()
+        current = self._table.get(key)
+        if current is None or current == self._detected.get(name):
+            self._table[key] = value
+        self._detected[name] = value
+
+    def _apply_network_interface(self) -> None:
+        """``NETWORK_INTERFACE`` chooses the addresses the detected macros report, as the
+        daemons do: a literal address, or an interface name or address pattern."""
+        for family in ("IPV4", "IPV6"):
+            enabled = self.get(f"ENABLE_{family}") or "auto"
+            if enabled.strip().lower() in FALSE_WORDS | {"0"}:
+                self._table[f"{family}_ADDRESS"] = ""
+        choice = self.get("NETWORK_INTERFACE")
+        if choice is None or choice.strip() in ("", "*"):
+            return
+        ipv4, ipv6 = interface_address(choice.strip())
+        if ipv4:
+            self._table["IPV4_ADDRESS"] = self._table["IP_ADDRESS"] = ipv4
+        if ipv6:
+            self._table["IPV6_ADDRESS"] = ipv6
+            if not ipv4:
+                self._table["IP_ADDRESS"] = ipv6
 
     @classmethod
     def from_text(

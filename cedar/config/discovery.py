@@ -40,6 +40,100 @@ def _detect_ip() -> str:
         return "127.0.0.1"
 
 
+def _detect_ip6() -> str:
+    """The IPv6 source address for an outside route ("" when the machine has none)."""
+    try:
+        with socket.socket(socket.AF_INET6, socket.SOCK_DGRAM) as probe:
+            probe.connect(("2001:db8::1", 9))  # documentation prefix: nothing is sent
+            return str(probe.getsockname()[0]).split("%", 1)[0]
+    except OSError:
+        return ""
+
+
+def interface_address(pattern: str) -> tuple[str, str]:
+    """The (IPv4, IPv6) addresses ``NETWORK_INTERFACE`` selects: a literal address, or the
+    first interface whose name or IPv4 address matches the (``*``-wildcard) pattern."""
+    import fnmatch
+    import ipaddress
+
+    try:
+        literal = ipaddress.ip_address(pattern)
+    except ValueError:
+        literal = None
+    if literal is not None:
+        return (str(literal), "") if literal.version == 4 else ("", str(literal))
+    for _, name in _interfaces():
+        address = _ipv4_of(name)
+        if address and (fnmatch.fnmatch(name, pattern) or fnmatch.fnmatch(address, pattern)):
+            return address, ""
+    return "", ""
+
+
+def _interfaces() -> list[tuple[int, str]]:
+    try:
+        return list(socket.if_nameindex())
+    except OSError:
+        return []
+
+
+def _ipv4_of(interface: str) -> str:
+    """The IPv4 address of a network interface (Linux ``SIOCGIFADDR``; "" elsewhere)."""
+    import fcntl
+    import struct
+
+    siocgifaddr = 0x8915
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+            packed = struct.pack("256s", interface.encode()[:15])
+            answer = fcntl.ioctl(probe.fileno(), siocgifaddr, packed)
+    except OSError:
+        return ""
+    return socket.inet_ntoa(answer[20:24])
+
+
+def _os_release() -> dict[str, str]:
+    values: dict[str, str] = {}
+    try:
+        text = Path("/etc/os-release").read_text(encoding="utf-8")
+    except OSError:
+        return values
+    for line in text.splitlines():
+        key, sep, value = line.partition("=")
+        if sep:
+            values[key.strip()] = value.strip().strip('"')
+    return values
+
+
+def _memory_mb() -> str:
+    try:
+        for line in Path("/proc/meminfo").read_text(encoding="utf-8").splitlines():
+            if line.startswith("MemTotal:"):
+                return str(int(line.split()[1]) // 1024)
+    except (OSError, ValueError, IndexError):
+        pass
+    return "0"
+
+
+def _operating_system(opsys: str) -> dict[str, str]:
+    """The ``OPSYS*`` family the reference detects (from ``/etc/os-release`` on Linux)."""
+    release = _os_release()
+    name = release.get("NAME", platform.system()).split()[0]
+    major = release.get("VERSION_ID", "0").split(".", 1)[0]
+    try:
+        version = int(major) * 100
+    except ValueError:
+        version = 0
+    return {
+        "OPSYSANDVER": f"{name}{major}",
+        "OPSYSLEGACY": opsys,
+        "OPSYSLONGNAME": release.get("PRETTY_NAME", name).split(" (", 1)[0],
+        "OPSYSMAJORVER": major,
+        "OPSYSNAME": name,
+        "OPSYSSHORTNAME": name,
+        "OPSYSVER": str(version),
+    }
+
+
 def home_of(user: str | None = None, uid: int | None = None) -> str | None:
     """Password-database home directory (``$HOME`` is deliberately ignored, spec 06 §1.2)."""
     try:
@@ -76,20 +170,36 @@ def detected_macros(subsystem: str, local_name: str | None) -> dict[str, str]:
         platform.system(), platform.system().upper()
     )
     ip = _detect_ip()
+    uname = os.uname()
+    cores = str(os.cpu_count() or 1)
     macros = {
         "FULL_HOSTNAME": full,
         "HOSTNAME": short,
         "IP_ADDRESS": ip,
         "IPV4_ADDRESS": ip,
-        "IPV6_ADDRESS": "",
-        "IP_ADDRESS_IS_V6": "false",
+        "IPV6_ADDRESS": _detect_ip6(),
+        "IP_ADDRESS_IS_IPV6": "false",
         "SUBSYSTEM": subsystem,
         "LOCALNAME": local_name or subsystem,
         "USERNAME": username,
         "PID": str(os.getpid()),
         "PPID": str(os.getppid()),
+        "REAL_UID": str(os.getuid()),
+        "REAL_GID": str(os.getgid()),
         "ARCH": _arch(),
         "OPSYS": opsys,
+        **_operating_system(opsys),
+        "UNAME_ARCH": uname.machine,
+        "UNAME_OPSYS": uname.sysname,
+        "UTSNAME_MACHINE": uname.machine,
+        "UTSNAME_NODENAME": uname.nodename,
+        "UTSNAME_RELEASE": uname.release,
+        "UTSNAME_SYSNAME": uname.sysname,
+        "UTSNAME_VERSION": uname.version,
+        "DETECTED_CORES": cores,
+        "DETECTED_CPUS": cores,
+        "DETECTED_PHYSICAL_CPUS": cores,
+        "DETECTED_MEMORY": _memory_mb(),
         "CondorIsAdmin": "true" if euid == 0 else "false",
     }
     tilde = home_of("condor")
@@ -140,4 +250,4 @@ def find_root_file(condor_config: str | None) -> tuple[str | None, bool]:
     return root, only_env
 
 
-__all__ = ["detected_macros", "find_root_file", "home_of"]
+__all__ = ["detected_macros", "find_root_file", "home_of", "interface_address"]

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from cedar.config.defaults import (
+    CANONICAL_NAMES,
     DEFAULT_CRYPTO_METHODS,
     DEFAULT_EXCLUDE_REGEXP,
     DEFAULTS,
@@ -23,6 +24,7 @@ from cedar.config.defaults import (
 )
 from cedar.config.discovery import home_of
 from cedar.config.macros import MacroExpander, split_list
+from cedar.config.typed import KnobValue, typed_value
 from cedar.errors import ConfigError
 
 log = logging.getLogger("cedar.config")
@@ -72,6 +74,8 @@ class Knobs:
     _explicit: dict[str, str]
     _defaults: dict[str, str]
     _environ: dict[str, str] | None = None
+    #: The spelling a name was first defined with (upper-cased name -> name).
+    spellings: dict[str, str]
 
     @property
     def environ(self) -> Mapping[str, str]:
@@ -171,6 +175,45 @@ class Knobs:
     def names(self) -> Iterator[str]:
         """Every name defined by a source or explicitly (upper-cased)."""
         yield from dict.fromkeys([*self._table, *self._explicit])
+
+    def typed(self, name: str) -> KnobValue | None:
+        """The value in the knob's type (int, bool, float or str) as the reference's ``param``
+        gives it; ``None`` when unset or empty (see :mod:`cedar.config.typed`)."""
+        value = self.get(name)
+        if value is None:
+            return None
+        raw_default = self._defaults.get(name.upper())
+        default = None
+        if raw_default:
+            try:
+                default = self.expand(raw_default)
+            except ConfigError:
+                default = None
+        return typed_value(name, value, default)
+
+    def param_names(self) -> list[str]:
+        """Every name the reference's ``param`` lists: compiled-in defaults and definitions,
+        non-empty after expansion, in the table's spelling, in case-insensitive order; a name
+        prefixed with this subsystem (or local name) is listed bare, as its lookup finds it."""
+        own = {p for p in (self.local_name, self.subsystem) if p}
+        shown: dict[str, str] = {}
+        for key in dict.fromkeys([*self._defaults, *self._table, *self._explicit]):
+            prefix, dot, bare = key.rpartition(".")
+            if dot and prefix in own:
+                key = bare
+            if key in shown:
+                continue
+            try:
+                present = self.get(key) is not None
+            except ConfigError:
+                present = False
+            if present:
+                shown[key] = self.spellings.get(key) or CANONICAL_NAMES.get(key) or key
+                if dot and key not in CANONICAL_NAMES:
+                    full = f"{prefix}.{key}"
+                    name = self.spellings.get(full) or CANONICAL_NAMES.get(full) or full
+                    shown[key] = name.rpartition(".")[2]
+        return sorted(shown.values(), key=str.lower)
 
     # -- expansion --------------------------------------------------------------------------------
 

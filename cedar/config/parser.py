@@ -350,6 +350,7 @@ class ConfigParser(Knobs):
             if current:
                 value = f"{current} {sep} {value}" if len(sep) == 2 else f"{current}{sep}{value}"
         self._table[key] = value
+        self.spellings.setdefault(key, name)
 
     def _special(
         self, keyword: str, rest: str, where: _Source, depth: int, args: list[str] | None

@@ -156,11 +156,13 @@ class Collector:
         *,
         ad_type: AdType | str | None = None,
         constraint: str | None = None,
+        statistics: str | None = None,
     ) -> ClassAd:
-        """Locate a daemon, then ask it for its own ad directly (spec 05 §2.7)."""
+        """Locate a daemon, then ask it for its own ad directly (spec 05 §2.7); ``statistics``
+        asks it to add its runtime statistics (``"All:2"``, as condor_top does)."""
         daemon_type = DaemonType.from_name(daemon_type)
         location = self.locate(daemon_type, name)
-        command, query_ad = direct_request(daemon_type, ad_type, constraint, projection)
+        command, query_ad = direct_request(daemon_type, ad_type, constraint, projection, statistics)
         stream = iterate_command(
             location.address,
             command,

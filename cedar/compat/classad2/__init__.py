@@ -14,7 +14,7 @@ from typing import IO
 
 from cedar.classad_wire import ClassAd as _CedarAd
 from cedar.classad_wire import Error, Expr, Undefined
-from cedar.classad_wire.expr import RecordExpr
+from cedar.classad_wire.expr import ListExpr, RecordExpr
 from cedar.classad_wire.reading import Syntax, parse_ads, parse_next, parse_one
 from cedar.classad_wire.unparse import quote_string
 from cedar.compat.errors import ClassAdException
@@ -113,6 +113,10 @@ class ExprTree:
     def __hash__(self) -> int:
         return hash(self._expr.unparse())
 
+    def __reduce__(self) -> tuple[object, tuple[str]]:
+        """Pickled as its text (the reference's cannot be pickled at all)."""
+        return (ExprTree, (self._expr.unparse(),))
+
     def __bool__(self) -> bool:
         return bool(self.eval())
 
@@ -125,10 +129,14 @@ class ClassAd(_CedarAd):
     def __init__(self, input: str | Mapping[str, object] | None = None) -> None:  # noqa: A002
         if isinstance(input, str):
             super().__init__()
+            # The first ad of the text; what follows its closing bracket is ignored, as the
+            # reference does.
             try:
-                parsed = _CedarAd.parse_new(input)
+                parsed = parse_next(input, "new")
             except ClassAdError:
-                raise ClassAdException("Unable to parse string into a ClassAd.") from None
+                parsed = None
+            if parsed is None:
+                raise ClassAdException("Unable to parse string into a ClassAd.")
             self._entries.update(parsed._entries)
             return
         super().__init__()
@@ -179,8 +187,12 @@ class ClassAd(_CedarAd):
     formatOld = printOld  # noqa: N815
 
     def printJson(self) -> str:  # noqa: N802
-        """The JSON form."""
-        return self.to_json()
+        """The JSON form (expressions as ``"\\/Expr(...)\\/"`` strings)."""
+        return self._plain().to_json()
+
+    def __reduce__(self) -> tuple[object, tuple[str]]:
+        """Pickled as its text (multiprocessing passes ads between processes)."""
+        return (ClassAd, (self.print_new(),))
 
     formatJson = printJson  # noqa: N815
 
@@ -193,18 +205,23 @@ class ClassAd(_CedarAd):
         return self.matches(ad) and ad.matches(self)
 
     def externalRefs(self, expr: ExprTree) -> list[str]:  # noqa: N802
-        """Names ``expr`` uses that this ad does not define."""
-        return self.external_refs(expr._expr)
+        """Names ``expr`` uses that this ad does not define, sorted (as the reference)."""
+        return sorted(self.external_refs(expr._expr))
 
     def internalRefs(self, expr: ExprTree) -> list[str]:  # noqa: N802
-        """Names ``expr`` uses that this ad defines."""
-        return self.internal_refs(expr._expr)
+        """Names ``expr`` uses that this ad defines, sorted (as the reference)."""
+        return sorted(self.internal_refs(expr._expr))
 
     def flatten(self, expr: ExprTree) -> ExprTree:  # type: ignore[override]
         """``expr`` with what this ad defines put in, partially evaluated."""
         return ExprTree._wrap(super().flatten(expr._expr))
 
     def __str__(self) -> str:
+        """The reference's multi-line form (attributes sorted, nested ads and lists indented)."""
+        members = [(name, _CedarAd.lookup(self, name)) for name in self]
+        return _pretty_record(members, 0)
+
+    def __repr__(self) -> str:
         return self.print_new()
 
     def __eq__(self, other: object) -> bool:
@@ -215,6 +232,34 @@ class ClassAd(_CedarAd):
         return mine == theirs
 
     __hash__ = None
+
+
+#: The old name of :class:`ParserType`.
+Parser = ParserType
+
+
+def _pretty_record(members: list[tuple[str, Expr]], indent: int) -> str:
+    """A record as the reference's ``str(ClassAd)`` lays it out (observed): the bracket four
+    columns right of the enclosing indent, members four further, ``"; "`` line ends."""
+    outer = " " * (indent + 4)
+    inner = indent + 8
+    ordered = sorted(members, key=lambda member: member[0].lower())
+    lines = [f"{' ' * inner}{name} = {_pretty(value, inner)}" for name, value in ordered]
+    body = "; \n".join(lines)
+    return f"\n{outer}[\n{body}\n{outer}]" if lines else f"\n{outer}[\n{outer}]"
+
+
+def _pretty(expr: Expr, indent: int) -> str:
+    """A value inside the pretty form: lists and records laid out, anything else one line
+    (a list or record inside a larger expression stays compact: a known difference)."""
+    if isinstance(expr, RecordExpr):
+        return _pretty_record(list(expr.items()), indent)
+    if isinstance(expr, ListExpr):
+        outer = " " * (indent + 3)
+        inner = indent + 6
+        items = [f"{' ' * inner}{_pretty(item, inner)}" for item in expr.items]
+        return f"\n{outer}{{\n" + ",\n".join(items) + ("\n" if items else "") + f"{outer}}}"
+    return expr.unparse()
 
 
 _SYNTAX: dict[ParserType, Syntax] = {
@@ -301,6 +346,7 @@ __all__ = [
     "ClassAd",
     "ClassAdException",
     "ExprTree",
+    "Parser",
     "ParserType",
     "Value",
     "lastError",

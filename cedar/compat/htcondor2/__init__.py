@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import enum
 import os
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping, Sequence
 from typing import TYPE_CHECKING
 
 from cedar.commands import Collector as _CedarCollector
 from cedar.commands import Schedd as _CedarSchedd
+from cedar.commands import Startd as _CedarStartd
 from cedar.commands import ping as _cedar_ping
 from cedar.commands.collector import DaemonLocation
 from cedar.commands.schedd import ActResult, JobSpec
@@ -34,7 +35,7 @@ from cedar.errors import CedarError, CommandError
 from cedar.numbers import AdType as _CedarAdType
 from cedar.numbers import DaemonType as _CedarDaemonType
 from cedar.numbers import JobAction as _CedarJobAction
-from cedar.version import VERSION_TEXT
+from cedar.version import PLATFORM_STRING, VERSION_STRING
 
 if TYPE_CHECKING:
     from cedar.classad_wire import ClassAd as _CedarAd
@@ -215,6 +216,13 @@ def _text(expr: str | ExprTree | None) -> str | None:
     return None if expr is None else str(expr)
 
 
+def _constraint(expr: str | ExprTree | bool | None) -> str | None:
+    """A constraint argument as text (programs also pass ``True``)."""
+    if isinstance(expr, bool):
+        return "true" if expr else "false"
+    return _text(expr)
+
+
 def _adopt_all(ads: Iterable[_CedarAd]) -> list[ClassAd]:
     return [ClassAd._adopt(ad) for ad in ads]
 
@@ -222,31 +230,60 @@ def _adopt_all(ads: Iterable[_CedarAd]) -> list[ClassAd]:
 # ------------------------------------------------------------------------------------ param
 
 
-class _Param(Mapping[str, str]):
-    """``htcondor2.param``: the HTCondor configuration as a read-only mapping."""
+#: What the Python bindings set differently from the tools (observed: ``param`` under
+#: ``CONDOR_CONFIG=/dev/null`` as root, against ``condor_config_val -dump``).
+_BINDINGS_BUILTINS = {"CondorIsAdmin": "false", "ENABLE_CLASSAD_CACHING": "false"}
+
+
+class _Param(MutableMapping[str, object]):
+    """``htcondor2.param``: the HTCondor configuration as a mapping of typed values.
+
+    Every knob with a compiled-in default is there (``cedar.config.knob_table``); values are
+    ints, floats and bools for the knobs the table types, else strings; names whose value is
+    empty are absent, as in the reference.  Setting a value affects this process only.
+    """
 
     def _config(self) -> Config:
         from cedar.config import default_config
 
-        return default_config()
+        config = default_config()
+        if config is not self._prepared:
+            for name, value in _BINDINGS_BUILTINS.items():
+                config.set_builtin(name, value)
+            self._prepared = config
+        return config
 
-    def __getitem__(self, key: str) -> str:
-        value = self._config().get(key)
+    _prepared: Config | None = None
+
+    def __getitem__(self, key: str) -> object:
+        try:
+            value = self._config().typed(key)
+        except CedarError:
+            value = None
         if value is None:
             raise KeyError(key)
         return value
 
     def __iter__(self) -> Iterator[str]:
-        return iter(list(self._config().names()))
+        return iter(self._config().param_names())
 
     def __len__(self) -> int:
-        return sum(1 for _ in self._config().names())
+        return len(self._config().param_names())
 
     def __contains__(self, key: object) -> bool:
-        return isinstance(key, str) and self._config().get(key) is not None
+        if not isinstance(key, str):
+            return False
+        try:
+            return self._config().get(key) is not None
+        except CedarError:
+            return False
 
-    def __setitem__(self, key: str, value: str) -> None:
-        self._config().set(key, value)
+    def __setitem__(self, key: str, value: object) -> None:
+        self._config().set(key, str(value))
+
+    def __delitem__(self, key: str) -> None:
+        """Drops an explicit setting (the configuration read stays, as in the reference)."""
+        self._config().set(key, None)
 
     def __repr__(self) -> str:
         return "<htcondor param (cedar.compat)>"
@@ -263,13 +300,13 @@ def reload_config() -> None:
 
 
 def version() -> str:
-    """A version string in the ``$CondorVersion: ... $`` form tools print."""
-    return f"$CondorVersion: {VERSION_TEXT} cedar $ $CondorPlatform: python $"
+    """The ``$CondorVersion: ... $`` string (cedar's version and build id)."""
+    return VERSION_STRING
 
 
 def platform() -> str:
-    """The platform string."""
-    return "$CondorPlatform: python $"
+    """The ``$CondorPlatform: ... $`` string."""
+    return PLATFORM_STRING
 
 
 def enable_debug() -> None:
@@ -321,18 +358,29 @@ class Collector:
         projection: list[str] | None = None,
         statistics: str | None = None,
     ) -> list[ClassAd]:
-        """Ads of ``ad_type`` matching ``constraint``."""
+        """Ads of ``ad_type`` matching ``constraint`` (``statistics``, e.g. ``"All:2"``: the
+        daemons' runtime statistics in their ads)."""
         with translated():
             ads = self._collector.query(
-                _cedar_ad_type(ad_type), _text(constraint), projection=projection or ()
+                _cedar_ad_type(ad_type),
+                _text(constraint),
+                projection=projection or (),
+                statistics=statistics or None,
             )
         return _adopt_all(ads)
 
     def locate(self, daemon_type: DaemonType, name: str | None = None) -> ClassAd:
-        """The location ad of one daemon (the only one of its type when ``name`` is None)."""
+        """The location ad of one daemon (without ``name``: the first the collector lists,
+        as the reference picks one)."""
         cedar_type = _cedar_daemon_type(daemon_type)
         try:
-            location = self._collector.locate(cedar_type, name)
+            if name is None:
+                found = self._collector.locate_all(cedar_type)
+                if not found:
+                    raise HTCondorLocateError("Unable to find daemon.")
+                location = found[0]
+            else:
+                location = self._collector.locate(cedar_type, name)
         except CommandError as exc:
             raise HTCondorLocateError(str(exc)) from exc
         except CedarError as exc:
@@ -353,10 +401,15 @@ class Collector:
         projection: list[str] | None = None,
         statistics: str | None = None,
     ) -> ClassAd:
-        """Ask the daemon itself for its ad (not the collector's copy)."""
+        """Ask the daemon itself for its ad (not the collector's copy); ``statistics`` as in
+        :meth:`query`.  Without ``name``, the daemon :meth:`locate` picks."""
         cedar_type = _cedar_daemon_type(daemon_type)
+        if name is None:
+            name = str(self.locate(daemon_type).get("Name", "")) or None
         with translated():
-            ad = self._collector.direct_query(cedar_type, name, projection=projection or ())
+            ad = self._collector.direct_query(
+                cedar_type, name, projection=projection or (), statistics=statistics or None
+            )
         return ClassAd._adopt(ad)
 
     def advertise(
@@ -571,10 +624,49 @@ class Schedd:
         since: int | str | ExprTree | None = None,
     ) -> list[ClassAd]:
         """Completed jobs, newest first."""
+        return self._history("jobs", constraint, projection, match, since)
+
+    def jobEpochHistory(  # noqa: N802
+        self,
+        constraint: str | ExprTree | None = None,
+        projection: list[str] | None = None,
+        match: int = -1,
+        since: int | str | ExprTree | None = None,
+        **kwargs: object,
+    ) -> list[ClassAd]:
+        """One record per run of a job (``ad_type="TRANSFER"``: the transfer records)."""
+        ad_type = str(kwargs.pop("ad_type", "") or "").upper()
+        if kwargs:
+            raise TypeError(f"unexpected keyword arguments: {', '.join(sorted(kwargs))}")
+        source = "transfer" if ad_type == "TRANSFER" else "epochs"
+        return self._history(source, constraint, projection, match, since)
+
+    def _history(
+        self,
+        source: str,
+        constraint: str | ExprTree | bool | None,
+        projection: list[str] | None,
+        match: int,
+        since: int | str | ExprTree | None,
+    ) -> list[ClassAd]:
         since_arg = str(since) if isinstance(since, ExprTree) else since
         with translated():
-            ads = self._schedd.history(_text(constraint), list(projection or ()), match, since_arg)
+            ads = self._schedd.history(
+                _constraint(constraint), list(projection or ()), match, since_arg, source=source
+            )
             return _adopt_all(ads)
+
+    def get_claims(
+        self, constraint: str | ExprTree | None = None, projection: list[str] | None = None
+    ) -> list[ClassAd]:
+        """The slots this schedd holds claims on (QUERY_STARTD_ADS sent to the schedd, which
+        answers with one ad per claim it holds)."""
+        with translated():
+            address = self._schedd.locate()
+            ads = _CedarCollector(address).query(
+                _CedarAdType.STARTD, _text(constraint), projection=projection or ()
+            )
+        return _adopt_all(ads)
 
     def submit(
         self,
@@ -659,8 +751,189 @@ def ping(location: ClassAd | str, authz: str | None = None, security: object = N
     return ad
 
 
+# ------------------------------------------------------------------ Startd, Credd, commands
+
+
+class Startd:
+    """A startd: ``Startd()`` (the one the collector lists first), ``Startd(location_ad)``."""
+
+    def __init__(self, location: ClassAd | str | None = None) -> None:
+        address = _address_of(location)
+        if address is None:
+            address = _address_of(Collector().locate(DaemonType.Startd))
+        with translated():
+            self._startd = _CedarStartd(address)
+
+    def history(
+        self,
+        constraint: str | ExprTree | bool | None = None,
+        projection: list[str] | None = None,
+        match: int = -1,
+        since: int | str | ExprTree | None = None,
+    ) -> list[ClassAd]:
+        """The startd's own job history (one record per job run on it), newest first."""
+        since_arg = str(since) if isinstance(since, ExprTree) else since
+        with translated():
+            ads = self._startd.history(
+                _constraint(constraint), list(projection or ()), match, since_arg
+            )
+            return _adopt_all(ads)
+
+    def __repr__(self) -> str:
+        return f"<Startd {self._startd.address}>"
+
+
+class CredType(enum.IntEnum):
+    Password = 36
+    Kerberos = 32
+    OAuth = 40
+
+
+CredTypes = CredType
+
+
+class Credd:
+    """The credd: ``Credd()`` locates the local one (as the reference, it fails with
+    ``HTCondorLocateError`` when the pool has none).  cedar has no client for the credd's
+    store/query commands yet: those methods raise :class:`HTCondorIOError`."""
+
+    def __init__(self, location: ClassAd | str | None = None) -> None:
+        address = _address_of(location)
+        if address is None:
+            try:
+                address = _address_of(Collector().locate(DaemonType.Credd))
+            except (HTCondorLocateError, HTCondorIOError):
+                raise HTCondorLocateError("Unable to locate local daemon.") from None
+        self._address = address
+
+    def _unsupported(self, *args: object, **kwargs: object) -> object:
+        raise HTCondorIOError("credd commands are not supported by cedar.compat")
+
+    add_password = delete_password = query_password = _unsupported
+    add_user_cred = delete_user_cred = query_user_cred = _unsupported
+    add_user_service_cred = delete_user_service_cred = _unsupported
+    query_user_service_cred = check_user_service_creds = get_oauth2_credential = _unsupported
+
+
+class DaemonCommand(enum.IntEnum):
+    """Commands :func:`send_command` sends to a daemon (values as the reference's)."""
+
+    DaemonOn = 469
+    DaemonOff = 467
+    DaemonOffFast = 468
+    DaemonsOn = 483
+    DaemonsOff = 454
+    DaemonsOffFast = 461
+    DaemonsOffPeaceful = 484
+    OffFast = 60006
+    OffForce = 60042
+    OffGraceful = 60005
+    OffPeaceful = 60015
+    Reconfig = 60004
+    Restart = 453
+    RestartPeaceful = 485
+    SetForceShutdown = 60041
+    SetPeacefulShutdown = 60016
+
+
+DaemonCommands = DaemonCommand
+
+
+def send_command(ad: ClassAd | str, dc: DaemonCommand | int, target: str | None = None) -> None:
+    """Send a daemon-control command to the daemon of a location ad (``target``: the
+    subsystem a master should act on, e.g. ``"SCHEDD"`` for ``DaemonOff``)."""
+    from cedar.commands import run_command
+    from cedar.stream.protocol import Send
+
+    address = _address_of(ad)
+    if address is None:
+        raise HTCondorValueError("send_command needs a location ad")
+
+    def body(session: object) -> object:
+        writer = session.payload_writer()  # type: ignore[attr-defined]
+        if target is not None:
+            writer.put_string(target)
+        yield Send(writer)
+
+    with translated():
+        run_command(address, int(dc), body)  # type: ignore[arg-type]
+
+
+class LogLevel(enum.IntEnum):
+    """``log()`` levels and header flags (values as the reference's)."""
+
+    Always = 0
+    Error = 1
+    Status = 2
+    Job = 4
+    Machine = 5
+    Config = 6
+    Protocol = 7
+    Priv = 8
+    DaemonCore = 9
+    Verbose = 10
+    Security = 11
+    Network = 14
+    Hostname = 22
+    Audit = 24
+    FullDebug = 1024
+    SubSecond = 67108864
+    Timestamp = 134217728
+    PID = 268435456
+    NoHeader = 2147483648
+
+
+def log(level: LogLevel | int, message: str) -> None:
+    """Write ``message`` to the process's log: here Python's :mod:`logging`
+    (``cedar.compat``; ``Always``/``Error`` as warnings and errors, the rest as debug)."""
+    import logging
+
+    category = int(level) & 0x3FF
+    python_level = {0: logging.WARNING, 1: logging.ERROR}.get(category, logging.DEBUG)
+    logging.getLogger("cedar.compat").log(python_level, "%s", message)
+
+
+class RemoteParam(MutableMapping[str, str]):
+    """A daemon's configuration, read remotely.  cedar has no client for the config-query
+    commands yet: every lookup raises :class:`HTCondorIOError`."""
+
+    def __init__(self, location: ClassAd) -> None:
+        self._address = _address_of(location)
+
+    def _fail(self) -> HTCondorIOError:
+        return HTCondorIOError("remote configuration queries are not supported by cedar.compat")
+
+    def __getitem__(self, key: str) -> str:
+        raise self._fail()
+
+    def __setitem__(self, key: str, value: str) -> None:
+        raise self._fail()
+
+    def __delitem__(self, key: str) -> None:
+        raise self._fail()
+
+    def __iter__(self) -> Iterator[str]:
+        raise self._fail()
+
+    def __len__(self) -> int:
+        raise self._fail()
+
+    def refresh(self) -> None:
+        raise self._fail()
+
+
 __all__ = [
     "AdType",
+    "CredType",
+    "CredTypes",
+    "Credd",
+    "DaemonCommand",
+    "DaemonCommands",
+    "LogLevel",
+    "RemoteParam",
+    "Startd",
+    "log",
+    "send_command",
     "AdTypes",
     "Collector",
     "CompletionType",

@@ -1,0 +1,116 @@
+"""classad2/htcondor2 details the release's programs depend on, as the reference behaves
+(observed with the release's bindings; expected values written down here)."""
+
+from __future__ import annotations
+
+import pickle
+from pathlib import Path
+
+from cedar.compat import classad2, htcondor2
+from cedar.compat.eventlog import JobEventLog
+
+
+def test_text_after_the_closing_bracket_is_ignored() -> None:
+    ad = classad2.ClassAd('[a = 1; b = a + x; s = "str"] trailing text')
+    assert ad["a"] == 1 and str(ad["b"]) == "a + x"
+    assert list(classad2.ClassAd("[a = 1] [b = 2]").keys()) == ["a"]
+
+
+def test_str_is_the_references_layout() -> None:
+    assert (
+        str(classad2.ClassAd("[zz = 1; aa = 2]"))
+        == "\n    [\n        aa = 2; \n        zz = 1\n    ]"
+    )
+    assert str(classad2.ClassAd("[]")) == "\n    [\n    ]"
+    nested = classad2.ClassAd("[a = {1, {2, 3}, [b = 1]}]")
+    assert str(nested) == (
+        "\n    [\n        a = \n           {\n              1,\n              \n"
+        "                 {\n                    2,\n                    3\n                 },\n"
+        "              \n                  [\n                      b = 1\n                  ]\n"
+        "           }\n    ]"
+    )
+    assert repr(classad2.ClassAd("[a=1]")) == "[ a = 1 ]"
+
+
+def test_pickling() -> None:
+    ad = classad2.ClassAd({"x": classad2.ClassAd({"y": 2}), "l": [1, "a"]})
+    ad["e"] = classad2.ExprTree("x.y + 1")
+    again = pickle.loads(pickle.dumps(ad))
+    assert again == ad and type(again) is classad2.ClassAd
+    assert str(pickle.loads(pickle.dumps(classad2.ExprTree("a + b * c")))) == "a + b * c"
+    assert pickle.loads(pickle.dumps(classad2.Value.Undefined)) is classad2.Value.Undefined
+
+
+def test_print_json_with_expressions() -> None:
+    ad = classad2.ClassAd({"x": 1})
+    ad["e"] = classad2.ExprTree("x + 1")
+    ad["u"] = classad2.Value.Undefined
+    ad["s"] = 'q"uote'
+    assert ad.printJson() == (
+        '{\n  "e": "\\/Expr(x + 1)\\/",\n  "s": "q\\"uote",\n  "u": null,\n  "x": 1\n}'
+    )
+
+
+def test_refs_are_sorted() -> None:
+    ad = classad2.ClassAd('[a = 1; b = a + x; s = "str"]')
+    assert ad.internalRefs(classad2.ExprTree("z + b + a + s")) == ["a", "b", "s"]
+    assert ad.externalRefs(classad2.ExprTree("z + b + a + y + x")) == ["x", "y", "z"]
+    assert classad2.Parser is classad2.ParserType
+
+
+def test_missing_names_exist() -> None:
+    assert htcondor2.DaemonCommands.OffFast == 60006 and htcondor2.DaemonCommand.Reconfig == 60004
+    assert htcondor2.CredTypes.OAuth == 40 and htcondor2.LogLevel.FullDebug == 1024
+    for name in ("Startd", "Credd", "RemoteParam", "send_command", "log"):
+        assert hasattr(htcondor2, name)
+    assert hasattr(htcondor2.Schedd, "get_claims") and hasattr(htcondor2.Schedd, "jobEpochHistory")
+    assert htcondor2.version().startswith("$CondorVersion: ")
+
+
+LOG = """\
+000 (011.000.000) 2026-11-26 12:54:21 Job submitted from host: <127.0.0.1:9638>
+    [ JobBatchName = "relbatch" ]
+...
+040 (011.001.000) 2026-11-26 12:54:24 Started transferring input files
+\tTransferring to host: <127.0.0.1:9638?sock=slot3>
+...
+040 (011.001.000) 2026-11-26 12:54:30 Finished transferring output files
+...
+004 (014.000.000) 2026-11-26 13:11:03 Job was evicted. Code 1 Subcode 0
+\t(0) CPU times
+\t\tUsr 0 00:00:00, Sys 0 00:00:00  -  Run Remote Usage
+\t\tUsr 0 00:00:00, Sys 0 00:00:00  -  Run Local Usage
+\t0  -  Run Bytes Sent By Job
+\t0  -  Run Bytes Received By Job
+\tReason: testing hold (by user testuser)
+\tPartitionable Resources :    Usage  Request Allocated
+\t   Cpus                 :                 1         1
+...
+"""
+
+
+def test_event_fields_as_the_reference_reader(tmp_path: Path) -> None:
+    path = tmp_path / "user.log"
+    path.write_text(LOG)
+    submit, started, finished, evicted = list(JobEventLog(str(path)).events(0))
+    assert submit["LogNotes"] == '[ JobBatchName = "relbatch" ]'
+    assert submit["StructuredNotes"]["JobBatchName"] == "relbatch"
+    assert str(submit).endswith('"relbatch" ]\n')
+    assert (started["Type"], started["Host"]) == (2, "<127.0.0.1:9638?sock=slot3>")
+    assert finished["Type"] == 6 and "Host" not in finished
+    assert evicted["ReasonCode"] == 1 and evicted["Checkpointed"] is False
+    assert evicted["TerminatedAndRequeued"] is False and "Cpus" not in evicted
+    assert "Partitionable" not in str(evicted)
+
+
+def test_event_log_reader_pickles(tmp_path: Path) -> None:
+    path = tmp_path / "user.log"
+    path.write_text(LOG)
+    reader = JobEventLog(str(path)).events(0)
+    next(reader)
+    again = pickle.loads(pickle.dumps(reader))
+    assert [event.type for event in again.events(0)] == [
+        htcondor2.JobEventType.FILE_TRANSFER,
+        htcondor2.JobEventType.FILE_TRANSFER,
+        htcondor2.JobEventType.JOB_EVICTED,
+    ]
