@@ -25,6 +25,7 @@ from cedar.commands.collector import DaemonLocation, read_address_file
 from cedar.commands.filetransfer import ProgressCallback
 from cedar.commands.qmgmt import SubmitOutcome
 from cedar.commands.submit import Submit, SubmitSettings
+from cedar.commands.submit.factory import JobFactory, job_factory, max_materialize
 from cedar.config import default_config
 from cedar.errors import (
     ClassAdError,
@@ -528,7 +529,7 @@ def submit_builder(
     submit_dir: str | None,
     settings: SubmitSettings,
     spool: bool = False,
-) -> Callable[[int], qmgmt.ProcAds]:
+) -> Callable[[int], qmgmt.Built]:
     """What a submission sends, built once its cluster id is known.
 
     ``settings`` is not changed: a missing ``submit_method`` means "Python bindings" (2) for
@@ -538,8 +539,11 @@ def submit_builder(
     if not spool:
         return build
 
-    def build_on_hold(cluster: int) -> qmgmt.ProcAds:
-        cluster_ad, proc_ads = build(cluster)
+    def build_on_hold(cluster: int) -> qmgmt.Built:
+        built = build(cluster)
+        if isinstance(built, JobFactory):
+            raise InvalidArgument("spool=True cannot be combined with late materialization")
+        cluster_ad, proc_ads = built
         cluster_copy, proc_copies = dict(cluster_ad), [dict(p) for p in proc_ads]
         spool_lib.spooling_hold(cluster_copy, proc_copies)
         return cluster_copy, proc_copies
@@ -553,7 +557,7 @@ def _submit_builder(
     itemdata: Sequence[Mapping[str, object]] | None,
     submit_dir: str | None,
     settings: SubmitSettings,
-) -> Callable[[int], qmgmt.ProcAds]:
+) -> Callable[[int], qmgmt.Built]:
     if isinstance(description, str):
         description = Submit(description)
     if isinstance(description, Submit):
@@ -565,10 +569,18 @@ def _submit_builder(
         if itemdata is not None:
             items = [{k: str(v) for k, v in item.items()} for item in itemdata]
 
-        def build(cluster: int) -> qmgmt.ProcAds:
+        def build(cluster: int) -> qmgmt.Built:
             ads = submit.build(
                 cluster, count=count, itemdata=items, settings=final, submit_dir=submit_dir
             )
+            if ads.late_materialization and ads.proc_ads:
+                return job_factory(
+                    submit,
+                    ads,
+                    max_materialize=max_materialize(submit),
+                    itemdata=items,
+                    submit_dir=submit_dir,
+                )
             return ads.cluster_ad, ads.proc_ads
 
         return build
