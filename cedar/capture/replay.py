@@ -79,7 +79,6 @@ SERVER_DEVIATIONS: dict[str, str] = {
     "ecdhpublickey": "same: without a shared crypto method our server makes no ECDH key",
     "issuerkeys": "added by the IDTOKENS method, which the replay's CLAIMTOBE-only server lacks",
     "validcommands": "a mock daemon registers only the commands it implements",
-    "latematerialize": "the mock schedd does not implement late materialization",
 }
 
 

@@ -137,8 +137,13 @@ def query_request(
     summary_only: bool = False,
     my_jobs: str | None = None,
     send_server_time: bool = True,
+    include_cluster_ads: bool = False,
 ) -> ClassAd:
-    """The QUERY_JOB_ADS request ad as the bindings build it (spec 05 §3.2)."""
+    """The QUERY_JOB_ADS request ad as the bindings build it (spec 05 §3.2).
+
+    ``include_cluster_ads`` also asks for the factories' cluster ads (``condor_q -factory``
+    sends ``IncludeClusterAd = true``; a cluster ad has no ``ProcId``).
+    """
     ad = ClassAd()
     ad["Projection"] = "\n".join(projection)
     ad.set_expr("Requirements", _requirements(constraint))
@@ -150,6 +155,8 @@ def query_request(
     if my_jobs is not None:
         ad["Me"] = my_jobs
         ad["MyJobs"] = "(Owner == Me)"
+    if include_cluster_ads:
+        ad["IncludeClusterAd"] = True
     return ad
 
 
@@ -160,18 +167,20 @@ def shared_query_request(
     *,
     summary_only: bool = False,
     my_jobs: str | None = None,
+    include_cluster_ads: bool = False,
 ) -> ClassAd:
     """:func:`query_request`, one ad per distinct request, shared: a client repeating a query
     neither re-parses its constraint nor re-encodes the ad (it keeps its encoding).  The ad is
     only ever sent, never changed.  Arguments that cannot be a cache key build a new ad."""
+    options = {
+        "summary_only": summary_only,
+        "my_jobs": my_jobs,
+        "include_cluster_ads": include_cluster_ads,
+    }
     try:
-        return _shared_query_request(
-            constraint, projection, limit, summary_only=summary_only, my_jobs=my_jobs
-        )
+        return _shared_query_request(constraint, projection, limit, **options)
     except TypeError:  # unhashable (e.g. an expression object as the constraint)
-        return query_request(
-            constraint, projection, limit, summary_only=summary_only, my_jobs=my_jobs
-        )
+        return query_request(constraint, projection, limit, **options)  # type: ignore[arg-type]
 
 
 @functools.lru_cache(maxsize=64)
@@ -182,8 +191,16 @@ def _shared_query_request(
     *,
     summary_only: bool,
     my_jobs: str | None,
+    include_cluster_ads: bool,
 ) -> ClassAd:
-    return query_request(constraint, projection, limit, summary_only=summary_only, my_jobs=my_jobs)
+    return query_request(
+        constraint,
+        projection,
+        limit,
+        summary_only=summary_only,
+        my_jobs=my_jobs,
+        include_cluster_ads=include_cluster_ads,
+    )
 
 
 def parse_job_spec(spec: JobSpec) -> tuple[list[tuple[int, int]] | None, str | None]:

@@ -157,10 +157,18 @@ class AsyncSchedd:
         with_auth: bool = False,
         summary_only: bool = False,
         my_jobs: str | None = None,
+        include_cluster_ads: bool = False,
     ) -> AsyncJobQuery:
-        """Stream job ads as they arrive; the returned query's ``summary`` is set at the end."""
+        """Stream job ads as they arrive; the returned query's ``summary`` is set at the end.
+
+        ``include_cluster_ads`` adds the late-materialization factories' cluster ads."""
         request = shared_query_request(
-            constraint, tuple(projection), limit, summary_only=summary_only, my_jobs=my_jobs
+            constraint,
+            tuple(projection),
+            limit,
+            summary_only=summary_only,
+            my_jobs=my_jobs,
+            include_cluster_ads=include_cluster_ads,
         )
         return AsyncJobQuery(self, job_query_command(with_auth), request)
 
@@ -173,8 +181,9 @@ class AsyncSchedd:
         with_auth: bool = False,
         summary_only: bool = False,
         my_jobs: str | None = None,
+        include_cluster_ads: bool = False,
     ) -> list[ClassAd]:
-        """All matching job ads."""
+        """All matching job ads (and the factories' cluster ads if asked)."""
         stream = self.query_iter(
             constraint,
             projection,
@@ -182,6 +191,7 @@ class AsyncSchedd:
             with_auth=with_auth,
             summary_only=summary_only,
             my_jobs=my_jobs,
+            include_cluster_ads=include_cluster_ads,
         )
         return [ad async for ad in stream]
 

@@ -158,10 +158,18 @@ class Schedd:
         with_auth: bool = False,
         summary_only: bool = False,
         my_jobs: str | None = None,
+        include_cluster_ads: bool = False,
     ) -> JobQuery:
-        """Stream job ads as they arrive; the returned query's ``summary`` is set at the end."""
+        """Stream job ads as they arrive; the returned query's ``summary`` is set at the end.
+
+        ``include_cluster_ads`` adds the late-materialization factories' cluster ads."""
         request = shared_query_request(
-            constraint, tuple(projection), limit, summary_only=summary_only, my_jobs=my_jobs
+            constraint,
+            tuple(projection),
+            limit,
+            summary_only=summary_only,
+            my_jobs=my_jobs,
+            include_cluster_ads=include_cluster_ads,
         )
         return JobQuery(self, job_query_command(with_auth), request)
 
@@ -174,8 +182,9 @@ class Schedd:
         with_auth: bool = False,
         summary_only: bool = False,
         my_jobs: str | None = None,
+        include_cluster_ads: bool = False,
     ) -> list[ClassAd]:
-        """All matching job ads."""
+        """All matching job ads (and the factories' cluster ads if asked)."""
         stream = self.query_iter(
             constraint,
             projection,
@@ -183,6 +192,7 @@ class Schedd:
             with_auth=with_auth,
             summary_only=summary_only,
             my_jobs=my_jobs,
+            include_cluster_ads=include_cluster_ads,
         )
         return [ad for ad in stream]
 
