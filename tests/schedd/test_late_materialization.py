@@ -132,8 +132,14 @@ def test_user_variables_used_per_job_stay_in_the_digest() -> None:
     ads = submit.build(7, submit_dir="/w")
     digest = job_factory(submit, ads, max_materialize=None).digest()
     lines = digest.splitlines()
-    assert "output=$(suffix).out" in lines and "suffix=$(base)_$(Process)" in lines
-    assert "base=run" in lines
+    # as condor_submit: user variables expanded, per-job macros left, sorted by name
+    assert lines[1:6] == [
+        "base=run",
+        "FACTORY.Iwd=/w",
+        "output=run_$(Process).out",
+        "suffix=run_$(Process)",
+        "Item=",
+    ]
     assert not any(line.startswith(("executable", "request_memory")) for line in lines)
     procs = materialize(digest, ads.cluster_ad, 7, None)
     assert [p.get("Out") for p in procs] == [None, '"run_1.out"', '"run_2.out"']

@@ -220,8 +220,9 @@ class AsyncSchedd:
             settings = await run_blocking_async(SubmitSettings.from_config)
         build = submit_builder(description, count, itemdata, submit_dir, settings, spool)
         outcome = await self.transaction(lambda conn: qmgmt.submit_transaction(conn, build))
-        with contextlib.suppress(CedarError):  # only a hint to the negotiator
-            await self._run(Command.RESCHEDULE, reschedule_body)
+        if outcome.proc_ads:  # condor_submit sends no RESCHEDULE after a job factory
+            with contextlib.suppress(CedarError):  # only a hint to the negotiator
+                await self._run(Command.RESCHEDULE, reschedule_body)
         return submit_result(outcome)
 
     async def spool(

@@ -38,6 +38,10 @@ PER_JOB_MACROS = frozenset({"process", "procid", "step", "row", "itemindex", "it
 ALWAYS_KEPT = ("max_materialize", "materialize_max", "universe")
 #: A macro reference ``$(name)``, ``$F(name)``, ``$INT(name,fmt)``, ``$(name:default)``.
 _REFERENCE = re.compile(r"\$[A-Za-z_]*\(\s*([A-Za-z_][A-Za-z0-9_.]*)")
+#: A plain ``$(name)`` reference (the only form the digest expands).
+_PLAIN_REFERENCE = re.compile(r"\$\(\s*([A-Za-z_][A-Za-z0-9_.]*)\s*\)")
+#: How deeply user variables may refer to each other in a digest value.
+MAX_EXPANSION_DEPTH = 32
 #: The digest's queue statement for item rows: ``Queue <count> <vars> from <spool file>``.
 _QUEUE_FROM = re.compile(r"^queue\s+(\d+)\s+(.*?)\s+from\s+(\S.*)$", re.IGNORECASE)
 _QUEUE_COUNT = re.compile(r"^queue\s+(\d+)\s*$", re.IGNORECASE)
@@ -65,7 +69,7 @@ class JobFactory:
             return f"{self.digest_head}Queue {self.count} \n"
         if not items_file:
             raise SubmitError("the digest of an item queue needs the schedd's items file")
-        names = " ".join(self.variables)
+        names = ",".join(self.variables)
         return f"{self.digest_head}Queue {self.count} {names} from {items_file}\n"
 
     def item_data(self) -> bytes:
@@ -150,15 +154,17 @@ def job_factory(
             if name in commands and name not in kept and name not in per_job:
                 kept[name] = commands[name]
                 pending.append(commands[name][1])
-    lines = ["FACTORY.Requirements=MY.Requirements"]
-    lines += [f"{key}={value}" for low, (key, value) in kept.items() if low not in ALWAYS_KEPT]
-    iwd = ads.cluster_ad.get("Iwd", "")
-    if len(iwd) >= 2 and iwd[0] == iwd[-1] == '"':
-        lines.append(f"FACTORY.Iwd={iwd[1:-1]}")
     for knob in ALWAYS_KEPT:
         if knob in commands:
-            key, value = commands[knob]
-            lines.append(f"{key}={value}")
+            kept[knob] = commands[knob]
+    user = {low: value for low, (_key, value) in commands.items() if low not in per_job}
+    entries = [(key, _expand(value, user)) for key, value in kept.values()]
+    iwd = ads.cluster_ad.get("Iwd", "")
+    if len(iwd) >= 2 and iwd[0] == iwd[-1] == '"':
+        entries.append(("FACTORY.Iwd", iwd[1:-1]))
+    # condor_submit's order: the requirements line, the rest by name (any case), then Item=
+    lines = ["FACTORY.Requirements=MY.Requirements"]
+    lines += [f"{key}={value}" for key, value in sorted(entries, key=lambda e: e[0].lower())]
     if rows is None:
         lines.append("Item=")
     total = ads.num_procs
@@ -172,6 +178,21 @@ def job_factory(
         variables,
         rows,
     )
+
+
+def _expand(value: str, user: Mapping[str, str], depth: int = 0) -> str:
+    """Expand the ``$(name)`` references to user variables, leaving the per-job ones (and
+    anything else) for the schedd, as condor_submit's digest does (``run_$(Process).out``)."""
+    if depth >= MAX_EXPANSION_DEPTH:
+        raise SubmitError("the submit variables refer to each other too deeply")
+
+    def one(match: re.Match[str]) -> str:
+        name = match.group(1).lower()
+        if name not in user:
+            return match.group(0)
+        return _expand(user[name], user, depth + 1)
+
+    return _PLAIN_REFERENCE.sub(one, value)
 
 
 def _count(spec: QueueSpec, ads: JobAds, rows: list[list[str]] | None) -> int:
