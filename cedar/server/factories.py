@@ -17,10 +17,20 @@ from cedar.classad_wire import ClassAd
 from cedar.commands.submit import SubmitError, SubmitSettings
 from cedar.commands.submit.factory import digest_queue, materialize, parse_item_bytes
 
-__all__ = ["Factory", "FactoryError", "PendingFactory", "items_file", "digest_file"]
+__all__ = [
+    "MAX_FACTORY_PROCS",
+    "MAX_ITEM_BYTES",
+    "Factory",
+    "FactoryError",
+    "PendingFactory",
+    "digest_file",
+    "items_file",
+]
 
 #: Item rows one SendMaterializeData may carry (bounded memory).
 MAX_ITEM_BYTES = 16 * 1024 * 1024
+#: The mock builds a factory's procs at commit (~0.3 ms each): it refuses larger factories.
+MAX_FACTORY_PROCS = 10_000
 
 
 class FactoryError(Exception):
@@ -70,12 +80,14 @@ class Factory:
         if pending.digest is None:
             raise FactoryError(errno.EINVAL, f"cluster {cluster} has items but no digest")
         try:
-            _count, names, path = digest_queue(pending.digest)
+            count, names, path = digest_queue(pending.digest)
             rows = None
             if path is not None:
                 if path != pending.items_path or pending.items is None:
                     raise SubmitError(f"the digest reads items from {path}, not sent")
                 rows = parse_item_bytes(pending.items, len(names))
+            if count * (len(rows) if rows is not None else 1) > MAX_FACTORY_PROCS:
+                raise SubmitError(f"more than {MAX_FACTORY_PROCS} procs (the mock's limit)")
             procs = materialize(
                 pending.digest, cluster_ad, cluster, rows, settings=SubmitSettings()
             )

@@ -413,7 +413,9 @@ class MockSchedd(Daemon):
             except CedarError:
                 return  # disconnect: the transaction is dropped (aborted)
             try:
-                if call in _SCANS:  # a constraint over the whole queue: off the event loop
+                # a constraint over the whole queue, or a commit that builds a factory's procs
+                # (up to factories.MAX_FACTORY_PROCS): off the event loop
+                if call in _SCANS or (txn.factories and call in _COMMITS):
                     reply = yield from offload(partial(self._rpc, request, txn, call, reader))
                 else:
                     reply = self._rpc(request, txn, call, reader)
@@ -826,6 +828,7 @@ _SCANS = {
     QmgmtCall.SetAttributeByConstraint,
     QmgmtCall.SetAttributeByConstraint2,
 }
+_COMMITS = frozenset({QmgmtCall.CommitTransaction, QmgmtCall.CommitTransactionNoFlags})
 _WRITES = {
     QmgmtCall.SetAttribute,
     QmgmtCall.SetAttributeByConstraint,

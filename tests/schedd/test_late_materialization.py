@@ -157,3 +157,32 @@ def test_bad_max_materialize_is_an_error() -> None:
     with pytest.raises(SubmitError, match="at least 1"):
         max_materialize(Submit("executable = /bin/true\nmax_materialize = 0\nqueue 2\n"))
     assert max_materialize(Submit("executable = /bin/true\nqueue 2\n")) is None
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "include : echo executable=/bin/evil |",
+        "include = x",
+        "if true",
+        "getenv = true",
+        "environment = $ENV(HOME)",
+        "arguments = a \\",
+        "just words",
+    ],
+)
+def test_the_mock_refuses_a_digest_that_does_more_than_assign(line: str) -> None:
+    digest = f"FACTORY.Requirements=MY.Requirements\n{line}\narguments=$(Process)\n\nQueue 2 \n"
+    with pytest.raises(SubmitError, match="digest line 2"):
+        materialize(digest, {"Cmd": '"/bin/true"', "Iwd": '"/tmp"'}, 1, None)
+
+
+def test_the_mock_refuses_a_factory_over_its_limit(pool: MockPool) -> None:
+    from cedar.commands import qmgmt
+    from cedar.server.factories import MAX_FACTORY_PROCS
+
+    schedd = Schedd(pool.schedd_address)
+    text = f"executable = /bin/true\nmax_idle = 1\nqueue {MAX_FACTORY_PROCS + 1}\n"
+    with pytest.raises(qmgmt.QmgmtError, match="the mock's limit"):
+        schedd.submit(Submit(text))
+    assert schedd.query(include_cluster_ads=True) == []

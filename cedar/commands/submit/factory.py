@@ -45,6 +45,11 @@ MAX_EXPANSION_DEPTH = 32
 #: The digest's queue statement for item rows: ``Queue <count> <vars> from <spool file>``.
 _QUEUE_FROM = re.compile(r"^queue\s+(\d+)\s+(.*?)\s+from\s+(\S.*)$", re.IGNORECASE)
 _QUEUE_COUNT = re.compile(r"^queue\s+(\d+)\s*$", re.IGNORECASE)
+#: A digest line the schedd side accepts: ``name=value`` (``FACTORY.``/``MY.``/``+`` names too).
+_ASSIGNMENT = re.compile(r"^\s*\+?[A-Za-z_][A-Za-z0-9_.]*\s*=")
+#: Names that would make the submit reader do more than assign (statements, the environment).
+_REFUSED_NAMES = frozenset({"include", "if", "elif", "else", "endif", "error", "warning", "getenv"})
+_ENVIRONMENT = re.compile(r"\$ENV\s*\(", re.IGNORECASE)
 
 
 @dataclass
@@ -218,6 +223,27 @@ def digest_queue(digest: str) -> tuple[int, list[str], str | None]:
     raise SubmitError("the factory digest does not end with a Queue statement")
 
 
+def check_digest(digest: str) -> list[str]:
+    """The digest's assignments (queue line dropped); anything else is a :class:`SubmitError`.
+
+    The digest comes from the network: no ``include``/``if``, no command (``|``), nothing that
+    reads the receiver's environment may reach the submit reader."""
+    lines = digest.splitlines()
+    while lines and not lines[-1].strip():
+        lines.pop()
+    body = lines[:-1]  # digest_queue checked the last line
+    for number, line in enumerate(body, 1):
+        text = line.strip()
+        if not text or text.startswith("#"):
+            continue
+        name = text.split("=", 1)[0].strip().lstrip("+").lower()
+        if not _ASSIGNMENT.match(text) or name in _REFUSED_NAMES or text.endswith("\\"):
+            raise SubmitError(f"digest line {number} is not a plain assignment")
+        if _ENVIRONMENT.search(text):
+            raise SubmitError(f"digest line {number} reads the environment")
+    return body
+
+
 def materialize(
     digest: str,
     cluster_ad: Mapping[str, str],
@@ -230,7 +256,7 @@ def materialize(
     (plus ``ProcId``): the digest is built once for all procs and each proc keeps what
     differs from proc 0, whose ad the cluster ad is."""
     count, names, _items_file = digest_queue(digest)
-    body = [line for line in digest.splitlines() if not line.strip().lower().startswith("queue")]
+    body = check_digest(digest)
     text = "\n".join(line for line in body if not line.startswith("FACTORY."))
     cmd = cluster_ad.get("Cmd", '"/bin/true"')
     submit = Submit(f"executable = {cmd.strip(chr(34))}\n{text}\n")
