@@ -282,6 +282,7 @@ def _late(rng: random.Random, i: int) -> str:
         f"executable = job.sh\narguments = $(Process) $(x)\n{knob} = 3\n"
         "queue x from (\n  alpha\n  beta\n  gamma\n  delta\n)",
         f"executable = job.sh\narguments = $(a) $(b)\n{knob} = 2\nqueue 2 a, b from items2.txt",
+        f"executable = job.sh\narguments = $(Item) $(Step)\n{knob} = 2\nqueue 2 in (a b)",
     ]
     return body[i % len(body)]
 

@@ -201,9 +201,15 @@ def run_cedar(sub: Path, config: Path, *, spool: bool, now: int) -> Outcome:
                 submit, ads, max_materialize=max_materialize(submit), submit_dir=str(sub.parent)
             )
             # the dry run sends no items: it names a queue's item file, or "<" for inline items
+            # ("queue ... in/matching": no "from" at all; on the wire all send items)
             specs = submit.queue_specs()
-            source = specs[0].source if specs and specs[0].mode == "from" else ""
-            digest = factory.digest(source or "<")
+            mode = specs[0].mode if specs else ""
+            if mode in ("in", "matching"):
+                names = ",".join(factory.variables)
+                digest = f"{factory.digest_head}Queue {factory.count} {names} \n"
+            else:
+                source = specs[0].source if mode == "from" else ""
+                digest = factory.digest(source or "<")
     except (SubmitError, CedarError) as exc:
         return Outcome(False, message=str(exc))
     finally:
