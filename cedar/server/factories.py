@@ -2,9 +2,9 @@
 
 A factory cluster is committed with its cluster ad and digest but no proc; the schedd makes
 procs from it while fewer than ``JobMaterializeLimit`` are in the queue and (with
-``JobMaterializeMaxIdle``) fewer than that many are idle, as the real 25.13 schedd was seen
-to do.  The cluster ad carries the factory attributes ``condor_q -factory`` shows; it leaves
-the queue when every proc has been made and has left.
+``JobMaterializeMaxIdle``) fewer than that many are idle or held, as the real 25.13 schedd
+was seen to do.  The cluster ad carries the factory attributes ``condor_q -factory`` shows; it
+leaves the queue when every proc has been made and has left, or when the cluster is removed.
 """
 
 from __future__ import annotations
@@ -108,7 +108,9 @@ class Factory:
         return len(self.procs)
 
     def due(self, present: int, idle: int) -> int:
-        """How many procs to make now, given the cluster's procs present and idle."""
+        """How many procs to make now, given the cluster's procs present and waiting (idle or
+        held: the real schedd made no proc for a held one, 40 s observed; running ones do not
+        count)."""
         if self.stopped:
             return 0
         room = min(self.limit - present, self.total - self.next_proc)

@@ -525,7 +525,8 @@ class JobQueue:
                     del self.factories[cluster]
                     continue
                 counts = self._factory_counts(cluster)
-                for _ in range(factory.due(counts["present"], counts["idle"])):
+                waiting = counts["idle"] + counts["held"]
+                for _ in range(factory.due(counts["present"], waiting)):
                     proc = factory.next_proc
                     pad = ClassAd()
                     for name, text in factory.procs[proc].items():
@@ -595,6 +596,11 @@ class JobQueue:
                     if filt(int_attr(ad, "JobStatus"), ad) and matches(expr, ad, budget):
                         results[key] = self._act_code(key, own, action, explicit=False)
         todo = [k for k, code in results.items() if code == 1]
+        # Removing a factory's cluster (its id, or a constraint its cluster ad matches) ends
+        # the factory; removing some of its procs makes room for the next ones.
+        ended = set()
+        if action in (JobAction.Remove, JobAction.RemoveX):
+            ended = {c for c in self.factories if self._addresses_cluster(request, c, budget)}
 
         def apply() -> None:
             now = int(self.clock())
@@ -604,13 +610,21 @@ class JobQueue:
                     if job is None:
                         continue
                     self._apply_action(job, action, reason, subcode, now)
-                if action in (JobAction.Remove, JobAction.RemoveX):
-                    for cluster in {c for c, _ in todo}:  # removing procs ends their factory
-                        if cluster in self.factories:
-                            self.factories[cluster].stopped = True
+                for cluster in ended:
+                    if cluster in self.factories and self.may_edit(user, cluster):
+                        self.factories[cluster].stopped = True
                 self.materialize(now)
 
         return results, apply
+
+    def _addresses_cluster(self, request: ClassAd, cluster: int, budget: Budget | None) -> bool:
+        """Whether an action names cluster ``cluster`` itself (not only some of its procs)."""
+        if "ActionIds" in request:
+            ids_text = request.get("ActionIds")
+            items = LIST_SEPARATORS.split(ids_text.strip()) if isinstance(ids_text, str) else []
+            return str(cluster) in items
+        cad = self.clusters.get(cluster)
+        return cad is not None and matches(request.get_expr("ActionConstraint"), cad, budget)
 
     def _act_code(
         self, key: tuple[int, int], own: str | None, action: JobAction, *, explicit: bool

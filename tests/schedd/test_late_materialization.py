@@ -16,7 +16,6 @@ from cedar.commands.submit.factory import (
     max_materialize,
     parse_item_bytes,
 )
-from cedar.numbers import JobStatus
 from cedar.server.pool import MockPool
 
 MAX_IDLE = "executable = /bin/sleep\narguments = 60\nmax_idle = 2\nqueue 10\n"
@@ -48,18 +47,19 @@ def test_max_idle_materializes_two_procs_and_more_as_they_leave(pool: MockPool) 
     )
     # without IncludeClusterAd a query sees only the procs
     assert all("ProcId" in ad for ad in schedd.query(f"ClusterId == {result.cluster}"))
-    schedd.hold(f"{result.cluster}.0", "wait")  # a held proc is not idle: one more is made
-    assert [p for p, _ in _procs(schedd, result.cluster)] == [0, 1, 2]
+    schedd.hold(f"{result.cluster}.0", "wait")  # held counts as waiting: no proc is made
+    assert [p for p, _ in _procs(schedd, result.cluster)] == [0, 1]
+    schedd.remove(f"{result.cluster}.0", "gone")  # a proc leaves: the next one is made
+    assert [p for p, _ in _procs(schedd, result.cluster)] == [1, 2]
     queue = pool.schedd.queue
     start = queue.clock()
     for tick in range(1, 40):  # run everything: the factory ends with its last proc
         queue.step(now=start + 1000 * tick)
-        if schedd.query(f"ClusterId == {result.cluster} && JobStatus == {JobStatus.HELD}"):
-            schedd.release(f"{result.cluster}.0")
     assert _procs(schedd, result.cluster) == []
     assert schedd.query(f"ClusterId == {result.cluster}", include_cluster_ads=True) == []
-    history = schedd.history(f"ClusterId == {result.cluster}", ["ProcId"])
+    history = list(schedd.history(f"ClusterId == {result.cluster}", ["ProcId", "JobStatus"]))
     assert sorted(ad["ProcId"] for ad in history) == list(range(10))
+    assert sorted(ad["JobStatus"] for ad in history) == [3] + [4] * 9  # one removed
 
 
 def test_items_and_max_materialize_async(pool: MockPool) -> None:
