@@ -390,6 +390,7 @@ class _Payloads(_FlowBase):
             )
         elif rpc == QmgmtCall.SendMaterializeData:
             data = fields.pop("data")
+            fields["items"] = data.decode("latin-1")
             items = data.count(b"\n")
             args = f"{a['cluster']} flags={a['flags']} items={items} ({len(data)} bytes)"
         elif rpc == QmgmtCall.SendJobQueueAd:
@@ -423,9 +424,13 @@ class _Payloads(_FlowBase):
             ad = self.ad(r, "capabilities", d)
             text = _inline(ad)
         elif rpc == QmgmtCall.SendMaterializeData:
-            text = f"spool file {_quote(r.get_string())} rows={r.get_int()} rval={r.get_int()}"
+            fields["spool_file"], fields["rows"] = r.get_string(), r.get_int()
+            fields["rval"] = r.get_int()
+            text = f"spool file {_quote(fields['spool_file'])} rows={fields['rows']}"
+            text += f" rval={fields['rval']}"
             if not r.at_end():
-                text += f" errno={r.get_int()}"
+                fields["errno"] = r.get_int()
+                text += f" errno={fields['errno']}"
         elif rpc == QmgmtCall.GetAllJobsByConstraint:
             jobs = []
             while True:

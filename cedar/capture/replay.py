@@ -21,6 +21,7 @@ real ones (each with its reason).  Which coroutines replay which conversations i
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -44,6 +45,7 @@ from cedar.commands import qmgmt
 from cedar.commands import schedd as schedd_commands
 from cedar.commands.base import DEFAULT_TIMEOUT, Body, command_protocol
 from cedar.commands.ping import sec_query_body
+from cedar.commands.submit.factory import JobFactory, digest_queue, parse_item_bytes
 from cedar.errors import CedarError
 from cedar.numbers import Command, QmgmtCall
 from cedar.server.collector import QUERY_TABLES, AdStore, MockCollector
@@ -80,7 +82,6 @@ SERVER_DEVIATIONS: dict[str, str] = {
     "ecdhpublickey": "same: without a shared crypto method our server makes no ECDH key",
     "issuerkeys": "added by the IDTOKENS method, which the replay's CLAIMTOBE-only server lacks",
     "validcommands": "a mock daemon registers only the commands it implements",
-    "latematerialize": "the mock schedd does not implement late materialization",
 }
 
 
@@ -260,6 +261,9 @@ def _check_submit(ctx: ReplayContext, emitted: list[Any], result: Any) -> list[s
     procs = len(ctx.qmgmt_rvals(QmgmtCall.NewProc))
     if not isinstance(result, qmgmt.SubmitOutcome):
         return ["our client returned no submit outcome"]
+    factory = _recorded_factory(ctx)
+    if factory is not None:  # late materialization: the schedd makes the procs
+        procs = factory.total_procs
     if (result.cluster, result.num_procs) != (cluster, procs):
         return [f"decoded {result.cluster}/{result.num_procs} procs, recorded {cluster}/{procs}"]
     return []
@@ -306,11 +310,34 @@ def _submit_body(ctx: ReplayContext) -> Body[Any]:
         target[call["name"]] = call["value"]
     flags = {int(c["flags"]) for c in ctx.qmgmt_calls(QmgmtCall.SetAttribute2)}
     (flag,) = flags or {0}
+    factory = _recorded_factory(ctx)
 
-    def build(cluster: int) -> qmgmt.ProcAds:
+    def build(cluster: int) -> qmgmt.Built:
+        if factory is not None:
+            return factory
         return cluster_ad, [proc_ads[p] for p in sorted(proc_ads)]
 
     return lambda session: qmgmt.submit_transaction(session.conn, build, flags=flag)
+
+
+def _recorded_factory(ctx: ReplayContext) -> JobFactory | None:
+    """The job factory a recorded late-materialization submission sent (None: procs)."""
+    calls = ctx.qmgmt_calls(QmgmtCall.SetJobFactory)
+    if not calls:
+        return None
+    digest = str(calls[0]["digest"])
+    count, names, _items_file = digest_queue(digest)
+    head = digest[: digest.rstrip("\n").rfind("\n") + 1]
+    sent = ctx.qmgmt_calls(QmgmtCall.SendMaterializeData)
+    rows = parse_item_bytes(str(sent[0]["items"]).encode("latin-1"), len(names)) if sent else None
+    cluster_ad = {
+        str(c["name"]): str(c["value"])
+        for c in ctx.qmgmt_calls(QmgmtCall.SetAttribute, QmgmtCall.SetAttribute2)
+        if int(c["proc"]) < 0
+    }
+    total = count * (len(rows) if rows is not None else 1)
+    maximum = int(calls[0]["maximum"])
+    return JobFactory(cluster_ad, maximum, total, head, count, names or ["Item"], rows)
 
 
 def _edit_body(ctx: ReplayContext) -> Body[Any]:
@@ -554,6 +581,10 @@ def _submit_schedd(ctx: ReplayContext) -> Daemon:
     """An empty queue whose next cluster is the one the real schedd gave out."""
     queue = JobQueue(name="schedd")
     (queue.next_cluster,) = ctx.qmgmt_rvals(QmgmtCall.NewCluster)
+    for reply in ctx.messages(S2C, "QMGMT_REPLY"):  # name the items file as the real one did
+        spool_file = reply.fields.get("spool_file")
+        if reply.fields.get("rpc") == QmgmtCall.SendMaterializeData and spool_file:
+            queue.factory_spool = os.path.dirname(os.path.dirname(str(spool_file)))
     return _schedd(ctx, queue)
 
 

@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from cedar.classad_wire import ClassAd, get_classad, parse_expr
+from cedar.commands.submit.factory import JobFactory
 from cedar.errors import (
     CedarError,
     ClassAdError,
@@ -61,9 +62,11 @@ __all__ = [
     "get_job_ad",
     "new_cluster",
     "new_proc",
+    "send_materialize_data",
     "set_attribute",
     "set_attribute_by_constraint",
     "set_effective_owner",
+    "set_job_factory",
     "submit_transaction",
 ]
 
@@ -441,6 +444,42 @@ def commit_transaction(conn: CedarConnection, flags: int | None = None) -> Proto
     return CommitResult(ad, _text(ad, "WarningReason") if ad is not None else None)
 
 
+def send_materialize_data(conn: CedarConnection, cluster: int, data: bytes) -> Protocol[str]:
+    """SendMaterializeData (10039): the item rows of a factory, raw after ``I(flags=0)``.
+
+    The reply is ``S(spool file) I(rows) I(rval) [I(terrno)]``; the file name goes into the
+    digest's queue statement.  A row count other than the rows sent is a protocol error.
+    """
+    yield Send(_request(conn, QmgmtCall.SendMaterializeData, cluster=cluster, flags=0, data=data))
+    reply = yield from _receive("SendMaterializeData")
+    filename = reply.get_string()
+    rows = reply.get_int()
+    rval = reply.get_int()
+    if rval < 0:
+        raise _error(f"SendMaterializeData({cluster})", rval, reply.get_int())
+    sent = data.count(b"\n")
+    if rows != sent:
+        raise ProtocolError(f"SendMaterializeData: the schedd stored {rows} rows of {sent}")
+    return filename
+
+
+def set_job_factory(
+    conn: CedarConnection, cluster: int, maximum: int, digest: str, filename: str = ""
+) -> Protocol[None]:
+    """SetJobFactory (10037): the digest the schedd materializes cluster ``cluster`` from."""
+    yield Send(
+        _request(
+            conn,
+            QmgmtCall.SetJobFactory,
+            cluster=cluster,
+            maximum=maximum,
+            filename=filename,
+            digest=digest,
+        )
+    )
+    yield from _std_reply(f"SetJobFactory({cluster})")
+
+
 def close_socket(conn: CedarConnection) -> Protocol[None]:
     """CloseSocket (10028): no reply; the schedd ends the session."""
     yield Send(_request(conn, QmgmtCall.CloseSocket))
@@ -461,24 +500,38 @@ class SubmitOutcome:
 
 
 ProcAds = tuple[Mapping[str, str], Sequence[Mapping[str, str]]]
+#: What a submission's ``build`` returns: every proc, or a job factory (late materialization).
+Built = ProcAds | JobFactory
 
 
 def submit_transaction(
     conn: CedarConnection,
-    build: Callable[[int], ProcAds],
+    build: Callable[[int], Built],
     *,
     flags: int = SetAttributeFlags.NO_ACK,
 ) -> Protocol[SubmitOutcome]:
     """The whole submission of spec 05 §4.7 on a started QMGMT_WRITE_CMD connection.
 
     ``build(cluster_id)`` returns (cluster ad, proc ads) as name → wire text; it runs after
-    NewCluster so ``$(Cluster)`` can be expanded.  Any failure before the commit aborts the
+    NewCluster so ``$(Cluster)`` can be expanded; a :class:`JobFactory` instead is sent as
+    late materialization (:func:`_send_factory`).  Any failure before the commit aborts the
     transaction (explicitly when the connection still works), so nothing is left behind.
     """
-    yield from get_capabilities(conn)
+    capabilities = yield from get_capabilities(conn)
     cluster = yield from new_cluster(conn)
     try:
-        cluster_ad, proc_ads = build(cluster)
+        built = build(cluster)
+        if isinstance(built, JobFactory):
+            _check_ads(built.cluster_ad, [])
+            if capabilities.get("LateMaterialize") is not True:
+                raise SubmitRejected("the schedd does not offer late materialization")
+    except (CedarError, ValueError):
+        yield from _abort_quietly(conn)
+        raise
+    if isinstance(built, JobFactory):
+        return (yield from _send_factory(conn, cluster, built, flags))
+    try:
+        cluster_ad, proc_ads = built
         if not proc_ads:
             raise InvalidArgument("a submission needs at least one job")
         _check_ads(cluster_ad, proc_ads)
@@ -499,6 +552,34 @@ def submit_transaction(
     return SubmitOutcome(
         cluster, len(proc_ads), dict(cluster_items), [dict(p) for p in proc_ads], result.warning
     )
+
+
+def _send_factory(
+    conn: CedarConnection, cluster: int, factory: JobFactory, flags: int
+) -> Protocol[SubmitOutcome]:
+    """Late materialization, in condor_submit's order (docs/late-materialization.md): the item
+    rows, SetJobFactory, then the cluster ad alone; no NewProc.  The schedd makes the procs."""
+    cluster_items = [("ClusterId", str(cluster))] + [
+        (k, v) for k, v in factory.cluster_ad.items() if k.lower() != "clusterid"
+    ]
+    requests = _SubmitRequests(conn, cluster, flags)
+    pipelined = bool(requests.flags & SetAttributeFlags.NO_ACK)
+    try:
+        items_file = None
+        if factory.items is not None:
+            items_file = yield from send_materialize_data(conn, cluster, factory.item_data())
+        yield from set_job_factory(conn, cluster, factory.maximum, factory.digest(items_file))
+        payloads = requests.set_attributes(-1, cluster_items)
+        for (name, _), payload in zip(cluster_items, payloads, strict=True):
+            yield Send(payload, flush=not pipelined)
+            if not pipelined:
+                yield from _std_reply(f"SetAttribute({cluster}.-1, {name})")
+    except CedarError:
+        yield from _abort_quietly(conn)
+        raise
+    result = yield from commit_transaction(conn)
+    yield from close_socket(conn)
+    return SubmitOutcome(cluster, factory.total_procs, dict(cluster_items), [], result.warning)
 
 
 def _send_procs(

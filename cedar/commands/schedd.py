@@ -26,6 +26,7 @@ from cedar.commands.filetransfer import ProgressCallback
 from cedar.commands.history import history_protocol, history_request
 from cedar.commands.qmgmt import SubmitOutcome
 from cedar.commands.submit import Submit, SubmitSettings
+from cedar.commands.submit.factory import JobFactory, job_factory, max_materialize
 from cedar.config import default_config
 from cedar.errors import (
     ClassAdError,
@@ -138,8 +139,13 @@ def query_request(
     summary_only: bool = False,
     my_jobs: str | None = None,
     send_server_time: bool = True,
+    include_cluster_ads: bool = False,
 ) -> ClassAd:
-    """The QUERY_JOB_ADS request ad as the bindings build it (spec 05 §3.2)."""
+    """The QUERY_JOB_ADS request ad as the bindings build it (spec 05 §3.2).
+
+    ``include_cluster_ads`` also asks for the factories' cluster ads (``condor_q -factory``
+    sends ``IncludeClusterAd = true``; a cluster ad has no ``ProcId``).
+    """
     ad = ClassAd()
     ad["Projection"] = "\n".join(projection)
     ad.set_expr("Requirements", _requirements(constraint))
@@ -151,6 +157,8 @@ def query_request(
     if my_jobs is not None:
         ad["Me"] = my_jobs
         ad["MyJobs"] = "(Owner == Me)"
+    if include_cluster_ads:
+        ad["IncludeClusterAd"] = True
     return ad
 
 
@@ -161,18 +169,20 @@ def shared_query_request(
     *,
     summary_only: bool = False,
     my_jobs: str | None = None,
+    include_cluster_ads: bool = False,
 ) -> ClassAd:
     """:func:`query_request`, one ad per distinct request, shared: a client repeating a query
     neither re-parses its constraint nor re-encodes the ad (it keeps its encoding).  The ad is
     only ever sent, never changed.  Arguments that cannot be a cache key build a new ad."""
+    options = {
+        "summary_only": summary_only,
+        "my_jobs": my_jobs,
+        "include_cluster_ads": include_cluster_ads,
+    }
     try:
-        return _shared_query_request(
-            constraint, projection, limit, summary_only=summary_only, my_jobs=my_jobs
-        )
+        return _shared_query_request(constraint, projection, limit, **options)
     except TypeError:  # unhashable (e.g. an expression object as the constraint)
-        return query_request(
-            constraint, projection, limit, summary_only=summary_only, my_jobs=my_jobs
-        )
+        return query_request(constraint, projection, limit, **options)  # type: ignore[arg-type]
 
 
 @functools.lru_cache(maxsize=64)
@@ -183,8 +193,16 @@ def _shared_query_request(
     *,
     summary_only: bool,
     my_jobs: str | None,
+    include_cluster_ads: bool,
 ) -> ClassAd:
-    return query_request(constraint, projection, limit, summary_only=summary_only, my_jobs=my_jobs)
+    return query_request(
+        constraint,
+        projection,
+        limit,
+        summary_only=summary_only,
+        my_jobs=my_jobs,
+        include_cluster_ads=include_cluster_ads,
+    )
 
 
 def parse_job_spec(spec: JobSpec) -> tuple[list[tuple[int, int]] | None, str | None]:
@@ -457,7 +475,7 @@ def submit_builder(
     submit_dir: str | None,
     settings: SubmitSettings,
     spool: bool = False,
-) -> Callable[[int], qmgmt.ProcAds]:
+) -> Callable[[int], qmgmt.Built]:
     """What a submission sends, built once its cluster id is known.
 
     ``settings`` is not changed: a missing ``submit_method`` means "Python bindings" (2) for
@@ -467,8 +485,11 @@ def submit_builder(
     if not spool:
         return build
 
-    def build_on_hold(cluster: int) -> qmgmt.ProcAds:
-        cluster_ad, proc_ads = build(cluster)
+    def build_on_hold(cluster: int) -> qmgmt.Built:
+        built = build(cluster)
+        if isinstance(built, JobFactory):
+            raise InvalidArgument("spool=True cannot be combined with late materialization")
+        cluster_ad, proc_ads = built
         cluster_copy, proc_copies = dict(cluster_ad), [dict(p) for p in proc_ads]
         spool_lib.spooling_hold(cluster_copy, proc_copies)
         return cluster_copy, proc_copies
@@ -482,7 +503,7 @@ def _submit_builder(
     itemdata: Sequence[Mapping[str, object]] | None,
     submit_dir: str | None,
     settings: SubmitSettings,
-) -> Callable[[int], qmgmt.ProcAds]:
+) -> Callable[[int], qmgmt.Built]:
     if isinstance(description, str):
         description = Submit(description)
     if isinstance(description, Submit):
@@ -494,10 +515,18 @@ def _submit_builder(
         if itemdata is not None:
             items = [{k: str(v) for k, v in item.items()} for item in itemdata]
 
-        def build(cluster: int) -> qmgmt.ProcAds:
+        def build(cluster: int) -> qmgmt.Built:
             ads = submit.build(
                 cluster, count=count, itemdata=items, settings=final, submit_dir=submit_dir
             )
+            if ads.late_materialization and ads.proc_ads:
+                return job_factory(
+                    submit,
+                    ads,
+                    max_materialize=max_materialize(submit),
+                    itemdata=items,
+                    submit_dir=submit_dir,
+                )
             return ads.cluster_ad, ads.proc_ads
 
         return build

@@ -23,6 +23,13 @@ from cedar.classad_wire.evaluate import Budget, evaluate
 from cedar.classad_wire.expr import Expr, fold
 from cedar.errors import CedarError, ClassAdError, EvaluationBudgetExceeded
 from cedar.numbers import ACTION_REASON_ATTRIBUTE, JobAction, JobStatus, SetAttributeFlags
+from cedar.server.factories import (
+    MAX_ITEM_BYTES,
+    Factory,
+    FactoryError,
+    PendingFactory,
+    items_file,
+)
 from cedar.server.spool_area import (
     SpoolArea,
     commit_spooled,
@@ -173,6 +180,8 @@ class Transaction:
     edit_count: int = 0
     #: Bytes of attribute text this transaction added per (cluster, proc), for MAX_JOB_AD_SIZE.
     sizes: dict[tuple[int, int], int] = field(default_factory=dict)
+    #: Late materialization: the items and digest sent for a new cluster (factories.py).
+    factories: dict[int, PendingFactory] = field(default_factory=dict)
 
     # --- reads through the overlay ---------------------------------------------------------
 
@@ -206,7 +215,8 @@ class Transaction:
             cluster = self.queue.next_cluster
             self.queue.next_cluster += 1
         previous = self.my_cluster
-        if previous is not None and not any(c == previous for c, _ in self.new_jobs):
+        keep = previous in self.factories or any(c == previous for c, _ in self.new_jobs)
+        if previous is not None and not keep:
             # A cluster without procs leaves nothing at commit: do not keep one per call.
             self.new_clusters.pop(previous, None)
         self.new_clusters[cluster] = ClassAd()
@@ -221,6 +231,30 @@ class Transaction:
         proc = sum(1 for c, _ in self.new_jobs if c == cluster)
         self.new_jobs[(cluster, proc)] = ClassAd()
         return proc
+
+    def _pending_factory(self, cluster: int) -> PendingFactory:
+        if cluster != self.my_cluster or cluster not in self.new_clusters:
+            raise QueueError(errno.EACCES, f"no new cluster {cluster} in this transaction")
+        if any(c == cluster for c, _ in self.new_jobs):
+            raise QueueError(errno.EINVAL, f"cluster {cluster} already has procs")
+        return self.factories.setdefault(cluster, PendingFactory())
+
+    def send_materialize_data(self, cluster: int, data: bytes, spool: str) -> tuple[str, int]:
+        """SendMaterializeData: keep the item rows; answer the file the digest names."""
+        pending = self._pending_factory(cluster)
+        if len(data) > MAX_ITEM_BYTES:
+            raise QueueError(errno.E2BIG, "item data over the schedd's limit")
+        pending.items = data
+        pending.items_path = items_file(spool, cluster)
+        return pending.items_path, data.count(b"\n")
+
+    def set_job_factory(self, cluster: int, maximum: int, digest: str) -> None:
+        """SetJobFactory: keep the digest; the procs are made at commit."""
+        pending = self._pending_factory(cluster)
+        if not digest or len(digest) > MAX_ATTRIBUTE_SIZE:
+            raise QueueError(errno.EINVAL, "empty or oversized factory digest")
+        pending.digest = digest
+        pending.maximum = maximum
 
     def set_attribute(self, cluster: int, proc: int, name: str, value: str) -> None:
         if not ATTRIBUTE_NAME.match(name) or not value or "\n" in value or "\r" in value:
@@ -349,6 +383,7 @@ class Transaction:
         self.my_cluster = None
         self.edit_count = 0
         self.sizes.clear()
+        self.factories.clear()
 
 
 class JobQueue:
@@ -362,9 +397,13 @@ class JobQueue:
         run_time: float = 2.0,
         clock: Callable[[], float] = time.time,
         spool_dir: str | None = None,
+        factory_spool: str = "/var/lib/condor/spool",
     ) -> None:
         self.name = name
         self.spool = SpoolArea(spool_dir)
+        #: The directory named in factory items/digest file names (nothing is written there).
+        self.factory_spool = factory_spool
+        self.factories: dict[int, Factory] = {}
         self.clusters: dict[int, ClassAd] = {}
         self.jobs: dict[tuple[int, int], Job] = {}
         self.history: list[ClassAd] = []  # oldest first
@@ -428,9 +467,17 @@ class JobQueue:
                 c, p = key
                 if p < 0 and c not in self.clusters or p >= 0 and key not in self.jobs:
                     raise QueueError(errno.ENOENT, f"job {c}.{p} left the queue")
+            factories: dict[int, Factory] = {}
+            for cluster, pending in txn.factories.items():
+                cad = txn.new_clusters.get(cluster, ClassAd())
+                texts = {name: cad.raw_text(name) for name in cad}
+                try:
+                    factories[cluster] = Factory.build(cluster, pending, texts)
+                except FactoryError as exc:
+                    raise QueueError(exc.errno, str(exc)) from None
             for cluster, cad in txn.new_clusters.items():
                 procs = sorted(p for c, p in txn.new_jobs if c == cluster)
-                if not procs:
+                if not procs and cluster not in factories:
                     continue  # a cluster without procs leaves no visible job
                 cad = cad.copy()
                 own = owner_of(txn.user) or "nobody"
@@ -453,6 +500,9 @@ class JobQueue:
                     self.jobs[(cluster, proc)] = Job(cluster, proc, pad)
                 if spooled:
                     drop_cluster_hold(cad)
+                if cluster in factories:
+                    cad["JobStatus"] = IDLE
+                    self.factories[cluster] = factories[cluster]
             for (c, p), edits in txn.edits.items():
                 target = self.clusters[c] if p < 0 else self.jobs[(c, p)].ad
                 for name, text in edits.items():
@@ -460,6 +510,57 @@ class JobQueue:
                         target.pop(name, None)
                     else:
                         _set(target, name, text)
+            if factories:
+                self.materialize(now)
+
+    def factory_ads(self) -> list[ClassAd]:
+        """The cluster ads of the factories (a query with ``IncludeClusterAd`` adds them)."""
+        with self.lock:
+            return [self.clusters[c].copy() for c in sorted(self.factories) if c in self.clusters]
+
+    def materialize(self, now: float | None = None) -> None:
+        """Make the procs each factory is due (limit, max idle); drop a factory whose procs
+        have all been made and have left, with its cluster."""
+        stamp = int(self.clock() if now is None else now)
+        with self.lock:
+            for cluster, factory in list(self.factories.items()):
+                cad = self.clusters.get(cluster)
+                if cad is None:
+                    del self.factories[cluster]
+                    continue
+                counts = self._factory_counts(cluster)
+                waiting = counts["idle"] + counts["held"]
+                for _ in range(factory.due(counts["present"], waiting)):
+                    proc = factory.next_proc
+                    pad = ClassAd()
+                    for name, text in factory.procs[proc].items():
+                        _set(pad, name, text)
+                    pad["ProcId"] = proc
+                    pad["JobStatus"] = IDLE
+                    pad["GlobalJobId"] = f"{self.name}#{cluster}.{proc}#{stamp}"
+                    pad["EnteredCurrentStatus"] = stamp
+                    self.jobs[(cluster, proc)] = Job(cluster, proc, pad)
+                    factory.next_proc += 1
+                    counts["present"] += 1
+                    counts["idle"] += 1
+                finished = factory.stopped or factory.next_proc >= factory.total
+                if counts["present"] == 0 and finished:
+                    del self.factories[cluster]
+                    self.clusters.pop(cluster, None)
+                    continue
+                factory.cluster_attributes(cad, self.factory_spool, counts)
+
+    def _factory_counts(self, cluster: int) -> dict[str, int]:
+        counts = {"present": 0, "idle": 0, "running": 0, "held": 0}
+        names: dict[int, str] = {IDLE: "idle", RUNNING: "running", HELD: "held"}
+        for (c, _proc), job in self.jobs.items():
+            if c != cluster:
+                continue
+            counts["present"] += 1
+            name = names.get(int_attr(job.ad, "JobStatus"))
+            if name:
+                counts[name] += 1
+        return counts
 
     def act(
         self, user: str | None, action: JobAction, request: ClassAd, budget: Budget | None = None
@@ -499,6 +600,11 @@ class JobQueue:
                     if filt(int_attr(ad, "JobStatus"), ad) and matches(expr, ad, budget):
                         results[key] = self._act_code(key, own, action, explicit=False)
         todo = [k for k, code in results.items() if code == 1]
+        # Removing a factory's cluster (its id, or a constraint its cluster ad matches) ends
+        # the factory; removing some of its procs makes room for the next ones.
+        ended = set()
+        if action in (JobAction.Remove, JobAction.RemoveX):
+            ended = {c for c in self.factories if self._addresses_cluster(request, c, budget)}
 
         def apply() -> None:
             now = int(self.clock())
@@ -508,8 +614,21 @@ class JobQueue:
                     if job is None:
                         continue
                     self._apply_action(job, action, reason, subcode, now)
+                for cluster in ended:
+                    if cluster in self.factories and self.may_edit(user, cluster):
+                        self.factories[cluster].stopped = True
+                self.materialize(now)
 
         return results, apply
+
+    def _addresses_cluster(self, request: ClassAd, cluster: int, budget: Budget | None) -> bool:
+        """Whether an action names cluster ``cluster`` itself (not only some of its procs)."""
+        if "ActionIds" in request:
+            ids_text = request.get("ActionIds")
+            items = LIST_SEPARATORS.split(ids_text.strip()) if isinstance(ids_text, str) else []
+            return str(cluster) in items
+        cad = self.clusters.get(cluster)
+        return cad is not None and matches(request.get_expr("ActionConstraint"), cad, budget)
 
     def _act_code(
         self, key: tuple[int, int], own: str | None, action: JobAction, *, explicit: bool
@@ -595,7 +714,7 @@ class JobQueue:
             if int_attr(ad, "JobStatus") == COMPLETED:  # a real schedd leaves it unset otherwise
                 ad["CompletionDate"] = now
             self.history.append(ad)
-        if not any(c == key[0] for c, _ in self.jobs):
+        if key[0] not in self.factories and not any(c == key[0] for c, _ in self.jobs):
             self.clusters.pop(key[0], None)
 
     # --- the simulated execution -----------------------------------------------------------
@@ -644,6 +763,8 @@ class JobQueue:
                     self.merged(*key) or job.ad
                 ):
                     self._retire(key, int(now))
+            if self.factories:
+                self.materialize(now)
 
     # --- the epoch history (spec 08 §5.1, §5.2) --------------------------------------------
 

@@ -313,6 +313,7 @@ class MockSchedd(Daemon):
         limit = int_attr(query, "LimitResults", -1) if "LimitResults" in query else -1
         send_time = query.get("SendServerTime") is not False
         summary_only = query.get("SummaryOnly") is True
+        with_clusters = query.get("IncludeClusterAd") is True
         my_name = self._my_name(request, query)
         now = int(time.time())
         allusers: dict[str, int] = {}
@@ -322,6 +323,10 @@ class MockSchedd(Daemon):
         def select() -> list[ClassAd]:
             """Count and pick the matching jobs (in a worker thread: constraints cost)."""
             selected: list[ClassAd] = []
+            if with_clusters:  # factory cluster ads: matched, not counted as jobs
+                for ad in self.queue.factory_ads():
+                    if matches(requirements, ad, request.budget):
+                        selected.append(ad)
             for ad in self.queue.all_jobs():
                 _count(allusers, "Allusers", ad)
                 if my_name is not None:
@@ -415,7 +420,9 @@ class MockSchedd(Daemon):
             except CedarError:
                 return  # disconnect: the transaction is dropped (aborted)
             try:
-                if call in _SCANS:  # a constraint over the whole queue: off the event loop
+                # a constraint over the whole queue, or a commit that builds a factory's procs
+                # (up to factories.MAX_FACTORY_PROCS): off the event loop
+                if call in _SCANS or (txn.factories and call in _COMMITS):
                     reply = yield from offload(partial(self._rpc, request, txn, call, reader))
                 else:
                     reply = self._rpc(request, txn, call, reader)
@@ -474,7 +481,7 @@ class MockSchedd(Daemon):
     ) -> QmgmtReply:
         caps = ClassAd()
         caps["UseJobsets"] = False
-        caps["LateMaterialize"] = False
+        caps["LateMaterialize"] = True
         caps["LateMaterializeVersion"] = 2
         return self._ad(request, caps)
 
@@ -484,6 +491,26 @@ class MockSchedd(Daemon):
         if not request.authenticated:
             raise QueueError(errno.EACCES, "anonymous users may not submit")
         return request.writer().put_int(txn.new_cluster())
+
+    def _call_send_materialize_data(
+        self, request: CommandRequest, txn: Transaction, args: Arguments
+    ) -> QmgmtReply:
+        data = args.get("data")
+        try:
+            path, rows = txn.send_materialize_data(
+                args.int("cluster"),
+                data if isinstance(data, bytes) else b"",
+                self.queue.factory_spool,
+            )
+        except QueueError as exc:  # this reply puts the file and row count before rval
+            return request.writer().put_string("").put_int(0).put_int(-1).put_int(exc.errno)
+        return request.writer().put_string(path).put_int(rows).put_int(0)
+
+    def _call_set_job_factory(
+        self, request: CommandRequest, txn: Transaction, args: Arguments
+    ) -> QmgmtReply:
+        txn.set_job_factory(args.int("cluster"), args.int("maximum"), args.text("digest"))
+        return request.writer().put_int(0)
 
     def _call_new_proc(
         self, request: CommandRequest, txn: Transaction, args: Arguments
@@ -802,6 +829,8 @@ QMGMT_HANDLERS: dict[int, QmgmtMethod] = {
     QmgmtCall.GetCapabilities: MockSchedd._call_capabilities,
     QmgmtCall.NewCluster: MockSchedd._call_new_cluster,
     QmgmtCall.NewProc: MockSchedd._call_new_proc,
+    QmgmtCall.SendMaterializeData: MockSchedd._call_send_materialize_data,
+    QmgmtCall.SetJobFactory: MockSchedd._call_set_job_factory,
     QmgmtCall.SetAttribute: MockSchedd._call_set_attribute,
     QmgmtCall.SetAttribute2: MockSchedd._call_set_attribute2,
     QmgmtCall.SetAttributeByConstraint: MockSchedd._call_set_by_constraint,
@@ -826,6 +855,7 @@ _SCANS = {
     QmgmtCall.SetAttributeByConstraint,
     QmgmtCall.SetAttributeByConstraint2,
 }
+_COMMITS = frozenset({QmgmtCall.CommitTransaction, QmgmtCall.CommitTransactionNoFlags})
 _WRITES = {
     QmgmtCall.SetAttribute,
     QmgmtCall.SetAttributeByConstraint,

@@ -273,9 +273,18 @@ def _universes(rng: random.Random, i: int) -> str:
 
 def _late(rng: random.Random, i: int) -> str:
     knob = rng.choice(["max_idle", "max_materialize", "materialize_max_idle"])
-    return f"executable = job.sh\narguments = $(Process)\n{knob} = {rng.randint(1, 5)}\n" + (
-        f"queue {rng.randint(2, 6)}"
-    )
+    body = [
+        f"executable = job.sh\narguments = $(Process)\n{knob} = {rng.randint(1, 5)}\n"
+        f"queue {rng.randint(2, 6)}",
+        # the factory digest keeps per-job commands and the variables they use (issue 26)
+        f"universe = vanilla\nexecutable = job.sh\ntag = run\nname = $(tag)_$(Process)\n"
+        f"output = $(name).out\nrequest_memory = 1G\n{knob} = 2\nqueue 4",
+        f"executable = job.sh\narguments = $(Process) $(x)\n{knob} = 3\n"
+        "queue x from (\n  alpha\n  beta\n  gamma\n  delta\n)",
+        f"executable = job.sh\narguments = $(a) $(b)\n{knob} = 2\nqueue 2 a, b from items2.txt",
+        f"executable = job.sh\narguments = $(Item) $(Step)\n{knob} = 2\nqueue 2 in (a b)",
+    ]
+    return body[i % len(body)]
 
 
 def _queues(rng: random.Random, i: int) -> str:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import pwd
+import re
 import shutil
 import subprocess
 import sys
@@ -22,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cedar.commands.submit import Submit, SubmitError, SubmitSettings
+from cedar.commands.submit.factory import job_factory, max_materialize
 from cedar.errors import CedarError
 
 REPO = Path(__file__).resolve().parents[2]
@@ -103,6 +105,8 @@ class Outcome:
     jobs: list[dict[str, str]] = field(default_factory=list)
     cluster_only: dict[str, str] | None = None  # late materialization: the cluster ad alone
     message: str = ""
+    #: late materialization: the factory digest (``-dry-run:digest``; items file shown as "<")
+    digest: str | None = None
 
 
 def parse_dry_run(text: str) -> tuple[list[dict[str, str]], dict[str, str] | None]:
@@ -110,12 +114,17 @@ def parse_dry_run(text: str) -> tuple[list[dict[str, str]], dict[str, str] | Non
     cluster ad of a late-materialization submit (no proc ad is printed)."""
     blocks: list[dict[str, str]] = []
     current: dict[str, str] = {}
-    started = False
+    started = in_digest = False
     for line in text.split("\n"):
         if line == "Dry-Run job(s)":
             started = True
             continue
         if not started:
+            continue
+        if line in (DIGEST_START, DIGEST_END):  # the digest block of -dry-run:digest
+            in_digest = line == DIGEST_START
+            continue
+        if in_digest:
             continue
         if line == ".":
             blocks.append(current)
@@ -137,8 +146,24 @@ def parse_dry_run(text: str) -> tuple[list[dict[str, str]], dict[str, str] | Non
     return jobs, None
 
 
+DIGEST_START, DIGEST_END = "----- submit digest -----", "-----"
+#: A submit file that may ask for late materialization (then the digest is compared too).
+LATE_KNOBS = re.compile(r"^\s*(max_idle|materialize_max_idle|max_materialize|materialize_max)\b",
+                        re.IGNORECASE | re.MULTILINE)  # fmt: skip
+
+
+def parse_digest(text: str) -> str | None:
+    """The digest ``-dry-run:digest -`` prints between its marker lines (None: none)."""
+    if DIGEST_START not in text:
+        return None
+    body = text.split(DIGEST_START + "\n", 1)[1]
+    return body.split("\n" + DIGEST_END + "\n", 1)[0] + "\n"
+
+
 def run_reference(binary: Path, sub: Path, config: Path, *, spool: bool) -> Outcome:
-    args = [str(binary), *(["-spool"] if spool else []), "-dry-run", "-", sub.name]
+    late = bool(LATE_KNOBS.search(sub.read_text(errors="replace")))
+    dry_run = "-dry-run:digest" if late else "-dry-run"
+    args = [str(binary), *(["-spool"] if spool else []), dry_run, "-", sub.name]
     env = _environment(config, sub)
     proc = subprocess.run(
         args, cwd=sub.parent, env=env, capture_output=True, text=True, timeout=30, check=False
@@ -146,7 +171,7 @@ def run_reference(binary: Path, sub: Path, config: Path, *, spool: bool) -> Outc
     jobs, cluster_only = parse_dry_run(proc.stdout)
     # With -spool the dry run fails only at the transfer step, after printing the ads.
     accepted = proc.returncode == 0 or (spool and bool(jobs or cluster_only))
-    return Outcome(accepted, jobs, cluster_only, proc.stderr.strip())
+    return Outcome(accepted, jobs, cluster_only, proc.stderr.strip(), parse_digest(proc.stdout))
 
 
 def _environment(config: Path, sub: Path) -> dict[str, str]:
@@ -168,9 +193,23 @@ def run_cedar(sub: Path, config: Path, *, spool: bool, now: int) -> Outcome:
     os.environ.update(_environment(config, sub))
     os.chdir(sub.parent)  # relative include/queue-from paths follow the current directory
     try:
-        ads = Submit.from_file(sub.name).build(
-            1, settings=settings, submit_dir=str(sub.parent), now=now, spool=spool
-        )
+        submit = Submit.from_file(sub.name)
+        ads = submit.build(1, settings=settings, submit_dir=str(sub.parent), now=now, spool=spool)
+        digest = None
+        if ads.late_materialization and ads.proc_ads:
+            factory = job_factory(
+                submit, ads, max_materialize=max_materialize(submit), submit_dir=str(sub.parent)
+            )
+            # the dry run sends no items: it names a queue's item file, or "<" for inline items
+            # ("queue ... in/matching": no "from" at all; on the wire all send items)
+            specs = submit.queue_specs()
+            mode = specs[0].mode if specs else ""
+            if mode in ("in", "matching"):
+                names = ",".join(factory.variables)
+                digest = f"{factory.digest_head}Queue {factory.count} {names} \n"
+            else:
+                source = specs[0].source if mode == "from" else ""
+                digest = factory.digest(source or "<")
     except (SubmitError, CedarError) as exc:
         return Outcome(False, message=str(exc))
     finally:
@@ -178,7 +217,7 @@ def run_cedar(sub: Path, config: Path, *, spool: bool, now: int) -> Outcome:
         os.environ.clear()
         os.environ.update(saved)
     if ads.late_materialization:
-        return Outcome(True, cluster_only=dict(ads.cluster_ad))
+        return Outcome(True, cluster_only=dict(ads.cluster_ad), digest=digest)
     return Outcome(True, [ads.job_ad(i) for i in range(ads.num_procs)])
 
 
@@ -255,6 +294,8 @@ def compare(sub: Path, binary: Path, config: Path, *, spool: bool = False) -> Co
     if (real.cluster_only is None) != (ours.cluster_only is None):
         result.problems.append("late materialization differs (cluster ad only vs proc ads)")
         return result
+    if real.digest != ours.digest:
+        result.problems.append(f"digest: cedar={ours.digest!r} condor_submit={real.digest!r}")
     pairs = (
         [(ours.cluster_only or {}, real.cluster_only or {})]
         if real.cluster_only is not None

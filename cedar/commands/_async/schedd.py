@@ -168,10 +168,18 @@ class AsyncSchedd:
         with_auth: bool = False,
         summary_only: bool = False,
         my_jobs: str | None = None,
+        include_cluster_ads: bool = False,
     ) -> AsyncJobQuery:
-        """Stream job ads as they arrive; the returned query's ``summary`` is set at the end."""
+        """Stream job ads as they arrive; the returned query's ``summary`` is set at the end.
+
+        ``include_cluster_ads`` adds the late-materialization factories' cluster ads."""
         request = shared_query_request(
-            constraint, tuple(projection), limit, summary_only=summary_only, my_jobs=my_jobs
+            constraint,
+            tuple(projection),
+            limit,
+            summary_only=summary_only,
+            my_jobs=my_jobs,
+            include_cluster_ads=include_cluster_ads,
         )
         return AsyncJobQuery(self, job_query_command(with_auth), request)
 
@@ -184,8 +192,9 @@ class AsyncSchedd:
         with_auth: bool = False,
         summary_only: bool = False,
         my_jobs: str | None = None,
+        include_cluster_ads: bool = False,
     ) -> list[ClassAd]:
-        """All matching job ads."""
+        """All matching job ads (and the factories' cluster ads if asked)."""
         stream = self.query_iter(
             constraint,
             projection,
@@ -193,6 +202,7 @@ class AsyncSchedd:
             with_auth=with_auth,
             summary_only=summary_only,
             my_jobs=my_jobs,
+            include_cluster_ads=include_cluster_ads,
         )
         return [ad async for ad in stream]
 
@@ -221,8 +231,9 @@ class AsyncSchedd:
             settings = await run_blocking_async(SubmitSettings.from_config)
         build = submit_builder(description, count, itemdata, submit_dir, settings, spool)
         outcome = await self.transaction(lambda conn: qmgmt.submit_transaction(conn, build))
-        with contextlib.suppress(CedarError):  # only a hint to the negotiator
-            await self._run(Command.RESCHEDULE, reschedule_body)
+        if outcome.proc_ads:  # condor_submit sends no RESCHEDULE after a job factory
+            with contextlib.suppress(CedarError):  # only a hint to the negotiator
+                await self._run(Command.RESCHEDULE, reschedule_body)
         return submit_result(outcome)
 
     async def spool(

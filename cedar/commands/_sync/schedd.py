@@ -169,10 +169,18 @@ class Schedd:
         with_auth: bool = False,
         summary_only: bool = False,
         my_jobs: str | None = None,
+        include_cluster_ads: bool = False,
     ) -> JobQuery:
-        """Stream job ads as they arrive; the returned query's ``summary`` is set at the end."""
+        """Stream job ads as they arrive; the returned query's ``summary`` is set at the end.
+
+        ``include_cluster_ads`` adds the late-materialization factories' cluster ads."""
         request = shared_query_request(
-            constraint, tuple(projection), limit, summary_only=summary_only, my_jobs=my_jobs
+            constraint,
+            tuple(projection),
+            limit,
+            summary_only=summary_only,
+            my_jobs=my_jobs,
+            include_cluster_ads=include_cluster_ads,
         )
         return JobQuery(self, job_query_command(with_auth), request)
 
@@ -185,8 +193,9 @@ class Schedd:
         with_auth: bool = False,
         summary_only: bool = False,
         my_jobs: str | None = None,
+        include_cluster_ads: bool = False,
     ) -> list[ClassAd]:
-        """All matching job ads."""
+        """All matching job ads (and the factories' cluster ads if asked)."""
         stream = self.query_iter(
             constraint,
             projection,
@@ -194,6 +203,7 @@ class Schedd:
             with_auth=with_auth,
             summary_only=summary_only,
             my_jobs=my_jobs,
+            include_cluster_ads=include_cluster_ads,
         )
         return [ad for ad in stream]
 
@@ -222,8 +232,9 @@ class Schedd:
             settings = run_blocking(SubmitSettings.from_config)
         build = submit_builder(description, count, itemdata, submit_dir, settings, spool)
         outcome = self.transaction(lambda conn: qmgmt.submit_transaction(conn, build))
-        with contextlib.suppress(CedarError):  # only a hint to the negotiator
-            self._run(Command.RESCHEDULE, reschedule_body)
+        if outcome.proc_ads:  # condor_submit sends no RESCHEDULE after a job factory
+            with contextlib.suppress(CedarError):  # only a hint to the negotiator
+                self._run(Command.RESCHEDULE, reschedule_body)
         return submit_result(outcome)
 
     def spool(

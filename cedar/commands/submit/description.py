@@ -106,6 +106,10 @@ class Submit(Mapping[str, str]):
         """The arguments of the first ``queue`` statement ("" when there is none)."""
         return self._queues[0].text if self._queues else ""
 
+    def queue_specs(self) -> list[QueueSpec]:
+        """The parsed ``queue`` statements, in order (a copy)."""
+        return list(self._queues)
+
     def set_queue(self, args: str) -> None:
         """Replace the queue statement(s) by ``queue <args>``."""
         self._program = [item for item in self._program if item[0] != "queue"]

@@ -125,9 +125,8 @@ class JobAds:
     cluster_ad: dict[str, str]
     proc_ads: list[dict[str, str]]
     warnings: list[str] = field(default_factory=list)
-    #: ``max_idle``/``max_materialize`` asked the schedd to materialize the procs itself (the
-    #: real submit sends the cluster ad and a job factory; cedar's qmgmt client still sends
-    #: every proc ad, see the README's known gaps).
+    #: ``max_idle``/``max_materialize`` asked the schedd to materialize the procs itself:
+    #: ``Schedd.submit`` then sends a job factory (:mod:`.factory`), not these proc ads.
     late_materialization: bool = False
 
     @property
