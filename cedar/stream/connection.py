@@ -273,6 +273,5 @@ def _first_header(header: bytes) -> tuple[bool, int]:
         return decode_header(header, offset=0)
     except ProtocolError as exc:
         raise NotCedarPeer(
-            f"this is not a CEDAR daemon: its first bytes, {header!r}, are no CEDAR packet "
-            f"({exc})"
+            f"this is not a CEDAR daemon: its first bytes, {header!r}, are no CEDAR packet ({exc})"
         ) from None
