@@ -7,10 +7,31 @@ The names here are the public API; see the README for a tour::
     jobs = cedar.Schedd(name="submit.example.org").query("JobStatus == 1")
 """
 
-from typing import TYPE_CHECKING, Any
+import sys as _sys
 
-from cedar.errors import *  # noqa: F403 - light (no third-party import)
-from cedar.errors import __all__ as _errors_all
+
+def _quiet_interrupt(kind: type[BaseException], value: BaseException, tb: object) -> None:
+    """Ctrl-C while a ``cedar`` console script is still importing: no traceback (from the
+    first statement of the package on; :func:`cedar.cli.common.guarded` takes over later)."""
+    if not issubclass(kind, KeyboardInterrupt):
+        _sys.__excepthook__(kind, value, tb)  # type: ignore[arg-type]
+        return
+    import os
+
+    os._exit(130)  # the documented exit code of an interrupt
+
+
+if getattr(_sys, "argv", None) and _sys.argv[0].rsplit("/", 1)[-1] in (
+    "cedar",
+    "cedar-ping",
+    "cedar-query",
+):
+    _sys.excepthook = _quiet_interrupt
+
+from typing import TYPE_CHECKING, Any  # noqa: E402 - after the hook: imports may be interrupted
+
+from cedar.errors import *  # noqa: E402, F403 - light (no third-party import)
+from cedar.errors import __all__ as _errors_all  # noqa: E402
 
 #: Public name -> the module that defines it, imported on first use (PEP 562), so that
 #: ``import cedar`` and the CLIs start without Trio, cryptography or the protocol layers.

@@ -103,10 +103,16 @@ def parse_command_line(parser: argparse.ArgumentParser, argv: Sequence[str]) -> 
     """Parse a subcommand's arguments the condor way: single-dash spellings (see
     :func:`condor_style`), options before or after positionals; a bad command line prints
     *this parser's* usage and exits with :data:`EXIT_USAGE`."""
-    converted = condor_style(argv, parser)
-    if any(isinstance(a, argparse._SubParsersAction) for a in parser._actions):
-        return parser.parse_args(converted)  # intermixed parsing does not nest
-    return parser.parse_intermixed_args(converted)
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):  # intermixed parsing does not nest
+            chosen: argparse.ArgumentParser | None = action.choices.get(argv[0]) if argv else None
+            if chosen is None:
+                return parser.parse_args(condor_style(argv, parser))
+            # the parent's set_defaults() (argparse has no public accessor) and the choice
+            namespace = argparse.Namespace(**getattr(parser, "_defaults", {}))
+            setattr(namespace, action.dest, argv[0])
+            return chosen.parse_intermixed_args(condor_style(argv[1:], chosen), namespace)
+    return parser.parse_intermixed_args(condor_style(argv, parser))
 
 
 def combined_constraint(parts: Sequence[str] | None) -> str | None:
@@ -165,6 +171,12 @@ def exit_code(exc: BaseException) -> int:
     return EXIT_INTERNAL
 
 
+def _lines(text: str) -> str:
+    """A message as the daemon wrote it (a schedd's refusal may have several lines), without
+    blank or trailing space."""
+    return "\n".join(line.rstrip() for line in str(text).strip().splitlines() if line.strip())
+
+
 def _one_line(text: str) -> str:
     return " ".join(str(text).split())
 
@@ -197,7 +209,7 @@ def guarded(prog: str, debug: bool, action: Callable[[], int], err: TextIO | Non
             name = f" {exc.filename}" if exc.filename else ""
             err.write(f"{prog}: cannot read{name}: {exc.strerror or exc}\n")
         else:
-            err.write(f"{prog}: {_one_line(str(exc))}\n")
+            err.write(f"{prog}: {_lines(str(exc))}\n")
         return code
 
 

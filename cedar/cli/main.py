@@ -10,26 +10,13 @@ reports errors through :func:`cedar.cli.common.guarded` (one line, documented ex
 
 from __future__ import annotations
 
+import argparse
+import importlib
 import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, TextIO
 
-
-def _quiet_interrupt(kind: type[BaseException], value: BaseException, tb: object) -> None:
-    """Ctrl-C before :func:`main` catches it (while Python imports cedar): no traceback."""
-    if issubclass(kind, KeyboardInterrupt):
-        return
-    _previous_hook(kind, value, tb)  # type: ignore[arg-type]
-
-
-_previous_hook = sys.excepthook
-if __name__ == "__main__" or sys.argv[0].rsplit("/", 1)[-1] == "cedar":  # the console script
-    sys.excepthook = _quiet_interrupt
-
-import argparse  # noqa: E402 - after the hook: imports may be interrupted
-import importlib  # noqa: E402
-from collections.abc import Sequence  # noqa: E402
-from typing import TYPE_CHECKING, Any, TextIO  # noqa: E402
-
-from cedar.cli.common import EXIT_USAGE, guarded, parse_command_line  # noqa: E402
+from cedar.cli.common import EXIT_USAGE, guarded, parse_command_line
 
 if TYPE_CHECKING:
     from cedar.auth.client import ClientSecurity

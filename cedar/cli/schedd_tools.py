@@ -105,7 +105,15 @@ def run_submit(args: argparse.Namespace, out: TextIO) -> int:
         from cedar.cli.spool_tools import run_spooled_submit
 
         return run_spooled_submit(args, out)
-    description = Submit(sys.stdin.read()) if args.file == "-" else Submit.from_file(args.file)
+    if args.file == "-":
+        description = Submit(sys.stdin.read())
+    else:
+        try:  # read here: an unreadable file is a usage error (exit 2), as the README says
+            with open(args.file, encoding="utf-8") as handle:
+                text = handle.read()
+        except OSError as exc:
+            raise UsageError(f"cannot read submit file {args.file}: {exc.strerror}") from None
+        description = Submit(text, submit_file=args.file)
     schedd = schedd_from(args)
     with Progress("submitting").working():
         result = schedd.submit(description)
