@@ -211,6 +211,9 @@ def _run_act(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     reason = args.reason if args.reason is not None else default_reason
     status = 0
     report: list[dict[str, Any]] = []
+    if args.constraint and any(r.job_ids for r in requests) and not args.json:
+        # condor_X's words; the constraint is still acted on, in its own request
+        err.write("Warning, -constraint is ignored for fully qualified job ids\n")
     for request in requests:
         result = schedd.act(
             action, request.spec, reason, long=args.long or request.job_ids is not None
@@ -238,14 +241,19 @@ def _run_act(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def _failed(result: ActResult, request: _Request) -> int:
     if request.job_ids is not None:
-        return int(any(result.jobs.get(i, 2) != 1 for i in request.job_ids))
-    total = result.ad.get("TotalJobAds")
-    return int(not result.changed and total != 0)
+        return int(not result.changed)
+    return int(not result.changed and result.ad.get("TotalJobAds") != 0)
 
 
 def _totals_line(result: ActResult) -> str:
-    counts = [f"{result.count(code)} {name}" for code, name in enumerate(_RESULT_NAMES)]
-    order = [counts[1], counts[0], *counts[2:], f"{result.count(5)} Permission Denied"]
+    """condor_X -totals: the schedd's ``result_total_N`` (absent, so 0, in a reply per job)."""
+
+    def total(code: int) -> int:
+        value = result.ad.get(f"result_total_{code}")
+        return value if isinstance(value, int) else 0
+
+    counts = [f"{total(code)} {name}" for code, name in enumerate(_RESULT_NAMES)]
+    order = [counts[1], counts[0], *counts[2:], f"{total(5)} Permission Denied"]
     return ", ".join(order)
 
 
@@ -255,18 +263,21 @@ def _report(
     """condor's messages for one request; 1 when it failed."""
     done = _DONE[tool]
     if request.job_ids is not None:
-        failed = 0
+        # as condor_X: failures on stderr; a blank line first and exit 1 only when no job
+        # of the request succeeded (the schedd's ActionResult)
+        failures = []
         for job in request.job_ids:
             code = result.jobs.get(job, 2)
             if code == 1:
                 out.write(f"Job {job} {done}\n")
                 continue
-            failed = 1
             text = _FAILED_JOB.get(code, "{id} could not be {done}")
             message = text.format(id=job, done=done, verb=verb, bad_status=_BAD_STATUS[tool])
-            err.write("\n" + ("Job " + message if not message.startswith("Perm") else message))
+            failures.append(message if message.startswith("Perm") else "Job " + message)
+        if failures and not result.changed:
             err.write("\n")
-        return failed
+        err.write("".join(line + "\n" for line in failures))
+        return 0 if result.changed else 1
     target = f" {request.label}" if request.label else ""
     if result.changed:
         out.write(f"All jobs{target} have been {done}\n")
