@@ -119,10 +119,19 @@ def run_submit(args: argparse.Namespace, out: TextIO) -> int:
         result = schedd.submit(description)
     if args.json:
         out.write(json.dumps({"cluster": result.cluster, "procs": result.num_procs}) + "\n")
+        warn_unused(description)
         return 0
     out.write("Submitting job(s)" + "." * result.num_procs + "\n")
     out.write(f"{result.num_procs} job(s) submitted to cluster {result.cluster}.\n")
+    warn_unused(description)
     return 0
+
+
+def warn_unused(description: Submit, err: TextIO | None = None) -> None:
+    """condor_submit's warning for each line nothing used (a typo, usually), on stderr."""
+    err = err or sys.stderr
+    for line in description.unused:
+        err.write(f"WARNING: the line '{line}' was unused by cedar submit. Is it a typo?\n")
 
 
 _JOB_ID = re.compile(r"^(\d+)(?:\.(\d+))?$")
