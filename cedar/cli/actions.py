@@ -70,10 +70,7 @@ def subcommand_parser(name: str) -> argparse.ArgumentParser:
         "or after the jobs; single- or double-dash spellings.",
         epilog="exit codes: 0 done (also when no job matched a cluster, user or constraint, as "
         f"condor_{name}), 1 a job id failed or the schedd refused, 2 usage, 3 unreachable. "
-        "condor options cedar lacks: "
-        + ("-subcode, " if name == "hold" else "")
-        + ("-transfer, " if name == "rm" else "")
-        + "-version.",
+        "condor options cedar lacks: " + ("-transfer, " if name == "rm" else "") + "-version.",
     )
     parser.add_argument(
         "ids",
@@ -90,6 +87,10 @@ def subcommand_parser(name: str) -> argparse.ArgumentParser:
     )
     parser.add_argument("-a", "--all", action="store_true", help="every job you may act on")
     parser.add_argument("-r", "--reason", help=f"the {reason_attr} recorded in the job")
+    if name == "hold":
+        parser.add_argument(
+            "--subcode", type=_subcode, metavar="NUMBER", help="set HoldReasonSubCode"
+        )
     if name == "rm":
         parser.add_argument(
             "--forcex",
@@ -103,6 +104,14 @@ def subcommand_parser(name: str) -> argparse.ArgumentParser:
     _add_schedd_options(parser)
     parser.set_defaults(tool=name)
     return parser
+
+
+def _subcode(text: str) -> int:
+    """condor_hold's -subcode: an integer (condor's words when it is not)."""
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"Invalid -subcode {text}!") from None
 
 
 def _add_schedd_options(parser: argparse.ArgumentParser) -> None:
@@ -216,7 +225,11 @@ def _run_act(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         err.write("Warning, -constraint is ignored for fully qualified job ids\n")
     for request in requests:
         result = schedd.act(
-            action, request.spec, reason, long=args.long or request.job_ids is not None
+            action,
+            request.spec,
+            reason,
+            long=args.long or request.job_ids is not None,
+            subcode=getattr(args, "subcode", None),
         )
         report.append(
             {

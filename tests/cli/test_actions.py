@@ -319,3 +319,22 @@ def test_ctrl_c_is_quiet_from_the_start() -> None:
             assert process.returncode in (130, -signal.SIGINT), (delay, process.returncode, err)
     finally:
         server.close()
+
+
+def test_hold_subcode_in_the_request() -> None:
+    from cedar.commands.schedd import act_request
+    from cedar.errors import InvalidArgument
+    from cedar.numbers import JobAction
+
+    ad = act_request(JobAction.Hold, "1", "why", subcode=3)
+    assert (ad["HoldReasonSubCode"], ad["HoldReason"]) == (3, "why")
+    assert "HoldReasonSubCode" not in act_request(JobAction.Hold, "1", "why")
+    with pytest.raises(InvalidArgument):
+        act_request(JobAction.Release, "1", "why", subcode=3)
+
+
+def test_hold_subcode_must_be_a_number(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        main(["hold", "1", "-subcode", "x"])
+    assert stopped.value.code == 2
+    assert "Invalid -subcode x!" in capsys.readouterr().err

@@ -194,6 +194,22 @@ def test_act_like_condor(pool: Pool, tool: str, case: tuple[str, str]) -> None:
     _compare(condor, ours, kind, tool)
 
 
+@pytest.mark.parametrize(
+    "template", ["-subcode 7 -reason sub {c1}.0", "{c1} -subcode 3", "-subcode 2 -all"]
+)
+def test_hold_subcode_like_condor_hold(pool: Pool, template: str) -> None:
+    check = ["-af", "ProcId", "HoldReasonSubCode", "HoldReason"]
+    condor = pool.outcome(["condor_hold"], template, True)
+    condor_attrs = pool.run(["condor_q", "-all", *check]).stdout
+    ours = pool.outcome([str(CEDAR), "hold"], template, True)
+    our_attrs = pool.run(["condor_q", "-all", *check]).stdout
+    _compare(condor, ours, "same", "hold")
+    # the default reason names the tool (documented): "via condor_hold" / "via cedar hold"
+    assert our_attrs == condor_attrs.replace("via condor_hold", "via cedar hold")
+    if "-subcode 7" in template:
+        assert "0 7 sub" in our_attrs
+
+
 @pytest.mark.parametrize("case", EDIT_CASES)
 def test_edit_like_condor_qedit(pool: Pool, case: tuple[str, str]) -> None:
     template, kind = case
