@@ -338,3 +338,30 @@ def test_hold_subcode_must_be_a_number(capsys: pytest.CaptureFixture[str]) -> No
         main(["hold", "1", "-subcode", "x"])
     assert stopped.value.code == 2
     assert "Invalid -subcode x!" in capsys.readouterr().err
+
+
+def test_token_create_token_name_goes_to_the_token_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    key = tmp_path / "POOL"
+    assert main(["token", "create-signing-key", str(key)]) == 0
+    directory = tmp_path / "tokens.d"
+    directory.mkdir(mode=0o700)
+    monkeypatch.setenv("CONDOR_CONFIG", "/dev/null")
+    monkeypatch.setenv("_condor_SEC_TOKEN_DIRECTORY", str(directory))
+    monkeypatch.setenv("_condor_SEC_TOKEN_SYSTEM_DIRECTORY", str(directory))
+    monkeypatch.setenv("_condor_TRUST_DOMAIN", "td.example")
+    from cedar.config import set_default_config
+
+    set_default_config(None)  # read again, from this environment
+    capsys.readouterr()
+    try:
+        status = main(
+            ["token", "create", "-identity", "bob@td", "-key-file", str(key), "-token", "bob"]
+        )
+        assert status == 0 and capsys.readouterr().out == ""  # written, not printed
+        assert (directory / "bob").stat().st_mode & 0o777 == 0o600
+        assert main(["token", "list"]) == 0
+        assert '"iss":"td.example","jti":' in capsys.readouterr().out
+    finally:
+        set_default_config(None)
