@@ -6,7 +6,10 @@ What to act on is any mix of job ids (``12.3``), clusters (``12``), user names a
 As the real tools do, the job ids go to the schedd in one request, each cluster, user and the
 constraint in one request each; successes are reported on stdout, failures on stderr with the
 schedd's reason (``not found``, ``not held to be released``, ``already held``...), and the exit
-status is 1 when anything failed.  See the README section ``cli-actions`` for the deviations.
+status follows condor's rules (job ids: 1 only when none succeeded; a cluster, user or
+constraint: 1 when nothing matched, unless the schedd reports an empty queue).  The wordings of
+result codes 0, 3 (but for release) and 5 were not seen on the real pool.  See the README
+section ``cli-actions`` for the deviations.
 """
 
 from __future__ import annotations
