@@ -47,6 +47,12 @@ def pool() -> Iterator[MockPool]:
         yield running
 
 
+def default_sigint() -> None:
+    """In the child: SIGINT as a terminal gives it.  A test run started in the background of a
+    script (``.ci/run``'s extra Pythons) inherits SIGINT *ignored*, and so would the child."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def cedar(*argv: str) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
     with redirect_stderr(err):
@@ -303,11 +309,13 @@ def test_ctrl_c_is_quiet_from_the_start() -> None:
     try:
         for delay in (0.0, 0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5):
             process = subprocess.Popen(
-                [str(SCRIPT), "ping", "-address", f"127.0.0.1:{server.getsockname()[1]}"],
+                [str(SCRIPT), "ping", "-address", f"127.0.0.1:{server.getsockname()[1]}"]
+                + ["-timeout", "20"],
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 text=True,
                 env=env,
+                preexec_fn=default_sigint,
             )
             time.sleep(delay)
             process.send_signal(signal.SIGINT)

@@ -244,6 +244,9 @@ def test_ctrl_c_exits_130_quietly() -> None:
             stderr=subprocess.PIPE,
             text=True,
             env=_env(),
+            # SIGINT as a terminal gives it, even when this run was started in the background
+            # of a script (which leaves SIGINT ignored for the children)
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
         )
         time.sleep(2)  # let it connect and wait (no pass/fail depends on timing)
         process.send_signal(signal.SIGINT)
