@@ -74,6 +74,11 @@ class IntegrityError(CedarConnectionError):
     """An AES-GCM packet failed authentication: the stream was tampered with or keys disagree."""
 
 
+class NotCedarPeer(ProtocolError, CedarConnectionError):
+    """The peer's very first bytes are not a CEDAR packet: it is some other service (a web
+    server, ssh...) on that port, so no daemon of the pool can be reached there."""
+
+
 class SecurityError(CedarError):
     """Base for failures of security negotiation."""
 
@@ -111,6 +116,7 @@ __all__ = [
     "EvaluationBudgetExceeded",
     "IntegrityError",
     "InvalidArgument",
+    "NotCedarPeer",
     "PermissionDenied",
     "ProtocolError",
     "ResultLimitExceeded",

@@ -27,7 +27,6 @@ import traceback
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TextIO, TypeVar
 
-from cedar.commands import DEFAULT_TIMEOUT as COMMAND_DEADLINE
 from cedar.errors import (
     CedarConnectionError,
     CedarError,
@@ -38,8 +37,9 @@ from cedar.errors import (
 )
 
 #: The one default for every network wait of every subcommand (seconds; ``--timeout``): the
-#: library's per-call deadline, so the CLIs and the API agree.
-DEFAULT_TIMEOUT = COMMAND_DEADLINE
+#: library's per-call deadline (``cedar.commands.DEFAULT_TIMEOUT``, not imported here: the CLI
+#: starts without the protocol layers; ``tests/cli`` checks that they agree).
+DEFAULT_TIMEOUT = 60.0
 
 EXIT_OK = 0
 EXIT_REFUSED = 1
@@ -54,7 +54,6 @@ CONDOR_ALIASES = {
     "-l": "--long",
     "-const": "--constraint",
     "-autoformat": "--af",
-    "-format": "--af",
     "-jsonl": "--json",
     "-attrs": "--attributes",
     "-statistics": "--statistics",
@@ -69,8 +68,13 @@ class UsageError(InvalidArgument):
 
 def condor_style(argv: Sequence[str], parser: argparse.ArgumentParser) -> list[str]:
     """Turn condor-style options (``-af``, ``-long``, ``-const``, ``-pool``...) into the long
-    options ``parser`` knows; everything after ``--`` and every non-option is left alone."""
-    known = set(parser._option_string_actions)  # argparse has no public accessor
+    options ``parser`` knows; everything after ``--`` and every non-option is left alone.
+
+    As condor's tools do, a single-dash option may be shortened to any unambiguous prefix
+    (``-constr``, ``-reas``); an unknown one is left as it is, for the parser to refuse with
+    the subcommand's usage.
+    """
+    known = [o for o in parser._option_string_actions if o.startswith("--")]  # no public API
     out: list[str] = []
     rest = False
     for arg in argv:
@@ -79,16 +83,48 @@ def condor_style(argv: Sequence[str], parser: argparse.ArgumentParser) -> list[s
             out.append(arg)
             continue
         name, sep, value = arg.partition("=")
+        if name in CONDOR_ALIASES and CONDOR_ALIASES[name] in known:
+            out.append(CONDOR_ALIASES[name] + sep + value)
+            continue
         if name.startswith("-") and not name.startswith("--") and len(name) > 2:
-            candidate = CONDOR_ALIASES.get(name.lower(), "-" + name.lower())
+            lowered = name.lower()
+            candidate = CONDOR_ALIASES.get(lowered, "-" + lowered)
+            if candidate not in known:
+                matches = [o for o in known if o.startswith(candidate)]
+                candidate = matches[0] if len(matches) == 1 else candidate
             if candidate in known:
                 out.append(candidate + sep + value)
                 continue
-        elif name in CONDOR_ALIASES and CONDOR_ALIASES[name] in known:
-            out.append(CONDOR_ALIASES[name] + sep + value)
-            continue
         out.append(arg)
     return out
+
+
+def parse_command_line(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.Namespace:
+    """Parse a subcommand's arguments the condor way: single-dash spellings (see
+    :func:`condor_style`), options before or after positionals; a bad command line prints
+    *this parser's* usage and exits with :data:`EXIT_USAGE`."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):  # intermixed parsing does not nest
+            chosen: argparse.ArgumentParser | None = action.choices.get(argv[0]) if argv else None
+            if chosen is None:
+                return parser.parse_args(condor_style(argv, parser))
+            # the parent's set_defaults() (argparse has no public accessor) and the choice
+            namespace = argparse.Namespace(**getattr(parser, "_defaults", {}))
+            setattr(namespace, action.dest, argv[0])
+            return chosen.parse_intermixed_args(condor_style(argv[1:], chosen), namespace)
+    return parser.parse_intermixed_args(condor_style(argv, parser))
+
+
+def combined_constraint(parts: Sequence[str] | None) -> str | None:
+    """Every ``-constraint`` given, ANDed (the one constraint rule,
+    :mod:`cedar.classad_wire.constraints`), as text for the daemon; ``None`` for none.
+
+    A malformed part is a :class:`UsageError` naming it."""
+    from cedar.classad_wire.constraints import constraint_text
+
+    for part in parts or ():
+        check_constraint(part)
+    return constraint_text(parts or ())
 
 
 def add_common_options(parser: argparse.ArgumentParser) -> None:
@@ -124,7 +160,7 @@ def check_constraint(text: str | None) -> str | None:
 
 def exit_code(exc: BaseException) -> int:
     """The documented exit code of an error."""
-    if isinstance(exc, CedarConnectionError):
+    if isinstance(exc, CedarConnectionError):  # including NotCedarPeer
         return EXIT_UNREACHABLE
     if isinstance(exc, (InvalidArgument, ClassAdError, ConfigError)):
         return EXIT_USAGE
@@ -133,6 +169,12 @@ def exit_code(exc: BaseException) -> int:
     if isinstance(exc, (ValueError, OSError)):
         return EXIT_USAGE
     return EXIT_INTERNAL
+
+
+def _lines(text: str) -> str:
+    """A message as the daemon wrote it (a schedd's refusal may have several lines), without
+    blank or trailing space."""
+    return "\n".join(line.rstrip() for line in str(text).strip().splitlines() if line.strip())
 
 
 def _one_line(text: str) -> str:
@@ -167,7 +209,7 @@ def guarded(prog: str, debug: bool, action: Callable[[], int], err: TextIO | Non
             name = f" {exc.filename}" if exc.filename else ""
             err.write(f"{prog}: cannot read{name}: {exc.strerror or exc}\n")
         else:
-            err.write(f"{prog}: {_one_line(str(exc))}\n")
+            err.write(f"{prog}: {_lines(str(exc))}\n")
         return code
 
 

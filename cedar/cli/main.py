@@ -12,38 +12,51 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import inspect
 import sys
-import tempfile
-import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from cedar.cli import schedd_tools, spool_tools
-from cedar.cli.common import EXIT_USAGE, condor_style, guarded
+from cedar.cli.common import EXIT_USAGE, guarded, parse_command_line
 
 if TYPE_CHECKING:
     from cedar.auth.client import ClientSecurity
 
-#: Subcommands implemented by other modules: name -> (module, one-line help).
+#: Subcommands implemented by other modules: name -> (module, one-line help).  A module has
+#: ``build_parser()`` and ``run(args)`` (one command), or ``subcommand_parser(name)`` and
+#: ``run(args)`` (several), or just ``main(argv)``.  Only the named module is imported.
 MOUNTED = {
     "ping": ("cedar.cli.ping", "check that a daemon answers and what we may do there"),
     "query": ("cedar.cli.query", "query the collector (like condor_status)"),
     "status": ("cedar.cli.query", "the same as query (condor_status's name)"),
-    "token": ("cedar.cli.token", "IDTOKEN tools"),
+    "token": ("cedar.cli.token", "IDTOKEN tools (like condor_token_create, _list)"),
     "decode": ("cedar.cli.decode", "decode a capture of CEDAR traffic"),
     "conformance": ("cedar.cli.conformance", "run the CEDAR conformance battery against a pool"),
     "tail": ("cedar.cli.tail", "show the end of a running job's output (like condor_tail)"),
     "mcp": ("cedar.mcp_server.cli", "serve HTCondor to AI agents (Model Context Protocol)"),
     "serve": ("cedar.serve.cli", "serve the pool over HTTP (needs the [serve] extra)"),
-    "history": (
-        "cedar.cli.history",
-        "job, epoch, transfer, startd history (condor_history)",
+    "submit": ("cedar.cli.schedd_tools", "submit jobs from a submit description file"),
+    "q": ("cedar.cli.schedd_tools", "show the job queue (like condor_q)"),
+    "history": ("cedar.cli.history", "job, epoch, transfer, startd history (condor_history)"),
+    "rm": ("cedar.cli.actions", "remove jobs (like condor_rm)"),
+    "hold": ("cedar.cli.actions", "hold jobs (like condor_hold)"),
+    "release": ("cedar.cli.actions", "release held jobs (like condor_release)"),
+    "edit": ("cedar.cli.actions", "set job attributes (like condor_qedit)"),
+    "transfer-data": (
+        "cedar.cli.spool_tools",
+        "fetch the output files of spooled jobs (like condor_transfer_data)",
     ),
+}
+#: Subcommands of this module.
+LOCAL = {
+    "demo": "run a whole job lifecycle against an embedded mock pool",
+    "pool": "run a mock pool (collector + schedd) in the foreground",
 }
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The top-level parser (mounted tools are dispatched before it parses)."""
+    """The top-level parser: only ``--help``/``--version`` and the list of subcommands (each
+    subcommand parses its own arguments, so its errors show its own usage)."""
     parser = argparse.ArgumentParser(
         prog="cedar",
         description="HTCondor CEDAR client tools (pure Python). "
@@ -55,12 +68,19 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (_, text) in MOUNTED.items():
         sub.add_parser(name, help=text, add_help=False)
-    schedd_tools.build_parsers(sub)
-    spool_tools.build_parsers(sub)
-    demo = sub.add_parser("demo", help="run a whole job lifecycle against an embedded mock pool")
-    demo.add_argument("--debug", action="store_true", help="show tracebacks")
-    demo.set_defaults(handler=run_demo)
-    pool = sub.add_parser("pool", help="run a mock pool (collector + schedd) in the foreground")
+    for name, text in LOCAL.items():
+        sub.add_parser(name, help=text, add_help=False)
+    return parser
+
+
+def local_parser(name: str) -> argparse.ArgumentParser:
+    """The parser of ``cedar demo`` or ``cedar pool``."""
+    if name == "demo":
+        demo = argparse.ArgumentParser(prog="cedar demo", description=LOCAL["demo"])
+        demo.add_argument("--debug", action="store_true", help="show tracebacks")
+        demo.set_defaults(handler=run_demo)
+        return demo
+    pool = argparse.ArgumentParser(prog="cedar pool", description=LOCAL["pool"])
     pool.add_argument("--port", type=int, default=0, help="port to listen on (default: any)")
     pool.add_argument("--host", default="127.0.0.1")
     pool.add_argument("--run-time", type=float, default=10.0, help="simulated job run time (s)")
@@ -77,7 +97,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     pool.add_argument("--debug", action="store_true", help="show tracebacks")
     pool.set_defaults(handler=run_pool)
-    return parser
+    return pool
 
 
 def version_text() -> str:
@@ -92,17 +112,26 @@ def version_text() -> str:
     return f"cedar {version} (Python {platform.python_version()})"
 
 
-def _mounted(name: str, argv: Sequence[str]) -> int:
+def _mounted(name: str, argv: Sequence[str], out: TextIO) -> int:
     module_name, _ = MOUNTED[name]
     try:
-        module = importlib.import_module(module_name)
+        module: Any = importlib.import_module(module_name)
     except ImportError:
         print(f"cedar {name}: not available in this installation", file=sys.stderr)
         return EXIT_USAGE
-    parser = module.build_parser()
+    if hasattr(module, "subcommand_parser"):
+        parser = module.subcommand_parser(name)
+    elif hasattr(module, "build_parser"):
+        parser = module.build_parser()
+    elif "out" in inspect.signature(module.main).parameters:  # a scanner of its own, to `out`
+        return int(module.main(list(argv), out=out))
+    else:
+        return int(module.main(list(argv)))
     parser.prog = f"cedar {name}"
-    parser.set_defaults(prog=parser.prog)
-    args = parser.parse_args(condor_style(argv, parser))
+    parser.set_defaults(prog=parser.prog, command=name)
+    args = parse_command_line(parser, argv)
+    if hasattr(module, "subcommand_parser"):
+        return int(module.run(args, out))
     return int(module.run(args))
 
 
@@ -118,28 +147,22 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
 
 
 def _main(argv: list[str], out: TextIO) -> int:
-    if argv and argv[0] in MOUNTED:
-        return _mounted(argv[0], argv[1:])
     if argv[:1] == ["q"] and any("analyze" in a for a in argv[1:]):  # cedar q -better-analyze
         from cedar.cli import analyze
 
         if analyze.wants_analysis(argv[1:]):
-            return analyze.main(argv[1:], out)
+            return analyze.main(argv[1:], out)  # guarded there
+    if argv and argv[0] in MOUNTED:
+        name = argv[0]
+        return guarded(f"cedar {name}", _wants_debug(argv), lambda: _mounted(name, argv[1:], out))
+    if argv and argv[0] in LOCAL:
+        args = parse_command_line(local_parser(argv[0]), argv[1:])
+        args.command = argv[0]
+        return guarded(f"cedar {args.command}", args.debug, lambda: int(args.handler(args, out)))
     parser = build_parser()
-    if argv and argv[0] in _subparsers(parser):
-        argv = [argv[0], *condor_style(argv[1:], _subparsers(parser)[argv[0]])]
-    args = parser.parse_args(argv)
-    if getattr(args, "handler", None) is None:
-        parser.print_help(out)
-        return EXIT_USAGE
-    return guarded(f"cedar {args.command}", args.debug, lambda: int(args.handler(args, out)))
-
-
-def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
-    for action in parser._actions:  # argparse has no public accessor
-        if isinstance(action, argparse._SubParsersAction):
-            return dict(action.choices)
-    return {}
+    parser.parse_args(argv)  # --help, --version, or an unknown command (usage, exit 2)
+    parser.print_help(out)
+    return EXIT_USAGE
 
 
 def _escape_unencodable(*streams: TextIO) -> None:
@@ -174,6 +197,10 @@ def _demo_security() -> ClientSecurity:
 
 def run_demo(args: argparse.Namespace, out: TextIO) -> int:
     """Start a mock pool on loopback (FS + AES-GCM) and walk a job through its life."""
+    import tempfile
+    import time
+
+    from cedar.cli import spool_tools
     from cedar.commands import Collector, Schedd, ping
     from cedar.commands.submit import Submit
     from cedar.config import Config, set_default_config

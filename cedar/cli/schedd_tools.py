@@ -1,4 +1,4 @@
-"""The schedd subcommands of ``cedar``: submit, q, hold, release, rm, edit, history.
+"""The schedd subcommands of ``cedar``: submit, q, history (rm/hold/release/edit: actions.py).
 
 Each follows the matching condor_* tool's output (see the captures' ``.out`` files) and has
 ``--json``.  ``--pool HOST[:PORT]`` and ``--name NAME`` locate the schedd as the tools do;
@@ -15,23 +15,17 @@ import re
 import sys
 import time
 from collections.abc import Iterable, Sequence
-from typing import Any, TextIO
+from typing import TextIO
 
 from cedar.classad_wire import ClassAd
 from cedar.classad_wire.expr import fold
-from cedar.cli.common import Progress, UsageError, add_common_options, check_constraint
+from cedar.cli.common import Progress, UsageError, add_common_options, combined_constraint
 from cedar.commands import Schedd
-from cedar.commands.schedd import ActResult, parse_job_spec
 from cedar.commands.submit import Submit
 from cedar.errors import CedarError
-from cedar.numbers import JobAction, JobStatus
+from cedar.numbers import JobStatus
 
 STATUS_LETTER = {status.value: status.letter for status in JobStatus}
-_ACTIONS = {
-    "hold": (JobAction.Hold, "held", "via cedar hold"),
-    "release": (JobAction.Release, "released", "via cedar release"),
-    "rm": (JobAction.Remove, "marked for removal", "via cedar rm"),
-}
 
 
 def _letter(ad: ClassAd) -> str:
@@ -53,47 +47,49 @@ def schedd_from(args: argparse.Namespace) -> Schedd:
     return Schedd(args.addr, name=args.name, pool=args.pool, timeout=args.timeout)
 
 
-def build_parsers(sub: Any) -> None:
-    """Add the schedd subcommands to an ``add_subparsers()`` object."""
-    p = sub.add_parser("submit", help="submit jobs from a submit description file")
-    p.add_argument("file", help="submit description file ('-' for standard input)")
-    p.add_argument(
-        "--spool", action="store_true", help="send the input files to the schedd (remote submit)"
-    )
-    add_common(p)
-    p.set_defaults(handler=run_submit)
-
-    p = sub.add_parser(
-        "q",
-        help="show the job queue (like condor_q)",
-        description="Show jobs as condor_q does: your own jobs, one line per batch.",
-    )
-    p.add_argument(
-        "ids", nargs="*", metavar="OWNER|CLUSTER|CLUSTER.PROC", help="only these owners or jobs"
-    )
-    p.add_argument("--all", action="store_true", help="the jobs of every user")
-    p.add_argument("--nobatch", action="store_true", help="one line per job (with CMD)")
-    p.add_argument("--constraint", help="ClassAd constraint")
-    p.add_argument("--af", nargs="+", metavar="ATTR", help="print these attributes only")
-    p.add_argument("--long", action="store_true", help="print whole job ads")
-    p.add_argument("--limit", type=int, default=-1)
-    add_common(p)
-    p.set_defaults(handler=run_q)
-
-    for tool, (_, verb, _) in _ACTIONS.items():
-        p = sub.add_parser(tool, help=f"jobs become {verb} (like condor_{tool})")
-        p.add_argument("ids", nargs="*", help="cluster or cluster.proc ids")
-        p.add_argument("--constraint", help="act on the jobs matching this constraint")
-        p.add_argument("--reason", help="reason recorded in the job")
+def subcommand_parser(name: str) -> argparse.ArgumentParser:
+    """The parser of ``cedar submit`` or ``q``."""
+    if name == "submit":
+        p = argparse.ArgumentParser(
+            prog="cedar submit", description="submit jobs from a submit description file"
+        )
+        p.add_argument("file", help="submit description file ('-' for standard input)")
+        p.add_argument(
+            "--spool",
+            action="store_true",
+            help="send the input files to the schedd (remote submit)",
+        )
         add_common(p)
-        p.set_defaults(handler=run_act, tool=tool)
+        p.set_defaults(handler=run_submit)
+        return p
+    if name == "q":
+        p = argparse.ArgumentParser(
+            prog="cedar q",
+            description="Show jobs as condor_q does: your own jobs, one line per batch.",
+        )
+        p.add_argument(
+            "ids",
+            nargs="*",
+            metavar="OWNER|CLUSTER|CLUSTER.PROC",
+            help="only these owners or jobs",
+        )
+        p.add_argument("--all", action="store_true", help="the jobs of every user")
+        p.add_argument("--nobatch", action="store_true", help="one line per job (with CMD)")
+        p.add_argument(
+            "--constraint", action="append", help="ClassAd constraint (repeated: all of them)"
+        )
+        p.add_argument("--af", nargs="+", metavar="ATTR", help="print these attributes only")
+        p.add_argument("--long", action="store_true", help="print whole job ads")
+        p.add_argument("--limit", type=int, default=-1)
+        add_common(p)
+        p.set_defaults(handler=run_q)
+        return p
+    raise ValueError(f"no subcommand {name!r} here")
 
-    p = sub.add_parser("edit", help="set a job attribute (like condor_qedit)")
-    p.add_argument("target", help="cluster, cluster.proc, or a constraint")
-    p.add_argument("attr")
-    p.add_argument("value", help="ClassAd expression (strings need quotes)")
-    add_common(p)
-    p.set_defaults(handler=run_edit)
+
+def run(args: argparse.Namespace, out: TextIO) -> int:
+    """Run a parsed ``submit``/``q`` command line."""
+    return int(args.handler(args, out))
 
 
 def run_submit(args: argparse.Namespace, out: TextIO) -> int:
@@ -102,25 +98,42 @@ def run_submit(args: argparse.Namespace, out: TextIO) -> int:
         from cedar.cli.spool_tools import run_spooled_submit
 
         return run_spooled_submit(args, out)
-    description = Submit(sys.stdin.read()) if args.file == "-" else Submit.from_file(args.file)
+    if args.file == "-":
+        description = Submit(sys.stdin.read())
+    else:
+        try:  # read here: an unreadable file is a usage error (exit 2), as the README says
+            with open(args.file, encoding="utf-8") as handle:
+                text = handle.read()
+        except OSError as exc:
+            raise UsageError(f"cannot read submit file {args.file}: {exc.strerror}") from None
+        description = Submit(text, submit_file=args.file)
     schedd = schedd_from(args)
     with Progress("submitting").working():
         result = schedd.submit(description)
     if args.json:
         out.write(json.dumps({"cluster": result.cluster, "procs": result.num_procs}) + "\n")
+        warn_unused(description)
         return 0
     out.write("Submitting job(s)" + "." * result.num_procs + "\n")
     out.write(f"{result.num_procs} job(s) submitted to cluster {result.cluster}.\n")
+    warn_unused(description)
     return 0
+
+
+def warn_unused(description: Submit, err: TextIO | None = None) -> None:
+    """condor_submit's warning for each line nothing used (a typo, usually), on stderr."""
+    err = err or sys.stderr
+    for line in description.unused:
+        err.write(f"WARNING: the line '{line}' was unused by cedar submit. Is it a typo?\n")
 
 
 _JOB_ID = re.compile(r"^(\d+)(?:\.(\d+))?$")
 _USER = re.compile(r"^[\w.@-]+$")
 
 
-def _constraint(ids: Sequence[str], constraint: str | None) -> str | None:
-    """One constraint for job ids (``12``, ``12.3``), owner names and ``--constraint``."""
-    check_constraint(constraint)
+def _constraint(ids: Sequence[str], constraints: Sequence[str] | None) -> str | None:
+    """One constraint for job ids (``12``, ``12.3``), owner names and every ``--constraint``."""
+    constraint = combined_constraint(constraints)
     parts = []
     for item in ids:
         match = _JOB_ID.match(item)
@@ -362,53 +375,3 @@ def _local_name() -> str:
     import socket
 
     return socket.gethostname().split(".")[0]
-
-
-def _describe(result: ActResult, target: str, verb: str) -> str:
-    return (
-        f"All jobs {target} have been {verb}"
-        if result.succeeded
-        else f"Could not find any job {target} to be {verb}"
-    )
-
-
-def run_act(args: argparse.Namespace, out: TextIO) -> int:
-    """``cedar hold|release|rm``: messages as condor_hold/condor_release/condor_rm."""
-    action, verb, default_reason = _ACTIONS[args.tool]
-    if not args.ids and not args.constraint:
-        raise UsageError("say which jobs: CLUSTER or CLUSTER.PROC ids, or --constraint EXPR")
-    check_constraint(args.constraint)
-    schedd = schedd_from(args)
-    reason = args.reason or default_reason
-    results = []
-    status = 0
-    targets: list[tuple[str, Any]] = [(i, i) for i in args.ids]
-    if args.constraint:
-        targets.append((f"matching constraint ({args.constraint})", args.constraint))
-    for label, spec in targets:
-        result = schedd.act(action, spec, reason)
-        results.append({"target": label, "totals": result.totals, "changed": result.changed})
-        if not result.succeeded:
-            status = 1
-        if args.json:
-            continue
-        ids, _ = parse_job_spec(spec)
-        if ids is not None and label == spec:
-            out.write(f"Job {label} {verb}\n" if result.succeeded else f"Job {label} not {verb}\n")
-        elif label == spec:
-            out.write(_describe(result, f"in cluster {label}", verb) + "\n")
-        else:
-            out.write(_describe(result, label, verb) + "\n")
-    if args.json:
-        out.write(json.dumps(results) + "\n")
-    return status
-
-
-def run_edit(args: argparse.Namespace, out: TextIO) -> int:
-    """``cedar edit TARGET ATTR VALUE``: as condor_qedit."""
-    count = schedd_from(args).edit(args.target, args.attr, args.value)
-    if args.json:
-        out.write(json.dumps({"attribute": args.attr, "jobs": count}) + "\n")
-    else:
-        out.write(f'Set attribute "{args.attr}" for {count} matching jobs.\n')
-    return 0

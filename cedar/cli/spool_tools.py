@@ -117,10 +117,11 @@ def run_transfer_data(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
-def build_parsers(sub: Any) -> None:
-    """Add ``transfer-data`` (``submit --spool`` is an option of ``submit``)."""
-    p = sub.add_parser(
-        "transfer-data", help="fetch the output files of spooled jobs (like condor_transfer_data)"
+def subcommand_parser(name: str) -> argparse.ArgumentParser:
+    """``cedar transfer-data`` (``submit --spool`` is an option of ``submit``)."""
+    p = argparse.ArgumentParser(
+        prog=f"cedar {name}",
+        description="fetch the output files of spooled jobs (like condor_transfer_data)",
     )
     p.add_argument("ids", nargs="*", help="cluster or cluster.proc ids")
     p.add_argument("--constraint", help="fetch the jobs matching this constraint")
@@ -131,6 +132,12 @@ def build_parsers(sub: Any) -> None:
     )
     add_common(p)
     p.set_defaults(handler=run_transfer_data)
+    return p
+
+
+def run(args: argparse.Namespace, out: TextIO) -> int:
+    """Run a parsed ``transfer-data`` command line."""
+    return int(args.handler(args, out))
 
 
 DEMO_SPOOL_SUBMIT = """\

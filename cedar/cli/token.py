@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import os
 import sys
 from collections.abc import Sequence
 
@@ -26,7 +27,13 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     sub = parser.add_subparsers(dest="token_command", metavar="COMMAND")
     sub.required = True
 
-    create = sub.add_parser("create", help="mint an IDTOKEN signed with a signing key")
+    create = sub.add_parser(
+        "create",
+        help="mint an IDTOKEN signed with a signing key (like condor_token_create)",
+        description="cedar token create -identity USER@DOMAIN [-key KEYID] [-authz AUTHZ]... "
+        "[-lifetime SECONDS] [-token NAME | -file FILE]; single- or double-dash spellings. "
+        "Without -token or -file the token is printed.",
+    )
     create.add_argument(
         "--identity",
         "--subject",
@@ -64,16 +71,30 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
         metavar="SECONDS",
         help="seconds until the token expires (default: never)",
     )
-    create.add_argument(
+    where = create.add_mutually_exclusive_group()
+    where.add_argument(
         "--token",
+        dest="token_name",
+        default=None,
+        metavar="NAME",
+        help="write the token to NAME in the token directory (SEC_TOKEN_DIRECTORY), mode 0600",
+    )
+    where.add_argument(
+        "--file",
         dest="output",
         default=None,
         metavar="FILE",
         help="write the token to FILE (mode 0600) instead of printing it",
     )
 
-    listing = sub.add_parser("list", help="list the tokens a client would find")
+    listing = sub.add_parser(
+        "list",
+        help="list the tokens a client would find (like condor_token_list)",
+        description="Print each token's header and payload (never its signature) as "
+        "condor_token_list does. condor options cedar lacks: -capability, -pool, -name, -type.",
+    )
     listing.add_argument("--dir", default=None, help="token directory (default: configured)")
+    listing.add_argument("--file", default=None, help="list the token(s) in this file")
     listing.add_argument("--json", action="store_true", help="print JSON")
 
     key = sub.add_parser("create-signing-key", help="create a new random signing key file")
@@ -108,6 +129,11 @@ def _create(args: argparse.Namespace, config: Config) -> int:
         authorizations=args.authz,
         scopes=args.scope,
     )
+    if args.token_name:
+        directory = config.token_directory()
+        if not directory:
+            raise CedarError("no token directory configured (SEC_TOKEN_DIRECTORY); use -file")
+        args.output = os.path.join(directory, args.token_name)
     if args.output:
         write_secure_file(args.output, (token + "\n").encode(), overwrite=True)
     else:
@@ -121,29 +147,43 @@ def _when(seconds: int | None) -> str:
     return datetime.datetime.fromtimestamp(seconds, datetime.timezone.utc).isoformat()
 
 
+def _condor_json(value: object) -> str:
+    """JSON as condor_token_list prints it: keys sorted, no spaces, ``/`` escaped."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":")).replace("/", "\\/")
+
+
 def _list(args: argparse.Namespace, config: Config) -> int:
-    directory = args.dir or config.token_directory()
-    found = discover_tokens(directory, exclude=config.exclude_regexp(), subsystem=config.subsystem)
-    rows = []
-    for item in found:
-        token: IdToken = item.token
-        rows.append(
-            {
-                "source": item.source,
-                **{k: v for k, v in token.summary().items()},
-                "expires": _when(token.expires_at),
-            }
-        )
-    if args.json:
-        print(json.dumps(rows, indent=2, sort_keys=True))
-    elif not rows:
-        print(f"no tokens found in {directory}")
+    if args.file:
+        from cedar.auth.signing_key import read_secure_file
+        from cedar.auth.token import iter_token_lines
+
+        found = []
+        for line in iter_token_lines(read_secure_file(args.file)):
+            try:
+                found.append((IdToken.parse(line), args.file))
+            except TokenError:
+                continue
+        directory = args.file
     else:
-        for row in rows:
-            print(
-                f"{row['source']}: iss={row.get('iss')} sub={row.get('sub')} kid={row.get('kid')} "
-                f"scope={row.get('scope', '-')} expires={row['expires']}"
+        directory = args.dir or config.token_directory()
+        found = [
+            (item.token, item.source.rsplit(":", 1)[0])
+            for item in discover_tokens(
+                directory, exclude=config.exclude_regexp(), subsystem=config.subsystem
             )
+        ]
+    if args.json:
+        rows = [
+            {"source": path, **dict(token.summary()), "expires": _when(token.expires_at)}
+            for token, path in found
+        ]
+        print(json.dumps(rows, indent=2, sort_keys=True))
+        return 0
+    for token, path in found:
+        print(
+            f"Header: {_condor_json(dict(token.header))} "
+            f"Payload: {_condor_json(dict(token.claims))} File: {path}"
+        )
     return 0
 
 

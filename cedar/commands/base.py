@@ -25,8 +25,6 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-import trio
-
 from cedar.auth.client import (
     ClientSecurity,
     CommandDenied,
@@ -262,6 +260,8 @@ def run_blocking(function: Callable[[], T]) -> T:
 
 async def run_blocking_async(function: Callable[[], T]) -> T:
     """:func:`run_blocking` in a worker thread, so the Trio loop keeps running."""
+    import trio
+
     return await trio.to_thread.run_sync(function)
 
 

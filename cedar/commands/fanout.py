@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-
-import trio
+from typing import TYPE_CHECKING
 
 from cedar.auth.client import ClientSecurity, CommandSession, SecurityConfig, client_security
 from cedar.classad_wire import ClassAd
@@ -21,6 +20,9 @@ from cedar.commands.collector import DaemonLocation, build_query_ad, query_proto
 from cedar.errors import CedarError, InvalidArgument
 from cedar.numbers import AdType
 from cedar.stream.protocol import Protocol
+
+if TYPE_CHECKING:
+    import trio  # imported where used: the sync API never needs Trio (start-up time)
 
 #: Connections open at once unless the caller says otherwise.
 DEFAULT_CONCURRENCY = 32
@@ -58,6 +60,8 @@ class _Leader:
     """The query that makes the session to one daemon, as the others see it."""
 
     def __init__(self) -> None:
+        import trio
+
         #: Set once its connection is open (its first message leaves before anyone else runs).
         self.connected = trio.Event()
         #: Set once the session exists (or the leader failed).
@@ -87,6 +91,8 @@ async def query_all_async(
     reported in the results.  Anything that is not a :class:`CedarError` is a bug and raises.
     ``timeout`` and ``max_results`` bound each daemon's call.
     """
+    import trio
+
     if concurrency < 1:
         raise InvalidArgument("concurrency must be at least 1")
     security = client_security(security)
@@ -182,6 +188,8 @@ def query_all(
 ) -> list[DaemonResult]:
     """:func:`query_all_async` from blocking code (runs its own Trio loop: the concurrency is
     the point, so there is no one-at-a-time twin)."""
+    import trio
+
     return trio.run(
         lambda: query_all_async(
             targets,

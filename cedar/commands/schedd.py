@@ -241,15 +241,25 @@ def parse_job_spec(spec: JobSpec) -> tuple[list[tuple[int, int]] | None, str | N
 
 
 def act_request(
-    action: JobAction, job_spec: JobSpec, reason: str | None = None, *, long: bool = False
+    action: JobAction,
+    job_spec: JobSpec,
+    reason: str | None = None,
+    *,
+    long: bool = False,
+    subcode: int | None = None,
 ) -> ClassAd:
-    """The ACT_ON_JOBS request ad (spec 05 §5.2)."""
+    """The ACT_ON_JOBS request ad (spec 05 §5.2).  ``subcode`` (a hold only) becomes the
+    jobs' ``HoldReasonSubCode``, as ``condor_hold -subcode`` sends it."""
     ids, constraint = parse_job_spec(job_spec)
     ad = ClassAd()
     ad["JobAction"] = int(action)
     attr = ACTION_REASON_ATTRIBUTE.get(action)
     if attr is not None and reason is not None:
         ad[attr] = reason
+    if subcode is not None:
+        if action != JobAction.Hold:
+            raise InvalidArgument("a hold subcode only goes with the hold action")
+        ad["HoldReasonSubCode"] = int(subcode)
     if ids is not None:
         ad["ActionIds"] = ",".join(f"{c}.{p}" for c, p in ids)
     else:
@@ -450,9 +460,13 @@ def local_schedd(name: str | None, pool: str | None) -> tuple[str | None, str | 
 
 
 def act_body(
-    action: JobAction | str | int, job_spec: JobSpec, reason: str | None, long: bool
+    action: JobAction | str | int,
+    job_spec: JobSpec,
+    reason: str | None,
+    long: bool,
+    subcode: int | None = None,
 ) -> Callable[[CommandSession], Protocol[ActResult]]:
-    request = act_request(JobAction.from_name(action), job_spec, reason, long=long)
+    request = act_request(JobAction.from_name(action), job_spec, reason, long=long, subcode=subcode)
     return lambda session: act_protocol(session, request)
 
 

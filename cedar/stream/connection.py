@@ -14,7 +14,7 @@ import hashlib
 
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from cedar.errors import ConnectionClosed, ProtocolError
+from cedar.errors import ConnectionClosed, NotCedarPeer, ProtocolError
 from cedar.stream.crypto import TAG_SIZE, ZERO_DIGEST, AesGcmState
 from cedar.stream.framing import (
     HEADER_SIZE,
@@ -179,7 +179,10 @@ class CedarConnection:
             if len(inbox) < HEADER_SIZE:
                 return self._need_more(part_size)
             header = bytes(inbox[:HEADER_SIZE])
-            last, length = decode_header(header, offset=self._inbox_offset)
+            if self._inbox_offset == 0:
+                last, length = _first_header(header)
+            else:
+                last, length = decode_header(header, offset=self._inbox_offset)
             if len(inbox) < HEADER_SIZE + length:
                 return self._need_more(part_size)
             body = bytes(inbox[HEADER_SIZE : HEADER_SIZE + length])
@@ -261,3 +264,14 @@ class CedarConnection:
     def __repr__(self) -> str:
         mode = "AES-GCM" if self._aes else "plain"
         return f"<CedarConnection {mode}>"
+
+
+def _first_header(header: bytes) -> tuple[bool, int]:
+    """The first packet header from a peer: when it is not one, the peer is not a CEDAR
+    daemon at all (``HTTP/1.1 400`` from a web server gives an "end flag" of 0x48)."""
+    try:
+        return decode_header(header, offset=0)
+    except ProtocolError as exc:
+        raise NotCedarPeer(
+            f"this is not a CEDAR daemon: its first bytes, {header!r}, are no CEDAR packet ({exc})"
+        ) from None

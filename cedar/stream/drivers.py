@@ -21,9 +21,7 @@ import select
 import socket
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
-from typing import Any, TypeVar
-
-import trio
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from cedar.errors import CedarConnectionError, CedarError, CedarTimeout, ConnectionClosed
 from cedar.stream.connection import CedarConnection
@@ -37,6 +35,9 @@ from cedar.stream.protocol import (
     ReadRaw,
     Write,
 )
+
+if TYPE_CHECKING:
+    import trio  # imported where used: the sync API never needs Trio (start-up time)
 
 T = TypeVar("T")
 
@@ -117,6 +118,8 @@ def _connect_socket(host: str, port: int, timeout: float) -> socket.socket:
 
 
 async def _open_trio_stream(family: int, host: str, port: int) -> trio.SocketStream:
+    import trio
+
     sock = trio.socket.socket(family, socket.SOCK_STREAM)
     try:
         await sock.connect((host, port))
@@ -129,6 +132,8 @@ async def _open_trio_stream(family: int, host: str, port: int) -> trio.SocketStr
 def _wait_scope(seconds: float) -> trio.CancelScope:
     """A scope ending ``seconds`` from now (``trio.fail_after`` without its context-manager
     wrapper: this runs for every read and write)."""
+    import trio
+
     return trio.CancelScope(deadline=trio.current_time() + seconds)
 
 
@@ -411,6 +416,8 @@ class TrioChannel(_Transport):
         deadline: Deadline | None = None,
     ) -> TrioChannel:
         """Open a TCP connection to ``host:port``."""
+        import trio
+
         peer = f"{host}:{port}"
         scope = _wait_scope(_connect_limit(timeout, deadline, peer))
         stream: trio.SocketStream | None = None
@@ -430,6 +437,8 @@ class TrioChannel(_Transport):
         return cls(stream, timeout=timeout, peer=peer, deadline=deadline)
 
     async def _write(self, data: bytes) -> None:
+        import trio
+
         scope = _wait_scope(self._wait_limit("sending to"))
         try:
             with scope:
@@ -445,6 +454,8 @@ class TrioChannel(_Transport):
 
     async def read_message(self, part_size: int | None = None) -> MessageReader:
         """Wait until the next whole message (or piece of one) has arrived."""
+        import trio
+
         while True:
             message = self.conn.next_message(part_size)
             if message is not None:
@@ -464,6 +475,8 @@ class TrioChannel(_Transport):
 
     async def read_raw(self, max_bytes: int) -> bytes:
         """Wait until some unframed bytes (at most ``max_bytes``) have arrived."""
+        import trio
+
         while True:
             buffered = self.conn.next_raw(max_bytes)
             if buffered is not None:

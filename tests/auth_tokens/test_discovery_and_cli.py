@@ -178,7 +178,10 @@ def test_cli_create_list_and_signing_key(
     capsys.readouterr()
     assert run_cli("list", "--dir", str(tokens)) == 0
     listing = capsys.readouterr().out
-    assert "sub=carol@td" in listing and "expires=never" in listing
+    # condor_token_list's format: header and payload as sorted JSON, then the file
+    assert listing.startswith('Header: {"alg":"HS256","kid":"POOL"} Payload: {"iat":')
+    assert '"sub":"carol@td"}' in listing and '"exp"' not in listing
+    assert listing.endswith(f" File: {tokens / 'carol'}\n")
     signature = (tokens / "carol").read_text().strip().rsplit(".", 1)[1]
     assert signature not in listing
     assert run_cli("create", "--key-file", str(tmp_path / "missing"), "--identity", "x") == 1

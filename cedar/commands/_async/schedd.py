@@ -277,9 +277,13 @@ class AsyncSchedd:
         reason: str | None = None,
         *,
         long: bool = False,
+        subcode: int | None = None,
     ) -> ActResult:
-        """Hold/release/remove/… jobs by ids, cluster or constraint (ACT_ON_JOBS)."""
-        return await self._run(Command.ACT_ON_JOBS, act_body(action, job_spec, reason, long))
+        """Hold/release/remove/… jobs by ids, cluster or constraint (ACT_ON_JOBS); ``long``
+        asks for each job's result, ``subcode`` sets a hold's ``HoldReasonSubCode``."""
+        return await self._run(
+            Command.ACT_ON_JOBS, act_body(action, job_spec, reason, long, subcode)
+        )
 
     async def hold(self, job_spec: JobSpec, reason: str | None = None) -> ActResult:
         """Hold jobs."""

@@ -278,9 +278,11 @@ class Schedd:
         reason: str | None = None,
         *,
         long: bool = False,
+        subcode: int | None = None,
     ) -> ActResult:
-        """Hold/release/remove/… jobs by ids, cluster or constraint (ACT_ON_JOBS)."""
-        return self._run(Command.ACT_ON_JOBS, act_body(action, job_spec, reason, long))
+        """Hold/release/remove/… jobs by ids, cluster or constraint (ACT_ON_JOBS); ``long``
+        asks for each job's result, ``subcode`` sets a hold's ``HoldReasonSubCode``."""
+        return self._run(Command.ACT_ON_JOBS, act_body(action, job_spec, reason, long, subcode))
 
     def hold(self, job_spec: JobSpec, reason: str | None = None) -> ActResult:
         """Hold jobs."""

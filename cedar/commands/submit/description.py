@@ -42,6 +42,9 @@ class Submit(Mapping[str, str]):
         submit_file: str | None = None,
         **commands: str,
     ) -> None:
+        #: The lines the last :meth:`build` did not use (condor_submit's "Is it a typo?").
+        self.unused: list[str] = []
+        self._referenced: set[str] = set()  # names the if/include statements expanded
         self._keys: dict[str, str] = {}
         self._values: dict[str, str] = {}
         self._program: list[tuple[str, Any]] = []
@@ -226,6 +229,7 @@ class Submit(Mapping[str, str]):
         cond = cond[1:].strip() if negate else cond
         m = re.match(r"defined\s+(\S+)\Z", cond, re.I)
         if m:
+            self._referenced.add(m.group(1).lower())
             result = bool(self._expand_plain(self._values.get(m.group(1).lower(), "")))
         else:
             m2 = re.match(r"version\s*(==|>=|<=|!=|>|<)\s*(\S+)\Z", cond, re.I)
@@ -251,10 +255,11 @@ class Submit(Mapping[str, str]):
         return result != negate
 
     def _expand_plain(self, text: str) -> str:
-        expander = MacroExpander(
-            lambda name: self._values.get(name.lower()), evaluate_text, error=SubmitError
-        )
-        return expander.expand(text)
+        def lookup(name: str) -> str | None:
+            self._referenced.add(name.lower())  # used, for the "unused" warning
+            return self._values.get(name.lower())
+
+        return MacroExpander(lookup, evaluate_text, error=SubmitError).expand(text)
 
     def _queue_spec(self, args: str, block: list[str] | None, line_no: int) -> QueueSpec:
         try:
@@ -308,6 +313,7 @@ class Submit(Mapping[str, str]):
         now = int(time.time()) if now is None else now
         method = submit_method if submit_method is not None else settings.submit_method
         translator = Translator(self, settings, submit_dir, now, method, cluster_id, spool)
+        translator.consulted.update(self._referenced)
         program = list(self._program)
         if not any(kind == "queue" for kind, _ in program):
             program.append(("queue", parse_queue("")))
@@ -319,6 +325,7 @@ class Submit(Mapping[str, str]):
                 if kind == "set":
                     current[arg[0].lower()] = arg[1]
                     translator.keys[arg[0].lower()] = arg[0]
+                    translator.values[arg[0].lower()] = arg[1].strip()
                     continue
                 spec: QueueSpec = arg
                 queue_seen += 1
@@ -329,4 +336,6 @@ class Submit(Mapping[str, str]):
                 translator.run_queue(spec, dict(current), count, itemdata)
         finally:
             del self._current
-        return translator.result()
+        result = translator.result()
+        self.unused = result.unused
+        return result

@@ -11,7 +11,7 @@ import os
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from cedar.commands.submit.builder import JobBuilder
 from cedar.commands.submit.encodings import evaluate_text
@@ -128,6 +128,9 @@ class JobAds:
     #: ``max_idle``/``max_materialize`` asked the schedd to materialize the procs itself:
     #: ``Schedd.submit`` then sends a job factory (:mod:`.factory`), not these proc ads.
     late_materialization: bool = False
+    #: The description's own lines (``key = value``, as condor_submit prints them) that no
+    #: part of the translation read: condor_submit warns "was unused ... Is it a typo?".
+    unused: list[str] = field(default_factory=list)
 
     @property
     def num_procs(self) -> int:
@@ -164,6 +167,8 @@ class Translator:
         self.method = method
         self.cluster_id = cluster_id
         self.keys: dict[str, str] = {}
+        self.values: dict[str, str] = {}  # the last value of each key, for "unused" lines
+        self.consulted: set[str] = set()  # keys a part of the translation read
         self.cluster_ad: dict[str, str] | None = None
         self.proc_ads: list[dict[str, str]] = []
         self.warnings: list[str] = []
@@ -183,6 +188,7 @@ class Translator:
             self.cluster_ad,
             self.proc_ads,
             self.warnings,
+            unused=self._unused(),
             late_materialization=self.late_materialization,
         )
 
@@ -193,6 +199,7 @@ class Translator:
         count_override: int | None,
         itemdata: list[Mapping[str, str]] | None,
     ) -> None:
+        commands = _Consulted(commands, self.consulted)
         base = MacroExpander(self._lookup(commands, {}), evaluate_text, error=SubmitError)
         if any(base.expand(commands.get(knob, "")).strip() for knob in LATE_MATERIALIZATION):
             self.late_materialization = True
@@ -277,6 +284,17 @@ class Translator:
                 if not row_random and PER_STEP_MACROS.isdisjoint(used):
                     same_as = self.proc_ads[-1]
 
+    def _unused(self) -> list[str]:
+        """The lines condor_submit calls unused: keys nothing read, except custom attributes
+        (``+A``/``MY.A``) and custom resource requests (``request_X``), which are read by
+        scanning every key."""
+        lines = []
+        for low, key in self.keys.items():
+            if low in self.consulted or low.startswith(("my.", "+", "request_")):
+                continue
+            lines.append(f"{key} = {self.values.get(low, '')}")
+        return lines
+
     def _predefined(self) -> dict[str, str]:
         """Macros every job of the submission sees (spec 06 §4.2), computed once."""
         t = time.localtime(self.now)
@@ -308,8 +326,11 @@ class Translator:
         per_job = builtins or {}
         seen = used if used is not None else set()
 
+        noted = commands.seen if isinstance(commands, _Consulted) else set()
+
         def lookup(name: str) -> str | None:
             low = name.lower()
+            noted.add(low)  # a $(name) uses the line, whatever answers it
             if low in items:
                 return items[low]
             if low in commands:
@@ -341,3 +362,25 @@ class Translator:
         for name in sorted(differ, key=lambda n: (len(n), n.lower())):
             proc_ad[name] = ad[name]
         self.proc_ads.append(proc_ad)
+
+
+class _Consulted(dict[str, str]):
+    """The commands, noting every key a part of the translation looks up (for the "unused"
+    warning); iterating does not count."""
+
+    def __init__(self, commands: Mapping[str, str], seen: set[str]) -> None:
+        super().__init__(commands)
+        self.seen = seen
+
+    def get(self, key: str, default: Any = None) -> Any:
+        self.seen.add(key)
+        return super().get(key, default)
+
+    def __getitem__(self, key: str) -> str:
+        self.seen.add(key)
+        return super().__getitem__(key)
+
+    def __contains__(self, key: object) -> bool:
+        if isinstance(key, str):
+            self.seen.add(key)
+        return super().__contains__(key)
