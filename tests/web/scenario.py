@@ -1,0 +1,275 @@
+"""The web page's browser scenario, run against ``cedar serve --demo`` (tests/web) and the real
+pool (tests/live_pool/test_web_live.py): sign in, submit a 3-job batch from a CSV with an input
+file, watch it complete, download one output file, hold and release, explain and fix an idle
+over-asking job, the archive, a second user who sees none of it, and no request leaving the
+server."""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tests.web.browser import SCREENSHOTS, chromium
+
+DESCRIPTION = """\
+executable = /bin/sh
+transfer_executable = false
+arguments = "-c 'echo $(word); cat greeting.txt'"
+output = out-$(Process).txt
+error = err-$(Process).txt
+request_memory = 64MB
+"""
+BIG = """\
+executable = /bin/sh
+transfer_executable = false
+arguments = "-c 'echo $(word)'"
+request_memory = {memory}
+"""
+GREETING = "hello from the web page\n"
+WORDS = ("alpha", "beta", "gamma")
+
+
+@dataclass
+class Target:
+    """Where the scenario runs: the server's URL, a token per user, and what a job's stdout
+    holds there (a real job prints; the mock lists the files it was given)."""
+
+    url: str
+    alice: str
+    bob: str
+    stdout_ok: Callable[[str, str], bool]
+    #: Seconds to wait for jobs to finish.
+    patience: float = 60.0
+    #: Memory an over-asking job requests (more than any slot has).
+    too_much: str = "100GB"
+    shots: list[Path] = field(default_factory=list)
+
+
+def wait_for(what: str, check: Callable[[], Any], timeout: float, interval: float = 0.5) -> Any:
+    deadline = time.monotonic() + timeout
+    last: Any = None
+    while time.monotonic() < deadline:
+        try:
+            last = check()
+        except Exception as exc:  # stale elements while the page redraws
+            last = exc
+        if last and not isinstance(last, Exception):
+            return last
+        time.sleep(interval)
+    raise AssertionError(f"timed out waiting for {what} (last: {last!r})")
+
+
+def shot(driver: Any, target: Target, name: str) -> None:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOTS / f"{name}.png"
+    driver.save_screenshot(str(path))
+    target.shots.append(path)
+
+
+def by_css(driver: Any, selector: str) -> Any:
+    from selenium.webdriver.common.by import By
+
+    return driver.find_element(By.CSS_SELECTOR, selector)
+
+
+def all_css(driver: Any, selector: str) -> list[Any]:
+    from selenium.webdriver.common.by import By
+
+    return list(driver.find_elements(By.CSS_SELECTOR, selector))
+
+
+def set_text(driver: Any, selector: str, text: str) -> None:
+    """Fill a field as typing would (the page listens for ``input``)."""
+    element = by_css(driver, selector)
+    driver.execute_script(
+        "arguments[0].value = arguments[1];"
+        "arguments[0].dispatchEvent(new Event('input', {bubbles: true}));",
+        element,
+        text,
+    )
+
+
+def sign_in(driver: Any, target: Target, token: str, user: str) -> None:
+    driver.get(target.url + "/")
+    wait_for("the sign-in page", lambda: "/signin" in driver.current_url, 10)
+    by_css(driver, "#token").send_keys(token)
+    by_css(driver, "#signin").click()
+    wait_for("signed in", lambda: user in by_css(driver, ".who").text, 20)
+    cookie = driver.get_cookie("cedar_session")
+    assert cookie is not None and cookie["httpOnly"] and cookie["sameSite"] == "Strict"
+    assert "cedar_session" not in driver.execute_script("return document.cookie")
+    assert token not in driver.page_source
+
+
+def batch_row(driver: Any, name: str) -> Any:
+    rows = all_css(driver, f'tr.batch[data-batch="{name}"]')
+    return rows[0] if rows else None
+
+
+def count(driver: Any, name: str, status: str) -> int:
+    row = batch_row(driver, name)
+    if row is None:
+        return -1
+    return int(row.find_element("css selector", f'td[data-status="{status}"]').text)
+
+
+def submit_batch(
+    driver: Any, target: Target, name: str, description: str, csv: str, files: list[Path]
+) -> int:
+    """Submit from the Submit page; returns the cluster id."""
+    driver.get(target.url + "/submit")
+    from selenium.webdriver.support.ui import Select
+
+    Select(by_css(driver, "#template")).select_by_value("custom")
+    set_text(driver, "#description", description)
+    by_css(driver, "#batch-name").send_keys(name)
+    if csv:
+        set_text(driver, "#csv-text", csv)
+        by_css(driver, "#load-csv").click()
+    for path in files:
+        by_css(driver, "#input-files").send_keys(str(path))
+    by_css(driver, "#preview").click()
+    wait_for("the preview", lambda: "job(s)" in by_css(driver, "#preview-out").text, 20)
+    by_css(driver, "#submit").click()
+    wait_for("the batches page", lambda: "submitted=" in driver.current_url, 60)
+    return int(driver.current_url.rsplit("=", 1)[1])
+
+
+def run(target: Target, workdir: Path) -> None:
+    """The whole scenario (see the module doc)."""
+    downloads = workdir / "downloads"
+    downloads.mkdir()
+    greeting = workdir / "greeting.txt"
+    greeting.write_text(GREETING)
+    tag = uuid.uuid4().hex[:6]
+    name, idle_name = f"web-{tag}", f"web-{tag}-big"
+    with chromium(downloads) as driver:
+        # --- signing in
+        sign_in(driver, target, target.alice, "alice@")
+        shot(driver, target, "signin")
+
+        # --- a description error is shown inline, before anything is submitted
+        driver.get(target.url + "/submit")
+        set_text(driver, "#description", "universe = nosuchuniverse\nexecutable = /bin/true\n")
+        by_css(driver, "#preview").click()
+        wait_for("an inline error", lambda: by_css(driver, "#preview-errors").text, 20)
+        assert "universe" in by_css(driver, "#preview-errors").text.lower()
+
+        # --- a 3-job batch from a CSV, with an input file
+        csv = "word\n" + "\n".join(WORDS) + "\n"
+        cluster = submit_batch(driver, target, name, DESCRIPTION, csv, [greeting])
+        wait_for("the batch row", lambda: batch_row(driver, name), 20)
+
+        # --- watching it complete (the page updates itself)
+        wait_for("3 completed jobs", lambda: count(driver, name, "Completed") == 3, target.patience)
+        shot(driver, target, "batches")
+
+        # --- opening a job and downloading one output file
+        toggle = batch_row(driver, name).find_element("css selector", "button[aria-expanded]")
+        toggle.click()
+        link = wait_for(
+            "the job rows", lambda: by_css(driver, f'tr.job[data-job="{cluster}.1"] a'), 10
+        )
+        link.click()
+        wait_for("the job page", lambda: by_css(driver, "#job-status").text == "Completed", 30)
+        file_link = wait_for(
+            "the file link", lambda: by_css(driver, 'a[data-file="out-1.txt"]'), 20
+        )
+        file_link.click()
+        saved = downloads / "out-1.txt"
+        wait_for("the download", lambda: saved.exists() and saved.stat().st_size > 0, 30)
+        text = saved.read_text()
+        assert target.stdout_ok(text, WORDS[1]), text
+        by_css(driver, "#show-ad").click()
+        assert f"ClusterId = {cluster}" in by_css(driver, "#full-ad").text
+        shot(driver, target, "job")
+
+        # --- an idle over-asking job: hold, release, explained, fixed
+        # (not spooled: once done it leaves the queue for the archive at once)
+        big = BIG.format(memory=target.too_much)
+        big_cluster = submit_batch(driver, target, idle_name, big, "word\ndelta\n", [])
+        job = f"{big_cluster}.0"
+        wait_for("the idle batch", lambda: count(driver, idle_name, "Idle") == 1, 30)
+        row = batch_row(driver, idle_name)
+        row.find_element("css selector", 'button[data-action="hold"]').click()
+        wait_for("held", lambda: count(driver, idle_name, "Held") == 1, 20)
+        batch_row(driver, idle_name).find_element(
+            "css selector", 'button[data-action="release"]'
+        ).click()
+        wait_for("released", lambda: count(driver, idle_name, "Idle") == 1, 20)
+
+        driver.get(f"{target.url}/job/{job}")
+        wait_for("the idle job", lambda: by_css(driver, "#job-status").text == "Idle", 30)
+        by_css(driver, "#analyze").click()
+        explanation = wait_for("the explanation", lambda: by_css(driver, "#explanation").text, 30)
+        assert "memory" in explanation.lower() and "slot" in explanation.lower(), explanation
+        driver.execute_script("document.getElementById('why-h').scrollIntoView()")
+        shot(driver, target, "explained")
+        fix = by_css(driver, 'button.fix[data-attribute="RequestMemory"]')
+        fix.click()
+        wait_for(
+            "the job to run after the fix",
+            lambda: by_css(driver, "#job-status").text in ("Running", "Completed"),
+            target.patience,
+        )
+        memory = by_css(driver, 'dd[data-attr="RequestMemory"]').text
+        assert memory.isdigit() and int(memory) < 100 * 1024, memory
+
+        # --- the archive: the fixed job, once done, with its runs
+        def in_archive() -> bool:
+            driver.get(target.url + "/archive")
+            wait_for("the archive", lambda: all_css(driver, "#archive tbody tr"), 20)
+            return bool(all_css(driver, f'#archive tr[data-job="{job}"]'))
+
+        wait_for("the job in the archive", in_archive, target.patience, interval=2)
+        by_css(driver, f'#archive tr[data-job="{job}"] button[data-epochs]').click()
+        wait_for("its runs", lambda: by_css(driver, "#archive tr.epochs").text, 20)
+        shot(driver, target, "archive")
+        alice_requests = requests_made(driver)
+
+        # --- a second user sees none of it
+        driver.delete_all_cookies()
+        sign_in(driver, target, target.bob, "bob@")
+        driver.get(target.url + "/")
+        wait_for("bob's batches", lambda: "Loading" not in by_css(driver, "#batches").text, 20)
+        assert batch_row(driver, name) is None and batch_row(driver, idle_name) is None
+        driver.get(target.url + "/archive")
+        wait_for("bob's archive", lambda: "Loading" not in by_css(driver, "#archive").text, 20)
+        assert not all_css(driver, f'#archive tr[data-job="{job}"]')
+        assert not all_css(driver, f'#archive tr[data-job="{cluster}.0"]')
+        driver.get(f"{target.url}/job/{cluster}.0")
+        wait_for("refusal", lambda: "Cannot load" in by_css(driver, "#status-line").text, 20)
+        answer = driver.execute_script(
+            "return fetch('/web/api/jobs/' + arguments[0]).then(r => r.status)", f"{cluster}.0"
+        )
+        assert answer == 404
+        shot(driver, target, "second-user")
+
+        # --- no request left the server
+        seen = alice_requests + requests_made(driver)
+        assert any(u.startswith(target.url + "/web/api/") for u in seen)  # the log works
+        outside = [u for u in seen if not local(u, target)]
+        assert not outside, outside
+
+
+def requests_made(driver: Any) -> list[str]:
+    """Every URL the browser requested since the last call (its performance log)."""
+    urls = []
+    for entry in driver.get_log("performance"):
+        message = json.loads(entry["message"])["message"]
+        if message.get("method") == "Network.requestWillBeSent":
+            urls.append(message["params"]["request"]["url"])
+    return urls
+
+
+def local(url: str, target: Target) -> bool:
+    """A request to the server, or one that never leaves the browser (its own pages such as
+    the blank tab it starts with, ``data:`` and ``blob:`` URLs)."""
+    if url.startswith(("data:", "blob:", "chrome://", "chrome-untrusted://", "about:")):
+        return True
+    return url.startswith(target.url + "/") or url == target.url
