@@ -47,6 +47,8 @@ class Target:
     patience: float = 60.0
     #: Memory an over-asking job requests (more than any slot has).
     too_much: str = "100GB"
+    #: Prefix of the screenshots' names (demo, pool).
+    label: str = "demo"
     shots: list[Path] = field(default_factory=list)
 
 
@@ -66,7 +68,7 @@ def wait_for(what: str, check: Callable[[], Any], timeout: float, interval: floa
 
 def shot(driver: Any, target: Target, name: str) -> None:
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    path = SCREENSHOTS / f"{name}.png"
+    path = SCREENSHOTS / f"{target.label}-{name}.png"
     driver.save_screenshot(str(path))
     target.shots.append(path)
 
@@ -140,7 +142,7 @@ def submit_batch(
     return int(driver.current_url.rsplit("=", 1)[1])
 
 
-def run(target: Target, workdir: Path) -> None:
+def run(target: Target, workdir: Path, user: str = "alice@", other: str = "bob@") -> None:
     """The whole scenario (see the module doc)."""
     downloads = workdir / "downloads"
     downloads.mkdir()
@@ -150,7 +152,7 @@ def run(target: Target, workdir: Path) -> None:
     name, idle_name = f"web-{tag}", f"web-{tag}-big"
     with chromium(downloads) as driver:
         # --- signing in
-        sign_in(driver, target, target.alice, "alice@")
+        sign_in(driver, target, target.alice, user)
         shot(driver, target, "signin")
 
         # --- a description error is shown inline, before anything is submitted
@@ -234,7 +236,7 @@ def run(target: Target, workdir: Path) -> None:
 
         # --- a second user sees none of it
         driver.delete_all_cookies()
-        sign_in(driver, target, target.bob, "bob@")
+        sign_in(driver, target, target.bob, other)
         driver.get(target.url + "/")
         wait_for("bob's batches", lambda: "Loading" not in by_css(driver, "#batches").text, 20)
         assert batch_row(driver, name) is None and batch_row(driver, idle_name) is None

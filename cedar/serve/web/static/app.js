@@ -355,7 +355,7 @@
     $("#job-actions").replaceChildren(fromHistory ? "" : actionButtonsJob(id, ad.JobStatus));
     const items = [];
     for (const name of IMPORTANT) {
-      if (ad[name] === undefined) continue;
+      if (ad[name] === undefined || ad[name] === null) continue;
       items.push(el("dt", {text: name}), el("dd", {"data-attr": name}, TIMES.has(name) ? timeEl(ad[name]) : show(ad[name])));
     }
     $("#important").replaceChildren(...items);
