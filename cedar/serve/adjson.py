@@ -3,15 +3,14 @@
 Members are sorted case-insensitively, as ``condor_q -json`` prints them
 (``ad_to_json_sorted``, which streams an ad read from the wire from its received texts without
 building its entry table: the listing's hot path).  The writer's layout is indented; a raw
-newline never occurs inside a JSON string (it is written ``\\n``), so dropping each newline and
-the indentation after it gives the same document on one line, ready for JSON Lines, without
-parsing it again.
+newline never occurs inside a JSON string (it is written ``\\n``), so joining the lines without
+their indentation gives the same document on one line, ready for JSON Lines, without parsing it
+again.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import AsyncIterator, Iterable
 from typing import Any, TypeVar
 
@@ -23,26 +22,29 @@ from cedar.service import redact
 
 T = TypeVar("T")
 
-_LAYOUT = re.compile(r"\n *")
 
-
-def ad_json(ad: ClassAd, private: Iterable[str] = ()) -> str:
-    """One ad as a compact JSON object (private attributes redacted first)."""
+def ad_json(ad: ClassAd, private: Iterable[str] = (), *, lower: bool = False) -> str:
+    """One ad as a compact JSON object (private attributes redacted first; ``lower``: member
+    names lower-cased, as restd writes them)."""
     for name in private:
         if name in ad:  # a lookup only: the ad keeps its received texts unless one is present
             redact(ad, private)
             break
-    return _LAYOUT.sub("", ad_to_json_sorted(ad))
-
-
-_KEY = re.compile(r'(?<=[{,])"([^"\\]*)": ')
-
-
-def lower_keys(text: str) -> str:
-    """Compact ad JSON (from :func:`ad_json`) with every member name lower-cased, as restd
-    writes them.  A member name is a quoted run right after ``{`` or ``,``; inside a string a
-    quote is always escaped, so no string value can look like one."""
-    return _KEY.sub(lambda m: f'"{m.group(1).lower()}": ', text)
+    lines = ad_to_json_sorted(ad).split("\n")
+    if not lower:
+        return "".join([line.lstrip(" ") for line in lines])
+    out = []
+    for line in lines:
+        line = line.lstrip(" ")
+        if line[:1] == '"':
+            # A member line is '"Name": value'.  Inside a string a quote is always escaped, so
+            # a '": ' with no backslash before it ends a member name (a string list item has
+            # none, or only escaped ones).
+            end = line.find('": ')
+            if end > 0 and "\\" not in line[1:end]:
+                line = line[:end].lower() + line[end:]
+        out.append(line)
+    return "".join(out)
 
 
 async def primed(ads: AsyncIterator[T]) -> AsyncIterator[T]:
@@ -69,9 +71,7 @@ async def _empty() -> AsyncIterator[Any]:
 
 def ad_dict(ad: ClassAd, private: Iterable[str] = (), *, lower: bool = False) -> dict[str, Any]:
     """One ad as a JSON-ready dict (``lower``: keys lower-cased, as restd writes them)."""
-    data: dict[str, Any] = json.loads(ad_json(ad, private))
-    if lower:
-        return {k.lower(): v for k, v in data.items()}
+    data: dict[str, Any] = json.loads(ad_json(ad, private, lower=lower))
     return data
 
 

@@ -555,9 +555,12 @@ async def upload_multipart(
         return await _spool_directory(svc, caller, job, root, names)
 
 
-async def _fetch_output(svc: Services, caller: Caller, job: str) -> tuple[ClassAd, Path, str]:
+async def _fetch_output(
+    svc: Services, caller: Caller, job: str, extra: list[str] | None = None
+) -> tuple[ClassAd, Path, str]:
     """The job's output sandbox in a new temporary directory (removed by the caller)."""
-    ad = await _one_job(svc, caller, job, ["ClusterId", "ProcId", "Out", "Err", "JobStatus"])
+    names = ["ClusterId", "ProcId", "Out", "Err", "JobStatus", *(extra or [])]
+    ad = await _one_job(svc, caller, job, names)
     schedd = await svc.access.schedd(caller)
     directory = tempfile.mkdtemp(prefix="cedar-serve-out-")
     root = Path(directory, "sandbox")
@@ -826,3 +829,43 @@ async def analyze(svc: ServicesDep, caller: CallerDep, job: str) -> Response:
         schedd_ad=inputs.schedd_ad,
     )
     return Response(json.dumps(result.to_json()), media_type="application/json")
+
+
+@router.get(
+    "/jobs/{job}/events",
+    response_model=m.EventList,
+    responses=ERRORS,
+    summary="The job's event log (user log), parsed",
+)
+async def job_events(svc: ServicesDep, caller: CallerDep, job: str) -> m.EventList:
+    """The events of the job's ``log`` file from its output sandbox, each as an ad (``MyType``
+    is the event's name, e.g. ``ExecuteEvent``)."""
+    from cedar.classad_wire import parse_one
+    from cedar.compat.eventlog import parse_event
+
+    ad, root, directory = await _fetch_output(svc, caller, job, ["UserLog"])
+    try:
+        log_name = ad.get("UserLog")
+        if not isinstance(log_name, str) or not log_name:
+            raise NotFound(f"job {job} has no event log (submit with 'log = <file>')")
+        path = resolve_file(root, os.path.basename(log_name))
+
+        def read() -> list[dict[str, Any]]:
+            events: list[dict[str, Any]] = []
+            lines: list[str] = []
+            with open(path, encoding="utf-8", errors="replace") as log:
+                for line in log:
+                    if line.startswith("..."):
+                        if lines:
+                            # (through old-syntax text: the compat ad's printJson fails on
+                            # its expression members)
+                            text = parse_event(lines).printOld()
+                            events.append(ad_dict(parse_one(text, syntax="old")))
+                        lines = []
+                    elif line.strip() or lines:
+                        lines.append(line.rstrip("\n"))
+            return events
+
+        return m.EventList(events=await trio.to_thread.run_sync(read))
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)

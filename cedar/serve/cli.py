@@ -18,6 +18,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--host", help="address to listen on (CEDAR_SERVE_HOST, 127.0.0.1)")
     parser.add_argument("--port", type=int, help="port (CEDAR_SERVE_PORT, 8080)")
     parser.add_argument("--demo", action="store_true", help="serve an embedded mock pool")
+    parser.add_argument(
+        "--demo-tokens", metavar="DIR", help="with --demo: write the users' tokens here"
+    )
     parser.add_argument("--pool", help="the collector (CEDAR_SERVE_COLLECTOR, COLLECTOR_HOST)")
     parser.add_argument("--schedd", help="a schedd address (default: located via the collector)")
     parser.add_argument("--tls-cert", help="PEM certificate (CEDAR_SERVE_TLS_CERTFILE)")
@@ -79,7 +82,9 @@ def run(args: argparse.Namespace) -> int:
         if bool(settings.tls_cert) != bool(settings.tls_key):
             print("cedar serve: give both --tls-cert and --tls-key", file=sys.stderr)
             return 2
-        trio.run(lambda: serve(settings, demo=args.demo, announce=_say))
+        trio.run(
+            lambda: serve(settings, demo=args.demo, demo_tokens=args.demo_tokens, announce=_say)
+        )
     except KeyboardInterrupt:
         return 130
     except CedarError as exc:

@@ -12,7 +12,9 @@ from dataclasses import dataclass, field
 
 from fastapi import Request
 
-from cedar.errors import InvalidArgument
+from cedar.auth.signing_key import SigningKey
+from cedar.config import Config
+from cedar.errors import ConfigError, InvalidArgument
 from cedar.service import (
     Caller,
     Identity,
@@ -22,6 +24,7 @@ from cedar.service import (
     ServiceSettings,
     check_constraint,
 )
+from cedar.service.minting import TokenMinter
 
 _ATTRIBUTE = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*\Z")
 
@@ -37,13 +40,29 @@ class Services:
     requests: Counter[tuple[str, int]] = field(default_factory=Counter)
     latency_sum: dict[str, float] = field(default_factory=dict)
     ads_sent: int = 0
+    minter: TokenMinter | None = None
 
     @classmethod
     def create(cls, settings: ServiceSettings, access: PoolAccess | None = None) -> Services:
+        minter = None
+        if settings.proxy_header:
+            if not settings.signing_key_file or not settings.proxy_addresses:
+                raise ConfigError(
+                    "CEDAR_SERVE_PROXY_HEADER needs CEDAR_SERVE_SIGNING_KEY_FILE and "
+                    "CEDAR_SERVE_PROXY_ADDRESSES"
+                )
+            config = settings.config or Config()
+            issuer = config.get("TRUST_DOMAIN") or config.get("UID_DOMAIN")
+            if not issuer:
+                raise ConfigError("token minting needs TRUST_DOMAIN (or UID_DOMAIN)")
+            key_path = settings.signing_key_file
+            key = SigningKey.load(key_path, "POOL" if key_path.endswith("/POOL") else None)
+            minter = TokenMinter(key, issuer, settings.minted_lifetime)
         return cls(
             settings,
             access or PoolAccess(settings),
             RateLimiter(settings.rate, settings.burst, max_keys=max(1000, settings.max_callers)),
+            minter=minter,
         )
 
     def projection(self, text: str | None) -> list[str]:
@@ -85,9 +104,16 @@ def services(request: Request) -> Services:
 
 def caller_of(request: Request) -> Caller:
     """The request's caller (checked for shape), after its rate limit."""
-    caller = Caller.from_authorization(request.headers.get("authorization"))
+    svc = services(request)
+    header = request.headers.get("authorization")
+    caller = Caller.from_authorization(header)
+    if header is None and svc.minter is not None and svc.settings.proxy_header:
+        user = request.headers.get(svc.settings.proxy_header)
+        peer = request.client.host if request.client else None
+        if user is not None and peer in svc.settings.proxy_addresses:
+            caller = svc.minter.caller(user)
     key = caller.key
     if not caller.authenticated:  # anonymous callers are told apart by address
         key = f"anonymous:{request.client.host if request.client else '-'}"
-    services(request).limiter.check(key)
+    svc.limiter.check(key)
     return caller

@@ -23,7 +23,7 @@ from cedar.classad_wire.expr import AttrRef, Binary, Literal
 from cedar.commands import AsyncSchedd
 from cedar.errors import InvalidArgument
 from cedar.numbers import DaemonType
-from cedar.serve.adjson import ad_json, lower_keys, primed
+from cedar.serve.adjson import ad_json, primed
 from cedar.serve.api import CHUNK
 from cedar.serve.context import Services, caller_of, services
 from cedar.service import Caller, NotFound, ServiceError
@@ -62,7 +62,7 @@ def _lower(ad: ClassAd, hidden: tuple[str, ...]) -> dict[str, Any]:
     for name in hidden:
         if name in ad:
             ad[name] = REDACTED
-    data: dict[str, Any] = json.loads(lower_keys(ad_json(ad)))
+    data: dict[str, Any] = json.loads(ad_json(ad, lower=True))
     return data
 
 
@@ -134,7 +134,7 @@ async def _job_list_text(
     JSON again, no list of every job in memory)."""
     parts, size, count = ["["], 0, 0
     async for ad in ads:
-        text = lower_keys(ad_json(ad, hidden))
+        text = ad_json(ad, hidden, lower=True)
         parts.append(
             f'{"," if count else ""}{{"jobid": "{ad.get("ClusterId")}.{ad.get("ProcId")}", '
             f'"classad": {text}}}'

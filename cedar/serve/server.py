@@ -46,9 +46,11 @@ def start_demo_pool() -> tuple[Any, dict[str, str]]:
     return pool, tokens
 
 
-def write_tokens(tokens: dict[str, str]) -> str:
-    """The demo tokens as files ``DIR/<user>.token`` (mode 0600); returns DIR."""
-    directory = tempfile.mkdtemp(prefix="cedar-serve-demo-")
+def write_tokens(tokens: dict[str, str], directory: str | None = None) -> str:
+    """The demo tokens as files ``DIR/<user>.token`` (mode 0600; DIR new unless given)."""
+    if directory is None:
+        directory = tempfile.mkdtemp(prefix="cedar-serve-demo-")
+    os.makedirs(directory, mode=0o700, exist_ok=True)
     for user, token in tokens.items():
         path = os.path.join(directory, f"{user}.token")
         with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as out:
@@ -80,6 +82,7 @@ async def serve(
     settings: ServiceSettings,
     *,
     demo: bool = False,
+    demo_tokens: str | None = None,
     announce: Callable[[str], None] = print,
     task_status: trio.TaskStatus[list[str]] = trio.TASK_STATUS_IGNORED,
     shutdown_trigger: Callable[[], Awaitable[None]] | None = None,
@@ -95,7 +98,7 @@ async def serve(
             pool, tokens = start_demo_pool()
             await nursery.start(pool.serve)
             settings = replace(settings, collector=pool.address, schedd=pool.schedd_address)
-            directory = write_tokens(tokens)
+            directory = write_tokens(tokens, demo_tokens)
             announce(f"demo pool (mock collector + schedd, IDTOKENs) on {pool.host_port}")
             announce(f"demo tokens in {directory}: " + ", ".join(f"{u}.token" for u in tokens))
         app = create_app(settings)

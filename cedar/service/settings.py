@@ -56,6 +56,11 @@ class ServiceSettings:
     restd_max_jobs: int = 0
     #: CORS origins allowed (empty = CORS off).
     cors_origins: tuple[str, ...] = ()
+    #: Opt-in token minting for a trusted proxy (see :mod:`cedar.service.minting`).
+    proxy_header: str | None = None
+    proxy_addresses: tuple[str, ...] = ()
+    signing_key_file: str | None = None
+    minted_lifetime: float = 300.0
     #: condor_shared_port's HTTP forwarding id to answer (SHARED_PORT_HTTP_FORWARDING_ID).
     shared_port_id: str | None = None
     #: TLS for the listener (both or neither).
@@ -105,6 +110,10 @@ class ServiceSettings:
             restd_max_jobs=int(config.get_int("RESTD_MAX_JOBS", 0) or 0),
             cors_origins=names(text("CORS_ORIGINS")),
             shared_port_id=text("SHARED_PORT_ID"),
+            proxy_header=text("PROXY_HEADER"),
+            proxy_addresses=names(text("PROXY_ADDRESSES")),
+            signing_key_file=text("SIGNING_KEY_FILE"),
+            minted_lifetime=number("MINTED_LIFETIME", base.minted_lifetime),
             tls_cert=text("TLS_CERTFILE"),
             tls_key=text("TLS_KEYFILE"),
             config=config,

@@ -163,6 +163,7 @@ executable = analyse.sh
 transfer_input_files = data
 output = analysis.out
 error = analysis.err
+log = job.log
 should_transfer_files = YES
 queue
 """
@@ -198,6 +199,13 @@ def test_sandbox_round_trip_with_a_real_job(live: Live) -> None:
             break
         time.sleep(1)
     assert status is not None and status.json()["JobStatus"] == 4, status.text if status else ""
+    events = live.testuser.get(f"/api/v1/jobs/{job}/events")
+    assert events.status_code == 200, events.text
+    kinds = [e["MyType"] for e in events.json()["events"]]
+    assert (
+        kinds[0] == "SubmitEvent" and kinds[-1] == "JobTerminatedEvent" and "ExecuteEvent" in kinds
+    )
+    assert events.json()["events"][-1]["ReturnValue"] == 0
     out = live.testuser.get(f"/api/v1/jobs/{job}/output")
     with tarfile.open(fileobj=io.BytesIO(out.content)) as archive:
         got = {m.name: archive.extractfile(m).read() for m in archive if m.isfile()}  # type: ignore[union-attr]
@@ -287,3 +295,26 @@ def test_tail_and_analysis_of_a_real_job(live: Live) -> None:
         assert live.testuser.get(f"/api/v1/jobs/{job}/tail").status_code == 409
     finally:
         live.testuser.delete(f"/api/v1/jobs/{job}")
+
+
+def test_answering_on_the_pools_own_port() -> None:
+    """With SHARED_PORT_HTTP_FORWARDING_ID in the pool's configuration (25.7.2 and later),
+    HTTP to the pool's port reaches cedar serve while CEDAR still reaches the daemons."""
+    config = Config.load(condor_config=os.environ.get("CEDAR_LIVE_CONDOR_CONFIG"))
+    sock_id = config.get("SHARED_PORT_HTTP_FORWARDING_ID")
+    if not sock_id:
+        pytest.skip("the pool has no SHARED_PORT_HTTP_FORWARDING_ID (see docs/serve.md)")
+    settings = replace(
+        ServiceSettings.from_config(config),
+        collector=os.environ["CEDAR_LIVE_COLLECTOR"],
+        shared_port_id=sock_id,
+    )
+    server = RunningServer(settings).start()
+    try:
+        pool = os.environ["CEDAR_LIVE_COLLECTOR"]
+        answer = httpx.get(f"http://{pool}/api/v1/version", timeout=30)
+        assert answer.status_code == 200 and "condor_version" in answer.json()
+        status = httpx.get(f"http://{pool}/v1/status", params={"query": "schedd"}, timeout=30)
+        assert status.json()[0]["type"] == "Scheduler"
+    finally:
+        server.stop()

@@ -7,6 +7,7 @@ import json
 import tarfile
 import time
 from dataclasses import replace
+from pathlib import Path
 
 import httpx
 import pytest
@@ -474,3 +475,42 @@ def test_analysis_is_structured(api: Api) -> None:
     assert answer.status_code == 200, answer.text
     assert isinstance(answer.json(), dict) and answer.json()
     assert api.bob.get(f"/api/v1/jobs/{job}/analysis").status_code == 404
+
+
+# --------------------------------------------------------------------------- proxy minting
+
+
+def test_opt_in_tokens_minted_for_a_trusted_proxy(api: Api, tmp_path: Path) -> None:
+    from cedar.auth.signing_key import SigningKeyStore
+    from cedar.config import Config
+
+    store = api.pool.pool.policy.options["signing_keys"]
+    assert isinstance(store, SigningKeyStore)
+    key = store.get("POOL")
+    assert key is not None
+    key.save(tmp_path / "POOL")
+    domain = api.pool.pool.policy.trust_domain or api.pool.pool.policy.uid_domain
+    settings = replace(
+        api.server.settings,
+        proxy_header="X-Remote-User",
+        proxy_addresses=("127.0.0.1",),
+        signing_key_file=str(tmp_path / "POOL"),
+        config=Config.from_text(f"TRUST_DOMAIN = {domain}\n"),
+    )
+    server = RunningServer(settings).start()
+    try:
+        with client(server.url) as proxy:
+            me = proxy.get("/api/v1/whoami", headers={"X-Remote-User": "carol"}).json()
+            assert me == {"authenticated": True, "user": f"carol@{domain}", "method": "TOKEN"}
+            assert proxy.get("/api/v1/whoami").json()["authenticated"] is False
+            bad = proxy.get("/api/v1/whoami", headers={"X-Remote-User": 'carol@evil" || true'})
+            assert bad.status_code == 401
+            # a caller's own token wins over the header
+            with client(server.url, api.pool.bob) as bob:
+                mine = bob.get("/api/v1/whoami", headers={"X-Remote-User": "carol"}).json()
+                assert mine["user"].startswith("bob@")
+    finally:
+        server.stop()
+    # off by default: the header means nothing
+    plain = api.anonymous.get("/api/v1/whoami", headers={"X-Remote-User": "carol"}).json()
+    assert plain["authenticated"] is False
