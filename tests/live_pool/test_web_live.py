@@ -46,7 +46,14 @@ def target() -> Iterator[Target]:
     server = RunningServer(settings).start()
     try:
         yield Target(
-            server.url, token, other, real_stdout_ok, patience=240, too_much="1TB", label="pool"
+            server.url,
+            token,
+            other,
+            real_stdout_ok,
+            patience=240,
+            too_much="1TB",
+            label="pool",
+            real=True,
         )
     finally:
         server.stop()

@@ -22,8 +22,19 @@ transfer_executable = false
 arguments = "-c 'echo $(word); cat greeting.txt'"
 output = out-$(Process).txt
 error = err-$(Process).txt
+log = job-$(Process).log
 request_memory = 64MB
 """
+LIVE = """\
+executable = /bin/sh
+transfer_executable = false
+arguments = "-c 'echo started; sleep 120'"
+output = live.txt
+error = live.err
+should_transfer_files = YES
+"""
+#: The viewer's time zone the browser is given (times must be shown in it).
+ZONE = "Pacific/Auckland"
 BIG = """\
 executable = /bin/sh
 transfer_executable = false
@@ -49,6 +60,8 @@ class Target:
     too_much: str = "100GB"
     #: Prefix of the screenshots' names (demo, pool).
     label: str = "demo"
+    #: Whether jobs really run (live output while running; the job's own event log).
+    real: bool = False
     shots: list[Path] = field(default_factory=list)
 
 
@@ -96,11 +109,24 @@ def set_text(driver: Any, selector: str, text: str) -> None:
     )
 
 
-def sign_in(driver: Any, target: Target, token: str, user: str) -> None:
+def sign_in(driver: Any, target: Target, token: str, user: str, keyboard: bool = False) -> None:
+    """Sign in through the form (``keyboard``: with Tab, typing and Enter only)."""
     driver.get(target.url + "/")
     wait_for("the sign-in page", lambda: "/signin" in driver.current_url, 10)
-    by_css(driver, "#token").send_keys(token)
-    by_css(driver, "#signin").click()
+    if keyboard:
+        from selenium.webdriver.common.action_chains import ActionChains
+        from selenium.webdriver.common.keys import Keys
+
+        for _ in range(10):  # Tab through the page until the token field has the focus
+            ActionChains(driver).send_keys(Keys.TAB).perform()
+            if driver.execute_script("return document.activeElement.id") == "token":
+                break
+        ActionChains(driver).send_keys(token).send_keys(Keys.TAB).perform()
+        assert driver.execute_script("return document.activeElement.id") == "signin"
+        ActionChains(driver).send_keys(Keys.ENTER).perform()
+    else:
+        by_css(driver, "#token").send_keys(token)
+        by_css(driver, "#signin").click()
     wait_for("signed in", lambda: user in by_css(driver, ".who").text, 20)
     cookie = driver.get_cookie("cedar_session")
     assert cookie is not None and cookie["httpOnly"] and cookie["sameSite"] == "Strict"
@@ -121,16 +147,25 @@ def count(driver: Any, name: str, status: str) -> int:
 
 
 def submit_batch(
-    driver: Any, target: Target, name: str, description: str, csv: str, files: list[Path]
+    driver: Any,
+    target: Target,
+    name: str,
+    description: str,
+    csv: str | Path,
+    files: list[Path],
 ) -> int:
-    """Submit from the Submit page; returns the cluster id."""
+    """Submit from the Submit page (``csv``: pasted text, or a file to upload); returns the
+    cluster id."""
     driver.get(target.url + "/submit")
     from selenium.webdriver.support.ui import Select
 
     Select(by_css(driver, "#template")).select_by_value("custom")
     set_text(driver, "#description", description)
     by_css(driver, "#batch-name").send_keys(name)
-    if csv:
+    if isinstance(csv, Path):
+        by_css(driver, "#csv-file").send_keys(str(csv))
+        by_css(driver, "#load-csv").click()
+    elif csv:
         set_text(driver, "#csv-text", csv)
         by_css(driver, "#load-csv").click()
     for path in files:
@@ -151,6 +186,7 @@ def run(target: Target, workdir: Path, user: str = "alice@", other: str = "bob@"
     tag = uuid.uuid4().hex[:6]
     name, idle_name = f"web-{tag}", f"web-{tag}-big"
     with chromium(downloads) as driver:
+        driver.execute_cdp_cmd("Emulation.setTimezoneOverride", {"timezoneId": ZONE})
         # --- signing in
         sign_in(driver, target, target.alice, user)
         shot(driver, target, "signin")
@@ -162,14 +198,35 @@ def run(target: Target, workdir: Path, user: str = "alice@", other: str = "bob@"
         wait_for("an inline error", lambda: by_css(driver, "#preview-errors").text, 20)
         assert "universe" in by_css(driver, "#preview-errors").text.lower()
 
-        # --- a 3-job batch from a CSV, with an input file
-        csv = "word\n" + "\n".join(WORDS) + "\n"
+        # --- the submit form: labelled controls, "N copies"
+        driver.get(target.url + "/submit")
+        unlabelled = driver.execute_script(UNLABELLED)
+        assert unlabelled == [], unlabelled
+        from selenium.webdriver.support.ui import Select
+
+        Select(by_css(driver, "#template")).select_by_value("sleep")
+        by_css(driver, "#copies").clear()
+        by_css(driver, "#copies").send_keys("5")
+        by_css(driver, "#make-copies").click()
+        assert len(all_css(driver, "#rows tbody tr")) == 5
+        assert [c.text for c in all_css(driver, "#rows thead th")][1] == "seconds"
+
+        # --- a 3-job batch from an uploaded CSV, with an input file
+        csv = workdir / "jobs.csv"
+        csv.write_text("word,unused\n" + "\n".join(f"{w},x" for w in WORDS) + "\n")
         cluster = submit_batch(driver, target, name, DESCRIPTION, csv, [greeting])
         wait_for("the batch row", lambda: batch_row(driver, name), 20)
 
         # --- watching it complete (the page updates itself)
         wait_for("3 completed jobs", lambda: count(driver, name, "Completed") == 3, target.patience)
         shot(driver, target, "batches")
+        driver.set_window_size(390, 844)  # a phone: nothing wider than the screen
+        time.sleep(0.5)
+        assert driver.execute_script(
+            "return document.documentElement.scrollWidth <= window.innerWidth + 1"
+        )
+        shot(driver, target, "phone")
+        driver.set_window_size(1280, 1000)
 
         # --- opening a job and downloading one output file
         toggle = batch_row(driver, name).find_element("css selector", "button[aria-expanded]")
@@ -184,12 +241,39 @@ def run(target: Target, workdir: Path, user: str = "alice@", other: str = "bob@"
         )
         file_link.click()
         saved = downloads / "out-1.txt"
-        wait_for("the download", lambda: saved.exists() and saved.stat().st_size > 0, 30)
+        try:
+            wait_for("the download", lambda: saved.exists() and saved.stat().st_size > 0, 30)
+        except AssertionError as exc:
+            names = sorted(p.name for p in downloads.iterdir())
+            raise AssertionError(f"{exc}; have {names}") from None
         text = saved.read_text()
         assert target.stdout_ok(text, WORDS[1]), text
         by_css(driver, "#show-ad").click()
         assert f"ClusterId = {cluster}" in by_css(driver, "#full-ad").text
+        check_local_time(by_css(driver, 'dd[data-attr="QDate"] time'))
+        if target.real:  # the job's own event log, from its sandbox
+            wait_for(
+                "the event log",
+                lambda: all_css(driver, '#events li[data-event="ExecuteEvent"]'),
+                20,
+            )
+        else:
+            wait_for("the timeline", lambda: all_css(driver, "#events li"), 20)
+        driver.execute_script("window.scrollTo(0, 0)")
         shot(driver, target, "job")
+
+        # --- live output while a job runs (the mock runs nothing, so only on a real pool)
+        if target.real:
+            live = submit_batch(driver, target, f"web-{tag}-live", LIVE, "", [])
+            driver.get(f"{target.url}/job/{live}.0")
+            wait_for(
+                "live stdout",
+                lambda: "started" in by_css(driver, "#live-stdout").text,
+                target.patience,
+                interval=1,
+            )
+            by_css(driver, 'button[data-action="remove"]').click()
+            wait_for("removed", lambda: by_css(driver, "#job-status").text == "Removed", 60)
 
         # --- an idle over-asking job: hold, release, explained, fixed
         # (not spooled: once done it leaves the queue for the archive at once)
@@ -236,7 +320,7 @@ def run(target: Target, workdir: Path, user: str = "alice@", other: str = "bob@"
 
         # --- a second user sees none of it
         driver.delete_all_cookies()
-        sign_in(driver, target, target.bob, other)
+        sign_in(driver, target, target.bob, other, keyboard=True)
         driver.get(target.url + "/")
         wait_for("bob's batches", lambda: "Loading" not in by_css(driver, "#batches").text, 20)
         assert batch_row(driver, name) is None and batch_row(driver, idle_name) is None
@@ -257,6 +341,27 @@ def run(target: Target, workdir: Path, user: str = "alice@", other: str = "bob@"
         assert any(u.startswith(target.url + "/web/api/") for u in seen)  # the log works
         outside = [u for u in seen if not local(u, target)]
         assert not outside, outside
+
+
+#: Form controls on the page without an accessible name (a label, aria-label or aria-labelledby).
+UNLABELLED = """
+return [...document.querySelectorAll('input:not([type=hidden]), select, textarea')]
+  .filter(e => !(e.labels && e.labels.length) && !e.getAttribute('aria-label')
+               && !e.getAttribute('aria-labelledby'))
+  .map(e => e.id || e.name || e.outerHTML);
+"""
+
+
+def check_local_time(element: Any) -> None:
+    """A shown time is in the viewer's zone (the browser was put in :data:`ZONE`)."""
+    from datetime import datetime
+    from zoneinfo import ZoneInfo
+
+    stamp = datetime.fromisoformat(element.get_attribute("datetime").replace("Z", "+00:00"))
+    local = stamp.astimezone(ZoneInfo(ZONE))
+    shown = element.text
+    assert f"{local.hour % 12 or 12}:{local.minute:02d}:{local.second:02d}" in shown, shown
+    assert f"{local.month}/{local.day}/{local.year}" in shown, shown
 
 
 def requests_made(driver: Any) -> list[str]:

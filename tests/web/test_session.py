@@ -196,18 +196,43 @@ def test_pages_and_static_files(api: Api, alice: tuple[httpx.Client, str]) -> No
     assert c.get("/web/static/nothere.js").status_code == 404
 
 
-def test_trusted_proxy_header(api: Api) -> None:  # noqa: F811
-    config = Config.from_text("CEDAR_SERVE_WEB_TOKEN_HEADER = X-Forwarded-Access-Token\n")
-    settings = replace(api.server.settings, config=config)
+def test_trusted_proxy_header(api: Api, tmp_path: Path) -> None:  # noqa: F811
+    """The API's opt-in proxy header (CEDAR_SERVE_PROXY_HEADER) signs the page in too."""
+    from cedar.auth.signing_key import SigningKeyStore
+
+    store = api.pool.pool.policy.options["signing_keys"]
+    assert isinstance(store, SigningKeyStore)
+    key = store.get("POOL")
+    assert key is not None
+    key.save(tmp_path / "POOL")
+    domain = api.pool.pool.policy.trust_domain or api.pool.pool.policy.uid_domain
+    settings = replace(
+        api.server.settings,
+        proxy_header="X-Remote-User",
+        proxy_addresses=("127.0.0.1",),
+        signing_key_file=str(tmp_path / "POOL"),
+        config=Config.from_text(f"TRUST_DOMAIN = {domain}\n"),
+    )
     server = RunningServer(settings).start()
     try:
-        headers = {"X-Forwarded-Access-Token": api.pool.bob}
+        headers = {"X-Remote-User": "carol", "Origin": server.url}
         with httpx.Client(base_url=server.url, headers=headers, timeout=30) as c:
             page = c.get("/")
-            assert page.status_code == 200 and "bob@" in page.text
+            assert page.status_code == 200 and f"carol@{domain}" in page.text
             assert "Sign out" not in page.text  # the proxy owns the sign-in
-            assert c.get("/web/api/whoami").json()["user"].startswith("bob@")
+            assert c.get("/web/api/whoami").json()["user"] == f"carol@{domain}"
+            csrf = re.search(r'<meta name="csrf-token" content="([^"]+)">', page.text)
+            assert csrf is not None
+            body = {"submit_file": SUBMIT}
+            assert c.post("/web/api/jobs", json=body).status_code == 403  # CSRF still needed
+            made = c.post("/web/api/jobs", json=body, headers={"X-CSRF-Token": csrf.group(1)})
+            assert made.status_code == 201, made.text
+        with httpx.Client(base_url=server.url, headers={"X-Remote-User": "bad name"}) as bad:
+            assert bad.get("/").status_code == 303
         with httpx.Client(base_url=server.url) as anonymous:
             assert anonymous.get("/").status_code == 303
     finally:
         server.stop()
+    # off by default: the header means nothing to the page either
+    with httpx.Client(base_url=api.url, headers={"X-Remote-User": "carol"}) as plain:
+        assert plain.get("/").status_code == 303

@@ -13,6 +13,7 @@ import html
 import json
 import re
 import tempfile
+from dataclasses import replace
 from importlib import resources
 from string import Template
 from typing import Any
@@ -68,17 +69,21 @@ def web_settings(request: Request) -> WebSettings:
 
 
 def session_of(request: Request) -> Session | None:
-    """The request's signed-in caller: the trusted proxy header (when configured), else the
-    sealed cookie."""
-    web = web_settings(request)
-    if web.token_header:
-        value = request.headers.get(web.token_header)
-        if value:
+    """The request's signed-in caller: the API's trusted proxy header when configured
+    (``CEDAR_SERVE_PROXY_HEADER``: a token minted for the user the proxy names, from the proxy's
+    addresses only), else the sealed cookie."""
+    svc = services(request)
+    header = svc.settings.proxy_header
+    if svc.minter is not None and header:
+        user = request.headers.get(header)
+        peer = request.client.host if request.client else None
+        if user is not None and peer in svc.settings.proxy_addresses:
             try:
-                return Session(Caller.from_authorization(f"Bearer {value}"), "", 0)
+                caller = svc.minter.caller(user)
             except CedarError:
                 return None
-    return unseal(web, request.cookies.get(COOKIE))
+            return Session(caller, f"{user.strip()}@{svc.minter.issuer}", 0, proxied=True)
+    return unseal(web_settings(request), request.cookies.get(COOKIE))
 
 
 def same_origin(request: Request) -> bool:
@@ -106,7 +111,7 @@ def _page(
         nav="\n".join(links) if session else "",
         user=html.escape(session.user) if session else "",
         csrf=csrf,
-        signout="" if session is None or web.token_header else _SIGNOUT.format(csrf=csrf),
+        signout="" if session is None or session.proxied else _SIGNOUT.format(csrf=csrf),
         body=body,
         page=nav,
     )
@@ -142,7 +147,7 @@ def mount(app: FastAPI, settings: ServiceSettings) -> None:
             return RedirectResponse("/signin", status_code=303)
         name, title, nav = PAGES[request.url.path]
         user = await _signed_in_user(request, session)
-        return _page(request, name, title, nav, Session(session.caller, user, session.expires))
+        return _page(request, name, title, nav, replace(session, user=user))
 
     for path in PAGES:
         app.add_api_route(path, page, methods=["GET"], include_in_schema=False)
@@ -160,7 +165,7 @@ def mount(app: FastAPI, settings: ServiceSettings) -> None:
             "job.html",
             f"Job {job}",
             "job",
-            Session(session.caller, user, session.expires),
+            replace(session, user=user),
             job=job,
         )
 

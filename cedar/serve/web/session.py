@@ -38,8 +38,6 @@ class WebSettings:
 
     key: bytes
     lifetime: int = DEFAULT_LIFETIME
-    #: A header a trusted front-end proxy fills with the user's bearer token (None: off).
-    token_header: str | None = None
     secure: bool = False
 
     @classmethod
@@ -58,13 +56,7 @@ class WebSettings:
         else:
             key = os.urandom(32)
         lifetime = config.get_int("CEDAR_SERVE_WEB_SESSION_SECONDS", DEFAULT_LIFETIME)
-        header = (config.get("CEDAR_SERVE_WEB_TOKEN_HEADER") or "").strip() or None
-        return cls(
-            key=key,
-            lifetime=int(lifetime or DEFAULT_LIFETIME),
-            token_header=header.lower() if header else None,
-            secure=tls,
-        )
+        return cls(key=key, lifetime=int(lifetime or DEFAULT_LIFETIME), secure=tls)
 
 
 @dataclass(frozen=True)
@@ -74,6 +66,8 @@ class Session:
     caller: Caller
     user: str
     expires: int
+    #: Signed in by the trusted proxy (``CEDAR_SERVE_PROXY_HEADER``), not by the cookie.
+    proxied: bool = False
 
 
 def _b64(data: bytes) -> str:

@@ -323,6 +323,7 @@
     "CompletionDate", "ExitCode", "HoldReason", "RemoveReason", "RequestCpus", "RequestMemory", "RequestDisk", "RemoteHost",
     "LastRemoteHost", "NumJobStarts", "RemoteWallClockTime", "TransferInput", "TransferOutput", "Out", "Err"];
   const TIMES = new Set(["QDate", "JobStartDate", "EnteredCurrentStatus", "CompletionDate"]);
+  let filesShown = null;
   let jobAd = null, fromHistory = false, offsets = {stdout: -1, stderr: -1};
 
   async function loadJob(id) {
@@ -361,7 +362,11 @@
     $("#important").replaceChildren(...items);
     const full = $("#full-ad");
     full.textContent = Object.keys(ad).sort((a, b) => a.localeCompare(b)).map(k => `${k} = ${JSON.stringify(ad[k])}`).join("\n");
-    $("#files").replaceChildren(...outputNames(ad).map(n => el("li", {}, el("a", {href: `/web/api/jobs/${id}/files/${encodeURIComponent(n)}`, download: n, "data-file": n, text: n}))));
+    const names = outputNames(ad);
+    if (names.join("\0") !== filesShown) {  // redrawn only when it changes (links stay put)
+      filesShown = names.join("\0");
+      $("#files").replaceChildren(...names.map(n => el("li", {}, el("a", {href: `/web/api/jobs/${id}/files/${encodeURIComponent(n)}`, download: n, "data-file": n, text: n}))));
+    }
     renderEvents(id, ad);
     if (ad.JobStatus === 2) liveOutput(id); else $("#live-state").textContent = "The job is not running: live output is shown only while it runs.";
   }
@@ -382,7 +387,22 @@
     return box;
   }
 
+  // The event log: the job's own log file (``log = ...``) when its sandbox has one, else a
+  // timeline from its ad and its run records (epochs).
+  let eventsShown = "";
   async function renderEvents(id, ad) {
+    try {
+      const answer = await api(`/web/api/jobs/${id}/events`);
+      if (answer.events && answer.events.length) {
+        const key = JSON.stringify(answer.events.length);
+        if (key === eventsShown) return;
+        eventsShown = key;
+        $("#events").replaceChildren(...answer.events.map(e => el("li", {"data-event": e.MyType || ""},
+          el("span", {class: "muted", text: String(e.EventTime || "").replace("T", " ") + " (pool time) "}),
+          eventText(e))));
+        return;
+      }
+    } catch (err) { /* no log file: the timeline below */ }
     const events = [];
     const push = (t, text) => { if (t) events.push([t, text]); };
     push(ad.QDate, "Submitted");
@@ -399,6 +419,18 @@
     if (ad.JobStatus === 3) push(ad.EnteredCurrentStatus, "Removed" + (ad.RemoveReason ? ": " + ad.RemoveReason : ""));
     events.sort((a, b) => a[0] - b[0]);
     $("#events").replaceChildren(...events.map(([t, text]) => el("li", {}, timeEl(t), " ", text)));
+  }
+
+  const EVENT_WORDS = {SubmitEvent: "Submitted", ExecuteEvent: "Started running", JobTerminatedEvent: "Finished",
+    JobHeldEvent: "Held", JobReleaseEvent: "Released", JobAbortedEvent: "Removed", ShadowExceptionEvent: "Shadow exception",
+    JobEvictedEvent: "Evicted", FileTransferEvent: "File transfer", ImageSizeEvent: "Image size updated",
+    JobDisconnectedEvent: "Disconnected", JobReconnectedEvent: "Reconnected"};
+  function eventText(e) {
+    let text = EVENT_WORDS[e.MyType] || String(e.MyType || "event");
+    if (e.MyType === "JobTerminatedEvent" && e.ReturnValue !== undefined) text += ` (exit code ${e.ReturnValue})`;
+    if (e.HoldReason) text += ": " + e.HoldReason;
+    if (e.ExecuteHost) text += " on " + show(e.ExecuteHost);
+    return text;
   }
 
   let liveTimer = null;
