@@ -284,9 +284,11 @@ def run(target: Target, workdir: Path, user: str = "alice@", other: str = "bob@"
         row = batch_row(driver, idle_name)
         row.find_element("css selector", 'button[data-action="hold"]').click()
         wait_for("held", lambda: count(driver, idle_name, "Held") == 1, 20)
-        batch_row(driver, idle_name).find_element(
-            "css selector", 'button[data-action="release"]'
-        ).click()
+        # released from the job's own row (the batch row has the same buttons)
+        batch_row(driver, idle_name).find_element("css selector", "button[aria-expanded]").click()
+        wait_for(
+            "the job row", lambda: by_css(driver, f'tr.job[data-job="{job}"]'), 10
+        ).find_element("css selector", 'button[data-action="release"]').click()
         wait_for("released", lambda: count(driver, idle_name, "Idle") == 1, 20)
 
         driver.get(f"{target.url}/job/{job}")
@@ -316,6 +318,23 @@ def run(target: Target, workdir: Path, user: str = "alice@", other: str = "bob@"
         by_css(driver, f'#archive tr[data-job="{job}"] button[data-epochs]').click()
         wait_for("its runs", lambda: by_css(driver, "#archive tr.epochs").text, 20)
         shot(driver, target, "archive")
+
+        # --- the finished batch removed from the queue (one button) goes to the archive too
+        driver.get(target.url + "/")
+        wait_for("the batch", lambda: batch_row(driver, name), 20).find_element(
+            "css selector", 'button[data-action="remove"]'
+        ).click()
+        wait_for("the batch to leave", lambda: batch_row(driver, name) is None, target.patience)
+        wait_for(
+            "the batch in the archive",
+            lambda: (
+                driver.get(target.url + "/archive")
+                or wait_for("rows", lambda: all_css(driver, "#archive tbody tr[data-job]"), 20)
+                and all_css(driver, f'#archive tr[data-job="{cluster}.0"]')
+            ),
+            target.patience,
+            interval=2,
+        )
         alice_requests = requests_made(driver)
 
         # --- a second user sees none of it

@@ -57,9 +57,26 @@
   }
   function statusName(code) { return STATUS[code] || String(code); }
   function jobId(ad) { return ad.ClusterId + "." + ad.ProcId; }
+  // The job's arguments as a list: ``Arguments`` (whitespace separates, '...' groups, '' is a
+  // quote inside a group) or the old ``Args`` (whitespace only).
+  function argList(ad) {
+    if (typeof ad.Arguments !== "string") return String(ad.Args || "").split(/\s+/).filter(Boolean);
+    const out = []; let cur = null, quoted = false; const text = ad.Arguments;
+    for (let i = 0; i < text.length; i++) {
+      const ch = text[i];
+      if (ch === "'") {
+        if (quoted && text[i + 1] === "'") { cur += "'"; i++; }
+        else { quoted = !quoted; if (cur === null) cur = ""; }
+      } else if (!quoted && /\s/.test(ch)) { if (cur !== null) { out.push(cur); cur = null; } }
+      else cur = (cur || "") + ch;
+    }
+    if (cur !== null) out.push(cur);
+    return out;
+  }
   function shortCmd(ad) {
     const cmd = String(ad.Cmd || "").split("/").pop();
-    return (cmd + " " + (ad.Arguments || ad.Args || "")).trim();
+    const args = argList(ad).map(a => (a === "" || /[\s'"]/.test(a)) ? "'" + a.replace(/'/g, "'\\''") + "'" : a);
+    return [cmd, ...args].join(" ").trim();
   }
 
   // ------------------------------------------------------------------ batches
@@ -79,7 +96,7 @@
 
   function actionButtons(label, target, statuses) {
     const box = el("div", {class: "buttons"});
-    const can = {hold: statuses.some(s => s === 1 || s === 2), release: statuses.includes(5), remove: statuses.some(s => s !== 3 && s !== 4)};
+    const can = {hold: statuses.some(s => s === 1 || s === 2), release: statuses.includes(5), remove: statuses.some(s => s !== 3)};
     for (const what of ["hold", "release", "remove"]) {
       if (!can[what]) continue;
       box.append(el("button", {type: "button", "data-action": what, "aria-label": `${what} ${label}`,
@@ -383,7 +400,7 @@
     }}, label));
     if (status === 1 || status === 2) add("hold", "Hold");
     if (status === 5) add("release", "Release");
-    if (status !== 3 && status !== 4) add("remove", "Remove");
+    if (status !== 3) add("remove", status === 4 ? "Remove from the queue" : "Remove");
     return box;
   }
 
