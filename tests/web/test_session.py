@@ -236,3 +236,12 @@ def test_trusted_proxy_header(api: Api, tmp_path: Path) -> None:  # noqa: F811
     # off by default: the header means nothing to the page either
     with httpx.Client(base_url=api.url, headers={"X-Remote-User": "carol"}) as plain:
         assert plain.get("/").status_code == 303
+
+
+def test_forwarding_stays_under_the_api(api: Api, alice: tuple[httpx.Client, str]) -> None:  # noqa: F811
+    c, _ = alice
+    for path in ("/web/api/%2E%2E/%2E%2E/healthz", "/web/api/jobs/%2e%2e/whoami"):
+        assert c.get(path).status_code == 404, path
+    assert c.get("/web/api/nosuchroute").status_code == 404
+    # the cookie means nothing to the API itself (only a bearer token does)
+    assert c.get("/api/v1/whoami").json()["authenticated"] is False

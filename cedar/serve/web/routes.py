@@ -19,9 +19,11 @@ from string import Template
 from typing import Any
 from urllib.parse import quote, urlsplit
 
+import trio
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
+from cedar.commands.submit import SubmitSettings
 from cedar.errors import CedarError
 from cedar.serve.context import services
 from cedar.serve.web.session import (
@@ -176,6 +178,8 @@ def mount(app: FastAPI, settings: ServiceSettings) -> None:
     @app.post("/signin", include_in_schema=False)
     async def signin(request: Request) -> Response:
         web = web_settings(request)
+        peer = request.client.host if request.client else "-"
+        services(request).limiter.check(f"signin:{peer}")  # each attempt costs a handshake
         if not same_origin(request):
             return _signin(request, "This sign-in did not come from this site.", 403)
         async with request.form(max_files=0, max_fields=4, max_part_size=20000) as form:
@@ -235,7 +239,13 @@ def mount(app: FastAPI, settings: ServiceSettings) -> None:
             spool = bool(data.get("spool", False))
         except (ValueError, KeyError, TypeError):
             return JSONResponse({"error": "expected {submit_file, spool}", "status": 400}, 400)
-        return JSONResponse(build_preview(request, text, spool))
+        svc = services(request)
+        assert session is not None
+        svc.limiter.check(session.caller.key)
+        settings = svc.access.submit_settings
+        # (a description may ask for up to MAX_PROCS jobs: built off the event loop)
+        answer = await trio.to_thread.run_sync(build_preview, settings, text, spool)
+        return JSONResponse(answer)
 
     async def forward(request: Request) -> Response:
         session = session_of(request)
@@ -244,6 +254,8 @@ def mount(app: FastAPI, settings: ServiceSettings) -> None:
             return refused
         assert session is not None and session.caller.token is not None
         rest = request.url.path[len("/web/api/") :]
+        if any(part in (".", "..") for part in rest.split("/")):
+            return JSONResponse({"error": "not found", "status": 404}, 404)
         path = "/api/v1/" + rest
         scope = {k: request.scope[k] for k in _SCOPE_KEYS if k in request.scope}
         headers = [(k, v) for k, v in request.scope["headers"] if k.lower() not in _DROPPED]
@@ -301,17 +313,15 @@ def _signin(request: Request, error: str, status: int = 200) -> HTMLResponse:
     return HTMLResponse(text, status_code=status, headers=SECURITY_HEADERS)
 
 
-def build_preview(request: Request, text: str, spool: bool) -> dict[str, Any]:
-    """``{"jobs": [{attr: wire text}], "warnings": [...]}`` or ``{"error": ...}``."""
+def build_preview(settings: SubmitSettings, text: str, spool: bool) -> dict[str, Any]:
+    """``{"jobs": [{attr: wire text}] (the first 100), "count", "warnings"}`` or
+    ``{"error": ...}``: what submitting ``text`` would send, without sending it."""
     from cedar.commands.submit import Submit
 
-    access = services(request).access
     try:
         description = Submit(text)
         with tempfile.TemporaryDirectory(prefix="cedar-web-preview-") as staging:
-            built = description.build(
-                1, settings=access.submit_settings, submit_dir=staging, spool=spool
-            )
+            built = description.build(1, settings=settings, submit_dir=staging, spool=spool)
     except CedarError as exc:
         return {"error": str(exc)}
     except (ValueError, OSError) as exc:
