@@ -7,6 +7,7 @@ server."""
 from __future__ import annotations
 
 import json
+import tarfile
 import time
 import uuid
 from collections.abc import Callable
@@ -211,6 +212,29 @@ def run(target: Target, workdir: Path, user: str = "alice@", other: str = "bob@"
         assert len(all_css(driver, "#rows tbody tr")) == 5
         assert [c.text for c in all_css(driver, "#rows thead th")][1] == "seconds"
 
+        # --- every built-in template previews cleanly once its columns are filled
+        script = workdir / "run.sh"
+        script.write_text('#!/bin/sh\necho "$@"\n')
+        by_css(driver, "#input-files").send_keys(str(script))
+        for template in ("sleep", "echo", "script", "container"):
+            Select(by_css(driver, "#template")).select_by_value(template)
+            for cell in all_css(driver, "#rows tbody input"):
+                cell.clear()
+                cell.send_keys("x" if template != "sleep" else "1")
+            by_css(driver, "#preview").click()
+            wait_for(
+                f"the {template} preview",
+                lambda: (
+                    "job(s)" in by_css(driver, "#preview-out").text
+                    or by_css(driver, "#preview-errors").text
+                ),
+                20,
+            )
+            assert not by_css(driver, "#preview-errors").text, (
+                template,
+                by_css(driver, "#preview-errors").text,
+            )
+
         # --- a 3-job batch from an uploaded CSV, with an input file
         csv = workdir / "jobs.csv"
         csv.write_text("word,unused\n" + "\n".join(f"{w},x" for w in WORDS) + "\n")
@@ -245,20 +269,31 @@ def run(target: Target, workdir: Path, user: str = "alice@", other: str = "bob@"
             wait_for("the download", lambda: saved.exists() and saved.stat().st_size > 0, 30)
         except AssertionError as exc:
             names = sorted(p.name for p in downloads.iterdir())
-            raise AssertionError(f"{exc}; have {names}") from None
+            probe = driver.execute_script(
+                "return fetch(arguments[0]).then(r => r.status + ' ' + r.statusText)",
+                file_link.get_attribute("href"),
+            )
+            raise AssertionError(f"{exc}; have {names}; GET says {probe}") from None
         text = saved.read_text()
         assert target.stdout_ok(text, WORDS[1]), text
+        # ... and then the whole sandbox as a tar (still there after one download)
+        by_css(driver, "#tar-link").click()
+        tar = downloads / f"job-{cluster}.1-output.tar"
+        wait_for("the tar", lambda: tar.exists() and tarfile.is_tarfile(tar), 30)
+        with tarfile.open(tar) as archive:
+            member = archive.extractfile("out-1.txt")
+            assert member is not None and member.read().decode() == text
         by_css(driver, "#show-ad").click()
         assert f"ClusterId = {cluster}" in by_css(driver, "#full-ad").text
         check_local_time(by_css(driver, 'dd[data-attr="QDate"] time'))
-        if target.real:  # the job's own event log, from its sandbox
+        wait_for("the timeline", lambda: all_css(driver, "#events li"), 20)
+        if target.real:  # the job's own event log, from its sandbox (on request)
+            by_css(driver, "#read-log").click()
             wait_for(
                 "the event log",
-                lambda: all_css(driver, '#events li[data-event="ExecuteEvent"]'),
+                lambda: all_css(driver, '#log-file li[data-event="ExecuteEvent"]'),
                 20,
             )
-        else:
-            wait_for("the timeline", lambda: all_css(driver, "#events li"), 20)
         driver.execute_script("window.scrollTo(0, 0)")
         shot(driver, target, "job")
 

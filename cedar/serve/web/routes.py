@@ -10,11 +10,13 @@ checks both and hands the request, body and all, to the same ASGI app under ``/a
 from __future__ import annotations
 
 import html
+import io
 import json
 import re
 import tempfile
 from dataclasses import replace
 from importlib import resources
+from pathlib import Path
 from string import Template
 from typing import Any
 from urllib.parse import quote, urlsplit
@@ -26,6 +28,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Resp
 from cedar.commands.submit import SubmitSettings
 from cedar.errors import CedarError
 from cedar.serve.context import services
+from cedar.serve.sandbox import write_file
 from cedar.serve.web.session import (
     COOKIE,
     Session,
@@ -321,6 +324,10 @@ def build_preview(settings: SubmitSettings, text: str, spool: bool) -> dict[str,
     try:
         description = Submit(text)
         with tempfile.TemporaryDirectory(prefix="cedar-web-preview-") as staging:
+            executable = description.get("executable")
+            if spool and executable and "$" not in executable and not executable.startswith("/"):
+                # as the API's spooled submit: the script comes with the input files
+                write_file(Path(staging), executable, io.BytesIO(b""), [0], 0)
             built = description.build(1, settings=settings, submit_dir=staging, spool=spool)
     except CedarError as exc:
         return {"error": str(exc)}

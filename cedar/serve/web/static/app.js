@@ -250,6 +250,9 @@
       if (/^\s*transfer_input_files\s*=/im.test(text)) text = text.replace(/^(\s*transfer_input_files\s*=\s*)(.*)$/im, (m, a, b) => a + [b.trim(), ...names].filter(Boolean).join(", "));
       else text += `transfer_input_files = ${names.join(", ")}\n`;
       if (!/^\s*should_transfer_files\s*=/im.test(text)) text += "should_transfer_files = YES\n";
+      // Spooled output stays until the batch is removed (or 10 days), not only until the first
+      // download: a page lets people fetch files one at a time.
+      if (!/^\s*leave_in_queue\s*=/im.test(text)) text += "leave_in_queue = JobStatus == 4 && (time() - (CompletionDate ?: time())) < 864000\n";
     }
     const errors = [];
     if (!rows.length) errors.push("Add at least one row (one row per job).");
@@ -379,8 +382,10 @@
     $("#important").replaceChildren(...items);
     const full = $("#full-ad");
     full.textContent = Object.keys(ad).sort((a, b) => a.localeCompare(b)).map(k => `${k} = ${JSON.stringify(ad[k])}`).join("\n");
-    const names = outputNames(ad);
-    if (names.join("\0") !== filesShown) {  // redrawn only when it changes (links stay put)
+    const names = fromHistory ? [] : outputNames(ad);
+    $("#tar-link").hidden = fromHistory;
+    if (fromHistory) $("#files").replaceChildren(el("li", {text: "This job has left the queue; its output sandbox left with it."}));
+    if (!fromHistory && names.join("\0") !== filesShown) {  // redrawn only when it changes (links stay put)
       filesShown = names.join("\0");
       $("#files").replaceChildren(...names.map(n => el("li", {}, el("a", {href: `/web/api/jobs/${id}/files/${encodeURIComponent(n)}`, download: n, "data-file": n, text: n}))));
     }
@@ -406,20 +411,19 @@
 
   // The event log: the job's own log file (``log = ...``) when its sandbox has one, else a
   // timeline from its ad and its run records (epochs).
-  let eventsShown = "";
-  async function renderEvents(id, ad) {
+  // Reading the log file fetches the job's output sandbox, so it is done on request only.
+  async function readLog(id) {
+    const box = $("#log-file");
+    box.replaceChildren(el("li", {text: "Reading…"}));
     try {
       const answer = await api(`/web/api/jobs/${id}/events`);
-      if (answer.events && answer.events.length) {
-        const key = JSON.stringify(answer.events.length);
-        if (key === eventsShown) return;
-        eventsShown = key;
-        $("#events").replaceChildren(...answer.events.map(e => el("li", {"data-event": e.MyType || ""},
-          el("span", {class: "muted", text: String(e.EventTime || "").replace("T", " ") + " (pool time) "}),
-          eventText(e))));
-        return;
-      }
-    } catch (err) { /* no log file: the timeline below */ }
+      box.replaceChildren(...(answer.events || []).map(e => el("li", {"data-event": e.MyType || ""},
+        el("span", {class: "muted", text: String(e.EventTime || "").replace("T", " ") + " (pool time) "}),
+        eventText(e))));
+    } catch (err) { box.replaceChildren(el("li", {class: "error", text: err.message})); }
+  }
+
+  async function renderEvents(id, ad) {
     const events = [];
     const push = (t, text) => { if (t) events.push([t, text]); };
     push(ad.QDate, "Submitted");
@@ -501,6 +505,7 @@
       ev.target.textContent = full.hidden ? "Show the full ad" : "Hide the full ad";
     });
     $("#analyze").addEventListener("click", () => explain(id));
+    $("#read-log").addEventListener("click", () => readLog(id));
     renderJob(id);
     setInterval(() => { if (!fromHistory) renderJob(id); }, 5000);
   }
