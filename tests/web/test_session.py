@@ -245,3 +245,23 @@ def test_forwarding_stays_under_the_api(api: Api, alice: tuple[httpx.Client, str
     assert c.get("/web/api/nosuchroute").status_code == 404
     # the cookie means nothing to the API itself (only a bearer token does)
     assert c.get("/api/v1/whoami").json()["authenticated"] is False
+
+
+def test_the_cookie_is_secure_under_tls() -> None:
+    from cedar.serve.web.session import cookie_header
+
+    web = WebSettings.from_config(Config(), tls=True)
+    header = cookie_header(web, "v")
+    assert "Secure" in header and "HttpOnly" in header and "SameSite=Strict" in header
+    assert "Max-Age=0" in cookie_header(web, "", max_age=0)
+
+
+def test_sign_out(api: Api) -> None:  # noqa: F811
+    c, csrf = signed_in(api.url, api.pool.bob)
+    try:
+        answer = c.post("/signout", data={"csrf": csrf})
+        assert answer.status_code == 303 and "Max-Age=0" in answer.headers["set-cookie"]
+        assert c.get("/").status_code == 303
+        assert c.get("/web/api/whoami").status_code == 401
+    finally:
+        c.close()

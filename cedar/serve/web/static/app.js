@@ -29,6 +29,10 @@
     const answer = await fetch(path, {method, headers, body, credentials: "same-origin"});
     const type = answer.headers.get("content-type") || "";
     const data = type.includes("json") ? await answer.json() : await answer.text();
+    if (answer.status === 401 && path.startsWith("/web/")) {
+      // the session ended or the pool no longer accepts the token: sign in again
+      window.location.href = "/signin";
+    }
     if (!answer.ok) {
       const message = (data && data.error) || (typeof data === "string" ? data : answer.statusText);
       const err = new Error(message); err.status = answer.status; throw err;
