@@ -110,7 +110,7 @@ def _page(
     body = Template(_read(f"pages/{name}")).safe_substitute(
         {k: html.escape(v) for k, v in values.items()}
     )
-    csrf = csrf_token(web, session.caller) if session else ""
+    csrf = csrf_token(web, session.csrf_subject) if session else ""
     page = Template(_read("pages/layout.html")).safe_substitute(
         title=html.escape(title),
         nav="\n".join(links) if session else "",
@@ -210,7 +210,7 @@ def mount(app: FastAPI, settings: ServiceSettings) -> None:
         if session is not None:
             async with request.form(max_files=0, max_fields=4) as form:
                 given = str(form.get("csrf") or "")
-            if not same_origin(request) or not csrf_ok(web, session.caller, given):
+            if not same_origin(request) or not csrf_ok(web, session.csrf_subject, given):
                 return JSONResponse({"error": "CSRF check failed", "status": 403}, 403)
         answer.headers["Set-Cookie"] = cookie_header(web, "", max_age=0)
         return answer
@@ -289,7 +289,9 @@ def _refuse(request: Request, session: Session | None) -> Response | None:
         return JSONResponse({"error": "not signed in", "status": 401}, 401)
     if request.method not in ("GET", "HEAD"):
         given = request.headers.get("x-csrf-token")
-        if not same_origin(request) or not csrf_ok(web_settings(request), session.caller, given):
+        if not same_origin(request) or not csrf_ok(
+            web_settings(request), session.csrf_subject, given
+        ):
             return JSONResponse({"error": "CSRF check failed", "status": 403}, 403)
     return None
 

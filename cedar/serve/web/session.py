@@ -69,6 +69,12 @@ class Session:
     #: Signed in by the trusted proxy (``CEDAR_SERVE_PROXY_HEADER``), not by the cookie.
     proxied: bool = False
 
+    @property
+    def csrf_subject(self) -> Caller:
+        """What the CSRF token is bound to: the token, or for a proxied user the user (its
+        minted token is renewed every few minutes while a page stays open)."""
+        return Caller(key=f"proxy:{self.user}") if self.proxied else self.caller
+
 
 def _b64(data: bytes) -> str:
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
