@@ -10,6 +10,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -115,6 +116,8 @@ def demo_server() -> Iterator[tuple[str, dict[str, str]]]:
             if time.monotonic() > deadline:
                 break
         assert url and tokens, "cedar serve --demo did not start"
+        # keep reading what it says, so a full pipe never blocks it
+        threading.Thread(target=process.stdout.read, daemon=True).start()
         yield url, tokens
     finally:
         process.terminate()
