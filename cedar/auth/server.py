@@ -416,7 +416,10 @@ def _new_session(
         "Sid": sid,
         "User": user,
         "ReturnCode": "AUTHORIZED" if ok else "DENIED",
-        "ValidCommands": ",".join(str(c) for c in env.valid_commands(level, user_is_mapped(user))),
+        # int(): str() of an IntEnum is its name on Python 3.10 (the numbers go on the wire)
+        "ValidCommands": ",".join(
+            str(int(c)) for c in env.valid_commands(level, user_is_mapped(user))
+        ),
     }
     if tried:
         p1["TriedAuthentication"] = True

@@ -102,7 +102,7 @@ def format_scalar(value: object, old: bool) -> str:
     if value is False:
         return "false"
     if isinstance(value, int):
-        return str(value)
+        return str(int(value))  # an IntEnum's str() is its name on Python 3.10
     if isinstance(value, float):
         return format_real(value, old)
     if isinstance(value, str):

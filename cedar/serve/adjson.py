@@ -15,10 +15,10 @@ from collections.abc import AsyncIterator, Iterable
 from typing import Any, TypeVar
 
 from cedar.classad_wire import ClassAd
-from cedar.classad_wire.jsonfmt import ad_from_json, ad_to_json_sorted
-from cedar.classad_wire.unparse import unparse
-from cedar.errors import InvalidArgument
-from cedar.service import redact
+from cedar.classad_wire.jsonfmt import ad_to_json_sorted
+from cedar.service import redact, typed_values
+
+__all__ = ["ad_dict", "ad_json", "primed", "typed_values"]
 
 T = TypeVar("T")
 
@@ -73,12 +73,3 @@ def ad_dict(ad: ClassAd, private: Iterable[str] = (), *, lower: bool = False) ->
     """One ad as a JSON-ready dict (``lower``: keys lower-cased, as restd writes them)."""
     data: dict[str, Any] = json.loads(ad_json(ad, private, lower=lower))
     return data
-
-
-def typed_values(values: dict[str, Any]) -> dict[str, str]:
-    """Attribute name -> ClassAd wire text for JSON values in the same mapping: a JSON string is
-    a string, a number or boolean itself, ``null`` undefined, ``"/Expr(...)/"`` an expression."""
-    if not values:
-        raise InvalidArgument("no attributes to set")
-    ad = ad_from_json(json.dumps(values))
-    return {name: unparse(ad.lookup(name), old=True) for name in values}

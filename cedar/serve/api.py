@@ -538,7 +538,10 @@ async def upload_multipart(
     job_id(job)
     limit = svc.settings.max_upload
     declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > limit:
+    if declared is None or not declared.isdigit():
+        # the form parser would spool a body of any size before we could count it
+        raise ServiceError(411, "a multipart upload needs a Content-Length")
+    if int(declared) > limit:
         raise TooLarge(limit)
     with tempfile.TemporaryDirectory(prefix="cedar-serve-in-") as directory:
         root = Path(directory, "sandbox")

@@ -35,7 +35,7 @@ read-only API, unchanged.
 def error_response(request: Request, status: int, message: str, **extra: Any) -> JSONResponse:
     """The JSON error body (``{"message"}`` under restd's ``/v1``, else ``{"error","status"}``)."""
     headers = {}
-    if status == 413:  # the rest of the body is not read: end the connection after answering
+    if status in (411, 413):  # the body is not read: end the connection after answering
         headers["Connection"] = "close"
     retry = extra.get("retry_after")
     if retry is not None:

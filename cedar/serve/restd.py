@@ -21,7 +21,7 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 from cedar.classad_wire import ClassAd
 from cedar.classad_wire.expr import AttrRef, Binary, Literal
 from cedar.commands import AsyncSchedd
-from cedar.errors import InvalidArgument
+from cedar.errors import CedarError, InvalidArgument
 from cedar.numbers import DaemonType
 from cedar.serve.adjson import ad_json, primed
 from cedar.serve.api import CHUNK
@@ -399,12 +399,23 @@ def _config_values(svc: Services) -> dict[str, str]:
     return out
 
 
+#: restd's ``daemon=`` names and the daemon type each locates.
+DAEMON_TYPES = {
+    "master": DaemonType.MASTER,
+    "schedd": DaemonType.SCHEDD,
+    "collector": DaemonType.COLLECTOR,
+    "negotiator": DaemonType.NEGOTIATOR,
+    "startd": DaemonType.STARTD,
+}
+
+
 @router.get("/config", responses=ERRORS)
 async def config_all(
     svc: ServicesDep, caller: CallerDep, daemon: str | None = None
 ) -> dict[str, str]:
-    """The configuration this server reads (``daemon=`` is not supported yet: 501)."""
-    _no_daemon(daemon)
+    """The configuration this server reads (every knob; ``daemon=`` needs a knob name)."""
+    if daemon:
+        raise InvalidArgument("daemon= needs a knob: /v1/config/<name>?daemon=<type>")
     return _config_values(svc)
 
 
@@ -412,15 +423,28 @@ async def config_all(
 async def config_one(
     svc: ServicesDep, caller: CallerDep, attr: str, daemon: str | None = None
 ) -> Response:
-    _no_daemon(daemon)
-    value = svc.access.config.get(attr)
+    """A knob's value here, or in a running daemon of the pool (``daemon=schedd``, ...: asked
+    with DC_CONFIG_VAL)."""
+    if daemon:
+        from cedar.service.remote_config import remote_config_value
+
+        daemon_type = DAEMON_TYPES.get(daemon.lower())
+        if daemon_type is None:
+            raise InvalidArgument(f"{daemon} is not a valid choice")
+        try:  # the first one (restd asks "a" daemon of the type too)
+            locations = await svc.access.collector(caller).locate_all(daemon_type)
+        except CedarError as exc:
+            raise NotFound(f"no {daemon} found: {exc}") from None
+        if not locations:
+            raise NotFound(f"no {daemon} in the pool")
+        value = await remote_config_value(
+            locations[0].address,
+            attr,
+            security=svc.access.security(caller),
+            timeout=svc.settings.timeout,
+        )
+    else:
+        value = svc.access.config.get(attr)
     if value is None:
         return JSONResponse({"message": f"Undefined attribute: {attr}"}, status_code=404)
     return JSONResponse(value)
-
-
-def _no_daemon(daemon: str | None) -> None:
-    if daemon:
-        raise ServiceError(
-            501, "daemon= (a running daemon's value) is not supported by cedar serve yet"
-        )

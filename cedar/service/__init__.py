@@ -8,6 +8,7 @@
   attributes.
 - :class:`RateLimiter`: per-caller token buckets; :func:`status_of`: one error -> status table.
 - :class:`ServiceSettings`: the ``CEDAR_SERVE_*`` knobs.
+- :func:`typed_values`: a caller's JSON values as ClassAd text (one rule for every service).
 
 Stateless by design: nothing kept here is needed by another replica or after a restart.
 """
@@ -18,6 +19,7 @@ from cedar.service.errors import NotFound, RateLimited, ServiceError, status_of
 from cedar.service.limits import RateLimiter
 from cedar.service.scope import REDACTED, check_constraint, owner_scope, redact, scoped_constraint
 from cedar.service.settings import ServiceSettings
+from cedar.service.values import typed_values
 
 __all__ = [
     "ANONYMOUS",
@@ -36,4 +38,5 @@ __all__ = [
     "redact",
     "scoped_constraint",
     "status_of",
+    "typed_values",
 ]

@@ -258,6 +258,13 @@ def test_restd_v1_matches_the_library(live: Live) -> None:
         assert sorted(e["name"] for e in startds) == trio.run(names)
         assert all(e["type"] == "Machine" for e in startds)
         assert live.anonymous.get("/v1/config/COLLECTOR_HOST").status_code == 200
+        # a running daemon's value (DC_CONFIG_VAL), as restd's ?daemon= gives it
+        log = live.anonymous.get("/v1/config/SCHEDD_LOG", params={"daemon": "schedd"})
+        assert log.status_code == 200 and log.json().endswith("SchedLog")
+        slots = live.anonymous.get("/v1/config/NUM_CPUS", params={"daemon": "startd"})
+        assert slots.status_code == 200
+        missing = live.anonymous.get("/v1/config/NO_SUCH_KNOB_X", params={"daemon": "schedd"})
+        assert missing.status_code == 404 and "message" in missing.json()
     finally:
         live.testuser.post("/api/v1/jobs/remove", json={"constraint": f"ClusterId == {cluster}"})
 

@@ -381,6 +381,12 @@ def test_oversize_upload_is_413(api: Api) -> None:
     assert api.alice.put(f"/api/v1/jobs/{job}/input", content=chunks()).status_code == 413
     parts = [("f", ("big.bin", b"\0" * (2 << 20)))]
     assert api.alice.post(f"/api/v1/jobs/{job}/input/multipart", files=parts).status_code == 413
+    chunked = api.alice.post(
+        f"/api/v1/jobs/{job}/input/multipart",
+        content=chunks(),
+        headers={"Content-Type": "multipart/form-data; boundary=x"},
+    )
+    assert chunked.status_code == 411
 
 
 @pytest.mark.parametrize("name", ["..%2F..%2Fetc%2Fpasswd", "%2Fetc%2Fpasswd", "a%2F..%2F..%2Fx"])
@@ -514,3 +520,34 @@ def test_opt_in_tokens_minted_for_a_trusted_proxy(api: Api, tmp_path: Path) -> N
     # off by default: the header means nothing
     plain = api.anonymous.get("/api/v1/whoami", headers={"X-Remote-User": "carol"}).json()
     assert plain["authenticated"] is False
+
+
+def test_replicas_share_nothing(api: Api) -> None:
+    """Two processes' worth of servers on one pool: a page token from one continues on the
+    other, and a caller's identity is learnt again from the daemon (nothing to share)."""
+    jobs = submit(api.alice, 4)
+    cluster = jobs[0].split(".")[0]
+    other = RunningServer(api.server.settings).start()
+    try:
+        with client(other.url, api.pool.alice) as alice_elsewhere:
+            params = {"constraint": f"ClusterId == {cluster}", "limit": 2}
+            first = api.alice.get("/api/v1/jobs", params=params).json()
+            rest = alice_elsewhere.get(
+                "/api/v1/jobs", params={**params, "page_token": first["next_page_token"]}
+            ).json()
+            assert ids_of(first) + ids_of(rest) == jobs
+            assert alice_elsewhere.get("/api/v1/whoami").json()["user"].startswith("alice@")
+    finally:
+        other.stop()
+
+
+def test_typed_values_are_the_services_one_rule() -> None:
+    from cedar.service import typed_values
+
+    assert typed_values({"S": "a b", "N": 1, "B": False, "U": None, "E": "/Expr(N + 1)/"}) == {
+        "S": '"a b"',
+        "N": "1",
+        "B": "false",
+        "U": "undefined",
+        "E": "N + 1",
+    }

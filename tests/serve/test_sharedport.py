@@ -98,3 +98,60 @@ def test_import_cedar_does_not_load_the_server() -> None:
         "assert not loaded, loaded\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_tls_listener(api: Api, tmp_path: Path) -> None:
+    """``--tls-cert``/``--tls-key``: the same API over HTTPS."""
+    import datetime
+    import ipaddress
+    import ssl
+    from dataclasses import replace
+
+    import httpx
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    from tests.serve.conftest import RunningServer
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(
+            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+            critical=False,
+        )
+        .sign(key, hashes.SHA256())
+    )
+    (tmp_path / "cert.pem").write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    (tmp_path / "key.pem").write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    settings = replace(
+        api.server.settings,
+        tls_cert=str(tmp_path / "cert.pem"),
+        tls_key=str(tmp_path / "key.pem"),
+    )
+    server = RunningServer(settings).start()
+    try:
+        url = server.url.replace("http://", "https://")
+        trust = ssl.create_default_context(cafile=str(tmp_path / "cert.pem"))
+        answer = httpx.get(f"{url}/healthz", verify=trust, timeout=20)
+        assert answer.status_code == 200
+        with pytest.raises(httpx.HTTPError):
+            httpx.get(f"{server.url}/healthz", timeout=5)  # plain HTTP is not served
+    finally:
+        server.stop()

@@ -499,7 +499,7 @@ class JobBuilder(RequirementsParts, TransferParts, UniverseParts):
         ):
             ad[attr] = "0.0"
         if self.t.method is not None:
-            ad["JobSubmitMethod"] = str(self.t.method)
+            ad["JobSubmitMethod"] = str(int(self.t.method))
         if self.t.submit.submit_file:
             self.set_str("JobSubmitFile", self.t.submit.submit_file)
 
