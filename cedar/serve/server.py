@@ -29,9 +29,11 @@ def start_demo_pool() -> tuple[Any, dict[str, str]]:
     """A mock pool with IDTOKENs (FS off), and tokens for ``alice``, ``bob`` and this user."""
     from cedar.auth.signing_key import SigningKeyStore
     from cedar.auth.token import create_token
+    from cedar.serve.web.demo import furnish
     from cedar.server.pool import MockPool
 
     pool = MockPool.for_setup("tokens", simulate=True, run_time=2.0)
+    furnish(pool)  # slots for the web page's match analysis
     store = pool.policy.options["signing_keys"]
     assert isinstance(store, SigningKeyStore)
     key = store.get("POOL")

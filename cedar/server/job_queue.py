@@ -416,6 +416,9 @@ class JobQueue:
         self.superusers = {owner_of(u) for u in superusers}
         self.run_time = run_time
         self.clock = clock
+        #: When set, the simulation starts an idle job only if this says a slot would take it
+        #: (``cedar serve --demo`` matches the job against its advertised slots).
+        self.can_start: Callable[[ClassAd], bool] | None = None
         self.started: dict[tuple[int, int], float] = {}
 
     # --- reading -------------------------------------------------------------------------
@@ -728,6 +731,9 @@ class JobQueue:
                 job = self.jobs[key]
                 status = int_attr(self.merged(*key) or ClassAd(), "JobStatus")
                 if status == IDLE:
+                    start = self.can_start
+                    if start is not None and not start(self.merged(*key) or job.ad):
+                        continue
                     job.ad["JobStatus"] = RUNNING
                     job.ad["LastJobStatus"] = IDLE
                     job.ad["EnteredCurrentStatus"] = int(now)

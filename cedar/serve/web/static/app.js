@@ -1,0 +1,554 @@
+// cedar web page: small vanilla script, no framework, nothing loaded from elsewhere.
+// Every call goes to /web/api/... (forwarded to /api/v1 with the session's token, which this
+// script never sees); state-changing calls carry the CSRF token from the page's <meta>.
+"use strict";
+(function () {
+  const CSRF = document.querySelector('meta[name="csrf-token"]').content;
+  const STATUS = {1: "Idle", 2: "Running", 3: "Removed", 4: "Completed", 5: "Held", 6: "Transferring", 7: "Suspended"};
+  const $ = (sel, root) => (root || document).querySelector(sel);
+
+  function el(tag, attrs, ...children) {
+    const node = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v === null || v === undefined || v === false) continue;
+      if (k === "text") node.textContent = v;
+      else if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
+      else node.setAttribute(k, v === true ? "" : v);
+    }
+    for (const c of children) if (c !== null && c !== undefined) node.append(c);
+    return node;
+  }
+
+  async function api(path, options) {
+    options = options || {};
+    const headers = Object.assign({}, options.headers || {});
+    const method = options.method || "GET";
+    if (method !== "GET") headers["X-CSRF-Token"] = CSRF;
+    let body = options.body;
+    if (options.json !== undefined) { headers["Content-Type"] = "application/json"; body = JSON.stringify(options.json); }
+    const answer = await fetch(path, {method, headers, body, credentials: "same-origin"});
+    const type = answer.headers.get("content-type") || "";
+    const data = type.includes("json") ? await answer.json() : await answer.text();
+    if (answer.status === 401 && path.startsWith("/web/")) {
+      // the session ended or the pool no longer accepts the token: sign in again
+      window.location.href = "/signin";
+    }
+    if (!answer.ok) {
+      const message = (data && data.error) || (typeof data === "string" ? data : answer.statusText);
+      const err = new Error(message); err.status = answer.status; throw err;
+    }
+    return data;
+  }
+
+  function notice(text, isError) {
+    const box = $("#notice");
+    box.textContent = text;
+    box.className = isError ? "error" : "ok";
+  }
+
+  // Times in the viewer's own time zone (the browser's).
+  function when(epoch) {
+    if (typeof epoch !== "number" || !epoch) return "";
+    return new Date(epoch * 1000).toLocaleString();
+  }
+  function timeEl(epoch) {
+    return epoch ? el("time", {datetime: new Date(epoch * 1000).toISOString(), text: when(epoch)}) : "";
+  }
+  // A value as people read it: expressions without the JSON mapping's /Expr(...)/ wrapper.
+  function show(value) {
+    if (typeof value === "string") { const m = /^\/Expr\((.*)\)\/$/s.exec(value); return m ? m[1] : value; }
+    return typeof value === "object" ? JSON.stringify(value) : String(value);
+  }
+  function statusName(code) { return STATUS[code] || String(code); }
+  function jobId(ad) { return ad.ClusterId + "." + ad.ProcId; }
+  // The job's arguments as a list: ``Arguments`` (whitespace separates, '...' groups, '' is a
+  // quote inside a group) or the old ``Args`` (whitespace only).
+  function argList(ad) {
+    if (typeof ad.Arguments !== "string") return String(ad.Args || "").split(/\s+/).filter(Boolean);
+    const out = []; let cur = null, quoted = false; const text = ad.Arguments;
+    for (let i = 0; i < text.length; i++) {
+      const ch = text[i];
+      if (ch === "'") {
+        if (quoted && text[i + 1] === "'") { cur += "'"; i++; }
+        else { quoted = !quoted; if (cur === null) cur = ""; }
+      } else if (!quoted && /\s/.test(ch)) { if (cur !== null) { out.push(cur); cur = null; } }
+      else cur = (cur || "") + ch;
+    }
+    if (cur !== null) out.push(cur);
+    return out;
+  }
+  function shortCmd(ad) {
+    const cmd = String(ad.Cmd || "").split("/").pop();
+    const args = argList(ad).map(a => (a === "" || /[\s'"]/.test(a)) ? "'" + a.replace(/'/g, "'\\''") + "'" : a);
+    return [cmd, ...args].join(" ").trim();
+  }
+
+  // ------------------------------------------------------------------ batches
+  const expanded = new Set();
+  async function act(what, target, reason) {
+    // target: {job: "C.P"} or {constraint: "..."}
+    try {
+      let result;
+      if (target.job && what === "remove") result = await api("/web/api/jobs/" + target.job, {method: "DELETE"});
+      else if (target.job) result = await api("/web/api/jobs/" + target.job + "/" + what, {method: "POST", json: {reason}});
+      else result = await api("/web/api/jobs/" + what, {method: "POST", json: {constraint: target.constraint, reason}});
+      const n = (result.results || []).length;
+      notice(`${what}: ${result.succeeded === false ? "not all done" : "done"}${n ? " (" + n + " job" + (n > 1 ? "s" : "") + ")" : ""}.`, result.succeeded === false);
+    } catch (err) { notice(`${what} failed: ${err.message}`, true); }
+    refreshBatches();
+  }
+
+  function actionButtons(label, target, statuses) {
+    const box = el("div", {class: "buttons"});
+    const can = {hold: statuses.some(s => s === 1 || s === 2), release: statuses.includes(5), remove: statuses.some(s => s !== 3)};
+    for (const what of ["hold", "release", "remove"]) {
+      if (!can[what]) continue;
+      box.append(el("button", {type: "button", "data-action": what, "aria-label": `${what} ${label}`,
+        onclick: () => act(what, target, `via the web page`)}, what[0].toUpperCase() + what.slice(1)));
+    }
+    return box;
+  }
+
+  async function refreshBatches() {
+    const body = $("#batches tbody");
+    let jobs;
+    try {
+      const answer = await api("/web/api/jobs?limit=0&projection=ClusterId,ProcId,JobStatus,JobBatchName,QDate,Cmd,Args,Arguments,HoldReason");
+      jobs = answer.jobs;
+    } catch (err) { notice("Could not load your jobs: " + err.message, true); return; }
+    const groups = new Map();
+    for (const ad of jobs) {
+      const key = ad.JobBatchName ? "name:" + ad.JobBatchName : "cluster:" + ad.ClusterId;
+      if (!groups.has(key)) groups.set(key, {key, name: ad.JobBatchName || ("Cluster " + ad.ClusterId), jobs: [], clusters: new Set()});
+      const g = groups.get(key); g.jobs.push(ad); g.clusters.add(ad.ClusterId);
+    }
+    const rows = [];
+    const sorted = [...groups.values()].sort((a, b) => Math.max(...b.clusters) - Math.max(...a.clusters));
+    for (const g of sorted) {
+      const counts = {1: 0, 2: 0, 5: 0, 4: 0, 3: 0};
+      for (const ad of g.jobs) counts[ad.JobStatus] = (counts[ad.JobStatus] || 0) + 1;
+      const first = g.jobs[0];
+      const open = expanded.has(g.key);
+      const constraint = [...g.clusters].sort().map(c => "ClusterId == " + c).join(" || ");
+      const toggle = el("button", {type: "button", class: "link", "aria-expanded": open ? "true" : "false",
+        "data-batch": g.name, onclick: () => { open ? expanded.delete(g.key) : expanded.add(g.key); refreshBatches(); }},
+        (open ? "▾ " : "▸ ") + g.name + ` (${g.jobs.length} job${g.jobs.length > 1 ? "s" : ""})`);
+      const qdate = Math.min(...g.jobs.map(a => a.QDate || Infinity));
+      rows.push(el("tr", {class: "batch", "data-batch": g.name},
+        el("th", {scope: "row"}, toggle), el("td", {}, timeEl(isFinite(qdate) ? qdate : 0)),
+        el("td", {}, el("code", {text: shortCmd(first)})),
+        ...[1, 2, 5, 4, 3].map(s => el("td", {class: "count", "data-status": statusName(s), text: String(counts[s] || 0)})),
+        el("td", {}, actionButtons("batch " + g.name, {constraint}, g.jobs.map(a => a.JobStatus)))));
+      if (open) {
+        for (const ad of g.jobs.sort((a, b) => a.ClusterId - b.ClusterId || a.ProcId - b.ProcId)) {
+          const id = jobId(ad);
+          rows.push(el("tr", {class: "job", "data-job": id},
+            el("td", {}, el("a", {href: "/job/" + id, text: "Job " + id})),
+            el("td", {colspan: "2", text: statusName(ad.JobStatus) + (ad.HoldReason ? " — " + ad.HoldReason : "")}),
+            el("td", {colspan: "5", text: shortCmd(ad)}),
+            el("td", {}, actionButtons("job " + id, {job: id}, [ad.JobStatus]))));
+        }
+      }
+    }
+    body.replaceChildren(...(rows.length ? rows : [el("tr", {}, el("td", {colspan: "9", text: "No batches in the queue. Finished jobs are in the Archive."}))]));
+    $("#updated").textContent = new Date().toLocaleTimeString();
+  }
+
+  // ------------------------------------------------------------------ submit
+  const TEMPLATES = {
+    sleep: "executable = /bin/sleep\ntransfer_executable = false\narguments = $(seconds)\nrequest_cpus = 1\nrequest_memory = 64MB\n",
+    echo: "executable = /bin/echo\ntransfer_executable = false\narguments = $(message)\noutput = echo-$(Process).out\nerror = echo-$(Process).err\nrequest_memory = 64MB\n",
+    script: "# attach the script (run.sh) under Input files\nexecutable = run.sh\narguments = $(args)\noutput = run-$(Process).out\nerror = run-$(Process).err\nrequest_memory = 128MB\n",
+    container: "universe = container\ncontainer_image = $(image)\nexecutable = /bin/echo\ntransfer_executable = false\narguments = $(message)\noutput = container-$(Process).out\nerror = container-$(Process).err\nrequest_memory = 256MB\n",
+    custom: "executable = /bin/sh\ntransfer_executable = false\narguments = \"-c 'echo $(word)'\"\noutput = out-$(Process).txt\nerror = err-$(Process).txt\n",
+  };
+  // Macros the submit language defines itself; not table columns.
+  const BUILTIN = new Set(["cluster", "clusterid", "process", "procid", "item", "itemindex", "row", "step", "node", "submit_file", "submit_time", "year", "month", "day"]);
+  let columns = [];
+
+  function placeholders(text) {
+    const found = [];
+    const re = /\$\(([A-Za-z_][A-Za-z0-9_.]*)\)/g;
+    let m;
+    while ((m = re.exec(text))) {
+      const name = m[1];
+      if (!BUILTIN.has(name.toLowerCase()) && !found.some(f => f.toLowerCase() === name.toLowerCase()) && !/^\$\(\$/.test(m[0])) found.push(name);
+    }
+    return found;
+  }
+
+  function currentRows() {
+    return [...document.querySelectorAll("#rows tbody tr")].map(tr => [...tr.querySelectorAll("input")].map(i => i.value));
+  }
+
+  function renderTable(rows) {
+    const head = el("tr", {}, el("th", {scope: "col", text: "#"}), ...columns.map(c => el("th", {scope: "col", text: c})), el("th", {scope: "col", text: "Remove"}));
+    $("#rows thead").replaceChildren(head);
+    const body = rows.map((row, i) => el("tr", {},
+      el("th", {scope: "row", text: String(i)}),
+      ...columns.map((c, j) => el("td", {}, el("input", {type: "text", value: row[j] || "", "aria-label": `${c}, job ${i}`, name: `cell-${i}-${j}`}))),
+      el("td", {}, el("button", {type: "button", "aria-label": `remove job ${i}`, onclick: (ev) => { ev.target.closest("tr").remove(); renderTable(currentRows()); }}, "✕"))));
+    $("#rows tbody").replaceChildren(...body);
+    $("#columns-help").textContent = columns.length
+      ? `Columns from the description's placeholders: ${columns.join(", ")}.`
+      : "The description has no placeholders: each row is one more copy of the job.";
+  }
+
+  function syncColumns() {
+    const text = $("#description").value;
+    const next = placeholders(text);
+    if (next.join("\0") === columns.join("\0")) return;
+    const old = columns, rows = currentRows();
+    columns = next;
+    renderTable(rows.map(r => columns.map(c => { const k = old.indexOf(c); return k >= 0 ? r[k] : ""; })));
+  }
+
+  function parseCsv(text) {
+    const rows = []; let row = [], field = "", quoted = false;
+    for (let i = 0; i < text.length; i++) {
+      const ch = text[i];
+      if (quoted) {
+        if (ch === '"' && text[i + 1] === '"') { field += '"'; i++; }
+        else if (ch === '"') quoted = false;
+        else field += ch;
+      } else if (ch === '"') quoted = true;
+      else if (ch === ",") { row.push(field); field = ""; }
+      else if (ch === "\n" || ch === "\r") {
+        if (ch === "\r" && text[i + 1] === "\n") i++;
+        row.push(field); field = "";
+        if (row.some(f => f.trim() !== "")) rows.push(row);
+        row = [];
+      } else field += ch;
+    }
+    row.push(field);
+    if (row.some(f => f.trim() !== "")) rows.push(row);
+    return rows;
+  }
+
+  async function loadCsv() {
+    let text = $("#csv-text").value;
+    const file = $("#csv-file").files[0];
+    if (!text.trim() && file) text = await file.text();
+    const rows = parseCsv(text);
+    if (rows.length < 1) { notice("The CSV is empty.", true); return; }
+    const header = rows[0].map(h => h.trim());
+    const missing = columns.filter(c => !header.some(h => h.toLowerCase() === c.toLowerCase()));
+    if (missing.length) { notice("The CSV has no column for: " + missing.join(", "), true); return; }
+    const index = columns.map(c => header.findIndex(h => h.toLowerCase() === c.toLowerCase()));
+    renderTable(rows.slice(1).map(r => index.map(k => (r[k] || "").trim())));
+    notice(`Filled ${rows.length - 1} row(s) from the CSV.`, false);
+  }
+
+  function inputFiles() { return [...$("#input-files").files].concat(dropped); }
+  let dropped = [];
+
+  // The description sent: the template, the batch name, the input files and one queue ... from.
+  function composed() {
+    const rows = currentRows();
+    let text = $("#description").value.replace(/^\s*queue\b.*$/gim, "").trimEnd() + "\n";
+    const name = $("#batch-name").value.trim();
+    if (name) text += `batch_name = ${name}\n`;
+    const files = inputFiles();
+    if (files.length) {
+      const names = files.map(f => f.name);
+      if (/^\s*transfer_input_files\s*=/im.test(text)) text = text.replace(/^(\s*transfer_input_files\s*=\s*)(.*)$/im, (m, a, b) => a + [b.trim(), ...names].filter(Boolean).join(", "));
+      else text += `transfer_input_files = ${names.join(", ")}\n`;
+      if (!/^\s*should_transfer_files\s*=/im.test(text)) text += "should_transfer_files = YES\n";
+      // Spooled output stays until the batch is removed (or 10 days), not only until the first
+      // download: a page lets people fetch files one at a time.
+      if (!/^\s*leave_in_queue\s*=/im.test(text)) text += "leave_in_queue = JobStatus == 4 && (time() - (CompletionDate ?: time())) < 864000\n";
+    }
+    const errors = [];
+    if (!rows.length) errors.push("Add at least one row (one row per job).");
+    if (columns.length) {
+      rows.forEach((r, i) => r.forEach((v, j) => {
+        if (j < columns.length - 1 && /[,\s]/.test(v)) errors.push(`Job ${i}, ${columns[j]}: only the last column may contain commas or spaces.`);
+        if (/[\r\n()]/.test(v)) errors.push(`Job ${i}, ${columns[j]}: no line breaks or parentheses.`);
+        if (v === "") errors.push(`Job ${i}, ${columns[j]}: empty.`);
+      }));
+      text += `queue ${columns.join(", ")} from (\n${rows.map(r => r.join(", ")).join("\n")}\n)\n`;
+    } else text += `queue ${rows.length}\n`;
+    return {text, errors, files};
+  }
+
+  function showErrors(list) {
+    $("#preview-errors").replaceChildren(...(list.length ? [el("ul", {class: "error"}, ...list.map(e => el("li", {text: e})))] : []));
+  }
+
+  async function preview() {
+    const {text, errors, files} = composed();
+    showErrors(errors);
+    $("#preview-out").replaceChildren(el("pre", {class: "description", text}));
+    if (errors.length) return false;
+    let result;
+    try { result = await api("/web/preview", {method: "POST", json: {submit_file: text, spool: files.length > 0}}); }
+    catch (err) { showErrors([err.message]); return false; }
+    if (result.error) { showErrors([result.error]); return false; }
+    const out = [el("p", {text: `${result.count} job(s).`})];
+    for (const w of result.warnings || []) out.push(el("p", {class: "warning", text: "Warning: " + w}));
+    result.jobs.forEach((ad, i) => {
+      const names = Object.keys(ad).sort((a, b) => a.localeCompare(b));
+      out.push(el("details", {}, el("summary", {text: `Job ${i}: ${ad.Cmd || ""} ${ad.Args || ad.Arguments || ""}`}),
+        el("pre", {text: names.map(k => `${k} = ${ad[k]}`).join("\n")})));
+    });
+    $("#preview-out").append(...out);
+    return true;
+  }
+
+  async function submit(ev) {
+    ev.preventDefault();
+    const button = $("#submit");
+    button.disabled = true;
+    try {
+      if (!(await preview())) { notice("Fix the errors shown under Preview.", true); return; }
+      const {text, files} = composed();
+      const result = await api("/web/api/jobs", {method: "POST", json: {submit_file: text, spool: files.length > 0}});
+      if (files.length) {
+        for (const id of result.job_ids) {
+          const form = new FormData();
+          for (const f of files) form.append("files", f, f.name);
+          await api(`/web/api/jobs/${id}/input/multipart`, {method: "POST", body: form});
+        }
+      }
+      notice(`Submitted cluster ${result.cluster_id}: ${result.job_ids.length} job(s).`, false);
+      window.location.href = "/?submitted=" + result.cluster_id;
+    } catch (err) {
+      showErrors([err.message]);
+      notice("Submitting failed: " + err.message, true);
+    } finally { button.disabled = false; }
+  }
+
+  function initSubmit() {
+    const pick = () => { $("#description").value = TEMPLATES[$("#template").value]; syncColumns(); if (!currentRows().length) renderTable([columns.map(() => "")]); };
+    $("#template").addEventListener("change", pick);
+    $("#description").addEventListener("input", syncColumns);
+    $("#add-row").addEventListener("click", () => renderTable(currentRows().concat([columns.map(() => "")])));
+    $("#make-copies").addEventListener("click", () => {
+      const n = Math.max(1, Math.min(10000, parseInt($("#copies").value, 10) || 1));
+      const first = currentRows()[0] || columns.map(() => "");
+      renderTable(Array.from({length: n}, () => first.slice()));
+    });
+    $("#load-csv").addEventListener("click", loadCsv);
+    $("#preview").addEventListener("click", preview);
+    $("#submit-form").addEventListener("submit", submit);
+    const zone = $("#drop-zone");
+    zone.addEventListener("dragover", ev => { ev.preventDefault(); zone.classList.add("over"); });
+    zone.addEventListener("dragleave", () => zone.classList.remove("over"));
+    zone.addEventListener("drop", ev => {
+      ev.preventDefault(); zone.classList.remove("over");
+      dropped = dropped.concat([...ev.dataTransfer.files]);
+      zone.textContent = "Dropped: " + dropped.map(f => f.name).join(", ");
+    });
+    pick();
+  }
+
+  // ------------------------------------------------------------------ job
+  const IMPORTANT = ["Owner", "JobBatchName", "Cmd", "Arguments", "Args", "Iwd", "QDate", "JobStartDate", "EnteredCurrentStatus",
+    "CompletionDate", "ExitCode", "HoldReason", "RemoveReason", "RequestCpus", "RequestMemory", "RequestDisk", "RemoteHost",
+    "LastRemoteHost", "NumJobStarts", "RemoteWallClockTime", "TransferInput", "TransferOutput", "Out", "Err"];
+  const TIMES = new Set(["QDate", "JobStartDate", "EnteredCurrentStatus", "CompletionDate"]);
+  let filesShown = null;
+  let jobAd = null, fromHistory = false, offsets = {stdout: -1, stderr: -1};
+
+  async function loadJob(id) {
+    try { jobAd = await api("/web/api/jobs/" + id); fromHistory = false; }
+    catch (err) {
+      if (err.status !== 404) throw err;
+      const [c, p] = id.split(".");
+      const found = await api(`/web/api/jobs/archive?limit=1&constraint=${encodeURIComponent(`ClusterId == ${c} && ProcId == ${p}`)}`);
+      if (!found.jobs.length) throw err;
+      jobAd = found.jobs[0]; fromHistory = true;
+    }
+    return jobAd;
+  }
+
+  function outputNames(ad) {
+    const names = new Set();
+    for (const attr of ["SpooledOutputFiles", "TransferOutput"]) {
+      if (typeof ad[attr] === "string") ad[attr].split(",").map(s => s.trim().split("/").pop()).filter(Boolean).forEach(n => names.add(n));
+    }
+    for (const attr of ["Out", "Err"]) if (typeof ad[attr] === "string" && ad[attr] && ad[attr] !== "/dev/null") names.add(ad[attr].split("/").pop());
+    return [...names];
+  }
+
+  async function renderJob(id) {
+    let ad;
+    try { ad = await loadJob(id); } catch (err) { $("#status-line").textContent = "Cannot load this job: " + err.message; return; }
+    const status = statusName(ad.JobStatus);
+    $("#status-line").replaceChildren(el("strong", {id: "job-status", "data-status": status, text: status}),
+      fromHistory ? " (from the archive)" : "", ad.HoldReason ? " — " + ad.HoldReason : "");
+    $("#job-actions").replaceChildren(fromHistory ? "" : actionButtonsJob(id, ad.JobStatus));
+    const items = [];
+    for (const name of IMPORTANT) {
+      if (ad[name] === undefined || ad[name] === null) continue;
+      items.push(el("dt", {text: name}), el("dd", {"data-attr": name}, TIMES.has(name) ? timeEl(ad[name]) : show(ad[name])));
+    }
+    $("#important").replaceChildren(...items);
+    const full = $("#full-ad");
+    full.textContent = Object.keys(ad).sort((a, b) => a.localeCompare(b)).map(k => `${k} = ${JSON.stringify(ad[k])}`).join("\n");
+    const names = fromHistory ? [] : outputNames(ad);
+    $("#tar-link").hidden = fromHistory;
+    if (fromHistory) $("#files").replaceChildren(el("li", {text: "This job has left the queue; its output sandbox left with it."}));
+    if (!fromHistory && names.join("\0") !== filesShown) {  // redrawn only when it changes (links stay put)
+      filesShown = names.join("\0");
+      $("#files").replaceChildren(...names.map(n => el("li", {}, el("a", {href: `/web/api/jobs/${id}/files/${encodeURIComponent(n)}`, download: n, "data-file": n, text: n}))));
+    }
+    renderEvents(id, ad);
+    if (ad.JobStatus === 2) liveOutput(id); else $("#live-state").textContent = "The job is not running: live output is shown only while it runs.";
+  }
+
+  function actionButtonsJob(id, status) {
+    const box = el("div", {class: "buttons"});
+    const add = (what, label) => box.append(el("button", {type: "button", "data-action": what, onclick: async () => {
+      try {
+        if (what === "remove") await api("/web/api/jobs/" + id, {method: "DELETE"});
+        else await api(`/web/api/jobs/${id}/${what}`, {method: "POST", json: {reason: "via the web page"}});
+        notice(`${label}: done.`, false);
+      } catch (err) { notice(`${label} failed: ${err.message}`, true); }
+      renderJob(id);
+    }}, label));
+    if (status === 1 || status === 2) add("hold", "Hold");
+    if (status === 5) add("release", "Release");
+    if (status !== 3) add("remove", status === 4 ? "Remove from the queue" : "Remove");
+    return box;
+  }
+
+  // The event log: the job's own log file (``log = ...``) when its sandbox has one, else a
+  // timeline from its ad and its run records (epochs).
+  // Reading the log file fetches the job's output sandbox, so it is done on request only.
+  async function readLog(id) {
+    const box = $("#log-file");
+    box.replaceChildren(el("li", {text: "Reading…"}));
+    try {
+      const answer = await api(`/web/api/jobs/${id}/events`);
+      box.replaceChildren(...(answer.events || []).map(e => el("li", {"data-event": e.MyType || ""},
+        el("span", {class: "muted", text: String(e.EventTime || "").replace("T", " ") + " (pool time) "}),
+        eventText(e))));
+    } catch (err) { box.replaceChildren(el("li", {class: "error", text: err.message})); }
+  }
+
+  async function renderEvents(id, ad) {
+    const events = [];
+    const push = (t, text) => { if (t) events.push([t, text]); };
+    push(ad.QDate, "Submitted");
+    try {
+      const [c, p] = id.split(".");
+      const epochs = await api(`/web/api/jobs/epochs?limit=50&backwards=false&constraint=${encodeURIComponent(`ClusterId == ${c} && ProcId == ${p}`)}`);
+      for (const e of epochs.jobs) {
+        if (e.EpochAdType === "SPAWN") push(e.EpochWriteDate || e.ShadowBday, `Run ${e.NumShadowStarts || ""} started`);
+        else if (e.EpochAdType === "EPOCH") push(e.EpochWriteDate, `Run ended${e.ExitCode !== undefined ? " (exit code " + e.ExitCode + ")" : ""}${e.VacateReason ? ": " + e.VacateReason : ""}`);
+      }
+    } catch (err) { /* epochs are optional */ }
+    if (ad.JobStatus === 5) push(ad.EnteredCurrentStatus, "Held: " + (ad.HoldReason || ""));
+    if (ad.JobStatus === 4) push(ad.CompletionDate || ad.EnteredCurrentStatus, "Completed" + (ad.ExitCode !== undefined ? " with exit code " + ad.ExitCode : ""));
+    if (ad.JobStatus === 3) push(ad.EnteredCurrentStatus, "Removed" + (ad.RemoveReason ? ": " + ad.RemoveReason : ""));
+    events.sort((a, b) => a[0] - b[0]);
+    $("#events").replaceChildren(...events.map(([t, text]) => el("li", {}, timeEl(t), " ", text)));
+  }
+
+  const EVENT_WORDS = {SubmitEvent: "Submitted", ExecuteEvent: "Started running", JobTerminatedEvent: "Finished",
+    JobHeldEvent: "Held", JobReleaseEvent: "Released", JobAbortedEvent: "Removed", ShadowExceptionEvent: "Shadow exception",
+    JobEvictedEvent: "Evicted", FileTransferEvent: "File transfer", ImageSizeEvent: "Image size updated",
+    JobDisconnectedEvent: "Disconnected", JobReconnectedEvent: "Reconnected"};
+  function eventText(e) {
+    let text = EVENT_WORDS[e.MyType] || String(e.MyType || "event");
+    if (e.MyType === "JobTerminatedEvent" && e.ReturnValue !== undefined) text += ` (exit code ${e.ReturnValue})`;
+    if (e.HoldReason) text += ": " + e.HoldReason;
+    if (e.ExecuteHost) text += " on " + show(e.ExecuteHost);
+    return text;
+  }
+
+  let liveTimer = null;
+  async function liveOutput(id) {
+    $("#live-state").textContent = "The job is running; its output appears below.";
+    const poll = async () => {
+      for (const file of ["stdout", "stderr"]) {
+        try {
+          const r = await api(`/web/api/jobs/${id}/tail?file=${file}&offset=${offsets[file]}&max_bytes=65536`);
+          for (const piece of r.files) { $("#live-" + file).textContent += piece.text; offsets[file] = piece.next_offset; }
+        } catch (err) {
+          $("#live-state").textContent = "Live output: " + err.message;
+          clearInterval(liveTimer); liveTimer = null; return;
+        }
+      }
+    };
+    if (!liveTimer) { liveTimer = setInterval(poll, 2000); poll(); }
+  }
+
+  async function explain(id) {
+    const box = $("#analysis");
+    box.replaceChildren(el("p", {text: "Analysing…"}));
+    let result;
+    try { result = await api(`/web/api/jobs/${id}/analysis`); }
+    catch (err) { box.replaceChildren(el("p", {class: "error", text: "No analysis: " + err.message})); return; }
+    const parts = [el("p", {id: "explanation", text: result.explanation || "No explanation."})];
+    const fixes = [], seen = new Set();
+    for (const clause of result.clauses || []) for (const s of clause.suggestions || []) {
+      const key = s.attribute + "=" + s.value;
+      if (!seen.has(key)) { seen.add(key); fixes.push(s); }
+    }
+    fixes.sort((a, b) => b.slots - a.slots);
+    for (const s of fixes) {
+      parts.push(el("p", {}, el("button", {type: "button", class: "fix", "data-attribute": s.attribute, onclick: async () => {
+        try {
+          await api("/web/api/jobs/" + id, {method: "PATCH", json: {attributes: {[s.attribute]: s.value}}});
+          notice(`Changed ${s.attribute} to ${s.value}.`, false);
+          await renderJob(id); await explain(id);
+        } catch (err) { notice("The fix failed: " + err.message, true); }
+      }}, `Fix: set ${s.attribute} to ${s.value}`), " ", el("span", {class: "muted", text: s.text})));
+    }
+    parts.push(el("button", {type: "button", onclick: () => explain(id)}, "Explain again"));
+    box.replaceChildren(...parts);
+  }
+
+  function initJob() {
+    const id = $("#job").dataset.job;
+    $("#show-ad").addEventListener("click", ev => {
+      const full = $("#full-ad"); full.hidden = !full.hidden;
+      ev.target.setAttribute("aria-expanded", String(!full.hidden));
+      ev.target.textContent = full.hidden ? "Show the full ad" : "Hide the full ad";
+    });
+    $("#analyze").addEventListener("click", () => explain(id));
+    $("#read-log").addEventListener("click", () => readLog(id));
+    renderJob(id);
+    setInterval(() => { if (!fromHistory) renderJob(id); }, 5000);
+  }
+
+  // ------------------------------------------------------------------ archive
+  async function initArchive() {
+    const body = $("#archive tbody");
+    let answer;
+    try { answer = await api("/web/api/jobs/archive?limit=200&projection=ClusterId,ProcId,JobBatchName,JobStatus,QDate,CompletionDate,EnteredCurrentStatus,ExitCode,NumShadowStarts,Cmd"); }
+    catch (err) { body.replaceChildren(el("tr", {}, el("td", {colspan: "7", text: "Cannot load the archive: " + err.message}))); return; }
+    const rows = answer.jobs.map(ad => {
+      const id = jobId(ad);
+      const runs = el("button", {type: "button", "aria-expanded": "false", "data-epochs": id, onclick: ev => epochs(ev.target, id)}, `Runs (${ad.NumShadowStarts || 0})`);
+      return el("tr", {"data-job": id}, el("th", {scope: "row"}, el("a", {href: "/job/" + id, text: id})),
+        el("td", {text: ad.JobBatchName || ""}), el("td", {text: statusName(ad.JobStatus)}),
+        el("td", {}, timeEl(ad.QDate)), el("td", {}, timeEl(ad.CompletionDate || ad.EnteredCurrentStatus)),
+        el("td", {text: ad.ExitCode === undefined ? "" : String(ad.ExitCode)}), el("td", {}, runs));
+    });
+    body.replaceChildren(...(rows.length ? rows : [el("tr", {}, el("td", {colspan: "7", text: "No finished jobs yet."}))]));
+  }
+
+  async function epochs(button, id) {
+    const row = button.closest("tr");
+    const next = row.nextElementSibling;
+    if (next && next.classList.contains("epochs")) { next.remove(); button.setAttribute("aria-expanded", "false"); return; }
+    const [c, p] = id.split(".");
+    let answer;
+    try { answer = await api(`/web/api/jobs/epochs?limit=50&backwards=false&constraint=${encodeURIComponent(`ClusterId == ${c} && ProcId == ${p}`)}`); }
+    catch (err) { notice("Cannot load the runs: " + err.message, true); return; }
+    const items = answer.jobs.map(e => el("li", {}, `${e.EpochAdType || "record"} `, timeEl(e.EpochWriteDate),
+      e.ExitCode !== undefined ? ` exit code ${e.ExitCode}` : "", e.RemoteHost || e.LastRemoteHost ? ` on ${e.RemoteHost || e.LastRemoteHost}` : ""));
+    row.after(el("tr", {class: "epochs"}, el("td", {colspan: "7"}, items.length ? el("ol", {}, ...items) : "No run records.")));
+    button.setAttribute("aria-expanded", "true");
+  }
+
+  // ------------------------------------------------------------------ start
+  const page = document.body.dataset.page;
+  if (page === "batches") { refreshBatches(); setInterval(refreshBatches, 3000); }
+  else if (page === "submit") initSubmit();
+  else if (page === "job") initJob();
+  else if (page === "archive") initArchive();
+})();
