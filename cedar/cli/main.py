@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 #: Subcommands implemented by other modules: name -> (module, one-line help).
 MOUNTED = {
     "ping": ("cedar.cli.ping", "check that a daemon answers and what we may do there"),
+    "q": ("cedar.cli.q", "show the job queue (like condor_q)"),
     "query": ("cedar.cli.query", "query the collector (like condor_status)"),
     "status": ("cedar.cli.query", "the same as query (condor_status's name)"),
     "token": ("cedar.cli.token", "IDTOKEN tools"),
@@ -85,13 +86,15 @@ def version_text() -> str:
     return f"cedar {version} (Python {platform.python_version()})"
 
 
-def _mounted(name: str, argv: Sequence[str]) -> int:
+def _mounted(name: str, argv: Sequence[str], out: TextIO | None = None) -> int:
     module_name, _ = MOUNTED[name]
     try:
         module = importlib.import_module(module_name)
     except ImportError:
         print(f"cedar {name}: not available in this installation", file=sys.stderr)
         return EXIT_USAGE
+    if not hasattr(module, "build_parser"):  # a condor-style scanner of its own (q, status)
+        return int(module.main(argv, prog=f"cedar {name}", out=out))
     parser = module.build_parser()
     parser.prog = f"cedar {name}"
     parser.set_defaults(prog=parser.prog)
@@ -112,7 +115,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
 
 def _main(argv: list[str], out: TextIO) -> int:
     if argv and argv[0] in MOUNTED:
-        return _mounted(argv[0], argv[1:])
+        return _mounted(argv[0], argv[1:], out)
     parser = build_parser()
     if argv and argv[0] in _subparsers(parser):
         argv = [argv[0], *condor_style(argv[1:], _subparsers(parser)[argv[0]])]

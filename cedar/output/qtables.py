@@ -130,7 +130,7 @@ def _hold_row(ad: ClassAd, now: int) -> str:
     sub_text = f"/{sub}" if isinstance(sub, int) and not isinstance(sub, bool) else ""
     return (
         f"{_job_id(ad)} {_str(ad, 'Owner'):<14} {_when(_int(ad, 'EnteredCurrentStatus')):>11} "
-        f"{code_text:>4}{sub_text:<5} {_str(ad, 'HoldReason')}"
+        f"{code_text:>4}{sub_text:<5}{_str(ad, 'HoldReason')}"
     ).rstrip()
 
 

@@ -275,7 +275,7 @@ _SLOT_COLUMNS = [
     Col("Activity", 8, _attr("Activity"), left=True),
     Col("LoadAv", 6, _load),
     Col("Mem", 6, _int_cell("Memory")),
-    Col("  ActvtyTime", 12, _activity_time),
+    Col(" ActvtyTime", 11, _activity_time),
 ]
 _SLOT_PROJECTION = ["Activity", "Arch", "CondorLoadAvg", "EnteredCurrentActivity",
                     "LastHeardFrom", "Machine", "Memory", "MyCurrentTime", "Name", "OCU", "OpSys",
