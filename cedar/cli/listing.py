@@ -64,7 +64,7 @@ class OutputRequest:
             return None
         return None if default is None else list(default)
 
-    def write(self, ads: Iterable[ClassAd], out: TextIO) -> bool:
+    def write(self, ads: Iterable[ClassAd], out: TextIO, spaced_xml: bool = False) -> bool:
         """Write ``ads`` as ``-af``/``-format``/``-long``/``-json``/``-xml`` asked (streaming);
         False when none was asked (a default table follows)."""
         custom = self.custom()
@@ -73,7 +73,7 @@ class OutputRequest:
                 out.write(line)
             return True
         if self.form is not None:
-            write_ads(ads, whole_writer(self.form), out)
+            write_ads(ads, whole_writer(self.form, self.attributes, spaced_xml=spaced_xml), out)
             return True
         return False
 

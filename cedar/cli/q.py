@@ -235,7 +235,7 @@ def _drain(ads: Iterable[ClassAd]) -> None:
 
 
 def _write_whole(request: Any, ads: Iterable[ClassAd], out: TextIO, streaming: bool) -> None:
-    from cedar.output import whole_writer
+    from cedar.output import JsonWriter, whole_writer
 
     custom = request.custom()
     if custom is not None:
@@ -252,36 +252,24 @@ def _write_whole(request: Any, ads: Iterable[ClassAd], out: TextIO, streaming: b
         for text in by_job_id(ads, lambda ad: "".join(custom.lines([ad]))):
             out.write(text)
         return
-    writer = whole_writer(request.form)
+    writer = whole_writer(request.form, request.attributes)
     out.write(writer.begin())
     if streaming:
         for ad in ads:
             out.write(writer.ad(ad))
-    else:
-        # The JSON separators depend on position: render the ads' own text, join in order.
-        texts = by_job_id(ads, _form_text(request.form))
+        out.write(writer.end())
+        return
+    if isinstance(writer, JsonWriter):
+        # The JSON separators depend on position: render each ad alone, join in id order.
         first = True
-        for text in texts:
-            if request.form == "json":
-                out.write(("[\n" if first else "\n,\n") + text)
-            else:
-                out.write(text)
+        for text in by_job_id(ads, writer.text):
+            out.write(("[\n" if first else "\n,\n") + text)
             first = False
-        if request.form == "json":
-            out.write("" if first else "\n]\n")
-            return
+        out.write("" if first else "\n]\n")
+        return
+    for text in by_job_id(ads, writer.ad):
+        out.write(text)
     out.write(writer.end())
-
-
-def _form_text(form: str) -> Callable[[ClassAd], str]:
-    from cedar.classad_wire.jsonfmt import ad_to_json_sorted
-    from cedar.output import XmlWriter, long_text
-
-    if form == "json":
-        return ad_to_json_sorted
-    if form == "xml":
-        return XmlWriter().ad
-    return long_text
 
 
 def _needs_first(custom: Any) -> bool:

@@ -78,8 +78,9 @@ def _handle(opt: Opt, modifier: str, values: list[str], args: ListingArgs) -> No
 
 
 def _name_constraint(name: str) -> str:
-    """``Name == N || Machine == N``; a host name (no ``@``) must resolve to its full name."""
-    if "@" not in name:
+    """``Name == N || Machine == N``; a short host name (no ``@``, no ``.``) must resolve,
+    and is replaced by its full name (as condor_status)."""
+    if "@" not in name and "." not in name:
         try:
             info = socket.getaddrinfo(name, None, flags=socket.AI_CANONNAME)
         except (OSError, UnicodeError):
@@ -141,6 +142,8 @@ def run(args: ListingArgs, out: TextIO, err: TextIO) -> int:
     if table is not None:
         default = table.projection if not totals_only else _total_projection(table_name)
     projection = request.projection(default)
+    if projection is not None and request.custom() is not None:
+        projection = sorted({*projection, "Machine", "Name"}, key=str.lower)  # the sort keys
     collector = Collector(flags.get("pool"), timeout=args.timeout)
     stream = collector.query_iter(
         ad_type,
@@ -152,24 +155,12 @@ def run(args: ListingArgs, out: TextIO, err: TextIO) -> int:
     ads: Iterable[ClassAd] = Progress("ads", err).track(stream)
     if str(flags.get("sort", "")).lower() != "no":
         ads = sorted(ads, key=status_sort_key)
-    if request.form == "json" and not request.af and not request.formats:
-        _write_json(ads, out)
-        return 0
-    if request.write(ads, out):
+    if request.write(ads, out, spaced_xml=True):
         return 0
     if table is None:  # a type without a table of ours: condor's generic columns
         table = STATUS_TABLES["any"]
     out.write(table.render(ads, totals_only=totals_only))
     return 0
-
-
-def _write_json(ads: Iterable[ClassAd], out: TextIO) -> None:
-    from cedar.output import JsonWriter
-
-    writer = JsonWriter()
-    for ad in ads:
-        out.write(writer.ad(ad))
-    out.write(writer.end())
 
 
 def _table_for(ad_type: AdType) -> str:

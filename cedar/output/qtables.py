@@ -245,9 +245,12 @@ def batch_lines(ads: Iterable[ClassAd]) -> Iterator[str]:
                 _int(ad, "TotalSubmitProcs"),
             )  # fmt: skip
         )
+    if not batches:  # observed: the empty view keeps the narrow OWNER column and HOLD
+        yield "OWNER BATCH_NAME      SUBMITTED   DONE   RUN    IDLE   HOLD  TOTAL JOB_IDS\n"
+        return
     any_held = any(job[2] == 5 for jobs in batches.values() for job in jobs)
     hold_head = "   HOLD" if any_held else ""
-    yield (f"OWNER    BATCH_NAME    SUBMITTED   DONE   RUN    IDLE{hold_head}  TOTAL JOB_IDS\n")
+    yield f"OWNER    BATCH_NAME    SUBMITTED   DONE   RUN    IDLE{hold_head}  TOTAL JOB_IDS\n"
     for (owner, label), jobs in batches.items():
         counts = {2: 0, 1: 0, 5: 0}
         for job in jobs:

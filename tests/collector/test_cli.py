@@ -75,8 +75,8 @@ def test_default_daemon_tables(mock: MockCollector) -> None:
 
 
 def test_errors_are_reported_not_raised(mock: MockCollector) -> None:
-    code, out, err = cedar_query("nonsense.invalid", "--pool", host_port(mock))
-    assert code == 1 and out == "" and "unknown host nonsense.invalid" in err  # as condor_status
+    code, out, err = cedar_query("nosuchhost-cedar", "--pool", host_port(mock))
+    assert code == 1 and out == "" and "unknown host nosuchhost-cedar" in err  # as condor_status
     code, out, err = cedar_query("-subsystem", "nonsense", "--pool", host_port(mock))
     assert code == 2 and out == "" and "unknown ad type" in err  # usage
     code, _, err = cedar_query("slots", "--pool", host_port(mock), "--constraint", "Memory >")
