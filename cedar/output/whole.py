@@ -10,11 +10,12 @@ always prints its prologue and ``</classads>``.  Each writer's :meth:`begin`/:me
 from __future__ import annotations
 
 from collections.abc import Iterable
+from operator import add
 from typing import Any
 
 from cedar.classad_wire.classad import ClassAd
 from cedar.classad_wire.expr import Expr, ListExpr, Literal, RecordExpr
-from cedar.classad_wire.jsonfmt import ad_to_json_sorted
+from cedar.classad_wire.jsonfmt import ad_to_json_sorted, sorted_columns
 from cedar.classad_wire.syntax import simple_value
 from cedar.classad_wire.unparse import format_name, format_real, quote_string, unparse
 from cedar.classad_wire.values import (
@@ -40,11 +41,21 @@ def _folded(item: tuple[str, str]) -> str:
 
 
 def _items(ad: ClassAd, only: frozenset[str] | None) -> list[tuple[str, str]]:
-    items = ad.raw_items()
-    if only is not None:
-        items = [item for item in items if item[0].lower() in only]
-    items.sort(key=_folded)
-    return items
+    names, texts = sorted_columns(ad, only)
+    return list(zip(names, texts, strict=True))
+
+
+class _LongNames(dict[str, str]):
+    """``Name = `` by name (quoted when not an identifier), made on first use."""
+
+    def __missing__(self, name: str) -> str:
+        if len(self) >= 65536:
+            self.clear()
+        text = self[name] = f"{format_name(name, old=True)} = "
+        return text
+
+
+_LONG_NAMES = _LongNames()
 
 
 def attribute_filter(names: Iterable[str] | None) -> frozenset[str] | None:
@@ -58,8 +69,10 @@ def attribute_filter(names: Iterable[str] | None) -> frozenset[str] | None:
 def long_text(ad: ClassAd, only: frozenset[str] | None = None) -> str:
     """One ad as ``-long`` prints it: ``Name = value`` lines sorted case-insensitively, then an
     empty line (``only``: just these lower-cased names, see :func:`attribute_filter`)."""
-    items = _items(ad, only)
-    return "".join([f"{format_name(name, old=True)} = {text}\n" for name, text in items]) + "\n"
+    names, texts = sorted_columns(ad, only)
+    if not names:
+        return "\n"
+    return "\n".join(map(add, map(_LONG_NAMES.__getitem__, names), texts)) + "\n\n"
 
 
 class WholeAdWriter:
@@ -106,9 +119,7 @@ class JsonWriter(WholeAdWriter):
 
     def text(self, ad: ClassAd) -> str:
         """One ad's JSON object alone."""
-        if self.only is not None:
-            ad = ClassAd.parse_old("".join(f"{n} = {t}\n" for n, t in _items(ad, self.only)))
-        return ad_to_json_sorted(ad)
+        return ad_to_json_sorted(ad, self.only)
 
     def end(self) -> str:
         """``]`` after at least one ad; nothing at all for none (as the tools)."""
