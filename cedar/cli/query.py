@@ -34,7 +34,7 @@ TYPES: dict[str, tuple[AdType, str | None]] = {
     "collector": (AdType.COLLECTOR, "collector"),
     "negotiator": (AdType.NEGOTIATOR, "negotiator"),
     "submitters": (AdType.SUBMITTER, "submitters"),
-    "startd": (AdType.START_DAEMON, None),
+    "startd": (AdType.START_DAEMON, "startd"),
     "any": (AdType.ANY, "any"),
     "generic": (AdType.GENERIC, "any"),
     "defrag": (AdType.DEFRAG, "any"),
@@ -60,7 +60,7 @@ STATUS_OPTIONS: list[Opt] = [
 MISSING = (
     "-absent, -annex-name, -annex-slots, -ckptsrvr, -cod, -data, -diagnose, -direct, -java, "
     "-vm, -ads, -gpus, -run, -server, -broken, -healthy, -state, -statistics, -target, "
-    "-compact's own table, -claimed's footer, -startd's table, -sort EXPR (only 'no'), "
+    "-compact's own table, -claimed's footer, -sort EXPR (only 'no'), "
     "-merge, -print-format, -aaf, -af:T/:Y (accepted, ignored), -expert, -version"
 )
 

@@ -265,6 +265,45 @@ def _submitter_footer(ads: Sequence[ClassAd]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _startd_footer(ads: Sequence[ClassAd]) -> str:
+    """``condor_status -startd``'s per-platform summary of the StartD daemon ads."""
+    sums = ("TotalSlots", "TotalCpus", "TotalInUseCpus", "TotalBackfillInUseCpus", "TotalGPUs",
+            "TotalInUseGPUs", "TotalBackfillInUseGPUs")  # fmt: skip
+    rows: dict[str, list[float]] = {}
+    for ad in ads:
+        row = rows.setdefault(platform(ad), [0.0] * 11)
+        row[0] += 1
+        for index, name in enumerate(sums):
+            row[1 + index] += _number(ad, name) or 0
+        row[8] += _number(ad, "TotalMemory") or 0
+        row[9] += _number(ad, "TotalInUseMemory") or 0
+        row[10] += _number(ad, "TotalBackfillInUseMemory") or 0
+    total = [sum(column) for column in zip(*rows.values(), strict=True)]
+
+    def line(label: str, row: Sequence[float]) -> str:
+        memory = row[8] or 1
+        cells = [f"{int(value):>8}" for value in row[:8]]
+        cells += [f"{row[9] * 100 / memory:>7.2f}%", f"{row[10] * 100 / memory:>7.2f}%"]
+        return f"{label:>14}" + cells[0] + "".join(" " + cell for cell in cells[1:])
+
+    heads = ("Machines", "Slots", "Cpus", "BusyCpus", "BkCpus", "GPUs", "BusyGPUs", "BkGPUs",
+             "Memory%", "BkMem%")  # fmt: skip
+    lines = ["", f"{'':>14}{heads[0]:>8}" + "".join(f" {head:>8}" for head in heads[1:]), ""]
+    lines += [line(label, row) for label, row in sorted(rows.items())]
+    lines += ["", line("Total", total)]
+    return "\n".join(lines) + "\n"
+
+
+def _member_count(ad: ClassAd) -> str | None:
+    value = _get(ad, "DetectedGPUs")
+    if isinstance(value, str):
+        count = len([item for item in value.replace(",", " ").split() if item])
+        return str(count) if count else None
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value) if value else None
+    return None
+
+
 # -- the tables ---------------------------------------------------------------------------------
 
 _SLOT_COLUMNS = [
@@ -390,6 +429,46 @@ STATUS_TABLES: dict[str, StatusTable] = {
             Col("Matches", 7, _int_cell("LastNegotiationCycleMatches0")),
             Col("Rejections", 10, _int_cell("LastNegotiationCycleRejections0")),
         ],
+    ),
+    "startd": StatusTable(
+        [
+            "Arch",
+            "CondorVersion",
+            "DaemonStartTime",
+            "DetectedCpus",
+            "DetectedGPUs",
+            "DetectedMemory",
+            "LastHeardFrom",
+            "Machine",
+            "Name",
+            "NumDynamicSlots",
+            "OCU",
+            "OpSys",
+            "OpSysAndVer",
+            "OpSysShortName",
+            "TotalBackfillInUseCpus",
+            "TotalBackfillInUseDisk",
+            "TotalBackfillInUseGPUs",
+            "TotalBackfillInUseMemory",
+            "TotalCpus",
+            "TotalGPUs",
+            "TotalInUseCpus",
+            "TotalInUseDisk",
+            "TotalInUseGPUs",
+            "TotalInUseMemory",
+            "TotalMemory",
+            "TotalSlots",
+        ],  # fmt: skip
+        [
+            Col("Name", 4, _attr("Name"), left=True, auto=True),
+            Col("Platform", 8, platform, left=True, auto=True),
+            Col("Version", 7, _version, left=True, auto=True),
+            Col("Cpus", 4, _int_cell("DetectedCpus")),
+            Col("  Memory", 10, _readable_mb),
+            Col("GPUs", 5, _member_count),
+            Col("   Uptime", 13, _uptime),
+        ],
+        _startd_footer,
     ),
     "any": StatusTable(
         ["Machine", "MyType", "Name", "OCU", "TargetType"],
