@@ -82,7 +82,7 @@ def submit_held(count: int, tag: str, directory: str) -> None:
 
 
 def queued(tag: str) -> int:
-    out = tool("condor_q", "-all", "-totals", "-constraint", f"{tag} =?= true", "-af", "ProcId")
+    out = tool("condor_q", "-all", "-constraint", f"{tag} =?= true", "-af", "ProcId")
     return len(out.splitlines())
 
 
@@ -97,15 +97,22 @@ def fill_history(count: int, directory: str) -> None:
         time.sleep(1)
 
 
-def advertise_slots(count: int) -> None:
-    """``count`` copies of a real slot ad with distinct names."""
-    template = tool("condor_status", "-long", "-limit", "1")
+def bench_slots() -> int:
+    constraint = f'regexp("@{BENCH_DOMAIN}$", Name)'
+    return len(tool("condor_status", "-af", "Name", "-constraint", constraint).splitlines())
+
+
+def advertise_slots(count: int, start: int = 0) -> None:
+    """``count`` copies of a real slot ad with distinct names (numbered from ``start``)."""
+    template = tool("condor_status", "-long", "-limit", "1", "-constraint",
+                    f'!regexp("@{BENCH_DOMAIN}$", Name)')  # fmt: skip
     lines = [line for line in template.strip().splitlines() if line.strip()]
     body = "\n".join(line for line in lines if not line.startswith(("Name ", "Name=")))
     done = 0
     while done < count:
         batch = min(ADVERTISE_BATCH, count - done)
-        ads = [f'{body}\nName = "slot{done + i}@{BENCH_DOMAIN}"' for i in range(batch)]
+        first = start + done
+        ads = [f'{body}\nName = "slot{first + i}@{BENCH_DOMAIN}"' for i in range(batch)]
         with tempfile.NamedTemporaryFile("w", suffix=".ads", delete=False) as handle:
             handle.write("\n\n".join(ads) + "\n")
         try:
@@ -131,27 +138,37 @@ def invalidate_slots() -> None:
 # -- measuring ----------------------------------------------------------------------------------
 
 
+TIME = shutil.which("time") or "/usr/bin/time"
+
+
 def run_once(argv: list[str], first_lines: int = 0) -> tuple[float, int]:
-    """Seconds and peak RSS (KiB) of one run; ``first_lines``: time to that many lines."""
-    started = time.perf_counter()
-    if first_lines:
-        process = subprocess.Popen(argv, env=_env(), stdout=subprocess.PIPE,
-                                   stderr=subprocess.DEVNULL)  # fmt: skip
-        assert process.stdout is not None
-        for _ in range(first_lines):
-            if not process.stdout.readline():
-                break
-        elapsed = time.perf_counter() - started
-        process.stdout.close()  # as head does: the writer gets EPIPE
-        _, _, usage = os.wait4(process.pid, 0)
-        return elapsed, usage.ru_maxrss
-    with open(os.devnull, "w") as sink:
-        process = subprocess.Popen(argv, env=_env(), stdout=sink, stderr=subprocess.DEVNULL)
-        _, status, usage = os.wait4(process.pid, 0)
-    elapsed = time.perf_counter() - started
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise RuntimeError(f"{' '.join(argv)} failed ({os.waitstatus_to_exitcode(status)})")
-    return elapsed, usage.ru_maxrss
+    """Seconds and peak RSS (KiB) of one run; ``first_lines``: time to that many lines.
+
+    The peak comes from GNU time (``%M``), not from our own ``wait4``: a child forked from this
+    process starts with our high-water mark, which the fills raise."""
+    with tempfile.NamedTemporaryFile("r", suffix=".rss") as rss:
+        command = [TIME, "-f", "%M", "-o", rss.name, *argv]
+        started = time.perf_counter()
+        if first_lines:
+            process = subprocess.Popen(command, env=_env(), stdout=subprocess.PIPE,
+                                       stderr=subprocess.DEVNULL)  # fmt: skip
+            assert process.stdout is not None
+            for _ in range(first_lines):
+                if not process.stdout.readline():
+                    break
+            elapsed = time.perf_counter() - started
+            process.stdout.close()  # as head does: the writer gets EPIPE
+            process.wait()
+        else:
+            with open(os.devnull, "w") as sink:
+                process = subprocess.Popen(command, env=_env(), stdout=sink,
+                                           stderr=subprocess.DEVNULL)  # fmt: skip
+                code = process.wait()
+            elapsed = time.perf_counter() - started
+            if code != 0:
+                raise RuntimeError(f"{' '.join(argv)} failed ({code})")
+        lines = [line for line in rss.read().splitlines() if line.strip().isdigit()]
+    return elapsed, int(lines[-1]) if lines else 0
 
 
 def measure(cedar: list[str], condor: list[str], repeat: int, first: int = 0) -> dict[str, Any]:
@@ -221,9 +238,16 @@ def main() -> int:
     results: list[dict[str, Any]] = []
     try:
         print(f"filling: {history} history records, {jobs} jobs, {slots} slots", flush=True)
-        fill_history(history, workdir)
-        submit_held(jobs, "CedarBench", workdir)
-        advertise_slots(slots)
+        # top up what an earlier (--keep or interrupted) run left
+        have = len(tool("condor_history", "-af", "ClusterId").splitlines())
+        if have < history:
+            fill_history(history - have, workdir)
+        have = queued("CedarBench")
+        if have < jobs:
+            submit_held(jobs - have, "CedarBench", workdir)
+        have = bench_slots()
+        if have < slots:
+            advertise_slots(slots - have, start=have)
         time.sleep(2)
         header = (
             f"{'case':<42} {'cedar':>9} {'rss':>9} {'condor':>9} {'rss':>9} {'ratio':>6} {'rss':>6}"

@@ -200,7 +200,7 @@ def run(args: ListingArgs, out: TextIO, err: TextIO) -> int:
             view = q_view(view_name or "nobatch")
             body = _view_lines(view, ads, streaming)
         else:
-            body = batch_lines(ads if streaming else sorted(ads, key=_job_key))
+            body = batch_lines(ads)  # it orders the batches itself
         if not streaming:
             body = list(body)
         out.write(schedd_banner(schedd_name, schedd.locate()))

@@ -229,8 +229,9 @@ BATCH_PROJECTION = sorted(
 
 
 def batch_lines(ads: Iterable[ClassAd]) -> Iterator[str]:
-    """condor_q's default view: one line per (owner, batch name or cluster), in the order the
-    batches first appear; the HOLD column only when some job is held."""
+    """condor_q's default view: one line per (owner, batch name or cluster), batches in the
+    order of their first job id (the ads may come in any order: only a small tuple per job is
+    kept); the HOLD column only when some job is held."""
     batches: dict[tuple[str, str], list[tuple[int, int, int, int, int]]] = {}
     for ad in ads:
         name = _get(ad, "JobBatchName")
@@ -248,10 +249,11 @@ def batch_lines(ads: Iterable[ClassAd]) -> Iterator[str]:
     if not batches:  # observed: the empty view keeps the narrow OWNER column and HOLD
         yield "OWNER BATCH_NAME      SUBMITTED   DONE   RUN    IDLE   HOLD  TOTAL JOB_IDS\n"
         return
+    ordered = sorted(batches.items(), key=lambda item: min(job[:2] for job in item[1]))
     any_held = any(job[2] == 5 for jobs in batches.values() for job in jobs)
     hold_head = "   HOLD" if any_held else ""
     yield f"OWNER    BATCH_NAME    SUBMITTED   DONE   RUN    IDLE{hold_head}  TOTAL JOB_IDS\n"
-    for (owner, label), jobs in batches.items():
+    for (owner, label), jobs in ordered:
         counts = {2: 0, 1: 0, 5: 0}
         for job in jobs:
             if job[2] in counts:
