@@ -137,12 +137,16 @@ def run(args: ListingArgs, out: TextIO, err: TextIO) -> int:
     parts = [ids_constraint, *args.constraints]
     if view_name is not None:
         parts.append(VIEW_CONSTRAINTS[view_name])
-    if flags.get("submitter"):
-        parts.append(f'(User == "{flags["submitter"]}" || Owner == "{flags["submitter"]}")')
+    submitter = flags.get("submitter")
+    if submitter:  # observed: condor_q -submitter compares Owner (a full user name matches none)
+        parts.append(f'(Owner == "{_quoted(submitter)}")')
     args.constraints = [p for p in parts if p]
     constraint = args.constraint()
     my_jobs = None
-    if not (flags.get("allusers") or named or flags.get("submitter")) and os.geteuid() != 0:
+    # condor_q's default "only my jobs" holds for root too under -global (observed)
+    if not (flags.get("allusers") or named or submitter) and (
+        os.geteuid() != 0 or flags.get("global")
+    ):
         my_jobs = getpass.getuser()
     limit = flags.get("limit", -1)
     totals_only = "totals" in states
@@ -203,7 +207,13 @@ def run(args: ListingArgs, out: TextIO, err: TextIO) -> int:
             body = batch_lines(ads)  # it orders the batches itself
         if not streaming:
             body = list(body)
-        out.write(schedd_banner(schedd_name, schedd.locate()))
+        if flags.get("global") and not streaming and not body_has_jobs(body, view_name):
+            continue  # -global lists only the schedds with matching jobs (observed)
+        if submitter:
+            full = submitter if "@" in submitter else f"{submitter}@{_uid_domain()}"
+            out.write(submitter_banner(full, schedd_name, schedd.locate()))
+        else:
+            out.write(schedd_banner(schedd_name, schedd.locate()))
         for line in body:
             out.write(line)
         if view_name in ("run", "idle"):
@@ -211,6 +221,31 @@ def run(args: ListingArgs, out: TextIO, err: TextIO) -> int:
         summary = stream.summary or ClassAd()
         out.write(("" if totals_only else "\n") + totals_lines(summary) + "\n")
     return 0
+
+
+def _uid_domain() -> str:
+    """The configuration's UID_DOMAIN (condor_q names a bare submitter ``user@UID_DOMAIN``)."""
+    from cedar.config import default_config
+
+    return default_config().get("UID_DOMAIN") or _local_name()
+
+
+def _quoted(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def body_has_jobs(body: Iterable[str], view_name: str | None) -> bool:
+    """Whether a rendered table lists a job (more than its heading)."""
+    lines = list(body)
+    return len(lines) > 1
+
+
+def submitter_banner(submitter: str, schedd_name: str, address: str) -> str:
+    """``-- Submitter: USER : <addr?... : SCHEDD @ date`` (condor_q -submitter)."""
+    banner = schedd_banner(schedd_name, address)
+    head, _, when = banner.rpartition(" @ ")
+    short = head.split(" : ", 1)[1]
+    return f"\n\n-- Submitter: {submitter} : {short} : {schedd_name} @ {when}"
 
 
 def _view_lines(view: QView, ads: Iterable[ClassAd], streaming: bool) -> Iterator[str]:

@@ -94,6 +94,12 @@ Q_LINES: list[list[str]] = [
     ["--hold"],
     ["-allusers"],
     ["-all", "-nobatch"],
+    ["-global"],
+    ["-global", "-all"],
+    ["-global", "-all", "-af", "ClusterId"],
+    ["-submitter", "testuser"],
+    ["-submitter", "testuser@minicondor"],
+    ["-submitter", "testuser", "-hold"],
     # whole ads
     ["-long"],
     ["-l"],
@@ -256,6 +262,9 @@ _SERVER_TIME = re.compile(r'^(ServerTime = |  "ServerTime": |    <a n="ServerTim
 
 def _normal(text: str) -> list[str]:
     lines = [line for line in text.splitlines() if not _SERVER_TIME.match(line)]
+    lines = [
+        line.split(" : <", 1)[0] if line.startswith("-- Submitter:") else line for line in lines
+    ]
     return _without_clock(lines)
 
 
