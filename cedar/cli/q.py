@@ -207,7 +207,7 @@ def run(args: ListingArgs, out: TextIO, err: TextIO) -> int:
             body = batch_lines(ads)  # it orders the batches itself
         if not streaming:
             body = list(body)
-        if flags.get("global") and not streaming and not body_has_jobs(body, view_name):
+        if flags.get("global") and not streaming and len(list(body)) < 2:
             continue  # -global lists only the schedds with matching jobs (observed)
         if submitter:
             full = submitter if "@" in submitter else f"{submitter}@{_uid_domain()}"
@@ -232,12 +232,6 @@ def _uid_domain() -> str:
 
 def _quoted(text: str) -> str:
     return text.replace("\\", "\\\\").replace('"', '\\"')
-
-
-def body_has_jobs(body: Iterable[str], view_name: str | None) -> bool:
-    """Whether a rendered table lists a job (more than its heading)."""
-    lines = list(body)
-    return len(lines) > 1
 
 
 def submitter_banner(submitter: str, schedd_name: str, address: str) -> str:
@@ -278,7 +272,8 @@ def _write_whole(request: Any, ads: Iterable[ClassAd], out: TextIO, streaming: b
             for line in custom.lines(ads):
                 out.write(line)
             return
-        # The heading of -af:h comes with the first ad: render in id order, one ad at a time.
+        # -af:h sizes its columns from every ad: sort the ads; otherwise render each ad as it
+        # arrives and keep only its text.
         ordered = sorted(ads, key=_job_key) if _needs_first(custom) else None
         if ordered is not None:
             for line in custom.lines(ordered):
