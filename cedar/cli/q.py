@@ -243,13 +243,7 @@ def submitter_banner(submitter: str, schedd_name: str, address: str) -> str:
 
 
 def _view_lines(view: QView, ads: Iterable[ClassAd], streaming: bool) -> Iterator[str]:
-    now = int(time.time())
-
-    def row(ad: ClassAd) -> str:
-        return str(view.row(ad, now)) + "\n"
-
-    yield view.heading + "\n"
-    yield from (map(row, ads) if streaming else by_job_id(ads, row))
+    return view.lines(ads, int(time.time()), streaming)
 
 
 def _long(summary: ClassAd | None) -> str:

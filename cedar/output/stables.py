@@ -27,6 +27,8 @@ __all__ = [
 
 
 def _get(ad: ClassAd, name: str) -> Any:
+    if name not in ad:  # absent: undefined, without the evaluator
+        return None
     try:
         value = ad.eval(name)
     except (CedarError, KeyError):
@@ -228,8 +230,10 @@ def _slot_footer(ads: Sequence[ClassAd]) -> str:
     widths = (5, 5, 7, 9, 7, 10, 6, 8, 6)
 
     def summary(label: str, values: Sequence[Any]) -> str:
-        cells = " ".join(f"{v:>{w}}" for v, w in zip(values, widths, strict=True))
-        return f"{label:>{label_width}} {cells}"
+        # each count is right-aligned in its width plus one, with no other separator:
+        # a 6-digit total touches the label (observed with 100 000 slots)
+        cells = "".join(f"{v:>{w + 1}}" for v, w in zip(values, widths, strict=True))
+        return f"{label:>{label_width}}{cells}"
 
     lines = ["", summary("", columns), ""]
     lines += [summary(label, counts) for label, counts in sorted(rows.items())]
