@@ -287,25 +287,30 @@ class ClassAd(MutableMapping[str, Any]):
         value = entry[1]
         return value if isinstance(value, str) else unparse(value, old=True)
 
-    def raw_items(self) -> list[tuple[str, str]]:
-        """``(spelling, wire-syntax text)`` of every attribute, in the ad's order.
+    def raw_columns(self) -> tuple[tuple[str, ...], Sequence[str]]:
+        """The spellings of every attribute and their wire-syntax texts, in the ad's order.
 
-        An ad read from the wire answers from its received texts without building its entry
-        table: this is what the ``-long``/``-json`` writers stream at wire speed.
+        An ad read from the wire answers from its shared shape and received texts without
+        building its entry table (the names tuple is the same object for every ad of a shape,
+        so a writer can plan once per shape): the ``-long``/``-json`` writers stream with it.
         """
         shape = self._shape
         if shape is not None:
             values = self._values
-            texts = (
-                [_text(value) for value in values]
-                if values and values[0].__class__ is bytes
-                else values
-            )
-            return list(zip(shape.names, texts, strict=True))  # type: ignore[arg-type]
-        return [
-            (entry[0], entry[1] if isinstance(entry[1], str) else unparse(entry[1], old=True))
-            for entry in self._entries.values()
-        ]
+            if values and values[0].__class__ is bytes:
+                return shape.names, [_text(value) for value in values]
+            return shape.names, values  # type: ignore[return-value]
+        entries = list(self._entries.values())
+        return (
+            tuple(entry[0] for entry in entries),
+            [entry[1] if isinstance(entry[1], str) else unparse(entry[1], old=True)
+             for entry in entries],
+        )  # fmt: skip
+
+    def raw_items(self) -> list[tuple[str, str]]:
+        """``(spelling, wire-syntax text)`` of every attribute, in the ad's order."""
+        names, texts = self.raw_columns()
+        return list(zip(names, texts, strict=True))
 
     # -- mapping protocol ------------------------------------------------------------------
     def __getitem__(self, name: str) -> Any:

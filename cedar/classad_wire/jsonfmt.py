@@ -13,6 +13,8 @@ import functools
 import json
 import math
 import re
+from collections.abc import Sequence
+from operator import add, itemgetter
 from typing import Any
 
 from cedar.classad_wire.classad import ClassAd
@@ -20,7 +22,7 @@ from cedar.classad_wire.expr import Expr, ListExpr, Literal, RecordExpr, storage
 from cedar.classad_wire.syntax import parse_expr, simple_value
 from cedar.classad_wire.unparse import format_real, format_scalar, unparse
 from cedar.classad_wire.values import RelTime, Undefined, UndefinedType
-from cedar.errors import ClassAdError, ClassAdParseError
+from cedar.errors import ClassAdParseError
 
 _JSON_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r"}
 _JSON_ESCAPES["\t"] = "\\t"
@@ -38,17 +40,13 @@ def _json_name(name: str) -> str:
 def _json_string(text: str) -> str:
     if _NEEDS_ESCAPE.search(text) is None:  # the common case, without a loop per character
         return '"' + text + '"'
-    out = ['"']
-    for ch in text:
-        esc = _JSON_ESCAPES.get(ch)
-        if esc is not None:
-            out.append(esc)
-        elif ch < " ":
-            out.append(f"\\u{ord(ch):04X}")
-        else:
-            out.append(ch)
-    out.append('"')
-    return "".join(out)
+    return '"' + _NEEDS_ESCAPE.sub(_escape, text) + '"'
+
+
+def _escape(match: re.Match[str]) -> str:
+    char = match.group()
+    escape = _JSON_ESCAPES.get(char)
+    return escape if escape is not None else f"\\u{ord(char):04X}"
 
 
 def _expr_string(expr: Expr) -> str:
@@ -113,42 +111,99 @@ def ad_to_json(ad: ClassAd) -> str:
     return "{\n" + ",\n".join(members) + "\n}"
 
 
-def ad_to_json_sorted(ad: ClassAd) -> str:
-    """The JSON text of one ad with its members sorted case-insensitively, as condor_q and
-    condor_status ``-json`` print them (streaming from the received texts, see
-    :meth:`ClassAd.raw_items`)."""
-    items = ad.raw_items()
-    if not items:
-        return "{\n}"
-    items.sort(key=_folded_name)
-    members = []
-    for name, text in items:
+#: Sorted-column plans by (names, only): the order of a shape's names and the names kept.
+_PLANS: dict[tuple[tuple[str, ...], frozenset[str] | None], tuple[Any, tuple[str, ...]]] = {}
+_PLANS_MAX = 256
+
+
+def sorted_columns(
+    ad: ClassAd, only: frozenset[str] | None = None
+) -> tuple[tuple[str, ...], Sequence[str]]:
+    """An ad's names and wire texts sorted case-insensitively by name, as condor_q and
+    condor_status print whole ads; ``only``: just these lower-cased names (``-attributes``).
+
+    The order is computed once per shape (every ad of a large query shares its names)."""
+    names, texts = ad.raw_columns()
+    key = (names, only)
+    plan = _PLANS.get(key)
+    if plan is None:
+        order = sorted(range(len(names)), key=lambda i: names[i].lower())
+        if only is not None:
+            order = [i for i in order if names[i].lower() in only]
+        if len(order) > 1:
+            getter: Any = itemgetter(*order)
+        elif order:
+            getter = _single(order[0])
+        else:
+            getter = _nothing
+        plan = (getter, tuple(names[i] for i in order))
+        if len(_PLANS) >= _PLANS_MAX:
+            _PLANS.clear()
+        _PLANS[key] = plan
+    getter, kept = plan
+    return kept, getter(texts)
+
+
+def _single(index: int) -> Any:
+    return lambda seq: (seq[index],)
+
+
+def _nothing(seq: Sequence[str]) -> tuple[str, ...]:
+    return ()
+
+
+class _MemberNames(dict[str, str]):
+    """``  "Name": `` by name, made on first use."""
+
+    def __missing__(self, name: str) -> str:
+        if len(self) >= 65536:
+            self.clear()
+        text = self[name] = f"  {_json_string(name)}: "
+        return text
+
+
+class _PlainValues(dict[str, "str | None"]):
+    """The JSON of a plain wire text (see :func:`_plain_literal_json`), remembered: the ads of
+    one query repeat most values."""
+
+    def __missing__(self, text: str) -> str | None:
         value = _plain_literal_json(text)
-        if value is None:
-            value = _wire_expr_json(text)
-        if value is None:  # not parsable alone: the ad's own reading names the attribute
-            out: list[str] = []
-            _emit(ad.lookup(name), 2, out)
-            value = "".join(out)
-        members.append(f"  {_json_name(name)}: {value}")
+        if len(text) <= 64:
+            if len(self) >= 65536:
+                self.clear()
+            self[text] = value
+        return value
+
+
+_MEMBER_NAMES = _MemberNames()
+#: The JSON of non-plain wire texts (expressions, lists, nested ads), by text; bounded.
+_EXPRESSIONS: dict[str, str] = {}
+_PLAIN_VALUES = _PlainValues()
+
+
+def ad_to_json_sorted(ad: ClassAd, only: frozenset[str] | None = None) -> str:
+    """The JSON text of one ad with its members sorted case-insensitively, as condor_q and
+    condor_status ``-json`` print them (from the received texts, see :func:`sorted_columns`)."""
+    names, texts = sorted_columns(ad, only)
+    if not names:
+        return "{\n}"
+    values = list(map(_PLAIN_VALUES.__getitem__, texts))
+    if None in values:
+        for index, value in enumerate(values):
+            if value is None:
+                text = texts[index]
+                json_text = _EXPRESSIONS.get(text)
+                if json_text is None:
+                    out: list[str] = []
+                    _emit(ad.lookup(names[index]), 2, out)
+                    json_text = "".join(out)
+                    if len(text) <= 4096:  # an expression's JSON depends on its text alone
+                        if len(_EXPRESSIONS) >= 4096:
+                            _EXPRESSIONS.clear()
+                        _EXPRESSIONS[text] = json_text
+                values[index] = json_text
+    members = map(add, map(_MEMBER_NAMES.__getitem__, names), values)
     return "{\n" + ",\n".join(members) + "\n}"
-
-
-@functools.lru_cache(maxsize=1 << 14)
-def _wire_expr_json(text: str) -> str | None:
-    """The JSON of a member whose wire text is an expression, by its text (the same
-    expressions recur in every ad of a listing: parsed and printed once), or None."""
-    try:
-        expr = parse_expr(text, old=True, full=False)
-    except ClassAdError:
-        return None
-    out: list[str] = []
-    _emit(expr, 2, out)
-    return "".join(out)
-
-
-def _folded_name(item: tuple[str, str]) -> str:
-    return item[0].lower()
 
 
 def _member_order(entry: tuple[str, object, object]) -> tuple[int, object]:
@@ -206,4 +261,4 @@ def ad_from_json(text: str) -> ClassAd:
     return ClassAd(_from_json_value(data))
 
 
-__all__ = ["ad_from_json", "ad_to_json", "ad_to_json_sorted"]
+__all__ = ["ad_from_json", "ad_to_json", "ad_to_json_sorted", "sorted_columns"]

@@ -357,15 +357,55 @@ def _get_classad_fast(reader: MessageReader, count: int, types: bool) -> ClassAd
         names = parts[1::3]
         typed = False  # a shape reader only takes canonical lines
     shape = ad_shape(tuple(names))
-    if shape is None:  # a repeated name: the line reader keeps the first spelling (§2.8)
-        reader.seek(start)
-        return None
+    if shape is None:
+        # A repeated name (the 25.x schedd sends JobStatus twice in every job ad): as the line
+        # reader, the first spelling at its first position with the last value (§2.8).
+        names, values = _merge_repeats(names, values)
+        shape = ad_shape(tuple(names))
+        if shape is None:
+            reader.seek(start)
+            return None
+        return _shaped(shape, values, False, reader.crypto)
     if canonical:
         if len(_RECENT_SHAPES) >= _RECENT_SHAPES_MAX:
             _RECENT_SHAPES.clear()
         prefixes = tuple(f"{name} = " for name in names)
         _RECENT_SHAPES[count] = (shape, prefixes, tuple(slice(len(p), None) for p in prefixes))
     return _shaped(shape, values, typed, reader.crypto)
+
+
+def _merge_repeats(names: list[str], values: list[str]) -> tuple[list[str], list[str]]:
+    """Names and values with each repeated name (case-insensitively) folded into its first
+    occurrence, which takes the last value; the plan is kept per list of names."""
+    key = tuple(names)
+    plan = _MERGES.get(key)
+    if plan is None:
+        first: dict[str, int] = {}
+        kept: list[str] = []
+        sources: list[int] = []
+        for position, name in enumerate(names):
+            folded = name.lower() if name.isascii() else fold(name)
+            index = first.get(folded)
+            if index is None:
+                first[folded] = len(kept)
+                kept.append(name)
+                sources.append(position)
+            else:
+                sources[index] = position
+        getter: Any = _only(sources[0]) if len(sources) == 1 else itemgetter(*sources)
+        plan = (kept, getter)
+        if len(_MERGES) >= _RECENT_SHAPES_MAX:
+            _MERGES.clear()
+        _MERGES[key] = plan
+    return list(plan[0]), list(plan[1](values))
+
+
+def _only(position: int) -> Any:
+    return lambda values: (values[position],)
+
+
+#: Merge plans of ads whose names repeat, by their names (bounded as _RECENT_SHAPES).
+_MERGES: dict[tuple[str, ...], tuple[list[str], Any]] = {}
 
 
 def _shaped(shape: AdShape, values: list[str], typed: bool, crypto: bool) -> ClassAd:

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 #: ``run(args)`` (several), or just ``main(argv)``.  Only the named module is imported.
 MOUNTED = {
     "ping": ("cedar.cli.ping", "check that a daemon answers and what we may do there"),
+    "q": ("cedar.cli.q", "show the job queue (like condor_q)"),
     "query": ("cedar.cli.query", "query the collector (like condor_status)"),
     "status": ("cedar.cli.query", "the same as query (condor_status's name)"),
     "token": ("cedar.cli.token", "IDTOKEN tools (like condor_token_create, _list)"),
@@ -36,7 +37,6 @@ MOUNTED = {
     "mcp": ("cedar.mcp_server.cli", "serve HTCondor to AI agents (Model Context Protocol)"),
     "serve": ("cedar.serve.cli", "serve the pool over HTTP (needs the [serve] extra)"),
     "submit": ("cedar.cli.schedd_tools", "submit jobs from a submit description file"),
-    "q": ("cedar.cli.schedd_tools", "show the job queue (like condor_q)"),
     "history": ("cedar.cli.history", "job, epoch, transfer, startd history (condor_history)"),
     "rm": ("cedar.cli.actions", "remove jobs (like condor_rm)"),
     "hold": ("cedar.cli.actions", "hold jobs (like condor_hold)"),
@@ -123,10 +123,14 @@ def _mounted(name: str, argv: Sequence[str], out: TextIO) -> int:
         parser = module.subcommand_parser(name)
     elif hasattr(module, "build_parser"):
         parser = module.build_parser()
-    elif "out" in inspect.signature(module.main).parameters:  # a scanner of its own, to `out`
-        return int(module.main(list(argv), out=out))
-    else:
-        return int(module.main(list(argv)))
+    else:  # a condor-style scanner of its own (q, status, history, tail, ...)
+        accepts = inspect.signature(module.main).parameters
+        extra: dict[str, Any] = {}
+        if "prog" in accepts:
+            extra["prog"] = f"cedar {name}"
+        if "out" in accepts:
+            extra["out"] = out
+        return int(module.main(list(argv), **extra))
     parser.prog = f"cedar {name}"
     parser.set_defaults(prog=parser.prog, command=name)
     args = parse_command_line(parser, argv)

@@ -33,7 +33,14 @@ from cedar.output.qtables import (
 )
 from cedar.output.stables import STATUS_TABLES, StatusTable, natural_key, status_sort_key
 from cedar.output.values import Argument, value_text
-from cedar.output.whole import JsonWriter, LongWriter, WholeAdWriter, XmlWriter, long_text
+from cedar.output.whole import (
+    JsonWriter,
+    LongWriter,
+    WholeAdWriter,
+    XmlWriter,
+    attribute_filter,
+    long_text,
+)
 
 __all__ = [
     "AF_MODIFIERS",
@@ -50,6 +57,7 @@ __all__ = [
     "StatusTable",
     "WholeAdWriter",
     "XmlWriter",
+    "attribute_filter",
     "batch_lines",
     "job_id",
     "long_text",
@@ -65,13 +73,22 @@ __all__ = [
     "write_lines",
 ]
 
-_WHOLE = {"long": LongWriter, "json": JsonWriter, "xml": XmlWriter}
+_WHOLE: dict[str, type[LongWriter] | type[JsonWriter]] = {
+    "long": LongWriter,
+    "json": JsonWriter,
+}
 
 
-def whole_writer(form: str) -> WholeAdWriter:
-    """The writer of a whole-ad form: ``long``, ``json`` or ``xml``."""
+def whole_writer(
+    form: str, attributes: Iterable[str] | None = None, *, spaced_xml: bool = False
+) -> WholeAdWriter:
+    """The writer of a whole-ad form: ``long``, ``json`` or ``xml``, restricted to
+    ``attributes`` when given (``-attributes``); ``spaced_xml`` as condor_status's ``-xml``."""
+    only = attribute_filter(attributes)
+    if form == "xml":
+        return XmlWriter(only, spaced=spaced_xml)
     try:
-        return _WHOLE[form]()
+        return _WHOLE[form](only)
     except KeyError:
         raise ValueError(f"unknown ad form {form!r} (long, json, xml)") from None
 

@@ -15,6 +15,7 @@ Layout rules observed against condor_q/condor_status 25.13.2 (``docs/output.md``
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
 
 from cedar.classad_wire.classad import ClassAd
 from cedar.errors import InvalidArgument
@@ -28,8 +29,11 @@ _REAL_WIDTH = 21  # observed: condor sizes a real column for its longest printed
 
 
 def job_id(ad: ClassAd) -> str:
-    """``ClusterId.ProcId`` of a job ad (``undefined`` parts as condor prints them)."""
-    return f"{value_text(ad.eval('ClusterId'))}.{value_text(ad.eval('ProcId'))}"
+    """``ClusterId.ProcId`` of a job ad; empty for an ad without ``ClusterId`` (a slot)."""
+    cluster = ad.eval("ClusterId")
+    if not isinstance(cluster, int):
+        return ""
+    return f"{cluster}.{value_text(ad.eval('ProcId'))}"
 
 
 class AutoFormat:
@@ -85,20 +89,25 @@ class AutoFormat:
     def _labels(self) -> list[str]:
         return (["ID"] if self.job_id else []) + [argument.text for argument in self.arguments]
 
-    def _widths(self, ad: ClassAd) -> list[int]:
-        widths = [3] if self.job_id else []
+    def _row(self, ad: ClassAd) -> tuple[list[str], list[int]]:
+        """One ad's cells and the width each claims (see the module's notes)."""
+        cells = [job_id(ad)] if self.job_id else []
+        sizes = [len(cells[0])] if self.job_id else []
         for argument in self.arguments:
-            value = argument.raw(ad) if self.raw else argument.evaluate(ad)
+            value: Any = argument.raw(ad) if self.raw else argument.evaluate(ad)
+            text = value if self.raw else value_text(value, self.quoted)
+            cells.append(text)
             if isinstance(value, bool):
-                size = 0
-            elif isinstance(value, (str, int)):
-                size = len(value if isinstance(value, str) else str(value))
+                sizes.append(0)
+            elif isinstance(value, str):
+                sizes.append(len(text))
+            elif isinstance(value, int):
+                sizes.append(len(str(value)))
             elif isinstance(value, float):
-                size = _REAL_WIDTH
+                sizes.append(_REAL_WIDTH)
             else:
-                size = 0
-            widths.append(max(size, len(argument.text)))
-        return widths
+                sizes.append(0)
+        return cells, sizes
 
     def _line(self, cells: Sequence[str], widths: Sequence[int] | None) -> str:
         parts = []
@@ -116,17 +125,25 @@ class AutoFormat:
         return ("\n" if self.glued else "") + "".join(parts)
 
     def lines(self, ads: Iterable[ClassAd]) -> Iterator[str]:
-        """The output, one string per ad (the heading comes with the first ad)."""
-        widths: list[int] | None = None
+        """The output, one string per ad.  With headings every row is computed first (the
+        widths come from all of them, as condor's), then the heading, then the rows."""
+        if self.headings:
+            rows = [self._row(ad) for ad in ads]
+            if not rows:
+                return
+            labels = self._labels()
+            if self.job_id:
+                labels[0] = " ID"
+            widths = [len(label) for label in labels]
+            for _, sizes in rows:
+                widths = [max(w, s) for w, s in zip(widths, sizes, strict=True)]
+            yield self._line(labels, widths)
+            for cells, _ in rows:
+                yield self._line(cells, widths)
+            return
         for ad in ads:
-            if self.headings and widths is None:
-                widths = self._widths(ad)
-                labels = self._labels()
-                if self.job_id:
-                    labels[0] = " ID"
-                yield self._line(labels, widths)
             cells = self.cells(ad)
             if self.labels:
                 labels = self._labels()
                 cells = [f"{label} = {cell}" for label, cell in zip(labels, cells, strict=True)]
-            yield self._line(cells, widths)
+            yield self._line(cells, None)

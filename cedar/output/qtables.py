@@ -19,6 +19,7 @@ from cedar.numbers import JobStatus
 
 __all__ = [
     "BATCH_PROJECTION",
+    "job_key",
     "QView",
     "batch_lines",
     "q_view",
@@ -33,6 +34,8 @@ _UNIVERSES = {1: "Standard", 2: "Pipe", 3: "Linda", 4: "PVM", 5: "Vanilla", 6: "
 
 
 def _get(ad: ClassAd, name: str) -> Any:
+    if name not in ad:  # absent: undefined, without the evaluator
+        return None
     try:
         return ad.eval(name)
     except (CedarError, KeyError):
@@ -63,8 +66,9 @@ def _duration(seconds: int) -> str:
     )
 
 
-def _job_id(ad: ClassAd) -> str:
-    return f"{_int(ad, 'ClusterId'):>4}.{_int(ad, 'ProcId'):<3}"
+def job_key(ad: ClassAd) -> tuple[int, int]:
+    """(ClusterId, ProcId) of a job ad: condor_q's order."""
+    return (_int(ad, "ClusterId"), _int(ad, "ProcId"))
 
 
 def _run_time(ad: ClassAd, now: int) -> str:
@@ -93,23 +97,43 @@ def _size(ad: ClassAd) -> float:
 
 
 class QView:
-    """One per-job table of condor_q: its heading, projection and row function."""
+    """One per-job table of condor_q: its heading, projection and row function.
+
+    The ID column is sized from the jobs listed (observed: ``  32.0    `` once a proc id has
+    four digits, the heading's `` ID`` padded to match): cluster ids right-aligned in at least
+    4, proc ids left-aligned in at least 3.  ``row`` gives the rest of a line.
+    """
 
     def __init__(self, heading: str, projection: list[str], row: Any) -> None:
         self.heading = heading
         self.projection = projection
         self.row = row
 
-    def lines(self, ads: Iterable[ClassAd], now: int) -> Iterator[str]:
-        """The heading, then one line per job as it arrives."""
-        yield self.heading + "\n"
-        for ad in ads:
-            yield self.row(ad, now) + "\n"
+    def lines(self, ads: Iterable[ClassAd], now: int, streaming: bool = False) -> Iterator[str]:
+        """The heading and one line per job: sorted by id, each rendered as it arrives and
+        kept as text; ``streaming``: in arrival order, printed at once (minimal widths)."""
+        if streaming:
+            yield " ID".ljust(8) + self.heading + "\n"
+            for ad in ads:
+                cluster, proc = job_key(ad)
+                yield f"{cluster:>4}.{proc:<3}{self.row(ad, now)}\n"
+            return
+        rows = [(job_key(ad), self.row(ad, now)) for ad in ads]
+        rows.sort(key=_first)
+        cluster_width = max([4, *(len(str(key[0])) for key, _ in rows)])
+        proc_width = max([3, *(len(str(key[1])) for key, _ in rows)])
+        yield " ID".ljust(cluster_width + 1 + proc_width) + self.heading + "\n"
+        for (cluster, proc), rest in rows:
+            yield f"{cluster:>{cluster_width}}.{proc:<{proc_width}}{rest}\n"
+
+
+def _first(item: tuple[tuple[int, int], str]) -> tuple[int, int]:
+    return item[0]
 
 
 def _nobatch_row(ad: ClassAd, now: int) -> str:
     return (
-        f"{_job_id(ad)} {_str(ad, 'Owner'):<14} {_when(_int(ad, 'QDate')):>11} "
+        f" {_str(ad, 'Owner'):<14} {_when(_int(ad, 'QDate')):>11} "
         f"{_run_time(ad, now):>12} {_LETTER.get(_int(ad, 'JobStatus'), '?')}  "
         f"{_int(ad, 'JobPrio'):<3} {_size(ad):>4.1f} {_command(ad)}"
     ).rstrip()
@@ -118,7 +142,7 @@ def _nobatch_row(ad: ClassAd, now: int) -> str:
 def _run_row(ad: ClassAd, now: int) -> str:
     host = _get(ad, "RemoteHost")
     return (
-        f"{_job_id(ad)} {_str(ad, 'Owner'):<14} {_when(_int(ad, 'QDate')):>11} "
+        f" {_str(ad, 'Owner'):<14} {_when(_int(ad, 'QDate')):>11} "
         f"{_run_time(ad, now):>12} {host if isinstance(host, str) else ''}"
     ).rstrip()
 
@@ -129,8 +153,8 @@ def _hold_row(ad: ClassAd, now: int) -> str:
     code_text = str(code) if isinstance(code, int) else ""
     sub_text = f"/{sub}" if isinstance(sub, int) and not isinstance(sub, bool) else ""
     return (
-        f"{_job_id(ad)} {_str(ad, 'Owner'):<14} {_when(_int(ad, 'EnteredCurrentStatus')):>11} "
-        f"{code_text:>4}{sub_text:<5} {_str(ad, 'HoldReason')}"
+        f" {_str(ad, 'Owner'):<14} {_when(_int(ad, 'EnteredCurrentStatus')):>11} "
+        f"{code_text:>4}{sub_text:<5}{_str(ad, 'HoldReason')}"
     ).rstrip()
 
 
@@ -140,7 +164,7 @@ def _idle_row(ad: ClassAd, now: int) -> str:
     universe = _UNIVERSES.get(_int(ad, "JobUniverse"), "Unknown")
     last = _get(ad, "LastRemoteHost")
     return (
-        f"{_job_id(ad)} {_str(ad, 'Owner'):<14} {universe:<9} {_int(ad, 'RequestCpus'):>4} "
+        f" {_str(ad, 'Owner'):<14} {universe:<9} {_int(ad, 'RequestCpus'):>4} "
         f"{_int(ad, 'RequestMemory'):>6} {_int(ad, 'NumJobStarts'):>6} "
         f"{value_text(last if last is not None else _undefined())}"
     ).rstrip()
@@ -155,7 +179,7 @@ def _undefined() -> Any:
 _COMMON = ["ClusterId", "ProcId", "Owner", "JobStatus"]
 _VIEWS = {
     "nobatch": QView(
-        " ID      OWNER            SUBMITTED     RUN_TIME ST PRI SIZE CMD",
+        " OWNER            SUBMITTED     RUN_TIME ST PRI SIZE CMD",
         [
             *_COMMON,
             "QDate",
@@ -172,7 +196,7 @@ _VIEWS = {
         _nobatch_row,
     ),
     "run": QView(
-        " ID      OWNER            SUBMITTED     RUN_TIME HOST(S)",
+        " OWNER            SUBMITTED     RUN_TIME HOST(S)",
         [
             *_COMMON,
             "QDate",
@@ -184,12 +208,12 @@ _VIEWS = {
         _run_row,
     ),
     "hold": QView(
-        " ID      OWNER          HELD_SINCE  CODE/SUB HOLD_REASON",
+        " OWNER          HELD_SINCE  CODE/SUB HOLD_REASON",
         [*_COMMON, "EnteredCurrentStatus", "HoldReasonCode", "HoldReasonSubCode", "HoldReason"],
         _hold_row,
     ),
     "idle": QView(
-        " ID      OWNER          UNIVERSE  CPUS MEMORY STARTS LAST_HOST",
+        " OWNER          UNIVERSE  CPUS MEMORY STARTS LAST_HOST",
         [
             *_COMMON,
             "JobUniverse",
@@ -229,8 +253,9 @@ BATCH_PROJECTION = sorted(
 
 
 def batch_lines(ads: Iterable[ClassAd]) -> Iterator[str]:
-    """condor_q's default view: one line per (owner, batch name or cluster), in the order the
-    batches first appear; the HOLD column only when some job is held."""
+    """condor_q's default view: one line per (owner, batch name or cluster), batches in the
+    order of their first job id (the ads may come in any order: only a small tuple per job is
+    kept); the HOLD column only when some job is held."""
     batches: dict[tuple[str, str], list[tuple[int, int, int, int, int]]] = {}
     for ad in ads:
         name = _get(ad, "JobBatchName")
@@ -245,10 +270,14 @@ def batch_lines(ads: Iterable[ClassAd]) -> Iterator[str]:
                 _int(ad, "TotalSubmitProcs"),
             )  # fmt: skip
         )
+    if not batches:  # observed: the empty view keeps the narrow OWNER column and HOLD
+        yield "OWNER BATCH_NAME      SUBMITTED   DONE   RUN    IDLE   HOLD  TOTAL JOB_IDS\n"
+        return
+    ordered = sorted(batches.items(), key=lambda item: min(job[:2] for job in item[1]))
     any_held = any(job[2] == 5 for jobs in batches.values() for job in jobs)
     hold_head = "   HOLD" if any_held else ""
-    yield (f"OWNER    BATCH_NAME    SUBMITTED   DONE   RUN    IDLE{hold_head}  TOTAL JOB_IDS\n")
-    for (owner, label), jobs in batches.items():
+    yield f"OWNER    BATCH_NAME    SUBMITTED   DONE   RUN    IDLE{hold_head}  TOTAL JOB_IDS\n"
+    for (owner, label), jobs in ordered:
         counts = {2: 0, 1: 0, 5: 0}
         for job in jobs:
             if job[2] in counts:

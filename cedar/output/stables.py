@@ -27,6 +27,8 @@ __all__ = [
 
 
 def _get(ad: ClassAd, name: str) -> Any:
+    if name not in ad:  # absent: undefined, without the evaluator
+        return None
     try:
         value = ad.eval(name)
     except (CedarError, KeyError):
@@ -228,8 +230,10 @@ def _slot_footer(ads: Sequence[ClassAd]) -> str:
     widths = (5, 5, 7, 9, 7, 10, 6, 8, 6)
 
     def summary(label: str, values: Sequence[Any]) -> str:
-        cells = " ".join(f"{v:>{w}}" for v, w in zip(values, widths, strict=True))
-        return f"{label:>{label_width}} {cells}"
+        # each count is right-aligned in its width plus one, with no other separator:
+        # a 6-digit total touches the label (observed with 100 000 slots)
+        cells = "".join(f"{v:>{w + 1}}" for v, w in zip(values, widths, strict=True))
+        return f"{label:>{label_width}}{cells}"
 
     lines = ["", summary("", columns), ""]
     lines += [summary(label, counts) for label, counts in sorted(rows.items())]
@@ -265,6 +269,45 @@ def _submitter_footer(ads: Sequence[ClassAd]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _startd_footer(ads: Sequence[ClassAd]) -> str:
+    """``condor_status -startd``'s per-platform summary of the StartD daemon ads."""
+    sums = ("TotalSlots", "TotalCpus", "TotalInUseCpus", "TotalBackfillInUseCpus", "TotalGPUs",
+            "TotalInUseGPUs", "TotalBackfillInUseGPUs")  # fmt: skip
+    rows: dict[str, list[float]] = {}
+    for ad in ads:
+        row = rows.setdefault(platform(ad), [0.0] * 11)
+        row[0] += 1
+        for index, name in enumerate(sums):
+            row[1 + index] += _number(ad, name) or 0
+        row[8] += _number(ad, "TotalMemory") or 0
+        row[9] += _number(ad, "TotalInUseMemory") or 0
+        row[10] += _number(ad, "TotalBackfillInUseMemory") or 0
+    total = [sum(column) for column in zip(*rows.values(), strict=True)]
+
+    def line(label: str, row: Sequence[float]) -> str:
+        memory = row[8] or 1
+        cells = [f"{int(value):>8}" for value in row[:8]]
+        cells += [f"{row[9] * 100 / memory:>7.2f}%", f"{row[10] * 100 / memory:>7.2f}%"]
+        return f"{label:>14}" + cells[0] + "".join(" " + cell for cell in cells[1:])
+
+    heads = ("Machines", "Slots", "Cpus", "BusyCpus", "BkCpus", "GPUs", "BusyGPUs", "BkGPUs",
+             "Memory%", "BkMem%")  # fmt: skip
+    lines = ["", f"{'':>14}{heads[0]:>8}" + "".join(f" {head:>8}" for head in heads[1:]), ""]
+    lines += [line(label, row) for label, row in sorted(rows.items())]
+    lines += ["", line("Total", total)]
+    return "\n".join(lines) + "\n"
+
+
+def _member_count(ad: ClassAd) -> str | None:
+    value = _get(ad, "DetectedGPUs")
+    if isinstance(value, str):
+        count = len([item for item in value.replace(",", " ").split() if item])
+        return str(count) if count else None
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value) if value else None
+    return None
+
+
 # -- the tables ---------------------------------------------------------------------------------
 
 _SLOT_COLUMNS = [
@@ -275,7 +318,7 @@ _SLOT_COLUMNS = [
     Col("Activity", 8, _attr("Activity"), left=True),
     Col("LoadAv", 6, _load),
     Col("Mem", 6, _int_cell("Memory")),
-    Col("  ActvtyTime", 12, _activity_time),
+    Col(" ActvtyTime", 11, _activity_time),
 ]
 _SLOT_PROJECTION = ["Activity", "Arch", "CondorLoadAvg", "EnteredCurrentActivity",
                     "LastHeardFrom", "Machine", "Memory", "MyCurrentTime", "Name", "OCU", "OpSys",
@@ -390,6 +433,46 @@ STATUS_TABLES: dict[str, StatusTable] = {
             Col("Matches", 7, _int_cell("LastNegotiationCycleMatches0")),
             Col("Rejections", 10, _int_cell("LastNegotiationCycleRejections0")),
         ],
+    ),
+    "startd": StatusTable(
+        [
+            "Arch",
+            "CondorVersion",
+            "DaemonStartTime",
+            "DetectedCpus",
+            "DetectedGPUs",
+            "DetectedMemory",
+            "LastHeardFrom",
+            "Machine",
+            "Name",
+            "NumDynamicSlots",
+            "OCU",
+            "OpSys",
+            "OpSysAndVer",
+            "OpSysShortName",
+            "TotalBackfillInUseCpus",
+            "TotalBackfillInUseDisk",
+            "TotalBackfillInUseGPUs",
+            "TotalBackfillInUseMemory",
+            "TotalCpus",
+            "TotalGPUs",
+            "TotalInUseCpus",
+            "TotalInUseDisk",
+            "TotalInUseGPUs",
+            "TotalInUseMemory",
+            "TotalMemory",
+            "TotalSlots",
+        ],  # fmt: skip
+        [
+            Col("Name", 4, _attr("Name"), left=True, auto=True),
+            Col("Platform", 8, platform, left=True, auto=True),
+            Col("Version", 7, _version, left=True, auto=True),
+            Col("Cpus", 4, _int_cell("DetectedCpus")),
+            Col("  Memory", 10, _readable_mb),
+            Col("GPUs", 5, _member_count),
+            Col("   Uptime", 13, _uptime),
+        ],
+        _startd_footer,
     ),
     "any": StatusTable(
         ["Machine", "MyType", "Name", "OCU", "TargetType"],

@@ -22,7 +22,7 @@ from cedar.classad_wire.evaluate import evaluate
 from cedar.classad_wire.expr import AttrRef, Expr, Select
 from cedar.classad_wire.syntax import parse_expr
 from cedar.classad_wire.unparse import format_real, quote_string, unparse
-from cedar.classad_wire.values import AbsTime, Error, ErrorType, RelTime, UndefinedType
+from cedar.classad_wire.values import AbsTime, Error, ErrorType, RelTime, Undefined, UndefinedType
 from cedar.classad_wire.wire import references
 from cedar.errors import CedarError, ClassAdError, InvalidArgument
 
@@ -60,6 +60,8 @@ class Argument:
         """The argument's value in ``ad`` (``Error`` when evaluation fails)."""
         try:
             if self.attribute is not None:
+                if self.attribute not in ad:
+                    return Undefined  # absent: no evaluator needed
                 return ad.eval(self.attribute)  # a literal attribute skips the evaluator
             return evaluate(self.expr, ad)
         except (CedarError, RecursionError):

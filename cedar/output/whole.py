@@ -9,11 +9,13 @@ always prints its prologue and ``</classads>``.  Each writer's :meth:`begin`/:me
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from operator import add
 from typing import Any
 
 from cedar.classad_wire.classad import ClassAd
 from cedar.classad_wire.expr import Expr, ListExpr, Literal, RecordExpr
-from cedar.classad_wire.jsonfmt import ad_to_json_sorted
+from cedar.classad_wire.jsonfmt import ad_to_json_sorted, sorted_columns
 from cedar.classad_wire.syntax import simple_value
 from cedar.classad_wire.unparse import format_name, format_real, quote_string, unparse
 from cedar.classad_wire.values import (
@@ -24,23 +26,63 @@ from cedar.classad_wire.values import (
     format_abstime,
 )
 
-__all__ = ["JsonWriter", "LongWriter", "WholeAdWriter", "XmlWriter", "long_text"]
+__all__ = [
+    "JsonWriter",
+    "LongWriter",
+    "WholeAdWriter",
+    "XmlWriter",
+    "attribute_filter",
+    "long_text",
+]
 
 
 def _folded(item: tuple[str, str]) -> str:
     return item[0].lower()
 
 
-def long_text(ad: ClassAd) -> str:
+def _items(ad: ClassAd, only: frozenset[str] | None) -> list[tuple[str, str]]:
+    names, texts = sorted_columns(ad, only)
+    return list(zip(names, texts, strict=True))
+
+
+class _LongNames(dict[str, str]):
+    """``Name = `` by name (quoted when not an identifier), made on first use."""
+
+    def __missing__(self, name: str) -> str:
+        if len(self) >= 65536:
+            self.clear()
+        text = self[name] = f"{format_name(name, old=True)} = "
+        return text
+
+
+_LONG_NAMES = _LongNames()
+
+
+def attribute_filter(names: Iterable[str] | None) -> frozenset[str] | None:
+    """The ``-attributes`` list as the writers' ``only`` argument (``None``: every attribute).
+
+    The daemons add attributes of their own to a projected answer (the schedd's
+    ``ServerTime``); the tools print only the listed ones."""
+    return None if names is None else frozenset(name.lower() for name in names)
+
+
+def long_text(ad: ClassAd, only: frozenset[str] | None = None) -> str:
     """One ad as ``-long`` prints it: ``Name = value`` lines sorted case-insensitively, then an
-    empty line."""
-    items = ad.raw_items()
-    items.sort(key=_folded)
-    return "".join([f"{format_name(name, old=True)} = {text}\n" for name, text in items]) + "\n"
+    empty line (``only``: just these lower-cased names, see :func:`attribute_filter`)."""
+    names, texts = sorted_columns(ad, only)
+    if not names:
+        return "\n"
+    return "\n".join(map(add, map(_LONG_NAMES.__getitem__, names), texts)) + "\n\n"
 
 
 class WholeAdWriter:
-    """The interface of the whole-ad forms: text before the first ad, per ad, and at the end."""
+    """The interface of the whole-ad forms: text before the first ad, per ad, and at the end.
+
+    ``only`` restricts every ad to the ``-attributes`` list (see :func:`attribute_filter`).
+    """
+
+    def __init__(self, only: frozenset[str] | None = None) -> None:
+        self.only = only
 
     def begin(self) -> str:
         """Text printed before anything else (even when no ad comes)."""
@@ -60,19 +102,24 @@ class LongWriter(WholeAdWriter):
 
     def ad(self, ad: ClassAd) -> str:
         """See :func:`long_text`."""
-        return long_text(ad)
+        return long_text(ad, self.only)
 
 
 class JsonWriter(WholeAdWriter):
     """``-json``: ``[`` before the first ad, ``,`` between ads, ``]`` after the last."""
 
-    def __init__(self) -> None:
+    def __init__(self, only: frozenset[str] | None = None) -> None:
+        super().__init__(only)
         self.count = 0
 
     def ad(self, ad: ClassAd) -> str:
         """One member of the list."""
         self.count += 1
-        return ("[\n" if self.count == 1 else "\n,\n") + ad_to_json_sorted(ad)
+        return ("[\n" if self.count == 1 else "\n,\n") + self.text(ad)
+
+    def text(self, ad: ClassAd) -> str:
+        """One ad's JSON object alone."""
+        return ad_to_json_sorted(ad, self.only)
 
     def end(self) -> str:
         """``]`` after at least one ad; nothing at all for none (as the tools)."""
@@ -129,7 +176,12 @@ def _xml_expr(expr: Expr, indent: int) -> str:
 
 
 class XmlWriter(WholeAdWriter):
-    """``-xml``: the prologue, one ``<c>`` per ad, ``</classads>``."""
+    """``-xml``: the prologue, one ``<c>`` per ad, ``</classads>`` (``spaced``: an empty line
+    after every ad, as condor_status prints; condor_q does not)."""
+
+    def __init__(self, only: frozenset[str] | None = None, spaced: bool = False) -> None:
+        super().__init__(only)
+        self.spaced = spaced
 
     def begin(self) -> str:
         """The XML prologue (printed even for no ads)."""
@@ -137,14 +189,13 @@ class XmlWriter(WholeAdWriter):
 
     def ad(self, ad: ClassAd) -> str:
         """One ``<c>`` element."""
-        items = ad.raw_items()
-        items.sort(key=_folded)
+        items = _items(ad, self.only)
         lines = ["<c>\n"]
         for name, text in items:
             value = simple_value(text)
             body = _xml_scalar(value) if value is not None else _xml_expr(ad.lookup(name), 4)
             lines.append(f'    <a n="{_xml_escape(name)}">{body}</a>\n')
-        lines.append("</c>\n")
+        lines.append("</c>\n\n" if self.spaced else "</c>\n")
         return "".join(lines)
 
     def end(self) -> str:

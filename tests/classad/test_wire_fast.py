@@ -326,3 +326,18 @@ def _wire_copy(ad: ClassAd) -> ClassAd:
     writer = MessageWriter(crypto=True)
     put_classad(writer, ad)
     return get_classad(MessageReader(writer.getvalue(), crypto=True))
+
+
+@pytest.mark.parametrize("crypto", [False, True])
+def test_a_repeated_name_keeps_first_spelling_and_place_and_last_value(crypto: bool) -> None:
+    """The 25.x schedd sends JobStatus twice in every job ad: the fast path reads such ads
+    (many times over, so its plan is reused) exactly as the line reader does."""
+    lines = [b"JobStatus = 5", b"ClusterId = 1", b'Owner = "u"', b"jobstatus = 2"]
+    for _ in range(3):
+        payload = _payload(4, list(lines), crypto, True)
+        fast = get_classad(MessageReader(payload, crypto=crypto))
+        assert list(fast) == ["JobStatus", "ClusterId", "Owner"]
+        assert fast["JobStatus"] == 2 and fast.raw_columns()[1][0] == "2"
+        assert _shape_reader_outcome(payload, crypto, True) == _shape_reader_outcome(
+            payload, crypto, False
+        )

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 from cedar.classad_wire import ClassAd
-from cedar.cli.query import status_order
+from cedar.output import status_sort_key
+
+
+def status_order(ads: list[ClassAd]) -> list[ClassAd]:
+    return sorted(ads, key=status_sort_key)
 
 
 def test_digit_runs_compare_as_numbers_as_in_condor_status() -> None:

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from cedar.cli.query import build_parser, run
+from cedar.cli.query import run_argv
 from cedar.server.collector import MockCollector
 
 from .pool import expected_output, host_port
@@ -15,7 +15,7 @@ from .pool import expected_output, host_port
 
 def cedar_query(*argv: str) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
-    code = run(build_parser().parse_args(argv), out, err)
+    code = run_argv(argv, out, err, prog="cedar-query")
     return code, out.getvalue(), err.getvalue()
 
 
@@ -75,7 +75,9 @@ def test_default_daemon_tables(mock: MockCollector) -> None:
 
 
 def test_errors_are_reported_not_raised(mock: MockCollector) -> None:
-    code, out, err = cedar_query("nonsense", "--pool", host_port(mock))
+    code, out, err = cedar_query("nosuchhost-cedar", "--pool", host_port(mock))
+    assert code == 1 and out == "" and "unknown host nosuchhost-cedar" in err  # as condor_status
+    code, out, err = cedar_query("-subsystem", "nonsense", "--pool", host_port(mock))
     assert code == 2 and out == "" and "unknown ad type" in err  # usage
     code, _, err = cedar_query("slots", "--pool", host_port(mock), "--constraint", "Memory >")
     assert code == 2 and err.startswith("cedar-query: invalid constraint")
@@ -83,9 +85,10 @@ def test_errors_are_reported_not_raised(mock: MockCollector) -> None:
     assert code == 3 and "127.0.0.1:1" in err  # cannot reach the daemon
 
 
-def test_parser_rejects_two_output_modes() -> None:
-    with pytest.raises(SystemExit):
-        build_parser().parse_args(["slots", "--long", "--json"])
+def test_unknown_option_gives_the_usage() -> None:
+    code, out, err = cedar_query("slots", "-nosuchoption")
+    assert code == 2 and out == ""
+    assert err.startswith("cedar-query: unknown option -nosuchoption\nusage: cedar-query ")
 
 
 def test_ping_locates_through_the_collector(

@@ -1,0 +1,273 @@
+"""cedar's listing CLIs against the real condor_q / condor_history / condor_status, on one real
+pool, in one run: wall time, peak RSS and their ratios per case.
+
+Run it against a pool of your own (``tools/live_pool.sh start DIR > DIR.env; . DIR.env``)::
+
+    python bench/bench_cli.py            # 40 000 jobs, 25 000 history records, 100 000 slots
+    python bench/bench_cli.py --sizes 400,250,1000 --json /tmp/bench_cli.json
+
+* jobs: held jobs submitted as testuser with the pool's IDTOKEN (``condor_submit``, in chunks of
+  ``MAX_JOBS_PER_SUBMISSION``), tagged ``CedarBench``; removed at the end;
+* history records: held jobs tagged ``CedarBenchHistory``, removed at once (a removed job goes to
+  the history file);
+* slots: copies of a real slot ad with distinct names advertised with ``condor_advertise
+  -multiple UPDATE_STARTD_AD``; invalidated at the end.
+
+Each case runs each tool ``--repeat`` times (median time, highest peak RSS of the child, from
+``wait4``), output to ``/dev/null``; ``| head -3`` cases time the third line's arrival and then
+close the pipe.  ratio = condor's time / cedar's time (above 1: cedar is faster); rss ratio =
+condor's peak / cedar's peak.  Numbers on a shared 2-core machine are noisy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+CEDAR = str(Path(sys.executable).parent / "cedar")
+BENCH_DOMAIN = "bench-cli"
+ADVERTISE_BATCH = 5000
+
+
+def _env(as_testuser: bool = False) -> dict[str, str]:
+    env = dict(os.environ)
+    env["TZ"] = "UTC"
+    if as_testuser:
+        env["_condor_SEC_CLIENT_AUTHENTICATION_METHODS"] = "IDTOKENS"
+        env["_condor_SEC_TOKEN_DIRECTORY"] = os.environ["CEDAR_LIVE_TOKEN_DIR"]
+    return env
+
+
+def tool(*argv: str, as_testuser: bool = False, cwd: str | None = None) -> str:
+    """Run a pool tool; its standard output (raises on failure)."""
+    result = subprocess.run(
+        list(argv), env=_env(as_testuser), capture_output=True, text=True, check=False, cwd=cwd
+    )
+    if result.returncode != 0:
+        raise RuntimeError(f"{' '.join(argv)}: {result.stderr.strip()}")
+    return result.stdout
+
+
+def config(name: str, default: int) -> int:
+    try:
+        return int(tool("condor_config_val", name).strip())
+    except (RuntimeError, ValueError):
+        return default
+
+
+# -- filling the pool ---------------------------------------------------------------------------
+
+
+def submit_held(count: int, tag: str, directory: str) -> None:
+    """``count`` held jobs tagged ``tag``, as testuser, in chunks the schedd accepts."""
+    chunk = max(1, min(config("MAX_JOBS_PER_SUBMISSION", 20000), 10000))
+    left = count
+    while left > 0:
+        batch = min(chunk, left)
+        path = Path(directory) / f"{tag}.sub"
+        path.write_text(
+            f"executable = /bin/sleep\narguments = 600\nhold = true\n+{tag} = true\nqueue {batch}\n"
+        )
+        tool("condor_submit", "-terse", str(path), as_testuser=True, cwd=directory)
+        left -= batch
+
+
+def queued(tag: str) -> int:
+    out = tool("condor_q", "-all", "-constraint", f"{tag} =?= true", "-af", "ProcId")
+    return len(out.splitlines())
+
+
+def fill_history(count: int, directory: str) -> None:
+    """``count`` history records: held jobs, removed."""
+    tag = "CedarBenchHistory"
+    submit_held(count, tag, directory)
+    tool("condor_rm", "-constraint", f"{tag} =?= true", as_testuser=True)
+    for _ in range(600):
+        if not tool("condor_q", "-all", "-constraint", f"{tag} =?= true", "-af", "ProcId"):
+            return
+        time.sleep(1)
+
+
+def bench_slots() -> int:
+    constraint = f'regexp("@{BENCH_DOMAIN}$", Name)'
+    return len(tool("condor_status", "-af", "Name", "-constraint", constraint).splitlines())
+
+
+def advertise_slots(count: int, start: int = 0) -> None:
+    """``count`` copies of a real slot ad with distinct names (numbered from ``start``)."""
+    template = tool("condor_status", "-long", "-limit", "1", "-constraint",
+                    f'!regexp("@{BENCH_DOMAIN}$", Name)')  # fmt: skip
+    lines = [line for line in template.strip().splitlines() if line.strip()]
+    body = "\n".join(line for line in lines if not line.startswith(("Name ", "Name=")))
+    done = 0
+    while done < count:
+        batch = min(ADVERTISE_BATCH, count - done)
+        first = start + done
+        ads = [f'{body}\nName = "slot{first + i}@{BENCH_DOMAIN}"' for i in range(batch)]
+        with tempfile.NamedTemporaryFile("w", suffix=".ads", delete=False) as handle:
+            handle.write("\n\n".join(ads) + "\n")
+        try:
+            tool("condor_advertise", "-multiple", "UPDATE_STARTD_AD", handle.name)
+        finally:
+            os.unlink(handle.name)
+        done += batch
+
+
+def invalidate_slots() -> None:
+    query = (
+        'MyType = "Query"\nTargetType = "Machine"\n'
+        f'Requirements = regexp("@{BENCH_DOMAIN}$", Name)\n'
+    )
+    with tempfile.NamedTemporaryFile("w", suffix=".ad", delete=False) as handle:
+        handle.write(query)
+    try:
+        tool("condor_advertise", "INVALIDATE_STARTD_ADS", handle.name)
+    finally:
+        os.unlink(handle.name)
+
+
+# -- measuring ----------------------------------------------------------------------------------
+
+
+TIME = shutil.which("time") or "/usr/bin/time"
+
+
+def run_once(argv: list[str], first_lines: int = 0) -> tuple[float, int]:
+    """Seconds and peak RSS (KiB) of one run; ``first_lines``: time to that many lines.
+
+    The peak comes from GNU time (``%M``), not from our own ``wait4``: a child forked from this
+    process starts with our high-water mark, which the fills raise."""
+    with tempfile.NamedTemporaryFile("r", suffix=".rss") as rss:
+        command = [TIME, "-f", "%M", "-o", rss.name, *argv]
+        started = time.perf_counter()
+        if first_lines:
+            process = subprocess.Popen(command, env=_env(), stdout=subprocess.PIPE,
+                                       stderr=subprocess.DEVNULL)  # fmt: skip
+            assert process.stdout is not None
+            for _ in range(first_lines):
+                if not process.stdout.readline():
+                    break
+            elapsed = time.perf_counter() - started
+            process.stdout.close()  # as head does: the writer gets EPIPE
+            process.wait()
+        else:
+            with open(os.devnull, "w") as sink:
+                process = subprocess.Popen(command, env=_env(), stdout=sink,
+                                           stderr=subprocess.DEVNULL)  # fmt: skip
+                code = process.wait()
+            elapsed = time.perf_counter() - started
+            if code != 0:
+                raise RuntimeError(f"{' '.join(argv)} failed ({code})")
+        lines = [line for line in rss.read().splitlines() if line.strip().isdigit()]
+    return elapsed, int(lines[-1]) if lines else 0
+
+
+def measure(cedar: list[str], condor: list[str], repeat: int, first: int = 0) -> dict[str, Any]:
+    row: dict[str, Any] = {}
+    for side, argv in (("cedar", cedar), ("condor", condor)):
+        runs = [run_once(argv, first) for _ in range(repeat)]
+        row[side] = {
+            "seconds": statistics.median(r[0] for r in runs),
+            "rss_kib": max(r[1] for r in runs),
+        }
+    row["ratio"] = row["condor"]["seconds"] / max(row["cedar"]["seconds"], 1e-9)
+    row["rss_ratio"] = row["condor"]["rss_kib"] / max(row["cedar"]["rss_kib"], 1)
+    return row
+
+
+def cases(jobs: int, history: int, slots: int) -> list[tuple[str, list[str], list[str], int]]:
+    """(label, cedar argv, condor argv, lines to wait for or 0)."""
+    q = ["-all", "-constraint", "CedarBench =?= true"]
+    s = ["-constraint", f'regexp("@{BENCH_DOMAIN}$", Name)']
+    return [
+        (f"q -all ({jobs} jobs)", [CEDAR, "q", *q], ["condor_q", *q], 0),
+        ("q -all -nobatch", [CEDAR, "q", *q, "-nobatch"], ["condor_q", *q, "-nobatch"], 0),
+        ("q -all -af ClusterId ProcId JobStatus",
+         [CEDAR, "q", *q, "-af", "ClusterId", "ProcId", "JobStatus"],
+         ["condor_q", *q, "-af", "ClusterId", "ProcId", "JobStatus"], 0),
+        ("q -all -long", [CEDAR, "q", *q, "-long"], ["condor_q", *q, "-long"], 0),
+        ("q -all -json", [CEDAR, "q", *q, "-json"], ["condor_q", *q, "-json"], 0),
+        ("q -all -long | head -3 (first lines)", [CEDAR, "q", *q, "-long"],
+         ["condor_q", *q, "-long"], 3),
+        ("q -all -long -stream-results | head -3", [CEDAR, "q", *q, "-long", "-stream-results"],
+         ["condor_q", *q, "-long", "-stream-results"], 3),
+        (f"history ({history} records)", [CEDAR, "history"], ["condor_history"], 0),
+        ("history -af ClusterId ProcId", [CEDAR, "history", "-af", "ClusterId", "ProcId"],
+         ["condor_history", "-af", "ClusterId", "ProcId"], 0),
+        (f"status ({slots} slots)", [CEDAR, "status", *s], ["condor_status", *s], 0),
+        ("status -af Name Memory", [CEDAR, "status", *s, "-af", "Name", "Memory"],
+         ["condor_status", *s, "-af", "Name", "Memory"], 0),
+        ("status -long", [CEDAR, "status", *s, "-long"], ["condor_status", *s, "-long"], 0),
+        ("status -json", [CEDAR, "status", *s, "-json"], ["condor_status", *s, "-json"], 0),
+        ("status -total", [CEDAR, "status", *s, "-total"], ["condor_status", *s, "-total"], 0),
+    ]  # fmt: skip
+
+
+def _row_text(label: str, row: dict[str, Any]) -> str:
+    c, r = row["cedar"], row["condor"]
+    return (
+        f"{label:<42} {c['seconds']:>8.2f}s {c['rss_kib'] / 1024:>7.0f}MB "
+        f"{r['seconds']:>8.2f}s {r['rss_kib'] / 1024:>7.0f}MB {row['ratio']:>6.2f} "
+        f"{row['rss_ratio']:>6.2f}"
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", default="40000,25000,100000",
+                        help="JOBS,HISTORY,SLOTS (default 40000,25000,100000)")  # fmt: skip
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    parser.add_argument("--keep", action="store_true", help="leave the jobs and slots in place")
+    args = parser.parse_args()
+    jobs, history, slots = (int(x) for x in args.sizes.split(","))
+    if not os.environ.get("CEDAR_LIVE_TOKEN_DIR") or shutil.which("condor_q") is None:
+        print("source a live pool's env file first (tools/live_pool.sh start DIR > DIR.env)")
+        return 2
+    workdir = tempfile.mkdtemp(prefix="bench-cli-", dir=os.environ.get("CEDAR_LIVE_IWD"))
+    os.chmod(workdir, 0o777)
+    results: list[dict[str, Any]] = []
+    try:
+        print(f"filling: {history} history records, {jobs} jobs, {slots} slots", flush=True)
+        # top up what an earlier (--keep or interrupted) run left
+        have = len(tool("condor_history", "-af", "ClusterId").splitlines())
+        if have < history:
+            fill_history(history - have, workdir)
+        have = queued("CedarBench")
+        if have < jobs:
+            submit_held(jobs - have, "CedarBench", workdir)
+        have = bench_slots()
+        if have < slots:
+            advertise_slots(slots - have, start=have)
+        time.sleep(2)
+        header = (
+            f"{'case':<42} {'cedar':>9} {'rss':>9} {'condor':>9} {'rss':>9} {'ratio':>6} {'rss':>6}"
+        )
+        print(header)
+        for label, ours, theirs, first in cases(jobs, history, slots):
+            row = measure(ours, theirs, args.repeat, first)
+            row["case"] = label
+            results.append(row)
+            print(_row_text(label, row), flush=True)
+    finally:
+        if not args.keep:
+            invalidate_slots()
+            subprocess.run(["condor_rm", "-constraint", "CedarBench =?= true"], env=_env(True),
+                           capture_output=True, check=False)  # fmt: skip
+    if args.json:
+        Path(args.json).write_text(json.dumps({"sizes": [jobs, history, slots],
+                                               "results": results}, indent=2))  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

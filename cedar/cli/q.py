@@ -1,0 +1,334 @@
+"""``cedar q``: the job queue as condor_q 25 prints it.
+
+Your own jobs by default (every user's with ``-allusers``, with a job id or owner, or as root),
+one line per batch (``-nobatch``: per job; ``-hold``, ``-run``, ``-idle``: those jobs with their
+own columns; ``-totals``: the totals alone), and the ``Total for ...`` lines.  ``-af``,
+``-format``, ``-long``, ``-json``, ``-xml`` and ``-attributes`` go through :mod:`cedar.output`.
+condor_q sorts jobs by id before printing anything; ``-stream-results`` prints each job as it
+arrives (as condor_q does).  Options may come before or after the restriction list.
+
+The analysis options (``-analyze``, ``-better-analyze``) are hooked in by
+:data:`EXTRA_OPTIONS` / :data:`EXTRA_HANDLERS` (the analysis engineer's module adds entries).
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+import re
+import sys
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any, TextIO
+
+from cedar.classad_wire.classad import ClassAd
+from cedar.cli.common import EXIT_USAGE, Progress, UsageError, guarded
+from cedar.cli.listing import ListingArgs, Opt, scan, usage
+from cedar.output import (
+    BATCH_PROJECTION,
+    VIEW_CONSTRAINTS,
+    QView,
+    batch_lines,
+    q_view,
+    schedd_banner,
+    totals_lines,
+)
+
+__all__ = ["EXTRA_HANDLERS", "EXTRA_OPTIONS", "Q_OPTIONS", "main", "run"]
+
+PROG = "cedar q"
+
+Q_OPTIONS: list[Opt] = [
+    Opt("allusers", 3, 0, "the jobs of every user (also -all)"),
+    Opt("nobatch", 3, 0, "one line per job"),
+    Opt("batch", 3, 0, "one line per batch (the default)"),
+    Opt("hold", 2, 0, "held jobs, with the hold reason"),
+    Opt("run", 2, 0, "running jobs, with their host"),
+    Opt("idle", 2, 0, "idle jobs, with their requests"),
+    Opt("totals", 3, 0, "only the totals lines"),
+    Opt("wide", 2, 0, "do not truncate (cedar never truncates)"),
+    Opt("global", 2, 0, "the queues of every schedd in the pool"),
+    Opt("name", 2, 1, "the schedd's name", "NAME"),
+    Opt("submitter", 3, 1, "the jobs of this submitter", "USER"),
+    Opt("stream-results", 3, 0, "print each job as it arrives (no sorting)"),
+    Opt("addr", 3, 1, "the schedd's address (sinful or host:port); skips the lookup", "ADDR"),
+]
+
+#: Options other modules hook into ``cedar q`` (the analysis engine): appended to the table.
+EXTRA_OPTIONS: list[Opt] = []
+#: ``name -> handler(args, out) -> exit code`` for :data:`EXTRA_OPTIONS` that replace the
+#: listing (the handler receives the scanned :class:`ListingArgs`).
+EXTRA_HANDLERS: dict[str, Callable[[ListingArgs, TextIO], int]] = {}
+
+MISSING = (
+    "-jobads, -userlog, -factory, -jobset, -autocluster, -unmatchable, -cputime, -currentrun, "
+    "-dag, -expert, -grid, -hold-codes, -io, -print-format, -aaf, -af:T/:Y (accepted, ignored), "
+    "-schedd-constraint, -version"
+)
+
+_JOB_ID = re.compile(r"^(\d+)(?:\.(\d+))?$")
+_USER = re.compile(r"^[\w.@-]+$")
+_VIEWS = ("hold", "run", "idle", "nobatch", "batch", "totals")
+
+
+def _handle(opt: Opt, modifier: str, values: list[str], args: ListingArgs) -> None:
+    name = opt.name
+    if name in _VIEWS:
+        if name in ("hold", "run", "idle", "totals"):
+            args.flags.setdefault("states", []).append(name)
+        else:
+            args.flags["batch"] = name == "batch"
+    elif name in ("allusers", "wide", "global", "stream-results"):
+        args.flags[name] = True
+    elif name in ("name", "submitter", "addr"):
+        args.flags[name] = values[0]
+    else:
+        args.flags.setdefault("extra", []).append((name, modifier, values))
+
+
+def restriction(items: Sequence[str]) -> tuple[str | None, bool]:
+    """The constraint of the restriction list (job ids and owners, ORed) and whether it names
+    anything (which lifts the "only your jobs" default, as condor_q)."""
+    parts = []
+    for item in items:
+        match = _JOB_ID.match(item)
+        if match and match.group(2) is not None:
+            parts.append(f"(ClusterId == {match.group(1)} && ProcId == {match.group(2)})")
+        elif match:
+            parts.append(f"(ClusterId == {match.group(1)})")
+        elif _USER.match(item):
+            parts.append(f'(Owner == "{item}")')
+        else:
+            raise UsageError(f"{item!r} is neither a job id (CLUSTER or CLUSTER.PROC) nor a user")
+    return (" || ".join(parts) or None), bool(parts)
+
+
+def _job_key(ad: ClassAd) -> tuple[int, int]:
+    def number(name: str) -> int:
+        try:
+            value = ad.eval(name)
+        except Exception:  # noqa: BLE001 - a malformed id sorts first, never crashes
+            return -1
+        return value if isinstance(value, int) and not isinstance(value, bool) else -1
+
+    return (number("ClusterId"), number("ProcId"))
+
+
+def by_job_id(ads: Iterable[ClassAd], render: Callable[[ClassAd], str]) -> Iterator[str]:
+    """condor_q's order (cluster, proc) in bounded memory: each ad is rendered as it arrives
+    and only its text is kept until the end."""
+    rendered = [(_job_key(ad), render(ad)) for ad in ads]
+    rendered.sort(key=lambda item: item[0])
+    for _, text in rendered:
+        yield text
+
+
+def run(args: ListingArgs, out: TextIO, err: TextIO) -> int:
+    """Run a scanned ``cedar q``."""
+    from cedar.commands import Collector, Schedd
+
+    flags = args.flags
+    for name, _modifier, _values in flags.get("extra", []):
+        return EXTRA_HANDLERS[name](args, out)
+    ids_constraint, named = restriction(args.positionals)
+    states = flags.get("states", [])
+    view_names = [s for s in states if s in VIEW_CONSTRAINTS]
+    view_name = view_names[-1] if view_names else None
+    parts = [ids_constraint, *args.constraints]
+    if view_name is not None:
+        parts.append(VIEW_CONSTRAINTS[view_name])
+    submitter = flags.get("submitter")
+    if submitter:  # observed: condor_q -submitter compares Owner (a full user name matches none)
+        parts.append(f'(Owner == "{_quoted(submitter)}")')
+    args.constraints = [p for p in parts if p]
+    constraint = args.constraint()
+    my_jobs = None
+    # condor_q's default "only my jobs" holds for root too under -global (observed)
+    if not (flags.get("allusers") or named or submitter) and (
+        os.geteuid() != 0 or flags.get("global")
+    ):
+        my_jobs = getpass.getuser()
+    limit = flags.get("limit", -1)
+    totals_only = "totals" in states
+    request = args.output
+    custom = request.custom()
+    if view_name is not None:
+        default: Sequence[str] = q_view(view_name).projection
+    elif flags.get("batch", True) and not totals_only:
+        default = BATCH_PROJECTION
+    else:
+        default = q_view("nobatch").projection
+    projection = request.projection(default)
+    if custom is not None and projection is not None:
+        projection = sorted({*projection, "ClusterId", "ProcId"}, key=str.lower)
+
+    schedds: list[tuple[Any, str]]
+    if flags.get("global"):
+        collector = Collector(flags.get("pool"), timeout=args.timeout)
+        schedds = [
+            (Schedd(ad, timeout=args.timeout), str(ad.get("Name") or ""))
+            for ad in collector.query("schedd", projection=["Name", "MyAddress", "Machine"])
+        ]
+    else:
+        schedd = Schedd(
+            flags.get("addr"), name=flags.get("name"), pool=flags.get("pool"),
+            timeout=args.timeout,
+        )  # fmt: skip
+        schedds = [(schedd, flags.get("name") or _local_name())]
+    for schedd, schedd_name in schedds:
+        stream = schedd.query_iter(
+            constraint,
+            projection or (),
+            limit,
+            my_jobs=my_jobs,
+            with_auth=my_jobs is not None,
+            summary_only=totals_only and custom is None and request.form is None,
+        )
+        ads = Progress("jobs", err).track(stream)
+        streaming = flags.get("stream-results", False)
+        whole = request.form is not None or custom is not None
+        if whole and totals_only:
+            _drain(ads)
+            if request.form == "long":
+                out.write(_long(stream.summary))
+                continue
+        elif whole:
+            _write_whole(request, ads, out, streaming)
+            continue
+        # condor_q prints the banner once the answer is in (with -stream-results: at once)
+        body: Iterable[str]
+        if totals_only:
+            _drain(ads)
+            body = []
+        elif view_name is not None or not flags.get("batch", True):
+            view = q_view(view_name or "nobatch")
+            body = _view_lines(view, ads, streaming)
+        else:
+            body = batch_lines(ads)  # it orders the batches itself
+        if not streaming:
+            body = list(body)
+        if flags.get("global") and not streaming and len(list(body)) < 2:
+            continue  # -global lists only the schedds with matching jobs (observed)
+        if submitter:
+            full = submitter if "@" in submitter else f"{submitter}@{_uid_domain()}"
+            out.write(submitter_banner(full, schedd_name, schedd.locate()))
+        else:
+            out.write(schedd_banner(schedd_name, schedd.locate()))
+        for line in body:
+            out.write(line)
+        if view_name in ("run", "idle"):
+            continue  # condor_q prints no totals under these views
+        summary = stream.summary or ClassAd()
+        out.write(("" if totals_only else "\n") + totals_lines(summary) + "\n")
+    return 0
+
+
+def _uid_domain() -> str:
+    """The configuration's UID_DOMAIN (condor_q names a bare submitter ``user@UID_DOMAIN``)."""
+    from cedar.config import default_config
+
+    return default_config().get("UID_DOMAIN") or _local_name()
+
+
+def _quoted(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def submitter_banner(submitter: str, schedd_name: str, address: str) -> str:
+    """``-- Submitter: USER : <addr?... : SCHEDD @ date`` (condor_q -submitter)."""
+    banner = schedd_banner(schedd_name, address)
+    head, _, when = banner.rpartition(" @ ")
+    short = head.split(" : ", 1)[1]
+    return f"\n\n-- Submitter: {submitter} : {short} : {schedd_name} @ {when}"
+
+
+def _view_lines(view: QView, ads: Iterable[ClassAd], streaming: bool) -> Iterator[str]:
+    return view.lines(ads, int(time.time()), streaming)
+
+
+def _long(summary: ClassAd | None) -> str:
+    from cedar.output import long_text
+
+    return long_text(summary) if summary is not None else ""
+
+
+def _drain(ads: Iterable[ClassAd]) -> None:
+    for _ in ads:
+        pass
+
+
+def _write_whole(request: Any, ads: Iterable[ClassAd], out: TextIO, streaming: bool) -> None:
+    from cedar.output import JsonWriter, whole_writer
+
+    custom = request.custom()
+    if custom is not None:
+        if streaming:
+            for line in custom.lines(ads):
+                out.write(line)
+            return
+        # -af:h sizes its columns from every ad: sort the ads; otherwise render each ad as it
+        # arrives and keep only its text.
+        ordered = sorted(ads, key=_job_key) if _needs_first(custom) else None
+        if ordered is not None:
+            for line in custom.lines(ordered):
+                out.write(line)
+            return
+        for text in by_job_id(ads, lambda ad: "".join(custom.lines([ad]))):
+            out.write(text)
+        return
+    writer = whole_writer(request.form, request.attributes)
+    out.write(writer.begin())
+    if streaming:
+        for ad in ads:
+            out.write(writer.ad(ad))
+        out.write(writer.end())
+        return
+    if isinstance(writer, JsonWriter):
+        # The JSON separators depend on position: render each ad alone, join in id order.
+        first = True
+        for text in by_job_id(ads, writer.text):
+            out.write(("[\n" if first else "\n,\n") + text)
+            first = False
+        out.write("" if first else "\n]\n")
+        return
+    for text in by_job_id(ads, writer.ad):
+        out.write(text)
+    out.write(writer.end())
+
+
+def _needs_first(custom: Any) -> bool:
+    return bool(getattr(custom, "headings", False))
+
+
+def _local_name() -> str:
+    """The local schedd's Name as condor_q's banner shows it (the short host name)."""
+    import socket
+
+    return socket.gethostname().split(".")[0]
+
+
+def main(argv: Sequence[str] | None = None, prog: str = PROG, out: TextIO | None = None) -> int:
+    """Entry point (``cedar q ...``)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    return run_argv(argv, out or sys.stdout, sys.stderr, prog)
+
+
+def run_argv(argv: Sequence[str], out: TextIO, err: TextIO, prog: str = PROG) -> int:
+    """Scan and run a command line, writing to ``out``/``err``; returns the exit code
+    (errors as one line on ``err``, an unknown option with the usage)."""
+    debug = any(arg in ("-debug", "--debug") for arg in argv)
+    options = [*Q_OPTIONS, *EXTRA_OPTIONS]
+    text = usage(prog, "[OPTIONS] [CLUSTER | CLUSTER.PROC | OWNER ...] [OPTIONS]", options, MISSING)
+
+    def action() -> int:
+        try:
+            args = scan(argv, options, _handle)
+        except UsageError as exc:
+            err.write(f"{prog}: {exc}\n{text}")
+            return EXIT_USAGE
+        if args.help:
+            out.write(text)
+            return 0
+        return run(args, out, err)
+
+    return guarded(prog, debug, action, err)
