@@ -81,6 +81,19 @@ _LAZY = {
     "SpooledJob": "cedar.commands.spool",
     "SpoolRefused": "cedar.commands.spool",
     "Submit": "cedar.commands.submit",
+    "AsyncHistoryQuery": "cedar.commands",
+    "AsyncStartd": "cedar.commands",
+    "HistoryError": "cedar.commands",
+    "HistoryQuery": "cedar.commands",
+    "Startd": "cedar.commands",
+    "JobNotRunning": "cedar.commands.peek",
+    "PeekError": "cedar.commands.peek",
+    "PeekFileError": "cedar.commands.peek",
+    "PeekRefused": "cedar.commands.peek",
+    "PeekResult": "cedar.commands.peek",
+    "PeekedFile": "cedar.commands.peek",
+    "JobAnalysis": "cedar.analysis",
+    "analyze_job": "cedar.analysis",
     "Config": "cedar.config",
     "AdType": "cedar.numbers",
     "DaemonType": "cedar.numbers",
@@ -89,6 +102,7 @@ _LAZY = {
 }
 
 if TYPE_CHECKING:  # the same names, for type checkers and IDEs
+    from cedar.analysis import JobAnalysis, analyze_job
     from cedar.auth import ClientSecurity, SecurityConfig
     from cedar.auth.client import CommandDenied, SessionRejected
     from cedar.auth.scitoken import SciTokenError
@@ -110,12 +124,17 @@ if TYPE_CHECKING:  # the same names, for type checkers and IDEs
         DEFAULT_TIMEOUT,
         MAX_RESULTS,
         AsyncCollector,
+        AsyncHistoryQuery,
         AsyncJobQuery,
         AsyncSchedd,
+        AsyncStartd,
         Collector,
         DaemonResult,
+        HistoryError,
+        HistoryQuery,
         JobQuery,
         Schedd,
+        Startd,
         ping,
         ping_async,
         query_all,
@@ -123,6 +142,14 @@ if TYPE_CHECKING:  # the same names, for type checkers and IDEs
     )
     from cedar.commands.collector import DaemonLocation
     from cedar.commands.filetransfer import FileTransferError, TransferProgress
+    from cedar.commands.peek import (
+        JobNotRunning,
+        PeekedFile,
+        PeekError,
+        PeekFileError,
+        PeekRefused,
+        PeekResult,
+    )
     from cedar.commands.ping import PingResult
     from cedar.commands.qmgmt import (
         InvalidRequest,
@@ -188,6 +215,19 @@ __all__ = [
     "ping",
     "ping_async",
     "query_all",
+    "AsyncHistoryQuery",
+    "AsyncStartd",
+    "HistoryError",
+    "HistoryQuery",
+    "Startd",
+    "JobNotRunning",
+    "PeekError",
+    "PeekFileError",
+    "PeekRefused",
+    "PeekResult",
+    "PeekedFile",
+    "JobAnalysis",
+    "analyze_job",
     "query_all_async",
     *_errors_all,
 ]
