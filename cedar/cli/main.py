@@ -119,18 +119,19 @@ def _mounted(name: str, argv: Sequence[str], out: TextIO) -> int:
     except ImportError:
         print(f"cedar {name}: not available in this installation", file=sys.stderr)
         return EXIT_USAGE
+    main_accepts = inspect.signature(module.main).parameters if hasattr(module, "main") else {}
     if hasattr(module, "subcommand_parser"):
         parser = module.subcommand_parser(name)
-    elif hasattr(module, "build_parser"):
-        parser = module.build_parser()
-    else:  # a condor-style scanner of its own (q, status, history, tail, ...)
-        accepts = inspect.signature(module.main).parameters
+    elif "out" in main_accepts or not hasattr(module, "build_parser"):
+        # a condor-style scanner of its own (q, status, history, ...): it parses and reports
         extra: dict[str, Any] = {}
-        if "prog" in accepts:
+        if "prog" in main_accepts:
             extra["prog"] = f"cedar {name}"
-        if "out" in accepts:
+        if "out" in main_accepts:
             extra["out"] = out
         return int(module.main(list(argv), **extra))
+    else:
+        parser = module.build_parser()
     parser.prog = f"cedar {name}"
     parser.set_defaults(prog=parser.prog, command=name)
     args = parse_command_line(parser, argv)

@@ -104,16 +104,25 @@ def test_repeated_constraints_are_one_tree() -> None:
         combined_constraint(["true) || (true"])
 
 
+LISTING_COMMANDS = ("q", "history")
+
+
 @pytest.mark.parametrize("command", ["rm", "hold", "release", "edit", "q", "history", "submit"])
 def test_unknown_option_prints_the_subcommands_usage(
     command: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    with pytest.raises(SystemExit) as stopped:
-        main([command, "1", "-bogus"])
-    assert stopped.value.code == 2
+    try:
+        code: object = main([command, "1", "-bogus"])
+    except SystemExit as stopped:  # argparse's way out
+        code = stopped.code
+    assert code == 2
     err = capsys.readouterr().err
-    assert err.startswith(f"usage: cedar {command} ")
-    assert f"cedar {command}: error: unrecognized arguments: -bogus" in err
+    assert f"usage: cedar {command} " in err
+    if command in LISTING_COMMANDS:  # condor-style scanners of their own name the option
+        assert f"cedar {command}: " in err and "-bogus" in err and " 1 " not in err
+    else:
+        assert err.startswith(f"usage: cedar {command} ")
+        assert f"cedar {command}: error: unrecognized arguments: -bogus" in err
 
 
 def test_token_create_takes_single_dash_options(
