@@ -658,7 +658,7 @@ def _split(text: Value, delims: Value = None) -> Value:
 def _join(ev: Evaluator, args: tuple[Expr, ...], scope: Scope) -> Value:
     values = [ev.eval(arg, scope) for arg in args]
     if not values:
-        return Error
+        return ""  # observed: join() is the empty string
     items: Value
     sep: Value
     if len(values) == 1:
@@ -678,8 +678,8 @@ def _join(ev: Evaluator, args: tuple[Expr, ...], scope: Scope) -> Value:
         return Error
     if any(item is Error for item in items):
         return Error
-    if items and all(item is Undefined for item in items):
-        return Undefined
+    if (items or sep is Undefined) and all(item is Undefined for item in items):
+        return Undefined  # observed: join(undefined, {}) is undefined, join(",", {}) is ""
     glue = "" if sep is Undefined else to_string(sep)
     # Observed: undefined items are left out, and the separator only follows non-empty text.
     result = ""
@@ -717,9 +717,13 @@ def _aggregate(kind: str) -> Function:
     def call(ev: Evaluator, args: tuple[Expr, ...], scope: Scope) -> Value:
         if len(args) != 1:
             return Error
-        values = _list_of_numbers(ev.eval(args[0], scope))
+        items = ev.eval(args[0], scope)
+        values = _list_of_numbers(items)
         if not isinstance(values, list):
             return values
+        if kind != "avg" and len(values) == 1:
+            # Observed: one (defined) element is the result as it is, so a boolean stays one.
+            return next(v for v in items if v is not Undefined)
         if kind == "sum":
             total: Value = 0
             for v in values:
@@ -920,6 +924,13 @@ def _digit_run(data: bytes, pos: int) -> int:
     return end
 
 
+def _leading_zeros(data: bytes, pos: int) -> int:
+    """The zeros that start the digit run at ``pos``, not counting the run's last digit."""
+    end = _digit_run(data, pos)
+    zeros = len(data[pos:end]) - len(data[pos:end].lstrip(b"0"))
+    return min(zeros, end - pos - 1)
+
+
 def version_compare(left: str, right: str) -> int:
     """The reference's ``versioncmp`` (a black-box model; strverscmp-like order).
 
@@ -947,7 +958,10 @@ def version_compare(left: str, right: str) -> int:
         common = a[k:p]
         if not common.strip(b"0"):
             if d1 != d2:
-                return -1 if d1 else 1
+                # A run of zeros is a fraction: the one with more leading zeros is smaller, by
+                # how many more (a run's last digit is its value, not a leading zero).
+                zeros = _leading_zeros(a if d1 else b, k) - _leading_zeros(a if d2 else b, k)
+                return -max(zeros, 1) if d1 else max(zeros, 1)
             return diff
         if common[0] == 48:
             return diff
@@ -1212,8 +1226,10 @@ def _abs_time(value: Value = None, offset: Value = None) -> Value:
 def _rel_time(value: Value) -> Value:
     if type(value) in (AbsTime, RelTime):
         return RelTime(float(_time_number(value)) if type(value) is AbsTime else value.seconds)
-    if _is_number(value):
-        return RelTime(float(value))
+    if type(value) is int:
+        return RelTime(float(_wrap32(value)))  # observed: an integer count of seconds is a C int
+    if type(value) is float:
+        return RelTime(value)
     if type(value) is str:
         from cedar.classad_wire.values import parse_reltime
 
@@ -1223,6 +1239,11 @@ def _rel_time(value: Value) -> Value:
 
 
 # --- time -------------------------------------------------------------------------------------
+
+
+def _wrap32(value: int) -> int:
+    """A 64-bit integer cut to a C ``int`` (two's complement wrap), as the reference stores it."""
+    return ((value + 2**31) & 0xFFFFFFFF) - 2**31
 
 
 def _seconds_of(value: Value) -> int | None:
@@ -1239,7 +1260,10 @@ def _seconds_of(value: Value) -> int | None:
 @_strict_function("interval", arity=(1, 1), undefined_is_error=True)
 def _interval(value: Value) -> Value:
     if type(value) is RelTime:
+        # Observed: a double outside the C int range converts to INT_MIN, not a wrap.
         seconds = _trunc(value.seconds)
+        if not -(2**31) <= seconds < 2**31:
+            seconds = -(2**31)
     elif type(value) is str:
         parsed = _int(value)
         if parsed is Error:
@@ -1247,13 +1271,12 @@ def _interval(value: Value) -> Value:
         seconds = parsed
     elif type(value) is AbsTime:
         seconds = value.seconds
-    elif type(value) is float and not -(2.0**63) <= value < 2.0**63:
-        seconds = 0  # observed: out of range gives "0"
     else:
         found = _seconds_of(value)
         if found is None:
             return Error
         seconds = found
+    seconds = _wrap32(seconds)  # observed: interval() works on a C int
     sign = "-" if seconds < 0 else ""
     rest = abs(seconds)
     days, rest = divmod(rest, 86400)

@@ -266,7 +266,11 @@ def _bitwise(op: str, a: Value, b: Value) -> Value:
     if op == "<<":
         return _wrap(a << shift)
     if op == ">>":
-        return a >> shift
+        if a >= 0:
+            return a >> shift
+        # Observed (a C shift whose count is not masked for a negative number): a count <= 0
+        # leaves it, a count >= 64 gives -1.
+        return a if b <= 0 else a >> min(b, 63)
     if not shift:
         return a if a >= 0 else 0  # observed: a negative number >>> 0 is 0
     return (a & 0xFFFFFFFFFFFFFFFF) >> shift
@@ -320,10 +324,12 @@ class Evaluator:
     """One evaluation: tracks attributes under evaluation to cut reference cycles, and counts
     steps against ``limit`` (and, with a :class:`Budget`, a wall-clock ``deadline``)."""
 
-    __slots__ = ("active", "steps", "limit", "deadline", "clock", "timed_out")
+    __slots__ = ("active", "steps", "limit", "deadline", "clock", "timed_out", "cut")
 
     def __init__(self, budget: Budget | None = None) -> None:
         self.active: list[tuple[int, str]] = []
+        #: Whether a reference cycle was cut (flattening such an expression fails, observed).
+        self.cut = False
         self.steps = 0
         self.limit = MAX_EVAL_STEPS
         self.deadline: float | None = None
@@ -351,8 +357,11 @@ class Evaluator:
         if expr is None:
             return None
         marker = (id(scope.source), key)
-        if marker in self.active or len(self.active) >= MAX_REFERENCE_DEPTH:
-            return Undefined if marker in self.active else Error
+        if marker in self.active:
+            self.cut = True
+            return Undefined
+        if len(self.active) >= MAX_REFERENCE_DEPTH:
+            return Error
         self.active.append(marker)
         try:
             return self.eval(expr, scope)

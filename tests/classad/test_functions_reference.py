@@ -230,7 +230,9 @@ SPECIFIC: dict[str, list[str]] = {
     "compare": OPS + LISTS + NUMBERS[:6] + STRINGS[:4] + UNDEF_ERR,
     "args": ARGS_TEXT + ENV_TEXT + LISTS + UNDEF_ERR,
     "interval": INTERVALS + TIMES + UNDEF_ERR,
-    "list": LISTS + ["{1, 2, 1}", "{-1, 7, 3.5}", "{}", "{undefined, undefined}"] + UNDEF_ERR,
+    "list": LISTS
+    + ["{1, 2, 1}", "{-1, 7, 3.5}", "{}", "{undefined, undefined}", "{true}", "{undefined, false}"]
+    + UNDEF_ERR,
 }
 
 #: name → (argument counts to try, pool family)
