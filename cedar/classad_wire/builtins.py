@@ -32,7 +32,7 @@ from cedar.classad_wire.evaluate import (
 )
 from cedar.classad_wire.expr import AttrRef, Expr, RecordExpr, Select, fold, to_expr
 from cedar.classad_wire.regex import Pattern, RegexBudgetExceeded, RegexError, compile_pattern
-from cedar.classad_wire.unparse import format_name
+from cedar.classad_wire.unparse import unparse
 from cedar.classad_wire.values import AbsTime, Error, RelTime, Undefined
 
 
@@ -1143,7 +1143,7 @@ def _unparse(ev: Evaluator, args: tuple[Expr, ...], scope: Scope) -> Value:
     arg = args[0]
     if isinstance(arg, AttrRef):
         found = _lookup_expr(scope, arg.name)
-        return "" if found is None else _unparse_text(found)
+        return "" if found is None else unparse(found, pretty=True)
     if isinstance(arg, Select):
         return ""
     return Error
@@ -1158,29 +1158,6 @@ def _lookup_expr(scope: Scope, name: str) -> Expr | None:
             return found
         current = current.parent
     return None
-
-
-def _unparse_text(expr: Expr) -> str:
-    if isinstance(expr, RecordExpr):
-        return _pretty_record(expr, 1)
-    return expr.unparse(old=False)
-
-
-def _pretty_record(record: RecordExpr, depth: int) -> str:
-    """A nested ad as the reference's ``unparse`` prints it: one member per indented line."""
-    pad = "    " * depth
-    lines = ["", pad + "["]
-    items = list(record.items())
-    for index, (name, value) in enumerate(items):
-        text = (
-            _pretty_record(value, depth + 1)
-            if isinstance(value, RecordExpr)
-            else value.unparse(old=False)
-        )
-        tail = ";" if index < len(items) - 1 else ""
-        lines.append(f"{pad}    {format_name(name, old=False)} = {text}{tail}")
-    lines.append(pad + "]")
-    return "\n".join(lines)
 
 
 @_register("debug")

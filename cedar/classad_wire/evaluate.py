@@ -381,16 +381,20 @@ class Evaluator:
     def reference(self, name: str, scope: Scope, absolute: bool = False) -> Value:
         key = fold(name)
         if absolute:
-            found = self._member(scope.root(), key)
+            root = scope.root()
+            found = self._member(root, key)
+            if found is None and key in _SPECIAL:
+                return self._special(key, root)  # observed: .self is the ad
             return Undefined if found is None else found
-        if key in _SPECIAL:
-            return self._special(key, scope)
         current: Scope | None = scope
         while current is not None:
             found = self._member(current, key)
             if found is not None:
                 return found
             current = current.parent
+        if key in _SPECIAL:
+            # Observed: an attribute named like a scope (target, self, parent...) hides it.
+            return self._special(key, scope)
         other = scope.root().other
         if other is not None:
             found = self._member(other, key)
@@ -405,6 +409,8 @@ class Evaluator:
             # Observed: a name a nested ad lacks is looked up in its enclosing scopes
             # ([x = 1; B = [].x] gives B = 1).
             key = fold(name)
+            if key in _SPECIAL and base.members(key) is None:
+                return self._special(key, base)  # observed: x.self is x, x.parent its parent
             current: Scope | None = base
             while current is not None:
                 found = self._member(current, key)

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from cedar.classad_wire import AbsTime, ClassAd, Error, RelTime, Undefined, parse_expr, parse_one
+from cedar.classad_wire.unparse import unparse
 from cedar.errors import ClassAdError
 
 pytestmark = pytest.mark.reference
@@ -211,3 +212,87 @@ def test_flattening_a_reference_cycle_fails_as_in_reference(classad2: Any, text:
         return
     ours = str(parse_one(CYCLIC_AD).flatten(text))
     assert ours == reference.replace("<Value.Error: 1>", "error")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[target = 3; r = target]",
+        "[my = 3; r = my]",
+        "[self = 3; r = self]",
+        "[other = 3; r = other]",
+        "[parent = 3; r = parent]",
+        "[root = 3; r = root]",
+        "[toplevel = 3; r = toplevel]",
+        "[a = 4; my = [a = 3]; r = my.a]",
+        "[a = 4; x = [target = 9; q = target]; r = x.q]",
+        "[a = 4; x = [q = target]; target = 8; r = x.q]",
+        '[pattern = "a"; target = "bab"; replace = "c"; r = replace(pattern, target, replace)]',
+        '[replace = "x"; r = replace("a", "bab", replace)]',
+        "[size = 3; r = size({1, 2}) + size]",
+        "[a = 4; x = [b = 2]; r = x.self.a]",
+        "[a = 4; x = [b = 2]; r = x.self.b]",
+        "[a = 4; x = [b = 2]; r = x.my.b]",
+        "[a = 4; x = [b = 2]; r = x.parent.a]",
+        "[a = 4; x = [b = 2]; r = x.root.a]",
+        "[a = 4; x = [b = 2]; r = x.toplevel.a]",
+        "[a = 4; x = [b = 2]; r = x.target]",
+        "[a = 4; x = [b = 2; self = 5]; r = x.self]",
+        "[self = 4; x = [b = 2]; r = x.self]",
+        "[a = 4; x = [y = [c = 1]]; r = x.y.parent.y.c]",
+        "[a = 4; r = self.self.a]",
+        "[a = 4; r = .self]",
+        "[a = 4; r = .toplevel.a]",
+        "[a = 4; r = .parent]",
+        "[a = 1; x = [a = 2; y = [b = self.a]]; r = x.y.b]",
+        "[a = 1; x = {[a = 5; b = self.a]}; r = x[0].b]",
+        "[r = a[0].b; a = {[b = {self.x}[0]; x = 4]}; x = 3]",
+    ],
+)
+def test_self_and_scope_names_match_reference(classad2: Any, text: str) -> None:
+    """An attribute named like a scope hides the scope; ``x.self`` (and ``x.parent``...) are
+    scopes relative to ``x``; ``.self`` is the outermost ad."""
+    reference = _reference(classad2, classad2.ClassAd(text).eval("r"))
+    assert _ours(parse_one(text).eval("r")) == reference
+
+
+def test_self_in_a_match_matches_reference(classad2: Any) -> None:
+    mine, theirs = "[a = 1; req = self.a == target.b; s = self]", "[b = 1; a = 7; w = target.s.a]"
+    for text in ["target.self.a", "target.my.a", "target.target.b", "target.s.a", "w", "self.b"]:
+        reference = classad2.ExprTree(text).eval(classad2.ClassAd(theirs), classad2.ClassAd(mine))
+        ours = parse_expr(text).eval(parse_one(theirs), parse_one(mine))
+        assert _ours(ours) == _reference(classad2, reference), text
+
+
+UNPARSED = [
+    "{1, 2}",
+    "[a = 1; b = {1, [c = 2]}]",
+    "[a = [b = 1]]",
+    "{[a = 1], [b = 2]}",
+    "{{1}, {}}",
+    "{{}}",
+    "[]",
+    "[a = {}]",
+    "{[a = [b = 1]]}",
+    "1 + {2}",
+    "[a = 1].a",
+    "{[a = 1]}[0]",
+    "[a = 1 + {2, [b = 3]}; c = f({4})]",
+    "size({1}) ? {2} : [a = 1]",
+    "-{1}",
+    "({1})",
+    '[a = "x"; b = {true, undefined, 2.5}]',
+]
+
+
+@pytest.mark.parametrize("text", UNPARSED)
+def test_unparse_layout_of_lists_and_ads_matches_reference(classad2: Any, text: str) -> None:
+    """unparse() prints lists and ads on their own indented lines (the rest stays inline)."""
+    ad = f"[x = {text}; r = unparse(x)]"
+    reference = _reference(classad2, classad2.ClassAd(ad).eval("r"))
+    assert _ours(parse_one(ad).eval("r")) == reference
+
+
+@pytest.mark.parametrize("text", ["[a = {1, 2}; b = [c = 1; d = {[e = 1]}]]", "[]", "[a = 1]"])
+def test_pretty_unparse_is_the_references_str_of_an_ad(classad2: Any, text: str) -> None:
+    assert unparse(parse_expr(text), pretty=True) == str(classad2.ClassAd(text))
