@@ -296,3 +296,43 @@ def test_unparse_layout_of_lists_and_ads_matches_reference(classad2: Any, text: 
 @pytest.mark.parametrize("text", ["[a = {1, 2}; b = [c = 1; d = {[e = 1]}]]", "[]", "[a = 1]"])
 def test_pretty_unparse_is_the_references_str_of_an_ad(classad2: Any, text: str) -> None:
     assert unparse(parse_expr(text), pretty=True) == str(classad2.ClassAd(text))
+
+
+JSON_VALUES = [
+    r'"/Expr(1 + 2)/"',
+    r'"\/Expr(1 + 2)\/"',
+    r'"\/Expr( x )\/"',
+    r'"\/EXPR(1)\/"',
+    r'"\/eXpr(1)\/"',
+    r'"\/Expr(1)/"',
+    r'"/Expr(1)\/"',
+    r'["\/Expr(x)\/", 1, "/Expr(y)/"]',
+    r'{"b": "\/Expr(x)\/", "c": "/Expr(x)/"}',
+    r'"\/Expr(\"a\")\/"',
+    r'"\/Expr(\n1)\/"',
+    r'"\/Expr(1)\/ "',
+    r'" \/Expr(1)\/"',
+    r'"\/Expr(a\/b)\/"',
+    r'"\u002fExpr(1)\u002f"',
+    r'"\/Expr(1)\/x"',
+    r'"x\/Expr(1)\/"',
+    r'"\/Expr(error)\/"',
+    r'{"\/Expr(x)\/": 1}',
+    r'"\/Expr()\/"',
+    r'"\/Expr(1 +)\/"',
+    r'"\/Expr(1))\/"',
+    r'"\/Expr(1 2)\/"',
+]
+
+
+@pytest.mark.parametrize("value", JSON_VALUES)
+def test_json_expression_strings_match_reference(classad2: Any, value: str) -> None:
+    """Only ``"\\/Expr(...)\\/"`` (escaped slashes, "Expr" in any case) is an expression; a
+    malformed one fails the ad (the reference gives an empty ad, cedar raises)."""
+    text = '{"A": ' + value + "}"
+    reference = classad2.parseOne(text, classad2.ParserType.JSON)
+    if not len(reference):
+        with pytest.raises(ClassAdError):
+            ClassAd.from_json(text)
+        return
+    assert repr(ClassAd.from_json(text)) == repr(reference)
