@@ -336,3 +336,50 @@ def test_json_expression_strings_match_reference(classad2: Any, value: str) -> N
             ClassAd.from_json(text)
         return
     assert repr(ClassAd.from_json(text)) == repr(reference)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[;]",
+        "[ ; ]",
+        "[;;]",
+        "{[;]}",
+        "[b = [;]]",
+        "[;a = 1]",
+        "[a = 1;]",
+        "[a = 1;;]",
+        "[]",
+        "1 // 2",
+        "1//",
+        "1 //",
+        "// c",
+        "1 // 2\n",
+        "1 // c\n + 2",
+        "// c\n1",
+        "[a = 1 // c\n]",
+        "[a = 1; // c\n b = 2]",
+        "1 /* c */ + 2",
+        "1 /* c",
+        '"//"',
+    ],
+)
+def test_malformed_expressions_rejected_as_in_reference(classad2: Any, text: str) -> None:
+    """An ad of separators only, and a ``//`` comment that no newline ends, are errors."""
+    try:
+        reference: str | None = repr(classad2.ExprTree(text))
+    except Exception:
+        reference = None
+    try:
+        ours: str | None = parse_expr(text).unparse(old=False)
+    except ClassAdError:
+        ours = None
+    assert ours == reference
+
+
+@pytest.mark.parametrize(
+    "text", ["[a = 1] // x", "[a = 1]\n// x", "[a = 1] [b = 2] // x", "A = 1 // x"]
+)
+def test_ad_readers_stop_before_a_final_comment_as_in_reference(classad2: Any, text: str) -> None:
+    syntax = classad2.ParserType.Old if text.startswith("A") else classad2.ParserType.New
+    assert repr(parse_one(text)) == repr(classad2.parseOne(text, syntax))
