@@ -16,21 +16,21 @@ import re
 import time
 from collections.abc import Callable
 
-from cedar.classad_wire.evaluate import (
-    Evaluator,
+from cedar.classad_wire.expr import AttrRef, Expr, RecordExpr, Select, fold, to_expr
+from cedar.classad_wire.operators import (
+    Context,
     Scope,
     Value,
-    _arith,
-    _as_bool,
-    _compare,
-    _is_number,
-    _is_numeric,
-    _trunc,
-    _wrap,
+    arith,
+    as_bool,
+    compare,
     identical,
+    is_number,
+    is_numeric,
     to_string,
+    trunc,
+    wrap,
 )
-from cedar.classad_wire.expr import AttrRef, Expr, RecordExpr, Select, fold, to_expr
 from cedar.classad_wire.regex import Pattern, RegexBudgetExceeded, RegexError, compile_pattern
 from cedar.classad_wire.unparse import unparse
 from cedar.classad_wire.values import AbsTime, Error, RelTime, Undefined
@@ -50,7 +50,7 @@ def _c_pow(base: float, exponent: float) -> float:
         return math.nan  # negative base, fractional exponent
 
 
-Function = Callable[[Evaluator, tuple[Expr, ...], Scope], Value]
+Function = Callable[[Context, tuple[Expr, ...], Scope], Value]
 FUNCTIONS: dict[str, Function] = {}
 
 
@@ -73,7 +73,7 @@ def _strict_function(
     """
 
     def decorate(function: Callable[..., Value]) -> Callable[..., Value]:
-        def call(ev: Evaluator, args: tuple[Expr, ...], scope: Scope) -> Value:
+        def call(ev: Context, args: tuple[Expr, ...], scope: Scope) -> Value:
             if not arity[0] <= len(args) <= arity[1]:
                 return Error
             values = [ev.eval(arg, scope) for arg in args]
@@ -96,7 +96,7 @@ def _strict_function(
 
 
 def _type_test(predicate: Callable[[Value], bool]) -> Function:
-    def call(ev: Evaluator, args: tuple[Expr, ...], scope: Scope) -> Value:
+    def call(ev: Context, args: tuple[Expr, ...], scope: Scope) -> Value:
         if len(args) != 1:
             return Error
         return predicate(ev.eval(args[0], scope))
@@ -120,10 +120,10 @@ for _name, _predicate in {
 
 
 @_register("ifThenElse")
-def _if_then_else(ev: Evaluator, args: tuple[Expr, ...], scope: Scope) -> Value:
+def _if_then_else(ev: Context, args: tuple[Expr, ...], scope: Scope) -> Value:
     if len(args) != 3:
         return Error
-    cond = _as_bool(ev.eval(args[0], scope))
+    cond = as_bool(ev.eval(args[0], scope))
     if cond is Undefined or cond is Error:
         return cond
     return ev.eval(args[1] if cond else args[2], scope)
@@ -141,7 +141,7 @@ def _time_number(value: Value) -> Value:
     if type(value) is AbsTime:
         return value.seconds
     if type(value) is RelTime:
-        return _trunc(value.seconds)
+        return trunc(value.seconds)
     return value
 
 
@@ -153,14 +153,14 @@ def _int(value: Value) -> Value:
     if kind is bool:
         return int(value)
     if kind is float:
-        return _trunc(value)
+        return trunc(value)
     if kind is str:
         match = _LEADING_REAL.match(value)
-        return Error if match is None else _trunc(float(match.group()))
+        return Error if match is None else trunc(float(match.group()))
     if kind is AbsTime:
         return value.seconds
     if kind is RelTime:
-        return _trunc(value.seconds)
+        return trunc(value.seconds)
     return Error
 
 
@@ -219,8 +219,8 @@ def _rounding(function: Callable[[float], float]) -> Callable[[Value], Value]:
         elif kind is not float:
             return Error
         if math.isnan(value) or math.isinf(value):
-            return _trunc(value)
-        return _trunc(float(function(value)))
+            return trunc(value)
+        return trunc(float(function(value)))
 
     return call
 
@@ -241,12 +241,12 @@ def _pow(base: Value, exponent: Value) -> Value:
         base, exponent = _real(base), _real(exponent)
         if base is Error or exponent is Error:
             return Error
-    if not (_is_numeric(base) and _is_numeric(exponent)):
+    if not (is_numeric(base) and is_numeric(exponent)):
         return Error
     result = _c_pow(float(base), float(exponent))
     if type(base) is int and type(exponent) is int and exponent >= 0:
         # Computed in double, then rounded as (long long)(x + 0.5): pow(-2, 3) is -7 (observed).
-        return _trunc(result + 0.5)
+        return trunc(result + 0.5)
     return result  # booleans give a real, as observed
 
 
@@ -257,27 +257,27 @@ def _quantize(original: Value, quantum: Value) -> Value:
     timed = type(original) in (AbsTime, RelTime) or type(quantum) in (AbsTime, RelTime)
     value, quantum = _time_number(original), _time_number(quantum)
     if timed:  # observed: times make the arithmetic real
-        value = float(value) if _is_number(value) else value
-        quantum = float(quantum) if _is_number(quantum) else quantum
+        value = float(value) if is_number(value) else value
+        quantum = float(quantum) if is_number(quantum) else quantum
     if type(value) is str:
         value = _real(value)
     if type(quantum) is str:
         quantum = _real(quantum)
-    if not _is_numeric(value):
+    if not is_numeric(value):
         return Error
-    if quantum == () or (_is_numeric(quantum) and quantum == 0):
+    if quantum == () or (is_numeric(quantum) and quantum == 0):
         return original
     if isinstance(quantum, tuple):
         for q in quantum:
-            if not _is_numeric(q):
+            if not is_numeric(q):
                 return Error
             if q >= value:
                 return q
         last = quantum[-1]
-        if not _is_numeric(last) or last == 0:
+        if not is_numeric(last) or last == 0:
             return Error
         return _quantize(value, last)
-    if not (_is_numeric(value) and _is_numeric(quantum)):
+    if not (is_numeric(value) and is_numeric(quantum)):
         return Error
     if quantum == 0:
         return Error
@@ -286,12 +286,12 @@ def _quantize(original: Value, quantum: Value) -> Value:
         return ratio * quantum  # what the reference's double arithmetic gives
     if type(value) is int and type(quantum) is int:
         # Observed: C integer arithmetic ((a + q - 1) / q) * q, so quantize(-9, 3) is -6.
-        return _wrap(_arith("/", _wrap(value + quantum - 1), quantum) * quantum)
+        return wrap(arith("/", wrap(value + quantum - 1), quantum) * quantum)
     return float(math.ceil(ratio) * quantum)
 
 
 @_register("strcat")
-def _strcat(ev: Evaluator, args: tuple[Expr, ...], scope: Scope) -> Value:
+def _strcat(ev: Context, args: tuple[Expr, ...], scope: Scope) -> Value:
     values = [ev.eval(arg, scope) for arg in args]
     for value in values:  # the first undefined/error argument decides (observed)
         if value is Undefined or value is Error:
@@ -365,11 +365,11 @@ def _member_of(equal: Callable[[Value, Value], Value]) -> Callable[[Value, Value
     return call
 
 
-_strict_function("member", arity=(2, 2))(_member_of(lambda a, b: _compare("==", a, b)))
+_strict_function("member", arity=(2, 2))(_member_of(lambda a, b: compare("==", a, b)))
 
 
 @_register("identicalMember")
-def _identical_member(ev: Evaluator, args: tuple[Expr, ...], scope: Scope) -> Value:
+def _identical_member(ev: Context, args: tuple[Expr, ...], scope: Scope) -> Value:
     """Not strict: ``identicalMember(undefined, {undefined})`` is true (observed)."""
     if len(args) != 2:
         return Error
@@ -418,7 +418,7 @@ def _string_list_function(
     """
 
     def decorate(function: Callable[..., Value]) -> Callable[..., Value]:
-        def call(ev: Evaluator, args: tuple[Expr, ...], scope: Scope) -> Value:
+        def call(ev: Context, args: tuple[Expr, ...], scope: Scope) -> Value:
             values = [ev.eval(arg, scope) for arg in args]
             parsed = _string_list_args(values, count)
             if parsed is Undefined:
@@ -437,7 +437,7 @@ def _string_list_function(
 
 
 def _member_call(fold_case: bool) -> Function:
-    def call(ev: Evaluator, args: tuple[Expr, ...], scope: Scope) -> Value:
+    def call(ev: Context, args: tuple[Expr, ...], scope: Scope) -> Value:
         if not 2 <= len(args) <= 3:
             return Error
         values = [ev.eval(arg, scope) for arg in args]
@@ -480,7 +480,7 @@ def _list_numbers(text: str, delims: str) -> list[int | float] | None:
     numbers: list[int | float] = []
     for item in _string_list(text, delims):
         if _LIST_INT.fullmatch(item):
-            numbers.append(_wrap(int(item)))
+            numbers.append(wrap(int(item)))
             continue
         prefix = _STRTOD.match(item)
         if prefix is None:
@@ -521,13 +521,13 @@ def _list_reduce(kind: str) -> Callable[[str, str], Value]:
         if kind == "sum":
             total: Value = 0
             for n in numbers:
-                total = _arith("+", total, n)
+                total = arith("+", total, n)
             return total
         if kind == "avg":
             total = 0
             for n in numbers:
-                total = _arith("+", total, n)
-            return _arith("/", total, float(len(numbers)) if real else len(numbers))
+                total = arith("+", total, n)
+            return arith("/", total, float(len(numbers)) if real else len(numbers))
         # Observed: the maximum starts from 0 (ints) or FLT_MIN (reals).
         pick = min(numbers) if kind == "min" else max([*numbers, _FLT_MIN if real else 0])
         return float(pick) if real else pick
@@ -563,7 +563,7 @@ def _subset(fold_case: bool) -> Callable[[str, str, str], Value]:
 def _subset_call(fold_case: bool) -> Function:
     inner = _subset(fold_case)
 
-    def call(ev: Evaluator, args: tuple[Expr, ...], scope: Scope) -> Value:
+    def call(ev: Context, args: tuple[Expr, ...], scope: Scope) -> Value:
         values = [ev.eval(arg, scope) for arg in args]
         if len(values) not in (2, 3):
             return Error
@@ -594,7 +594,7 @@ FUNCTIONS["stringlistisubsetmatch"] = _subset_call(fold_case=True)
 
 
 @_register("stringList_regexpMember")
-def _string_list_regexp_member(ev: Evaluator, args: tuple[Expr, ...], scope: Scope) -> Value:
+def _string_list_regexp_member(ev: Context, args: tuple[Expr, ...], scope: Scope) -> Value:
     values = [ev.eval(arg, scope) for arg in args]
     if not 2 <= len(values) <= 4 or any(type(v) is not str for v in values):
         return Error
@@ -655,7 +655,7 @@ def _split(text: Value, delims: Value = None) -> Value:
 
 
 @_register("join")
-def _join(ev: Evaluator, args: tuple[Expr, ...], scope: Scope) -> Value:
+def _join(ev: Context, args: tuple[Expr, ...], scope: Scope) -> Value:
     values = [ev.eval(arg, scope) for arg in args]
     if not values:
         return ""  # observed: join() is the empty string
@@ -691,7 +691,7 @@ def _join(ev: Evaluator, args: tuple[Expr, ...], scope: Scope) -> Value:
 
 
 @_register("time")
-def _time(ev: Evaluator, args: tuple[Expr, ...], scope: Scope) -> Value:
+def _time(ev: Context, args: tuple[Expr, ...], scope: Scope) -> Value:
     return int(time.time()) if not args else Error
 
 
@@ -707,14 +707,14 @@ def _list_of_numbers(items: Value) -> list[Value] | Value:
             continue
         if type(v) is bool:
             v = int(v)
-        if not _is_number(v):
+        if not is_number(v):
             return Error
         values.append(v)
     return values
 
 
 def _aggregate(kind: str) -> Function:
-    def call(ev: Evaluator, args: tuple[Expr, ...], scope: Scope) -> Value:
+    def call(ev: Context, args: tuple[Expr, ...], scope: Scope) -> Value:
         if len(args) != 1:
             return Error
         items = ev.eval(args[0], scope)
@@ -727,15 +727,15 @@ def _aggregate(kind: str) -> Function:
         if kind == "sum":
             total: Value = 0
             for v in values:
-                total = _arith("+", total, v)
+                total = arith("+", total, v)
             return total
         if kind == "avg":
             if not values:
                 return 0
             total = 0
             for v in values:
-                total = _arith("+", total, v)
-            return _arith("/", total, float(len(values)))
+                total = arith("+", total, v)
+            return arith("/", total, float(len(values)))
         if not values:
             return Undefined
         pick = min(values) if kind == "min" else max(values)
@@ -793,7 +793,7 @@ def _regex_args(values: list[Value], count: int) -> list[str] | Value:
 
 
 @_register("regexp")
-def _regexp(ev: Evaluator, args: tuple[Expr, ...], scope: Scope) -> Value:
+def _regexp(ev: Context, args: tuple[Expr, ...], scope: Scope) -> Value:
     strings = _regex_args([ev.eval(arg, scope) for arg in args], 2)
     if not isinstance(strings, list):
         return strings
@@ -809,7 +809,7 @@ def _regexp(ev: Evaluator, args: tuple[Expr, ...], scope: Scope) -> Value:
 
 
 @_register("regexpMember")
-def _regexp_member(ev: Evaluator, args: tuple[Expr, ...], scope: Scope) -> Value:
+def _regexp_member(ev: Context, args: tuple[Expr, ...], scope: Scope) -> Value:
     values = [ev.eval(arg, scope) for arg in args]
     if len(values) not in (2, 3):
         return Error
@@ -866,7 +866,7 @@ def _substitute(template: str, text: str, groups: list[int], count: int) -> str 
 def _replacing(kind: str) -> Function:
     """``regexps`` (the substitution of the first match), ``replace`` and ``replaceAll``."""
 
-    def call(ev: Evaluator, args: tuple[Expr, ...], scope: Scope) -> Value:
+    def call(ev: Context, args: tuple[Expr, ...], scope: Scope) -> Value:
         strings = _regex_args([ev.eval(arg, scope) for arg in args], 3)
         if not isinstance(strings, list):
             return strings
@@ -981,7 +981,7 @@ def version_compare(left: str, right: str) -> int:
     return diff
 
 
-def _version_strings(ev: Evaluator, args: tuple[Expr, ...], scope: Scope, count: int) -> Value:
+def _version_strings(ev: Context, args: tuple[Expr, ...], scope: Scope, count: int) -> Value:
     if len(args) != count:
         return Error
     values = [ev.eval(arg, scope) for arg in args]
@@ -993,7 +993,7 @@ def _version_strings(ev: Evaluator, args: tuple[Expr, ...], scope: Scope, count:
 
 
 @_register("versioncmp")
-def _versioncmp(ev: Evaluator, args: tuple[Expr, ...], scope: Scope) -> Value:
+def _versioncmp(ev: Context, args: tuple[Expr, ...], scope: Scope) -> Value:
     strings = _version_strings(ev, args, scope, 2)
     if not isinstance(strings, list):
         return strings
@@ -1001,7 +1001,7 @@ def _versioncmp(ev: Evaluator, args: tuple[Expr, ...], scope: Scope) -> Value:
 
 
 def _version_test(test: Callable[[int], bool]) -> Function:
-    def call(ev: Evaluator, args: tuple[Expr, ...], scope: Scope) -> Value:
+    def call(ev: Context, args: tuple[Expr, ...], scope: Scope) -> Value:
         strings = _version_strings(ev, args, scope, 2)
         if not isinstance(strings, list):
             return strings
@@ -1018,7 +1018,7 @@ FUNCTIONS["versioneq"] = _version_test(lambda c: c == 0)
 
 
 @_register("version_in_range")
-def _version_in_range(ev: Evaluator, args: tuple[Expr, ...], scope: Scope) -> Value:
+def _version_in_range(ev: Context, args: tuple[Expr, ...], scope: Scope) -> Value:
     """Observed: the bounds are checked last to first; an undefined version is an error."""
     if len(args) != 3:
         return Error
@@ -1057,7 +1057,7 @@ _COMPARE_OPS = {"<": "<", "<=": "<=", "==": "==", "!=": "!=", ">=": ">=", ">": "
 
 
 def _list_compare(want_all: bool) -> Function:
-    def call(ev: Evaluator, args: tuple[Expr, ...], scope: Scope) -> Value:
+    def call(ev: Context, args: tuple[Expr, ...], scope: Scope) -> Value:
         if len(args) != 3:
             return Error
         op, items, value = (ev.eval(arg, scope) for arg in args)
@@ -1081,7 +1081,7 @@ def _list_compare(want_all: bool) -> Function:
             elif value is Undefined:
                 result = Undefined  # observed: not an error even for an error element
             else:
-                result = _compare(_COMPARE_OPS[name], item, value)
+                result = compare(_COMPARE_OPS[name], item, value)
             if result is Error:
                 return Error
             if want_all and result is not True:
@@ -1098,7 +1098,7 @@ FUNCTIONS["allcompare"] = _list_compare(want_all=True)
 
 
 @_register("countMatches")
-def _count_matches(ev: Evaluator, args: tuple[Expr, ...], scope: Scope) -> Value:
+def _count_matches(ev: Context, args: tuple[Expr, ...], scope: Scope) -> Value:
     """The ads of the list in which the first argument (an expression) evaluates to true."""
     if len(args) != 2:
         return Error
@@ -1111,13 +1111,13 @@ def _count_matches(ev: Evaluator, args: tuple[Expr, ...], scope: Scope) -> Value
     for item in items:
         if isinstance(item, Scope):
             inner = Scope(item.members, scope, item.source)
-            if _as_bool(ev.eval(args[0], inner)) is True:
+            if as_bool(ev.eval(args[0], inner)) is True:
                 count += 1
     return count
 
 
 @_register("evalInEachContext")
-def _eval_in_each_context(ev: Evaluator, args: tuple[Expr, ...], scope: Scope) -> Value:
+def _eval_in_each_context(ev: Context, args: tuple[Expr, ...], scope: Scope) -> Value:
     if len(args) != 2:
         return Error
     contexts = ev.eval(args[1], scope)
@@ -1136,7 +1136,7 @@ def _eval_in_each_context(ev: Evaluator, args: tuple[Expr, ...], scope: Scope) -
 
 
 @_register("unparse")
-def _unparse(ev: Evaluator, args: tuple[Expr, ...], scope: Scope) -> Value:
+def _unparse(ev: Context, args: tuple[Expr, ...], scope: Scope) -> Value:
     """The text of the referenced attribute's expression ("" when it is not defined)."""
     if len(args) != 1:
         return Error
@@ -1161,12 +1161,12 @@ def _lookup_expr(scope: Scope, name: str) -> Expr | None:
 
 
 @_register("debug")
-def _debug(ev: Evaluator, args: tuple[Expr, ...], scope: Scope) -> Value:
+def _debug(ev: Context, args: tuple[Expr, ...], scope: Scope) -> Value:
     return ev.eval(args[0], scope) if len(args) == 1 else Error
 
 
 @_register("eval")
-def _eval_function(ev: Evaluator, args: tuple[Expr, ...], scope: Scope) -> Value:
+def _eval_function(ev: Context, args: tuple[Expr, ...], scope: Scope) -> Value:
     from cedar.classad_wire.syntax import parse_expr
     from cedar.errors import ClassAdParseError
 
@@ -1230,7 +1230,7 @@ def _seconds_of(value: Value) -> int | None:
     if kind is bool:
         return int(value)
     if kind is float:
-        return _trunc(value)
+        return trunc(value)
     return None
 
 
@@ -1238,7 +1238,7 @@ def _seconds_of(value: Value) -> int | None:
 def _interval(value: Value) -> Value:
     if type(value) is RelTime:
         # Observed: a double outside the C int range converts to INT_MIN, not a wrap.
-        seconds = _trunc(value.seconds)
+        seconds = trunc(value.seconds)
         if not -(2**31) <= seconds < 2**31:
             seconds = -(2**31)
     elif type(value) is str:
@@ -1286,7 +1286,7 @@ def _gmtime(seconds: int) -> time.struct_time:
 
 
 @_register("formatTime")
-def _format_time(ev: Evaluator, args: tuple[Expr, ...], scope: Scope) -> Value:
+def _format_time(ev: Context, args: tuple[Expr, ...], scope: Scope) -> Value:
     if len(args) > 2:
         return Error
     values = [ev.eval(arg, scope) for arg in args]
@@ -1308,7 +1308,7 @@ def _format_time(ev: Evaluator, args: tuple[Expr, ...], scope: Scope) -> Value:
 
 
 @_register("splitTime")
-def _split_time(ev: Evaluator, args: tuple[Expr, ...], scope: Scope) -> Value:
+def _split_time(ev: Context, args: tuple[Expr, ...], scope: Scope) -> Value:
     if len(args) != 1:
         return Error
     value = ev.eval(args[0], scope)
@@ -1316,7 +1316,7 @@ def _split_time(ev: Evaluator, args: tuple[Expr, ...], scope: Scope) -> Value:
         return value
     if type(value) is RelTime:
         total = value.seconds
-        whole = abs(_trunc(total))
+        whole = abs(trunc(total))
         days, rest = divmod(whole, 86400)
         hours, rest = divmod(rest, 3600)
         minutes = rest // 60
@@ -1364,7 +1364,7 @@ def _time_field(kind: str) -> Callable[[Value], Value]:
             }
             return fields.get(kind, Error)
         if type(value) is RelTime and kind in ("days", "hours", "minutes", "seconds"):
-            whole = _trunc(value.seconds)
+            whole = trunc(value.seconds)
             sign, whole = (-1 if whole < 0 else 1), abs(whole)
             parts = {
                 "days": whole // 86400,
@@ -1395,7 +1395,7 @@ for _field in (
 
 
 @_register("dayTime")
-def _day_time(ev: Evaluator, args: tuple[Expr, ...], scope: Scope) -> Value:
+def _day_time(ev: Context, args: tuple[Expr, ...], scope: Scope) -> Value:
     """Seconds since midnight (UTC), as a real."""
     if args:
         return Error
@@ -1403,7 +1403,7 @@ def _day_time(ev: Evaluator, args: tuple[Expr, ...], scope: Scope) -> Value:
 
 
 @_register("random")
-def _random(ev: Evaluator, args: tuple[Expr, ...], scope: Scope) -> Value:
+def _random(ev: Context, args: tuple[Expr, ...], scope: Scope) -> Value:
     """A random real in [0, 1), or in [0, n) with the type of ``n``.
 
     The reference fails the whole evaluation for ``random(0)`` and negative bounds; cedar gives
@@ -1526,7 +1526,7 @@ def _env_v1_to_v2(text: Value) -> Value:
 
 
 @_register("mergeEnvironment")
-def _merge_environment(ev: Evaluator, args: tuple[Expr, ...], scope: Scope) -> Value:
+def _merge_environment(ev: Context, args: tuple[Expr, ...], scope: Scope) -> Value:
     merged: dict[str, str] = {}
     for arg in args:
         value = ev.eval(arg, scope)
@@ -1546,7 +1546,7 @@ def _merge_environment(ev: Evaluator, args: tuple[Expr, ...], scope: Scope) -> V
 
 
 @_register("userHome")
-def _user_home(ev: Evaluator, args: tuple[Expr, ...], scope: Scope) -> Value:
+def _user_home(ev: Context, args: tuple[Expr, ...], scope: Scope) -> Value:
     """The home directory of a local user, else the default (second argument), else undefined."""
     if not 1 <= len(args) <= 2:
         return Error
@@ -1564,7 +1564,7 @@ def _user_home(ev: Evaluator, args: tuple[Expr, ...], scope: Scope) -> Value:
 
 
 @_register("userMap")
-def _user_map(ev: Evaluator, args: tuple[Expr, ...], scope: Scope) -> Value:
+def _user_map(ev: Context, args: tuple[Expr, ...], scope: Scope) -> Value:
     """No user maps are configured in cedar: the default (fourth argument) or undefined."""
     if not 2 <= len(args) <= 4:
         return Error
