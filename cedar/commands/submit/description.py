@@ -133,6 +133,10 @@ class Submit(Mapping[str, str]):
         while True:
             got = next_logical_line(lines, i)
             if got is None:
+                if conditions and not all(level[0] for level in conditions):
+                    # Observed: the file may end inside a branch being used, not one skipped.
+                    last = len(lines) - (lines[-1] == "")
+                    raise SubmitError(f"line {last}: endif(s) not found before end-of-file")
                 break
             line_no, line, i = got
             lowered = line.lower()
