@@ -133,8 +133,10 @@ class Submit(Mapping[str, str]):
         while True:
             got = next_logical_line(lines, i)
             if got is None:
-                if conditions and not all(level[0] for level in conditions):
-                    # Observed: the file may end inside a branch being used, not one skipped.
+                if conditions:
+                    # Observed: condor_submit reads up to each queue statement; one that runs
+                    # closes every open if (an endif after it has no if), and the file must
+                    # not end inside an if.
                     last = len(lines) - (lines[-1] == "")
                     raise SubmitError(f"line {last}: endif(s) not found before end-of-file")
                 break
@@ -166,6 +168,7 @@ class Submit(Mapping[str, str]):
                     i += 1
                     args = args[:-1].rstrip() + " ("
                 spec = self._queue_spec(args, block, line_no)
+                conditions.clear()
                 self._queues.append(spec)
                 self._program.append(("queue", spec))
                 continue
