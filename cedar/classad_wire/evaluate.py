@@ -179,7 +179,10 @@ class Evaluator:
         if key in _SPECIAL:
             # Observed: an attribute named like a scope (target, self, parent...) hides it.
             return self._special(key, scope)
-        other = scope.root().other
+        # Observed: only a reference made at an ad's top level (or in the ads countMatches and
+        # evalInEachContext visit) falls through to the match partner; inside a nested record
+        # the lexical scopes are all there is.
+        other = scope.other
         if other is not None:
             found = self._member(other, key)
             if found is not None:

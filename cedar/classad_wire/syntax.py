@@ -606,8 +606,14 @@ def simple_literal(text: str) -> Expr | None:
     return _TRUE if kind == 4 else _FALSE
 
 
-def parse_expr(text: str, old: bool = False, *, full: bool = True) -> Expr:
-    """Parse one expression; with ``full=False`` trailing text is ignored (wire lines, §2.8)."""
+def parse_expr(
+    text: str, old: bool = False, *, full: bool = True, open_comment: bool = False
+) -> Expr:
+    """Parse one expression; with ``full=False`` trailing text is ignored (wire lines, §2.8).
+
+    A ``//`` comment that no newline ends is an error (as the reference's expression parser
+    and condor_status -constraint say) unless ``open_comment`` (its ``eval()`` allows one).
+    """
     stripped = text.strip(_WS)
     fast = simple_literal(stripped)
     if fast is not None:
@@ -619,7 +625,7 @@ def parse_expr(text: str, old: bool = False, *, full: bool = True) -> Expr:
         raise ClassAdParseError("expression nested too deeply", text=text) from None
     if full and parser.tok[0] != "eof":
         parser._unexpected("end of expression")
-    if full and not old and parser.lexer.open_comment >= 0:
+    if full and not old and not open_comment and parser.lexer.open_comment >= 0:
         parser._error("a // comment must end with a newline", parser.lexer.open_comment)
     return result
 

@@ -362,6 +362,9 @@ def test_json_expression_strings_match_reference(classad2: Any, value: str) -> N
         "1 /* c */ + 2",
         "1 /* c",
         '"//"',
+        'eval("1 // 2")',
+        'eval("[;]")',
+        'eval("1 2")',
     ],
 )
 def test_malformed_expressions_rejected_as_in_reference(classad2: Any, text: str) -> None:
@@ -375,6 +378,9 @@ def test_malformed_expressions_rejected_as_in_reference(classad2: Any, text: str
     except ClassAdError:
         ours = None
     assert ours == reference
+    if text.startswith("eval("):  # eval() reads its text more leniently (// at the end)
+        ours_value, reference_value = _both(classad2, text)
+        assert ours_value == reference_value
 
 
 @pytest.mark.parametrize(
@@ -419,3 +425,41 @@ def test_json_integer_past_64_bits_is_a_documented_deviation(classad2: Any, valu
     assert classad2.parseOne(text, classad2.ParserType.JSON).eval("A") == 0
     with pytest.raises(ClassAdError):
         ClassAd.from_json(text)
+
+
+MATCH_MINE = (
+    '[MyType = "Query"; x = [b = SlotID; c = parent.SlotID; d = target.SlotID]; y = x.b; '
+    "z = x.c; w = x.d; l = {SlotID}; m = l[0]; k = 5]"
+)
+MATCH_THEIRS = '[SlotID = 3; Name = "slot3"; t = [u = SlotID]; v = [u = Name].u; s = [u = k].u]'
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "x.b",
+        "y",
+        "z",
+        "w",
+        "m",
+        "[q = SlotID].q",
+        "[q = [r = SlotID].r].q",
+        "{[a = SlotID]}[0].a",
+        "target.t.u",
+        "target.v",
+        "target.s",
+        "[q = 1].SlotID",
+        "countMatches(SlotID == 3, {[a = 1]})",
+        "countMatches([q = SlotID].q == 3, {[a = 1]})",
+        "evalInEachContext(SlotID, {[a = 1]})",
+        "evalInEachContext(k, {[a = 1]})",
+        'eval("SlotID")',
+    ],
+)
+def test_nested_records_do_not_see_the_match_partner(classad2: Any, text: str) -> None:
+    """Only a reference at an ad's top level (or in the ads countMatches/evalInEachContext
+    visit) falls through to the other ad of a match; a nested record has its lexical scopes."""
+    mine, theirs = classad2.ClassAd(MATCH_MINE), classad2.ClassAd(MATCH_THEIRS)
+    reference = _reference(classad2, classad2.ExprTree(text).eval(mine, theirs))
+    ours = parse_expr(text).eval(parse_one(MATCH_MINE), parse_one(MATCH_THEIRS))
+    assert _ours(ours) == reference

@@ -91,6 +91,7 @@ def _count_matches(ev: Context, args: tuple[Expr, ...], scope: Scope) -> Value:
     for item in items:
         if isinstance(item, Scope):
             inner = Scope(item.members, scope, item.source)
+            inner.other = scope.root().other  # observed: still sees the match partner
             if as_bool(ev.eval(args[0], inner)) is True:
                 count += 1
     return count
@@ -111,6 +112,7 @@ def _eval_in_each_context(ev: Context, args: tuple[Expr, ...], scope: Scope) -> 
             results.append(Undefined if context is Undefined else Error)
             continue
         inner = Scope(context.members, scope, context.source)
+        inner.other = scope.root().other  # observed: still sees the match partner
         results.append(ev.eval(args[0], inner))
     return tuple(results)
 
@@ -160,6 +162,6 @@ def _eval_function(ev: Context, args: tuple[Expr, ...], scope: Scope) -> Value:
         return text
     ev.charge(len(text))
     try:
-        return ev.eval(parse_expr(text), scope)
+        return ev.eval(parse_expr(text, open_comment=True), scope)
     except ClassAdParseError:
         return Error
