@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from cedar.classad_wire.evaluate import Evaluator, Scope, to_python
 from cedar.classad_wire.expr import (
     AttrRef,
     Binary,
@@ -28,6 +29,7 @@ from cedar.classad_wire.expr import (
     fold,
 )
 from cedar.classad_wire.unparse import unparse
+from cedar.errors import ClassAdError
 
 if TYPE_CHECKING:
     from cedar.classad_wire.classad import ClassAd
@@ -148,7 +150,12 @@ class _Flattener:
         self.ad = ad
 
     def _value(self, node: Expr) -> Expr:
-        return Expr.from_value(node.eval(self.ad))
+        evaluator = Evaluator()
+        value = evaluator.eval(node, Scope.of_ad(self.ad))
+        if evaluator.cut:
+            # Observed: the reference cannot flatten what runs into a reference cycle.
+            raise ClassAdError("cannot flatten an expression that refers to itself")
+        return Expr.from_value(to_python(value))
 
     def run(self, node: Expr) -> Expr:
         if not external_refs(self.ad, node):

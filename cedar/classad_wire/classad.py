@@ -397,7 +397,10 @@ class ClassAd(MutableMapping[str, Any]):
         """Evaluate an attribute in this ad (matched against ``target``); missing = Undefined.
 
         An attribute that holds a number, string or boolean literal is its own value (MY comes
-        before TARGET): that common case skips the evaluator.
+        before TARGET): that common case skips the evaluator.  Otherwise the attribute's own
+        expression is evaluated, as the reference does: the attribute is not yet "under
+        evaluation", so a reference back to it is cut one level deeper (``[r =
+        isUndefined(r)]`` gives false, the inner ``r`` being ``isUndefined(undefined)``).
         """
         try:
             value = self[name]
@@ -408,7 +411,11 @@ class ClassAd(MutableMapping[str, Any]):
         from cedar.classad_wire.evaluate import evaluate
         from cedar.classad_wire.expr import AttrRef
 
-        return evaluate(AttrRef(name), self, target)
+        try:
+            expr = self.get_expr(name)
+        except ClassAdError:
+            expr = None
+        return evaluate(AttrRef(name) if expr is None else expr, self, target)
 
     def external_refs(self, expr: Expr | str) -> list[str]:
         """Names ``expr`` uses that this ad does not define (``TARGET.X`` as written)."""

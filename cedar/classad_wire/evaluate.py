@@ -8,14 +8,12 @@ match, in the target ad; a reference cycle evaluates to ``Undefined`` (spec 02 �
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable
 from typing import Any
 
+from cedar.classad_wire.builtins import FUNCTIONS
 from cedar.classad_wire.expr import (
-    INT64_MAX,
-    INT64_MIN,
     AttrRef,
     Binary,
     Call,
@@ -30,15 +28,25 @@ from cedar.classad_wire.expr import (
     Ternary,
     Unary,
     fold,
-    to_expr,
+)
+from cedar.classad_wire.operators import (
+    ListValue,
+    Scope,
+    Value,
+    arith,
+    as_bool,
+    bitwise,
+    compare,
+    identical,
+    strict,
+    to_python,
+    to_string,
+    unary_op,
 )
 from cedar.classad_wire.values import (
-    AbsTime,
     Error,
     RelTime,
     Undefined,
-    format_abstime,
-    format_reltime,
 )
 from cedar.errors import EvaluationBudgetExceeded
 
@@ -50,226 +58,6 @@ MAX_EVAL_STEPS = 1_000_000
 _BYTES_PER_STEP = 64
 #: How often (in steps) an evaluation with a :class:`Budget` looks at the clock.
 _CLOCK_EVERY = 1024
-
-Value = Any
-
-
-class Scope:
-    """An ad (or nested record) during evaluation: its members, lexical parent and match partner."""
-
-    __slots__ = ("members", "parent", "other", "source")
-
-    def __init__(
-        self,
-        members: Callable[[str], Expr | None],
-        parent: Scope | None,
-        source: object,
-    ) -> None:
-        self.members = members
-        self.parent = parent
-        self.other: Scope | None = None
-        self.source = source
-
-    @classmethod
-    def of_ad(cls, ad: Any) -> Scope:
-        return cls(ad.get_expr, None, ad)
-
-    @classmethod
-    def of_record(cls, record: RecordExpr, parent: Scope | None) -> Scope:
-        table = {fold(name): value for name, value in record.items()}
-        return cls(lambda key: table.get(key), parent, record)
-
-    def root(self) -> Scope:
-        scope = self
-        while scope.parent is not None:
-            scope = scope.parent
-        return scope
-
-    def to_expr(self) -> Expr:
-        source = self.source
-        if isinstance(source, RecordExpr):
-            return source
-        return source.to_expr()  # type: ignore[attr-defined, no-any-return]
-
-
-class ListValue(tuple):  # type: ignore[type-arg]
-    """An evaluated list literal; remembers its source so results keep unevaluated elements."""
-
-    source: ListExpr
-
-
-def _wrap(value: int) -> int:
-    return ((value - INT64_MIN) & 0xFFFFFFFFFFFFFFFF) + INT64_MIN
-
-
-def _trunc(value: float) -> int:
-    """C ``(long long)`` of a double on x86-64: out of range (or NaN) gives INT64_MIN."""
-    if math.isnan(value) or not -(2.0**63) <= value < 2.0**63:
-        return INT64_MIN
-    return int(value)
-
-
-def _is_number(value: Value) -> bool:
-    kind = type(value)
-    return kind is int or kind is float
-
-
-def _is_numeric(value: Value) -> bool:
-    """A number or a boolean: the math functions take booleans as 0/1 (observed)."""
-    kind = type(value)
-    return kind is int or kind is float or kind is bool
-
-
-def _as_bool(value: Value) -> Value:
-    """Truth value for logical operators: True/False, or Undefined/Error."""
-    kind = type(value)
-    if kind is bool:
-        return value
-    if kind is int or kind is float:
-        return value != 0
-    if value is Undefined:
-        return Undefined
-    return Error
-
-
-def _strict(*values: Value) -> Value | None:
-    """Error if any operand is Error, else Undefined if any is Undefined, else None."""
-    if any(v is Error for v in values):
-        return Error
-    if any(v is Undefined for v in values):
-        return Undefined
-    return None
-
-
-def _arith(op: str, a: Value, b: Value) -> Value:
-    bad = _strict(a, b)
-    if bad is not None:
-        return bad
-    if isinstance(a, AbsTime | RelTime) or isinstance(b, AbsTime | RelTime):
-        return _time_arith(op, a, b)
-    if type(a) is bool:
-        a = int(a)
-    if type(b) is bool:
-        b = int(b)
-    if not (_is_number(a) and _is_number(b)):
-        return Error
-    if type(a) is int and type(b) is int:
-        if op == "+":
-            return _wrap(a + b)
-        if op == "-":
-            return _wrap(a - b)
-        if op == "*":
-            return _wrap(a * b)
-        if b == 0:
-            return Error
-        if op == "/":
-            if a == INT64_MIN and b == -1:
-                return INT64_MAX
-            quotient = abs(a) // abs(b)
-            return quotient if (a < 0) == (b < 0) else -quotient
-        if a == INT64_MIN and b == -1:
-            return 0
-        remainder = abs(a) % abs(b)  # C's %: exact, with the sign of the dividend
-        return remainder if a >= 0 else -remainder
-    a, b = float(a), float(b)
-    if op == "%":
-        return Error
-    if op == "+":
-        result = a + b
-    elif op == "-":
-        result = a - b
-    elif op == "*":
-        result = a * b
-    elif b == 0:
-        result = math.nan if a == 0 or math.isnan(a) else math.copysign(math.inf, a)
-    else:
-        result = a / b
-    # The reference reports a result of +infinity as an error (but not -infinity or NaN).
-    return Error if result == math.inf else result
-
-
-def _time_arith(op: str, a: Value, b: Value) -> Value:
-    ta, tb = type(a), type(b)
-    if ta is AbsTime and tb is RelTime and op in "+-":
-        delta = _trunc(b.seconds)
-        return AbsTime(a.seconds + delta if op == "+" else a.seconds - delta, a.offset)
-    if ta is RelTime and tb is AbsTime and op == "+":
-        return AbsTime(b.seconds + _trunc(a.seconds), b.offset)
-    if ta is AbsTime and tb is AbsTime and op == "-":
-        return RelTime(float(a.seconds - b.seconds))
-    if ta is RelTime and tb is RelTime and op in "+-":
-        return RelTime(a.seconds + b.seconds if op == "+" else a.seconds - b.seconds)
-    if ta is RelTime and _is_number(b) and op in "*/":
-        if op == "/" and b == 0:
-            return Error
-        return RelTime(a.seconds * b if op == "*" else a.seconds / b)
-    if tb is RelTime and _is_number(a) and op == "*":
-        return RelTime(a * b.seconds)
-    return Error
-
-
-def _compare(op: str, a: Value, b: Value) -> Value:
-    bad = _strict(a, b)
-    if bad is not None:
-        return bad
-    if type(a) is bool:
-        a = int(a)
-    if type(b) is bool:
-        b = int(b)
-    if type(a) is str and type(b) is str:
-        a, b = fold(a), fold(b)
-    elif _is_number(a) and _is_number(b):
-        pass
-    elif type(a) is type(b) and type(a) in (AbsTime, RelTime):
-        a, b = a.seconds, b.seconds
-    else:
-        return Error
-    if op == "==":
-        return a == b
-    if op == "!=":
-        return a != b
-    if op == "<":
-        return a < b
-    if op == "<=":
-        return a <= b
-    if op == ">":
-        return a > b
-    return a >= b
-
-
-def identical(a: Value, b: Value) -> Value:
-    """``=?=``: same type and value; strings case-sensitive; two lists or two ads are an error."""
-    if isinstance(a, tuple) and isinstance(b, tuple):
-        return Error
-    if isinstance(a, Scope) and isinstance(b, Scope):
-        return Error
-    if type(a) is not type(b) and not (isinstance(a, tuple) and isinstance(b, tuple)):
-        return False
-    if type(a) is AbsTime:
-        return bool(a.seconds == b.seconds)
-    return bool(a is b or a == b)
-
-
-def _bitwise(op: str, a: Value, b: Value) -> Value:
-    bad = _strict(a, b)
-    if bad is not None:
-        return bad
-    if type(a) is not int or type(b) is not int:
-        return Error
-    if op == "&":
-        return a & b
-    if op == "|":
-        return a | b
-    if op == "^":
-        return a ^ b
-    shift = b & 63
-    if op == "<<":
-        return _wrap(a << shift)
-    if op == ">>":
-        return a >> shift
-    if not shift:
-        return a if a >= 0 else 0  # observed: a negative number >>> 0 is 0
-    return (a & 0xFFFFFFFFFFFFFFFF) >> shift
 
 
 _ARITH = frozenset("+-*/%")
@@ -320,10 +108,12 @@ class Evaluator:
     """One evaluation: tracks attributes under evaluation to cut reference cycles, and counts
     steps against ``limit`` (and, with a :class:`Budget`, a wall-clock ``deadline``)."""
 
-    __slots__ = ("active", "steps", "limit", "deadline", "clock", "timed_out")
+    __slots__ = ("active", "steps", "limit", "deadline", "clock", "timed_out", "cut")
 
     def __init__(self, budget: Budget | None = None) -> None:
         self.active: list[tuple[int, str]] = []
+        #: Whether a reference cycle was cut (flattening such an expression fails, observed).
+        self.cut = False
         self.steps = 0
         self.limit = MAX_EVAL_STEPS
         self.deadline: float | None = None
@@ -351,8 +141,11 @@ class Evaluator:
         if expr is None:
             return None
         marker = (id(scope.source), key)
-        if marker in self.active or len(self.active) >= MAX_REFERENCE_DEPTH:
-            return Undefined if marker in self.active else Error
+        if marker in self.active:
+            self.cut = True
+            return Undefined
+        if len(self.active) >= MAX_REFERENCE_DEPTH:
+            return Error
         self.active.append(marker)
         try:
             return self.eval(expr, scope)
@@ -372,17 +165,24 @@ class Evaluator:
     def reference(self, name: str, scope: Scope, absolute: bool = False) -> Value:
         key = fold(name)
         if absolute:
-            found = self._member(scope.root(), key)
+            root = scope.root()
+            found = self._member(root, key)
+            if found is None and key in _SPECIAL:
+                return self._special(key, root)  # observed: .self is the ad
             return Undefined if found is None else found
-        if key in _SPECIAL:
-            return self._special(key, scope)
         current: Scope | None = scope
         while current is not None:
             found = self._member(current, key)
             if found is not None:
                 return found
             current = current.parent
-        other = scope.root().other
+        if key in _SPECIAL:
+            # Observed: an attribute named like a scope (target, self, parent...) hides it.
+            return self._special(key, scope)
+        # Observed: only a reference made at an ad's top level (or in the ads countMatches and
+        # evalInEachContext visit) falls through to the match partner; inside a nested record
+        # the lexical scopes are all there is.
+        other = scope.other
         if other is not None:
             found = self._member(other, key)
             if found is not None:
@@ -396,6 +196,8 @@ class Evaluator:
             # Observed: a name a nested ad lacks is looked up in its enclosing scopes
             # ([x = 1; B = [].x] gives B = 1).
             key = fold(name)
+            if key in _SPECIAL and base.members(key) is None:
+                return self._special(key, base)  # observed: x.self is x, x.parent its parent
             current: Scope | None = base
             while current is not None:
                 found = self._member(current, key)
@@ -441,7 +243,7 @@ class Evaluator:
                 return self._unary(node, scope)  # type: ignore[arg-type]
             if kind is Ternary:
                 assert isinstance(node, Ternary)
-                cond = _as_bool(self.eval(node.cond, scope))
+                cond = as_bool(self.eval(node.cond, scope))
                 if cond is Undefined or cond is Error:
                     return cond
                 node = node.then if cond else node.orelse
@@ -489,32 +291,32 @@ class Evaluator:
 
     def _apply(self, op: str, a: Value, right: Expr, scope: Scope) -> Value:
         if op == "&&":
-            left = _as_bool(a)
+            left = as_bool(a)
             if left is False or left is Error:
                 return left
-            b = _as_bool(self.eval(right, scope))
+            b = as_bool(self.eval(right, scope))
             if b is Error or b is False:
                 return b
             return Undefined if left is Undefined or b is Undefined else True
         if op == "||":
-            left = _as_bool(a)
+            left = as_bool(a)
             if left is True or left is Error:
                 return left
-            b = _as_bool(self.eval(right, scope))
+            b = as_bool(self.eval(right, scope))
             if b is Error or b is True:
                 return b
             return Undefined if left is Undefined or b is Undefined else False
         b = self.eval(right, scope)
         if op in _ARITH:
-            return _arith(op, a, b)
+            return arith(op, a, b)
         if op in _COMPARE:
-            return _compare(op, a, b)
+            return compare(op, a, b)
         if op == "=?=":
             return identical(a, b)
         if op == "=!=":
             same = identical(a, b)
             return same if same is Error else not same
-        return _bitwise(op, a, b)
+        return bitwise(op, a, b)
 
     def _unary(self, node: Unary, scope: Scope) -> Value:
         ops: list[str] = []
@@ -524,11 +326,11 @@ class Evaluator:
             inner = inner.operand
         value = self.eval(inner, scope)
         for op in reversed(ops):
-            value = _unary_op(op, value)
+            value = unary_op(op, value)
         return value
 
     def _subscript(self, base: Value, index: Value) -> Value:
-        bad = _strict(base, index)
+        bad = strict(base, index)
         if bad is not None:
             return bad
         if isinstance(base, tuple) and type(index) is int:
@@ -543,60 +345,6 @@ class Evaluator:
                 self.limit = inner.limit
                 self.timed_out = self.timed_out or inner.timed_out
         return Error
-
-
-def _unary_op(op: str, value: Value) -> Value:
-    if value is Error or value is Undefined:
-        return value
-    kind = type(value)
-    if op == "!":
-        truth = _as_bool(value)
-        return truth if truth is Error else not truth
-    if op == "~":
-        return ~value if kind is int else Error
-    if op == "-":
-        if kind is int:
-            return _wrap(-value)
-        if kind is float:
-            return -value
-        if kind is RelTime:
-            return RelTime(-value.seconds)
-        return Error
-    return value if kind in (int, float, RelTime) else Error
-
-
-# --- conversion to Python -----------------------------------------------------------------
-
-
-def to_python(value: Value) -> Any:
-    """A runtime value as the Python value callers see (tuples → lists, scopes → ClassAd).
-
-    A list literal keeps its non-literal elements as expressions, like the reference bindings.
-    """
-    if isinstance(value, ListValue):
-        return value.source.value()
-    if isinstance(value, tuple):
-        return [to_python(item) for item in value]
-    if isinstance(value, Scope):
-        source = value.source
-        if isinstance(source, RecordExpr):
-            return source.value()
-        return source
-    return value
-
-
-def value_to_expr(value: Value) -> Expr:
-    """A runtime value as an expression (for ``string()`` and friends).
-
-    A list literal prints as written (``string({A})`` is ``"{ A }"``, as in the reference).
-    """
-    if isinstance(value, ListValue) and getattr(value, "source", None) is not None:
-        return value.source
-    if isinstance(value, tuple):
-        return ListExpr(value_to_expr(v) for v in value)
-    if isinstance(value, Scope):
-        return value.to_expr()
-    return to_expr(value)
 
 
 def evaluate(
@@ -649,21 +397,5 @@ def _charge(budget: Budget, evaluator: Evaluator, elapsed: float) -> None:
     if budget.exceeded is not None:
         budget.check()
 
-
-def to_string(value: Value) -> str:
-    """``string()`` of a value: strings as is, everything else printed in new syntax."""
-    kind = type(value)
-    if kind is str:
-        text: str = value
-        return text
-    if kind is AbsTime:
-        return format_abstime(value)
-    if kind is RelTime:  # observed: whole seconds (string(relTime(2.5)) is "02")
-        return format_reltime(float(_trunc(value.seconds)))
-    return value_to_expr(value).unparse(old=False)
-
-
-# The built-in function library registers itself in this table (imported last: it uses the core).
-from cedar.classad_wire.builtins import FUNCTIONS  # noqa: E402
 
 __all__ = ["FUNCTIONS", "Evaluator", "Scope", "evaluate", "identical", "to_python", "to_string"]

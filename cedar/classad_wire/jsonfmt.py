@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import functools
 import json
+import json.decoder
+import json.scanner
 import math
 import re
 from collections.abc import Sequence
@@ -238,10 +240,36 @@ def attribute_json(ad: ClassAd, name: str) -> str:
     return "".join(out)
 
 
+class _ExprText(str):
+    """A JSON string written ``"\\/Expr(...)\\/"``: the only form the reference reads as an
+    expression (observed: ``"/Expr(1)/"`` with plain slashes stays a string; "Expr" is
+    matched in any case)."""
+
+
+_EXPR_RAW = re.compile(r"\\/expr\(.*\)\\/", re.IGNORECASE | re.DOTALL)
+
+
+def _scan_string(text: str, end: int, strict: bool = True) -> tuple[str, int]:
+    # scanstring and py_make_scanner are public in the json package but not in its stubs.
+    value, after = json.decoder.scanstring(text, end, strict)  # type: ignore[attr-defined]
+    if _EXPR_RAW.fullmatch(text, end, after - 1):
+        return _ExprText(value), after
+    return value, after
+
+
+class _ExprDecoder(json.JSONDecoder):
+    """``json.loads`` that still knows which strings were written with escaped slashes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.parse_string = _scan_string
+        self.scan_once = json.scanner.py_make_scanner(self)  # type: ignore[attr-defined]
+
+
 def _from_json_value(value: Any) -> Any:
     if value is None:
         return Undefined
-    if isinstance(value, str) and value.startswith("/Expr(") and value.endswith(")/"):
+    if isinstance(value, _ExprText):
         return parse_expr(value[6:-2])
     if isinstance(value, dict):
         return {k: _from_json_value(v) for k, v in value.items()}
@@ -253,7 +281,8 @@ def _from_json_value(value: Any) -> Any:
 def ad_from_json(text: str) -> ClassAd:
     """One ad from its JSON text (a JSON object)."""
     try:
-        data = json.loads(text)
+        # Only text with an escaped slash can hold an expression; the rest takes the C reader.
+        data = json.loads(text, cls=_ExprDecoder) if "\\/" in text else json.loads(text)
     except ValueError as exc:
         raise ClassAdParseError(f"invalid ClassAd JSON: {exc}") from None
     if not isinstance(data, dict):

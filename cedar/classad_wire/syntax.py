@@ -108,12 +108,15 @@ def is_identifier(name: str) -> bool:
 class _Lexer:
     """Produces tokens on demand; the sign rule needs the previous token's kind."""
 
-    __slots__ = ("text", "old", "pos", "prev")
+    __slots__ = ("text", "old", "pos", "prev", "open_comment")
 
     def __init__(self, text: str, old: bool) -> None:
         self.text = text
         self.old = old
         self.pos = 0
+        #: Position of a ``//`` comment that no newline ends (the reference's expression
+        #: parser rejects one; its ad readers stop before it).
+        self.open_comment = -1
         self.prev: Token = ("op", "(", 0)
 
     def next(self) -> Token:
@@ -130,6 +133,8 @@ class _Lexer:
                 pos += 1
             elif ch == "/" and text.startswith("//", pos):
                 nl = text.find("\n", pos)
+                if nl < 0:
+                    self.open_comment = pos
                 pos = end if nl < 0 else nl + 1
             elif ch == "/" and text.startswith("/*", pos):
                 close = text.find("*/", pos + 2)
@@ -518,8 +523,12 @@ class _Parser:
     def _record(self) -> Expr:
         self._advance()  # the "["
         members: list[tuple[str, Expr]] = []
+        separators = 0
         while self._is_op(";"):
             self._advance()
+            separators += 1
+        if separators and self._is_op("]"):
+            self._error("an ad of separators only")  # observed: [;] is rejected, [;a=1] not
         while not self._is_op("]"):
             name = self._name()
             self._expect("=")
@@ -597,8 +606,14 @@ def simple_literal(text: str) -> Expr | None:
     return _TRUE if kind == 4 else _FALSE
 
 
-def parse_expr(text: str, old: bool = False, *, full: bool = True) -> Expr:
-    """Parse one expression; with ``full=False`` trailing text is ignored (wire lines, §2.8)."""
+def parse_expr(
+    text: str, old: bool = False, *, full: bool = True, open_comment: bool = False
+) -> Expr:
+    """Parse one expression; with ``full=False`` trailing text is ignored (wire lines, §2.8).
+
+    A ``//`` comment that no newline ends is an error (as the reference's expression parser
+    and condor_status -constraint say) unless ``open_comment`` (its ``eval()`` allows one).
+    """
     stripped = text.strip(_WS)
     fast = simple_literal(stripped)
     if fast is not None:
@@ -610,6 +625,8 @@ def parse_expr(text: str, old: bool = False, *, full: bool = True) -> Expr:
         raise ClassAdParseError("expression nested too deeply", text=text) from None
     if full and parser.tok[0] != "eof":
         parser._unexpected("end of expression")
+    if full and not old and not open_comment and parser.lexer.open_comment >= 0:
+        parser._error("a // comment must end with a newline", parser.lexer.open_comment)
     return result
 
 

@@ -118,7 +118,8 @@ def format_scalar(value: object, old: bool) -> str:
     raise TypeError(f"not a ClassAd literal: {value!r}")
 
 
-def _emit(node: Expr, out: list[str], old: bool) -> None:
+def _emit(node: Expr, out: list[str], old: bool, indent: int | None = None) -> None:
+    """Append ``node``'s text; with an ``indent``, lists and ads take the multi-line layout."""
     while True:
         kind = type(node)
         if kind is Literal:
@@ -137,10 +138,10 @@ def _emit(node: Expr, out: list[str], old: bool) -> None:
             while type(left) is Binary:
                 spine.append(left)
                 left = left.left
-            _emit(left, out, old)
+            _emit(left, out, old, indent)
             for link in reversed(spine[1:]):
                 out.append(f" {link.op} " if old else _NEW_OPS.get(link.op, f" {link.op} "))
-                _emit(link.right, out, old)
+                _emit(link.right, out, old, indent)
             out.append(f" {node.op} " if old else _NEW_OPS.get(node.op, f" {node.op} "))
             node = node.right
             continue
@@ -152,49 +153,55 @@ def _emit(node: Expr, out: list[str], old: bool) -> None:
         if kind is Paren:
             assert isinstance(node, Paren)
             out.append("(")
-            _emit(node.inner, out, old)
+            _emit(node.inner, out, old, indent)
             out.append(")")
             return
         if kind is Select:
             assert isinstance(node, Select)
-            _emit(node.base, out, old)
+            _emit(node.base, out, old, indent)
             out.append("." + node.name)  # unquoted, as the reference prints it
             return
         if kind is Subscript:
             assert isinstance(node, Subscript)
-            _emit(node.base, out, old)
+            _emit(node.base, out, old, indent)
             out.append("[")
-            _emit(node.index, out, old)
+            _emit(node.index, out, old, indent)
             out.append("]")
             return
         if kind is Ternary:
             assert isinstance(node, Ternary)
-            _emit(node.cond, out, old)
+            _emit(node.cond, out, old, indent)
             out.append(" ? ")
-            _emit(node.then, out, old)
+            _emit(node.then, out, old, indent)
             out.append(" : ")
             node = node.orelse
             continue
         if kind is Elvis:
             assert isinstance(node, Elvis)
-            _emit(node.left, out, old)
+            _emit(node.left, out, old, indent)
             out.append(" ?: ")
             node = node.right
             continue
         if kind is Call:
             assert isinstance(node, Call)
             out.append(node.name + "(")
-            _emit_joined(node.args, ",", out, old)
+            _emit_joined(node.args, ",", out, old, indent)
             out.append(")")
             return
         if kind is ListExpr:
             assert isinstance(node, ListExpr)
+            if indent is not None:
+                _emit_pretty_list(node, out, old, indent)
+                return
             out.append("{ ")
             _emit_joined(node.items, ",", out, old)
             out.append(" }")
             return
         if kind is RecordExpr:
             assert isinstance(node, RecordExpr)
+            if indent is not None:
+                _emit_pretty_record(node, out, old, indent)
+                return
             out.append("[ ")
             for i, (name, value) in enumerate(node.items()):
                 if i:
@@ -206,20 +213,50 @@ def _emit(node: Expr, out: list[str], old: bool) -> None:
         raise TypeError(f"cannot print {kind.__name__}")
 
 
-def _emit_joined(items: tuple[Expr, ...], sep: str, out: list[str], old: bool) -> None:
+def _emit_joined(
+    items: tuple[Expr, ...], sep: str, out: list[str], old: bool, indent: int | None = None
+) -> None:
     for i, item in enumerate(items):
         if i:
             out.append(sep)
-        _emit(item, out, old)
+        _emit(item, out, old, indent)
 
 
-def unparse(value: object, old: bool = False) -> str:
-    """Print an expression (or a Python value) in new syntax, or wire syntax with ``old=True``."""
+def _emit_pretty_list(node: ListExpr, out: list[str], old: bool, indent: int) -> None:
+    """The reference's layout (observed): braces on their own lines 3 columns in, one item per
+    line 6 columns in (nested lists and ads indent from there)."""
+    pad, inner = " " * (indent + 3), indent + 6
+    out.append("\n" + pad + "{")
+    for i, item in enumerate(node.items):
+        out.append(",\n" if i else "\n")
+        out.append(" " * inner)
+        _emit(item, out, old, inner)
+    out.append("\n" + pad + "}")
+
+
+def _emit_pretty_record(node: RecordExpr, out: list[str], old: bool, indent: int) -> None:
+    """Brackets on their own lines 4 columns in, one ``name = value`` per line 8 columns in,
+    ``"; "`` after all but the last (observed)."""
+    pad, inner = " " * (indent + 4), indent + 8
+    out.append("\n" + pad + "[")
+    for i, (name, value) in enumerate(node.items()):
+        out.append("; \n" if i else "\n")
+        out.append(" " * inner + format_name(name, old) + " = ")
+        _emit(value, out, old, inner)
+    out.append("\n" + pad + "]")
+
+
+def unparse(value: object, old: bool = False, pretty: bool = False) -> str:
+    """Print an expression (or a Python value) in new syntax, or wire syntax with ``old=True``.
+
+    ``pretty`` is the reference's multi-line layout of lists and ads (its ``unparse()``
+    function and ``str()`` of an ad); the rest of the expression stays on its line.
+    """
     node = to_expr(value)
     if type(node) is Literal:
         return format_scalar(node.val, old)
     out: list[str] = []
-    _emit(node, out, old)
+    _emit(node, out, old, 0 if pretty else None)
     return "".join(out)
 
 

@@ -150,8 +150,6 @@ def test_evaluation_matches_reference(classad2: Any, text: str) -> None:
     reference = _reference_eval(classad2, text)
     if reference in ("parse-error", "eval-failed") or "foo(" in text:
         return
-    if "<<" in text or ">>" in text:
-        return  # shift counts outside 0..63 are undefined behaviour in the reference
     ours = _normal(parse_expr(text).eval())
     if isinstance(reference, tuple) or isinstance(ours, ClassAd):
         return  # nested ads print with their own expression conversions

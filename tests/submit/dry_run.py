@@ -24,6 +24,7 @@ from pathlib import Path
 
 from cedar.commands.submit import Submit, SubmitError, SubmitSettings
 from cedar.commands.submit.factory import job_factory, max_materialize
+from cedar.config import Config
 from cedar.errors import CedarError
 
 REPO = Path(__file__).resolve().parents[2]
@@ -32,6 +33,7 @@ FILESYSTEM_DOMAIN = "cedar.test"
 CONFIG_TEXT = f"""FILESYSTEM_DOMAIN = {FILESYSTEM_DOMAIN}
 UID_DOMAIN = {FILESYSTEM_DOMAIN}
 CONDOR_HOST = 127.0.0.1
+SCHEDD_INTERVAL = 120
 """
 
 #: Deliberate deviations: attributes whose values depend on the moment, the host or the build,
@@ -193,6 +195,9 @@ def run_cedar(sub: Path, config: Path, *, spool: bool, now: int) -> Outcome:
     os.environ.update(_environment(config, sub))
     os.chdir(sub.parent)  # relative include/queue-from paths follow the current directory
     try:
+        # The one knob of the configuration file that reaches the ads (ScheddInterval).
+        knobs = Config.load(condor_config=str(config), subsystem="SUBMIT")
+        settings.schedd_interval = SubmitSettings.from_config(knobs).schedd_interval
         submit = Submit.from_file(sub.name)
         ads = submit.build(1, settings=settings, submit_dir=str(sub.parent), now=now, spool=spool)
         digest = None

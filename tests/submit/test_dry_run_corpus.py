@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.submit.corpus import generate
+from tests.submit.corpus import ISSUE_26_PLAIN_ONLY, generate
 from tests.submit.dry_run import compare, condor_submit, write_config
 
 BINARY, WHY = condor_submit()
@@ -37,6 +37,18 @@ def test_corpus_equals_condor_submit_dry_run(corpus: tuple[list[Path], Path], sp
     deliberate = sum(r.deviation for r in results)
     assert deliberate <= 3, "more deliberate deviations than the corpus plants"
     assert not failures, "\n".join(f"{name}: {problems}" for name, problems in failures.items())
+
+
+@needs_condor_submit
+@pytest.mark.parametrize("text", ISSUE_26_PLAIN_ONLY)
+def test_if_blocks_around_queue_equal_condor_submit(tmp_path: Path, text: str) -> None:
+    """A queue statement that runs closes the open ifs; the file must not end inside one."""
+    assert BINARY is not None
+    sub = tmp_path / "if-queue.sub"
+    (tmp_path / "job.sh").write_text("#!/bin/sh\n")
+    sub.write_text(text + "\n")
+    result = compare(sub, BINARY, write_config(tmp_path), spool=False)
+    assert not result.problems
 
 
 def test_the_corpus_is_deterministic(tmp_path: Path) -> None:

@@ -624,4 +624,4 @@ class JobBuilder(RequirementsParts, TransferParts, UniverseParts):
         self.set_expr("DeferralWindow", window if window is not None else "0")
         prep = self.get("deferral_prep_time", "cron_prep_time")
         self.set_expr("DeferralPrepTime", prep if prep is not None else "300")
-        self.ad["ScheddInterval"] = "300"
+        self.ad["ScheddInterval"] = self.s.schedd_interval

@@ -140,6 +140,12 @@ class Submit(Mapping[str, str]):
         while True:
             got = next_logical_line(lines, i)
             if got is None:
+                if conditions:
+                    # Observed: condor_submit reads up to each queue statement; one that runs
+                    # closes every open if (an endif after it has no if), and the file must
+                    # not end inside an if.
+                    last = len(lines) - (lines[-1] == "")
+                    raise SubmitError(f"line {last}: endif(s) not found before end-of-file")
                 break
             line_no, line, i = got
             lowered = line.lower()
@@ -169,6 +175,7 @@ class Submit(Mapping[str, str]):
                     i += 1
                     args = args[:-1].rstrip() + " ("
                 spec = self._queue_spec(args, block, line_no)
+                conditions.clear()
                 self._queues.append(spec)
                 self._program.append(("queue", spec))
                 continue

@@ -159,13 +159,33 @@ def v2_quote(arg: str) -> str:
     return re.sub(r"[ \t\r\n']+", lambda run: "'" + run.group(0).replace("'", "''") + "'", arg)
 
 
+def _closing_quote(text: str) -> int:
+    """Index of the quote that closes ``text``'s opening one (``""`` is an escaped quote)."""
+    i = 1
+    while i < len(text):
+        if text[i] == '"':
+            if i + 1 < len(text) and text[i + 1] == '"':
+                i += 2
+                continue
+            return i
+        i += 1
+    return -1
+
+
 def encode_arguments(value: str) -> tuple[str, str]:
     """``arguments`` command value → (attribute name, argument string)."""
     stripped = value.strip()
-    if len(stripped) >= 2 and stripped.startswith('"') and stripped.endswith('"'):
-        return "Arguments", " ".join(v2_quote(a) for a in v2_tokens(stripped[1:-1]))
     if stripped.startswith('"'):
-        raise SubmitError(f"Unterminated double-quote in arguments: {value}")
+        close = _closing_quote(stripped)
+        if close < 0:
+            raise SubmitError(f"Unterminated double-quote in arguments: {value}")
+        if close != len(stripped) - 1:
+            # As condor_submit: a lone quote inside the new syntax ends it ("a "b" c").
+            raise SubmitError(
+                "Unexpected characters following double-quote in arguments (repeat a "
+                f"double-quote to escape it): {stripped[close:]}"
+            )
+        return "Arguments", " ".join(v2_quote(a) for a in v2_tokens(stripped[1:-1]))
     if _UNESCAPED_QUOTE.search(stripped):
         raise SubmitError(f"Found illegal unescaped double-quote in arguments: {value}")
     args = [a.replace('\\"', '"') for a in stripped.split()]

@@ -52,6 +52,8 @@ class SubmitSettings:
     default_request_disk: str = DEFAULT_REQUEST_DISK
     default_lease_duration: str = "2400"
     default_job_max_retries: str = "2"
+    #: The schedd's SCHEDD_INTERVAL, which deferred and cron jobs carry as ScheddInterval.
+    schedd_interval: str = "300"
     submit_method: int | None = None
     condor_version: str = CONDOR_VERSION
     condor_platform: str = CONDOR_PLATFORM
@@ -92,6 +94,7 @@ class SubmitSettings:
                 ("JOB_DEFAULT_REQUESTDISK", "default_request_disk"),
                 ("JOB_DEFAULT_LEASE_DURATION", "default_lease_duration"),
                 ("DEFAULT_JOB_MAX_RETRIES", "default_job_max_retries"),
+                ("SCHEDD_INTERVAL", "schedd_interval"),
                 ("ARCH", "arch"),
                 ("OPSYS", "opsys"),
                 ("SPOOL", "spool"),
@@ -246,6 +249,7 @@ class Translator:
         if len(rows) * count + self.next_proc > MAX_PROCS:
             raise SubmitError(f"refusing to queue more than {MAX_PROCS} jobs")
         random = any(RANDOM_MACRO in text for text in commands.values())
+        node = self._node_macro(commands)
         for index, values in rows:
             # The steps of one row differ only through the per-step macros: when building
             # the first one looked none of them up, the others are that job again (one build,
@@ -272,7 +276,7 @@ class Translator:
                     "step": str(step),
                     "itemindex": str(index),
                     "row": str(index),
-                    "node": "",
+                    "node": node,
                 }
                 used: set[str] = set()
                 expander = MacroExpander(
@@ -294,6 +298,15 @@ class Translator:
                 continue
             lines.append(f"{key} = {self.values.get(low, '')}")
         return lines
+
+    def _node_macro(self, commands: Mapping[str, str]) -> str:
+        """``$(Node)``: in the parallel universe the marker the starter replaces with the node
+        number (observed in condor_submit's ads), elsewhere empty."""
+        universe = commands.get("universe") or self.settings.default_universe
+        if "$" in universe:
+            expander = MacroExpander(self._lookup(commands, {}), evaluate_text, error=SubmitError)
+            universe = expander.expand(universe)
+        return "#pArAlLeLnOdE#" if universe.strip().lower() == "parallel" else ""
 
     def _predefined(self) -> dict[str, str]:
         """Macros every job of the submission sees (spec 06 §4.2), computed once."""

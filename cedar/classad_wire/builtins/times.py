@@ -1,0 +1,260 @@
+"""Times: absTime, relTime, interval, formatTime, splitTime, the get* fields, time, random."""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from collections.abc import Callable
+
+from cedar.classad_wire.builtins.core import time_number, to_int
+from cedar.classad_wire.builtins.registry import register, strict_function
+from cedar.classad_wire.expr import Expr, RecordExpr, to_expr
+from cedar.classad_wire.operators import (
+    Context,
+    Scope,
+    Value,
+    trunc,
+)
+from cedar.classad_wire.values import AbsTime, Error, RelTime, Undefined
+
+
+@register("time")
+def _time(ev: Context, args: tuple[Expr, ...], scope: Scope) -> Value:
+    return int(time.time()) if not args else Error
+
+
+@strict_function("absTime", arity=(0, 2))
+def _abs_time(value: Value = None, offset: Value = None) -> Value:
+    if value is None:
+        return AbsTime(int(time.time()), 0)
+    if type(value) is int and (offset is None or type(offset) is int):
+        return AbsTime(value, offset or 0)
+    if type(value) is str:
+        from cedar.classad_wire.values import parse_abstime
+
+        parsed = parse_abstime(value)
+        return Error if parsed is None else parsed
+    return Error
+
+
+@strict_function("relTime", arity=(1, 1))
+def _rel_time(value: Value) -> Value:
+    if type(value) in (AbsTime, RelTime):
+        return RelTime(float(time_number(value)) if type(value) is AbsTime else value.seconds)
+    if type(value) is int:
+        return RelTime(float(_wrap32(value)))  # observed: an integer count of seconds is a C int
+    if type(value) is float:
+        return RelTime(value)
+    if type(value) is str:
+        from cedar.classad_wire.values import parse_reltime
+
+        parsed = parse_reltime(value)
+        return Error if parsed is None else parsed
+    return Error
+
+
+def _wrap32(value: int) -> int:
+    """A 64-bit integer cut to a C ``int`` (two's complement wrap), as the reference stores it."""
+    return ((value + 2**31) & 0xFFFFFFFF) - 2**31
+
+
+def _seconds_of(value: Value) -> int | None:
+    kind = type(value)
+    if kind is int:
+        return int(value)
+    if kind is bool:
+        return int(value)
+    if kind is float:
+        return trunc(value)
+    return None
+
+
+@strict_function("interval", arity=(1, 1), undefined_is_error=True)
+def _interval(value: Value) -> Value:
+    if type(value) is RelTime:
+        # Observed: a double outside the C int range converts to INT_MIN, not a wrap.
+        seconds = trunc(value.seconds)
+        if not -(2**31) <= seconds < 2**31:
+            seconds = -(2**31)
+    elif type(value) is str:
+        parsed = to_int(value)
+        if parsed is Error:
+            return Error
+        seconds = parsed
+    elif type(value) is AbsTime:
+        seconds = value.seconds
+    else:
+        found = _seconds_of(value)
+        if found is None:
+            return Error
+        seconds = found
+    seconds = _wrap32(seconds)  # observed: interval() works on a C int
+    sign = "-" if seconds < 0 else ""
+    rest = abs(seconds)
+    days, rest = divmod(rest, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, secs = divmod(rest, 60)
+    if days:
+        return f"{sign}{days}+{hours:02d}:{minutes:02d}:{secs:02d}"
+    if hours:
+        return f"{sign}{hours}:{minutes:02d}:{secs:02d}"
+    if minutes:
+        return f"{sign}{minutes}:{secs:02d}"
+    return f"{sign}{secs}"
+
+
+def _broken_down(value: Value) -> tuple[time.struct_time, int] | None:
+    """(UTC fields of the clock time, offset) of an absTime or a number of seconds."""
+    if type(value) is AbsTime:
+        return _gmtime(value.seconds + value.offset), value.offset
+    seconds = _seconds_of(value)
+    if seconds is None:
+        return None
+    return _gmtime(seconds), 0
+
+
+def _gmtime(seconds: int) -> time.struct_time:
+    try:
+        return time.gmtime(seconds)
+    except (OverflowError, OSError, ValueError):
+        return time.gmtime(0)
+
+
+@register("formatTime")
+def _format_time(ev: Context, args: tuple[Expr, ...], scope: Scope) -> Value:
+    if len(args) > 2:
+        return Error
+    values = [ev.eval(arg, scope) for arg in args]
+    if any(v is Undefined or v is Error for v in values):
+        return Error
+    when = values[0] if values else AbsTime(int(time.time()), 0)
+    pattern = values[1] if len(values) == 2 else "%c"
+    if type(pattern) is not str:
+        return Error
+    fields = _broken_down(when)
+    if fields is None:
+        return Error
+    if not pattern:
+        return ""
+    try:
+        return time.strftime(pattern.replace("%z", "+0000").replace("%Z", "GMT"), fields[0])
+    except ValueError:
+        return Error
+
+
+@register("splitTime")
+def _split_time(ev: Context, args: tuple[Expr, ...], scope: Scope) -> Value:
+    if len(args) != 1:
+        return Error
+    value = ev.eval(args[0], scope)
+    if value is Undefined or value is Error:
+        return value
+    if type(value) is RelTime:
+        total = value.seconds
+        whole = abs(trunc(total))
+        days, rest = divmod(whole, 86400)
+        hours, rest = divmod(rest, 3600)
+        minutes = rest // 60
+        sign = -1 if total < 0 else 1
+        seconds = math.fmod(total, 60.0)
+        members: list[tuple[str, Value]] = [
+            ("Type", "RelativeTime"),
+            ("Days", sign * days),
+            ("Hours", sign * hours),
+            ("Minutes", sign * minutes),
+            ("Seconds", seconds),
+        ]
+    else:
+        fields = _broken_down(value)
+        if fields is None:
+            return Error
+        clock, offset = fields
+        members = [
+            ("Type", "AbsoluteTime"),
+            ("Year", clock.tm_year),
+            ("Month", clock.tm_mon),
+            ("Day", clock.tm_mday),
+            ("Hours", clock.tm_hour),
+            ("Minutes", clock.tm_min),
+            ("Seconds", clock.tm_sec),
+            ("Offset", offset),
+        ]
+    record = RecordExpr((name, to_expr(v)) for name, v in members)
+    return Scope.of_record(record, scope)
+
+
+def _time_field(kind: str) -> Callable[[Value], Value]:
+    def call(value: Value) -> Value:
+        if type(value) is AbsTime:
+            clock = _gmtime(value.seconds)
+            fields = {
+                "year": clock.tm_year,
+                "month": clock.tm_mon,
+                "dayofyear": clock.tm_yday - 1,
+                "dayofmonth": clock.tm_mday,
+                "dayofweek": (clock.tm_wday + 1) % 7,
+                "hours": clock.tm_hour,
+                "minutes": clock.tm_min,
+                "seconds": clock.tm_sec,
+            }
+            return fields.get(kind, Error)
+        if type(value) is RelTime and kind in ("days", "hours", "minutes", "seconds"):
+            whole = trunc(value.seconds)
+            sign, whole = (-1 if whole < 0 else 1), abs(whole)
+            parts = {
+                "days": whole // 86400,
+                "hours": (whole % 86400) // 3600,
+                "minutes": (whole % 3600) // 60,
+                "seconds": whole % 60,
+            }
+            return sign * parts[kind]
+        return Error
+
+    return call
+
+
+for _field in (
+    "Year",
+    "Month",
+    "DayOfYear",
+    "DayOfMonth",
+    "DayOfWeek",
+    "Hours",
+    "Minutes",
+    "Seconds",
+    "Days",
+):
+    strict_function(f"get{_field}", arity=(1, 1), undefined_is_error=True)(
+        _time_field(_field.lower())
+    )
+
+
+@register("dayTime")
+def _day_time(ev: Context, args: tuple[Expr, ...], scope: Scope) -> Value:
+    """Seconds since midnight (UTC), as a real."""
+    if args:
+        return Error
+    return float(int(time.time()) % 86400)
+
+
+@register("random")
+def _random(ev: Context, args: tuple[Expr, ...], scope: Scope) -> Value:
+    """A random real in [0, 1), or in [0, n) with the type of ``n``.
+
+    The reference fails the whole evaluation for ``random(0)`` and negative bounds; cedar gives
+    Error there (deviation).
+    """
+    if len(args) > 1:
+        return Error
+    if not args:
+        return _RANDOM.random()
+    bound = ev.eval(args[0], scope)
+    if type(bound) is int and bound > 0:
+        return _RANDOM.randrange(bound)
+    if type(bound) is float and bound > 0:
+        return _RANDOM.random() * bound
+    return Error
+
+
+_RANDOM = random.Random()

@@ -1,0 +1,465 @@
+"""The classes where cedar disagreed with classad2 (issue 26), each compared with the reference.
+
+Every case is evaluated by both and compared by type and value (a boolean is not the integer
+1); a class's rule is in the docstring of the code that implements it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from typing import Any
+
+import pytest
+
+from cedar.classad_wire import AbsTime, ClassAd, Error, RelTime, Undefined, parse_expr, parse_one
+from cedar.classad_wire.unparse import unparse
+from cedar.errors import ClassAdError
+
+pytestmark = pytest.mark.reference
+
+
+def _reference(classad2: Any, value: Any) -> Any:
+    if value is classad2.Value.Undefined:
+        return ("undefined",)
+    if value is classad2.Value.Error:
+        return ("error",)
+    if isinstance(value, list):
+        return ("list", [_reference(classad2, v) for v in value])
+    if isinstance(value, classad2.ClassAd):
+        return ("ad", repr(value))
+    if isinstance(value, float):
+        return ("real", "nan" if math.isnan(value) else value)
+    return (type(value).__name__, value)
+
+
+def _ours(value: Any) -> Any:
+    if value is Undefined:
+        return ("undefined",)
+    if value is Error:
+        return ("error",)
+    if isinstance(value, list):
+        return ("list", [_ours(v) for v in value])
+    if isinstance(value, ClassAd):
+        return ("ad", repr(value))
+    if isinstance(value, RelTime):
+        return ("real", value.seconds)
+    if isinstance(value, AbsTime):
+        return ("abstime", value.seconds)
+    if isinstance(value, float):
+        return ("real", "nan" if math.isnan(value) else value)
+    return (type(value).__name__, value)
+
+
+def _both(classad2: Any, text: str) -> tuple[Any, Any]:
+    reference = _reference(classad2, classad2.ExprTree(text).eval())
+    return _ours(parse_expr(text).eval()), reference
+
+
+SHIFT_VALUES = [0, 1, -1, 8, -8, 5, -9223372036854775808, 9223372036854775807, -12345678901]
+SHIFT_COUNTS = [0, 1, 31, 32, 63, 64, 65, 100, 127, 128, -1, -2, -63, -64, -65, 4294967297]
+
+
+@pytest.mark.parametrize("op", [">>", "<<", ">>>"])
+def test_shifts_by_any_count_match_reference(classad2: Any, op: str) -> None:
+    """A count is taken mod 64, except that ``>>`` of a negative number saturates at -1 for
+    counts >= 64 and leaves the number as it is for counts <= 0."""
+    problems = []
+    for value, count in itertools.product(SHIFT_VALUES, SHIFT_COUNTS):
+        text = f"{value} {op} {count}"
+        ours, reference = _both(classad2, text)
+        if ours != reference:
+            problems.append(f"{text}: cedar {ours}, reference {reference}")
+    assert not problems, problems
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "interval(5000000000)",
+        "interval(-5000000000)",
+        "interval(2147483647)",
+        "interval(2147483648)",
+        "interval(4294967296)",
+        "interval(-2147483649)",
+        "interval(9223372036854775807)",
+        "interval(5000000000.7)",
+        "interval(1e300)",
+        'interval("5000000000")',
+        'interval("2147483648")',
+        "interval(absTime(5000000000))",
+        "interval(relTime(5000000000))",
+        "interval(relTime(5000000000.0))",
+        "interval(relTime(-2147483649.0))",
+        "interval(relTime(2147483647.5))",
+        "relTime(5000000000)",
+        "relTime(2147483648)",
+        "relTime(2147483648.0)",
+    ],
+)
+def test_interval_past_32_bits_matches_reference(classad2: Any, text: str) -> None:
+    """interval() works on a C int: integers wrap, a double out of range is INT_MIN."""
+    ours, reference = _both(classad2, text)
+    assert ours == reference
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "join(undefined, {})",
+        "join(undefined, {undefined})",
+        "join(undefined, {1, 2})",
+        "join(undefined, {1})",
+        'join(",", {})',
+        "join({})",
+        "join()",
+        'join(",", undefined)',
+        "join(undefined)",
+    ],
+)
+def test_join_with_an_undefined_separator_matches_reference(classad2: Any, text: str) -> None:
+    ours, reference = _both(classad2, text)
+    assert ours == reference
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"{function}({items})"
+        for function in ("sum", "min", "max", "avg")
+        for items in (
+            "{true}",
+            "{false}",
+            "{undefined, true}",
+            "{undefined, false, undefined}",
+            "{true, false}",
+            "{true, 1}",
+            "{true, 2.5}",
+            "{2.5}",
+            "{1}",
+            "{}",
+        )
+    ],
+)
+def test_aggregates_of_booleans_match_reference(classad2: Any, text: str) -> None:
+    """One defined element is the result as it is (a boolean stays a boolean)."""
+    ours, reference = _both(classad2, text)
+    assert ours == reference
+
+
+VERSION_ALPHABET = "019.a"
+
+
+def test_versioncmp_of_a_prefix_matches_reference(classad2: Any) -> None:
+    """Every pair where one string is a prefix of the other, exact value (not only its sign)."""
+    strings = [
+        "".join(chars)
+        for size in range(5)
+        for chars in itertools.product(VERSION_ALPHABET, repeat=size)
+    ]
+    problems = []
+    for longer in strings:
+        for cut in range(len(longer)):
+            for left, right in ((longer[:cut], longer), (longer, longer[:cut])):
+                text = f'versioncmp("{left}", "{right}")'
+                ours, reference = _both(classad2, text)
+                if ours != reference:
+                    problems.append(f"{text}: cedar {ours}, reference {reference}")
+    assert not problems, problems[:20]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[r = r]",
+        "[r = r + 1]",
+        "[r = isUndefined(r)]",
+        "[r = isBoolean(r)]",
+        "[r = isError(r)]",
+        "[r = isUndefined(r) ? 5 : 6]",
+        "[r = isUndefined(self.r)]",
+        "[r = isUndefined(r.a)]",
+        "[r = r isnt undefined]",
+        "[r = isUndefined(x); x = r]",
+        "[x = isUndefined(x); r = x]",
+        "[r = x; x = isUndefined(r)]",
+        "[a = b; b = a; r = a]",
+    ],
+)
+def test_self_reference_in_an_ads_own_evaluation_matches_reference(
+    classad2: Any, text: str
+) -> None:
+    """Evaluating an attribute of an ad does not mark it as under evaluation: the cycle is cut
+    one reference deeper (so ``[r = isUndefined(r)]`` is false)."""
+    reference = _reference(classad2, classad2.ClassAd(text).eval("r"))
+    assert _ours(parse_one(text).eval("r")) == reference
+
+
+CYCLIC_AD = "[r = r; s = isUndefined(s); k = 2; e = [f = e].f; c = {c}; w = x + 1]"
+
+
+@pytest.mark.parametrize(
+    "text", ["r", "r + 1", "s", "isError(r)", "r + x", "e", "c", "k", "k + w", "w", "x", "1/0"]
+)
+def test_flattening_a_reference_cycle_fails_as_in_reference(classad2: Any, text: str) -> None:
+    """Flattening an expression that runs into a reference cycle is an error, not undefined."""
+    ad = classad2.ClassAd(CYCLIC_AD)
+    try:
+        reference = repr(ad.flatten(classad2.ExprTree(text)))
+    except ValueError:
+        with pytest.raises(ClassAdError):
+            parse_one(CYCLIC_AD).flatten(text)
+        return
+    ours = str(parse_one(CYCLIC_AD).flatten(text))
+    assert ours == reference.replace("<Value.Error: 1>", "error")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[target = 3; r = target]",
+        "[my = 3; r = my]",
+        "[self = 3; r = self]",
+        "[other = 3; r = other]",
+        "[parent = 3; r = parent]",
+        "[root = 3; r = root]",
+        "[toplevel = 3; r = toplevel]",
+        "[a = 4; my = [a = 3]; r = my.a]",
+        "[a = 4; x = [target = 9; q = target]; r = x.q]",
+        "[a = 4; x = [q = target]; target = 8; r = x.q]",
+        '[pattern = "a"; target = "bab"; replace = "c"; r = replace(pattern, target, replace)]',
+        '[replace = "x"; r = replace("a", "bab", replace)]',
+        "[size = 3; r = size({1, 2}) + size]",
+        "[a = 4; x = [b = 2]; r = x.self.a]",
+        "[a = 4; x = [b = 2]; r = x.self.b]",
+        "[a = 4; x = [b = 2]; r = x.my.b]",
+        "[a = 4; x = [b = 2]; r = x.parent.a]",
+        "[a = 4; x = [b = 2]; r = x.root.a]",
+        "[a = 4; x = [b = 2]; r = x.toplevel.a]",
+        "[a = 4; x = [b = 2]; r = x.target]",
+        "[a = 4; x = [b = 2; self = 5]; r = x.self]",
+        "[self = 4; x = [b = 2]; r = x.self]",
+        "[a = 4; x = [y = [c = 1]]; r = x.y.parent.y.c]",
+        "[a = 4; r = self.self.a]",
+        "[a = 4; r = .self]",
+        "[a = 4; r = .toplevel.a]",
+        "[a = 4; r = .parent]",
+        "[a = 1; x = [a = 2; y = [b = self.a]]; r = x.y.b]",
+        "[a = 1; x = {[a = 5; b = self.a]}; r = x[0].b]",
+        "[r = a[0].b; a = {[b = {self.x}[0]; x = 4]}; x = 3]",
+    ],
+)
+def test_self_and_scope_names_match_reference(classad2: Any, text: str) -> None:
+    """An attribute named like a scope hides the scope; ``x.self`` (and ``x.parent``...) are
+    scopes relative to ``x``; ``.self`` is the outermost ad."""
+    reference = _reference(classad2, classad2.ClassAd(text).eval("r"))
+    assert _ours(parse_one(text).eval("r")) == reference
+
+
+def test_self_in_a_match_matches_reference(classad2: Any) -> None:
+    mine, theirs = "[a = 1; req = self.a == target.b; s = self]", "[b = 1; a = 7; w = target.s.a]"
+    for text in ["target.self.a", "target.my.a", "target.target.b", "target.s.a", "w", "self.b"]:
+        reference = classad2.ExprTree(text).eval(classad2.ClassAd(theirs), classad2.ClassAd(mine))
+        ours = parse_expr(text).eval(parse_one(theirs), parse_one(mine))
+        assert _ours(ours) == _reference(classad2, reference), text
+
+
+UNPARSED = [
+    "{1, 2}",
+    "[a = 1; b = {1, [c = 2]}]",
+    "[a = [b = 1]]",
+    "{[a = 1], [b = 2]}",
+    "{{1}, {}}",
+    "{{}}",
+    "[]",
+    "[a = {}]",
+    "{[a = [b = 1]]}",
+    "1 + {2}",
+    "[a = 1].a",
+    "{[a = 1]}[0]",
+    "[a = 1 + {2, [b = 3]}; c = f({4})]",
+    "size({1}) ? {2} : [a = 1]",
+    "-{1}",
+    "({1})",
+    '[a = "x"; b = {true, undefined, 2.5}]',
+]
+
+
+@pytest.mark.parametrize("text", UNPARSED)
+def test_unparse_layout_of_lists_and_ads_matches_reference(classad2: Any, text: str) -> None:
+    """unparse() prints lists and ads on their own indented lines (the rest stays inline)."""
+    ad = f"[x = {text}; r = unparse(x)]"
+    reference = _reference(classad2, classad2.ClassAd(ad).eval("r"))
+    assert _ours(parse_one(ad).eval("r")) == reference
+
+
+@pytest.mark.parametrize("text", ["[a = {1, 2}; b = [c = 1; d = {[e = 1]}]]", "[]", "[a = 1]"])
+def test_pretty_unparse_is_the_references_str_of_an_ad(classad2: Any, text: str) -> None:
+    assert unparse(parse_expr(text), pretty=True) == str(classad2.ClassAd(text))
+
+
+JSON_VALUES = [
+    r'"/Expr(1 + 2)/"',
+    r'"\/Expr(1 + 2)\/"',
+    r'"\/Expr( x )\/"',
+    r'"\/EXPR(1)\/"',
+    r'"\/eXpr(1)\/"',
+    r'"\/Expr(1)/"',
+    r'"/Expr(1)\/"',
+    r'["\/Expr(x)\/", 1, "/Expr(y)/"]',
+    r'{"b": "\/Expr(x)\/", "c": "/Expr(x)/"}',
+    r'"\/Expr(\"a\")\/"',
+    r'"\/Expr(\n1)\/"',
+    r'"\/Expr(1)\/ "',
+    r'" \/Expr(1)\/"',
+    r'"\/Expr(a\/b)\/"',
+    r'"\u002fExpr(1)\u002f"',
+    r'"\/Expr(1)\/x"',
+    r'"x\/Expr(1)\/"',
+    r'"\/Expr(error)\/"',
+    r'{"\/Expr(x)\/": 1}',
+    r'"\/Expr()\/"',
+    r'"\/Expr(1 +)\/"',
+    r'"\/Expr(1))\/"',
+    r'"\/Expr(1 2)\/"',
+]
+
+
+@pytest.mark.parametrize("value", JSON_VALUES)
+def test_json_expression_strings_match_reference(classad2: Any, value: str) -> None:
+    """Only ``"\\/Expr(...)\\/"`` (escaped slashes, "Expr" in any case) is an expression; a
+    malformed one fails the ad (the reference gives an empty ad, cedar raises)."""
+    text = '{"A": ' + value + "}"
+    reference = classad2.parseOne(text, classad2.ParserType.JSON)
+    if not len(reference):
+        with pytest.raises(ClassAdError):
+            ClassAd.from_json(text)
+        return
+    assert repr(ClassAd.from_json(text)) == repr(reference)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[;]",
+        "[ ; ]",
+        "[;;]",
+        "{[;]}",
+        "[b = [;]]",
+        "[;a = 1]",
+        "[a = 1;]",
+        "[a = 1;;]",
+        "[]",
+        "1 // 2",
+        "1//",
+        "1 //",
+        "// c",
+        "1 // 2\n",
+        "1 // c\n + 2",
+        "// c\n1",
+        "[a = 1 // c\n]",
+        "[a = 1; // c\n b = 2]",
+        "1 /* c */ + 2",
+        "1 /* c",
+        '"//"',
+        'eval("1 // 2")',
+        'eval("[;]")',
+        'eval("1 2")',
+    ],
+)
+def test_malformed_expressions_rejected_as_in_reference(classad2: Any, text: str) -> None:
+    """An ad of separators only, and a ``//`` comment that no newline ends, are errors."""
+    try:
+        reference: str | None = repr(classad2.ExprTree(text))
+    except Exception:
+        reference = None
+    try:
+        ours: str | None = parse_expr(text).unparse(old=False)
+    except ClassAdError:
+        ours = None
+    assert ours == reference
+    if text.startswith("eval("):  # eval() reads its text more leniently (// at the end)
+        ours_value, reference_value = _both(classad2, text)
+        assert ours_value == reference_value
+
+
+@pytest.mark.parametrize(
+    "text", ["[a = 1] // x", "[a = 1]\n// x", "[a = 1] [b = 2] // x", "A = 1 // x"]
+)
+def test_ad_readers_stop_before_a_final_comment_as_in_reference(classad2: Any, text: str) -> None:
+    syntax = classad2.ParserType.Old if text.startswith("A") else classad2.ParserType.New
+    assert repr(parse_one(text)) == repr(classad2.parseOne(text, syntax))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[r = countMatches([a = 1], {[a = 1], [a = 2]})]",
+        "[r = countMatches(a == 1, {[a = 1], [a = 2]})]",
+        "[r = countMatches(a == 1, {{[a = 1]}, [a = 2]})]",
+        "[r = countMatches(b.c == 1, {[a = 1; b = [c = 1]]})]",
+        "[r = countMatches(a == 1, l); l = {[a = 1], [a = 2]}]",
+        "[r = countMatches(a == 1, {x}); x = [a = 1]]",
+        "[r = countMatches(a == 1, {[b = 1]}); a = 1]",
+        "[r = countMatches(true, {1, [a = 1]})]",
+        "[r = countMatches(1, [a = 1])]",
+    ],
+)
+def test_count_matches_over_nested_ads_matches_reference(classad2: Any, text: str) -> None:
+    """The issue's "error" for these came from a classad2 that had not registered its extra
+    functions yet (it does on its first parse; the conftest does one): registered, it agrees."""
+    reference = _reference(classad2, classad2.ClassAd(text).eval("r"))
+    assert _ours(parse_one(text).eval("r")) == reference
+
+
+#: Deliberate deviations of this module's classes (one place, each with its reason).
+JSON_DEVIATIONS = {
+    "9223372036854775808": "an integer past 64 bits in JSON: the reference reads 0, cedar "
+    "refuses the ad with a ClassAdError (a silent 0 would change the data)",
+}
+
+
+@pytest.mark.parametrize("value", sorted(JSON_DEVIATIONS))
+def test_json_integer_past_64_bits_is_a_documented_deviation(classad2: Any, value: str) -> None:
+    text = '{"A": ' + value + "}"
+    assert classad2.parseOne(text, classad2.ParserType.JSON).eval("A") == 0
+    with pytest.raises(ClassAdError):
+        ClassAd.from_json(text)
+
+
+MATCH_MINE = (
+    '[MyType = "Query"; x = [b = SlotID; c = parent.SlotID; d = target.SlotID]; y = x.b; '
+    "z = x.c; w = x.d; l = {SlotID}; m = l[0]; k = 5]"
+)
+MATCH_THEIRS = '[SlotID = 3; Name = "slot3"; t = [u = SlotID]; v = [u = Name].u; s = [u = k].u]'
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "x.b",
+        "y",
+        "z",
+        "w",
+        "m",
+        "[q = SlotID].q",
+        "[q = [r = SlotID].r].q",
+        "{[a = SlotID]}[0].a",
+        "target.t.u",
+        "target.v",
+        "target.s",
+        "[q = 1].SlotID",
+        "countMatches(SlotID == 3, {[a = 1]})",
+        "countMatches([q = SlotID].q == 3, {[a = 1]})",
+        "evalInEachContext(SlotID, {[a = 1]})",
+        "evalInEachContext(k, {[a = 1]})",
+        'eval("SlotID")',
+    ],
+)
+def test_nested_records_do_not_see_the_match_partner(classad2: Any, text: str) -> None:
+    """Only a reference at an ad's top level (or in the ads countMatches/evalInEachContext
+    visit) falls through to the other ad of a match; a nested record has its lexical scopes."""
+    mine, theirs = classad2.ClassAd(MATCH_MINE), classad2.ClassAd(MATCH_THEIRS)
+    reference = _reference(classad2, classad2.ExprTree(text).eval(mine, theirs))
+    ours = parse_expr(text).eval(parse_one(MATCH_MINE), parse_one(MATCH_THEIRS))
+    assert _ours(ours) == reference
