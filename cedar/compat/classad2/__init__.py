@@ -14,9 +14,9 @@ from typing import IO
 
 from cedar.classad_wire import ClassAd as _CedarAd
 from cedar.classad_wire import Error, Expr, Undefined
-from cedar.classad_wire.expr import ListExpr, RecordExpr
+from cedar.classad_wire.expr import RecordExpr
 from cedar.classad_wire.reading import Syntax, parse_ads, parse_next, parse_one
-from cedar.classad_wire.unparse import quote_string
+from cedar.classad_wire.unparse import quote_string, unparse
 from cedar.compat.errors import ClassAdException
 from cedar.errors import ClassAdError
 
@@ -213,13 +213,17 @@ class ClassAd(_CedarAd):
         return sorted(self.internal_refs(expr._expr))
 
     def flatten(self, expr: ExprTree) -> ExprTree:  # type: ignore[override]
-        """``expr`` with what this ad defines put in, partially evaluated."""
-        return ExprTree._wrap(super().flatten(expr._expr))
+        """``expr`` with what this ad defines put in, partially evaluated (``ValueError``, as
+        the reference, when it runs into a cycle)."""
+        try:
+            return ExprTree._wrap(super().flatten(expr._expr))
+        except ClassAdError:
+            raise ValueError("Unable to flatten expression.") from None
 
     def __str__(self) -> str:
-        """The reference's multi-line form (attributes sorted, nested ads and lists indented)."""
-        members = [(name, _CedarAd.lookup(self, name)) for name in self]
-        return _pretty_record(members, 0)
+        """The reference's multi-line form (attributes sorted, nested ads and lists indented,
+        also inside larger expressions)."""
+        return unparse(self.to_expr(), pretty=True)
 
     def __repr__(self) -> str:
         return self.print_new()
@@ -236,30 +240,6 @@ class ClassAd(_CedarAd):
 
 #: The old name of :class:`ParserType`.
 Parser = ParserType
-
-
-def _pretty_record(members: list[tuple[str, Expr]], indent: int) -> str:
-    """A record as the reference's ``str(ClassAd)`` lays it out (observed): the bracket four
-    columns right of the enclosing indent, members four further, ``"; "`` line ends."""
-    outer = " " * (indent + 4)
-    inner = indent + 8
-    ordered = sorted(members, key=lambda member: member[0].lower())
-    lines = [f"{' ' * inner}{name} = {_pretty(value, inner)}" for name, value in ordered]
-    body = "; \n".join(lines)
-    return f"\n{outer}[\n{body}\n{outer}]" if lines else f"\n{outer}[\n{outer}]"
-
-
-def _pretty(expr: Expr, indent: int) -> str:
-    """A value inside the pretty form: lists and records laid out, anything else one line
-    (a list or record inside a larger expression stays compact: a known difference)."""
-    if isinstance(expr, RecordExpr):
-        return _pretty_record(list(expr.items()), indent)
-    if isinstance(expr, ListExpr):
-        outer = " " * (indent + 3)
-        inner = indent + 6
-        items = [f"{' ' * inner}{_pretty(item, inner)}" for item in expr.items]
-        return f"\n{outer}{{\n" + ",\n".join(items) + ("\n" if items else "") + f"{outer}}}"
-    return expr.unparse()
 
 
 _SYNTAX: dict[ParserType, Syntax] = {
