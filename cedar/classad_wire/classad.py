@@ -122,6 +122,26 @@ def _parse_wire_value(text: str, spelling: str) -> Expr:
     return expr
 
 
+#: Expression trees of raw wire texts looked up without building the ad's entry table (an
+#: evaluator reads a few attributes of each of 100 000 slot ads), by raw text; bounded like
+#: :data:`_RAW_VALUES`.  Trees are immutable, so one serves every ad holding the same text.
+_RAW_EXPRS: dict[str | bytes, Expr] = {}
+
+
+def _raw_expr(raw: str | bytes, spelling: str) -> Expr:
+    """The expression of one raw wire value, as :meth:`ClassAd.lookup` would build it."""
+    expr = _RAW_EXPRS.get(raw)
+    if expr is None:
+        text = _text(raw)
+        native = simple_value(text)
+        expr = make_literal(native) if native is not None else _parse_wire_value(text, spelling)
+        if len(raw) <= _PARSED_MAX_TEXT:
+            if len(_RAW_EXPRS) >= _RAW_VALUES_MAX:
+                _RAW_EXPRS.clear()
+            _RAW_EXPRS[raw] = expr
+    return expr
+
+
 def _text(raw: str | bytes) -> str:
     """A raw wire value as text (bytes from the wire keep undecodable bytes, 02 §2.8)."""
     return raw if isinstance(raw, str) else raw.decode("utf-8", "surrogateescape")
@@ -380,12 +400,26 @@ class ClassAd(MutableMapping[str, Any]):
     # -- expressions -----------------------------------------------------------------------
     def lookup(self, name: str) -> Expr:
         """The attribute's expression tree (KeyError when absent)."""
-        key = fold(name)
-        return self._expr(key, self._entries[key])
+        expr = self.get_expr(name)
+        if expr is None:
+            raise KeyError(name)
+        return expr
 
     def get_expr(self, name: str) -> Expr | None:
-        """The attribute's expression tree, or None when absent."""
+        """The attribute's expression tree, or None when absent.
+
+        An ad read from the wire answers from its shape and raw texts, without building its
+        entry table: matching reads a few attributes of every slot ad of a pool."""
         key = fold(name)
+        try:
+            shape = self._shape
+        except AttributeError:
+            shape = None
+        if shape is not None:
+            position = shape.index.get(key)
+            if position is None:
+                return None
+            return _raw_expr(self._values[position], shape.names[position])
         entry = self._entries.get(key)
         return None if entry is None else self._expr(key, entry)
 

@@ -341,3 +341,25 @@ def test_a_repeated_name_keeps_first_spelling_and_place_and_last_value(crypto: b
         assert _shape_reader_outcome(payload, crypto, True) == _shape_reader_outcome(
             payload, crypto, False
         )
+
+
+def test_expression_lookups_answer_from_the_shape() -> None:
+    """Matching reads a few attributes of each of many slot ads: a wire ad answers ``get_expr``
+    and ``lookup`` from its shape and raw texts, with the trees the entry table would give."""
+    source = ClassAd({"Memory": 1024, "Name": "slot1@h", "Ok": True, "Big": 1 << 40, "L": [1, "a"]})
+    source.set_expr("Start", "TARGET.RequestMemory <= MY.Memory && Ok")
+    writer = MessageWriter(crypto=False)
+    for _ in range(3):
+        put_classad(writer, source)
+    reader = MessageReader(writer.getvalue(), crypto=False)
+    ads = [get_classad(reader) for _ in range(3)]
+    built = ClassAd(source)
+    for ad in ads:
+        for name in ("memory", "NAME", "Ok", "Big", "L", "start"):
+            assert ad.get_expr(name) == built.get_expr(name), name
+            assert ad.lookup(name) == built.lookup(name), name
+        assert ad.get_expr("Absent") is None
+        with pytest.raises(KeyError):
+            ad.lookup("Absent")
+    assert ads[0].eval("Start", ClassAd({"RequestMemory": 512})) is True
+    assert ads[1].get_expr("Start") is ads[2].get_expr("Start")  # one tree for one text
