@@ -14,6 +14,8 @@ The fake ads are invalidated at the end.  On a shared, loaded machine the number
 from __future__ import annotations
 
 import os
+import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -116,7 +118,14 @@ def _submit_job() -> str:
         fh.write("should_transfer_files = NO\nqueue\n")
     os.chmod(sub, 0o644)
     out = subprocess.run(
-        ["su", "testuser", "-c", f"cd {iwd} && condor_submit {sub}"],
+        # su resets PATH: name the tool and the configuration explicitly
+        [
+            "su",
+            "testuser",
+            "-c",
+            f"cd {iwd} && CONDOR_CONFIG={shlex.quote(os.environ.get('CONDOR_CONFIG', ''))} "
+            f"{shlex.quote(shutil.which('condor_submit') or 'condor_submit')} {sub}",
+        ],
         capture_output=True,
         text=True,
         check=True,
