@@ -15,7 +15,7 @@ import json.decoder
 import json.scanner
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from operator import add, itemgetter
 from typing import Any
 
@@ -290,4 +290,18 @@ def ad_from_json(text: str) -> ClassAd:
     return ClassAd(_from_json_value(data))
 
 
-__all__ = ["ad_from_json", "ad_to_json", "ad_to_json_sorted", "sorted_columns"]
+def ad_from_json_object(data: Mapping[str, Any]) -> ClassAd:
+    """One ad from an already decoded JSON object (an HTTP or MCP body), in which a string
+    ``"/Expr(...)/"`` is an expression: once decoded, the escaped slashes that mark one in raw
+    JSON text (see :func:`ad_from_json`) can no longer be told apart, so every slash is written
+    escaped again (the same string to JSON)."""
+    return ad_from_json(json.dumps(data).replace("/", "\\/"))
+
+
+__all__ = [
+    "ad_from_json",
+    "ad_from_json_object",
+    "ad_to_json",
+    "ad_to_json_sorted",
+    "sorted_columns",
+]

@@ -499,8 +499,7 @@ class HistoryAutoFormat(AutoFormat):
     condor_status also widen them to the first ad's values; condor_history prints the heading
     before any record arrives)."""
 
-    def _widths(self, ad: ClassAd) -> list[int]:
-        return [len(label) for label in self._labels()]
+    widths_from_headings = True
 
 
 def _projected(ads: Iterable[ClassAd], names: list[str]) -> Iterator[ClassAd]:

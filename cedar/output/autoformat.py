@@ -44,6 +44,10 @@ class AutoFormat:
     that does not parse.
     """
 
+    #: ``h`` columns as wide as their headings only, printed as the ads arrive (condor_history);
+    #: otherwise widened to every ad's values, printed after the last (condor_q, condor_status).
+    widths_from_headings = False
+
     def __init__(self, arguments: Sequence[str], modifiers: str = "") -> None:
         unknown = sorted(set(modifiers) - AF_MODIFIERS)
         if unknown:
@@ -127,6 +131,16 @@ class AutoFormat:
     def lines(self, ads: Iterable[ClassAd]) -> Iterator[str]:
         """The output, one string per ad.  With headings every row is computed first (the
         widths come from all of them, as condor's), then the heading, then the rows."""
+        if self.headings and self.widths_from_headings:  # streamed: widths known up front
+            labels = self._labels()
+            if self.job_id:
+                labels[0] = " ID"
+            widths = [len(label) for label in labels]
+            for number, ad in enumerate(ads):
+                if number == 0:
+                    yield self._line(labels, widths)
+                yield self._line(self._row(ad)[0], widths)
+            return
         if self.headings:
             rows = [self._row(ad) for ad in ads]
             if not rows:

@@ -25,7 +25,7 @@ from starlette.background import BackgroundTask
 from starlette.responses import FileResponse
 
 from cedar.classad_wire import ClassAd
-from cedar.classad_wire.jsonfmt import ad_from_json
+from cedar.classad_wire.jsonfmt import ad_from_json_object
 from cedar.commands._async.command import run_command_async
 from cedar.commands.filetransfer import expand_inputs
 from cedar.commands.schedd import RESULT_NAMES, ActResult
@@ -690,7 +690,7 @@ async def advertise(
 ) -> m.AdvertiseResponse:
     """Send ads to the collector with the caller's token (the collector authorizes)."""
     await svc.identity(caller)
-    ads = [ad_from_json(json.dumps(ad)) for ad in body.ads]
+    ads = [ad_from_json_object(ad) for ad in body.ads]
     await svc.access.collector(caller).advertise(ads, body.command)
     return m.AdvertiseResponse(advertised=len(ads))
 

@@ -7,10 +7,9 @@ every answer is written with.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from cedar.classad_wire.jsonfmt import ad_from_json
+from cedar.classad_wire.jsonfmt import ad_from_json_object
 from cedar.classad_wire.unparse import unparse
 from cedar.errors import InvalidArgument
 
@@ -20,5 +19,5 @@ def typed_values(values: dict[str, Any]) -> dict[str, str]:
     a string, a number or boolean itself, ``null`` undefined, ``"/Expr(...)/"`` an expression."""
     if not values:
         raise InvalidArgument("no attributes to set")
-    ad = ad_from_json(json.dumps(values))
+    ad = ad_from_json_object(values)
     return {name: unparse(ad.lookup(name), old=True) for name in values}

@@ -44,6 +44,11 @@ class Jobs:
         return self.echo
 
 
+#: cedar as a module of this interpreter: also where no console script is installed (the suite
+#: run again as the test user, with a system Python).
+CEDAR_MODULE = (sys.executable, "-m", "cedar.cli.main")
+
+
 def _env() -> dict[str, str]:
     for name in ("CEDAR_LIVE_CONDOR_CONFIG", "CEDAR_LIVE_TOOLS", "CEDAR_LIVE_TOKEN_DIR"):
         if not os.environ.get(name):
@@ -349,14 +354,14 @@ def test_condor_history_reads_the_mock_schedds_epochs() -> None:
                 env=env, capture_output=True, text=True, timeout=60, check=False,
             )  # fmt: skip
             ours = subprocess.run(
-                [str(CEDAR), "history", *argv],
+                [*CEDAR_MODULE, "history", *argv],
                 env=env, capture_output=True, text=True, timeout=60, check=False,
             )  # fmt: skip
             assert theirs.returncode == 0 and ours.returncode == 0, (line, theirs.stderr)
             assert theirs.stdout == ours.stdout, line
             assert theirs.stdout.strip() or "since" in line, line
         kinds = subprocess.run(
-            [str(CEDAR), "history", "-epochs", "-type", "ALL", "-af", "EpochAdType"],
+            [*CEDAR_MODULE, "history", "-epochs", "-type", "ALL", "-af", "EpochAdType"],
             env=env, capture_output=True, text=True, timeout=60, check=True,
         ).stdout.split()  # fmt: skip
         assert sorted(set(kinds)) == ["EPOCH", "INPUT", "SPAWN"]

@@ -504,6 +504,7 @@ _CLOCKS = [
     re.compile(r"\(last \d+s\)"),
     re.compile(r"\b1[0-9]{9}(\.\d+)?\b"),  # Unix time stamps
     re.compile(r"\b\d+(\.\d+)? (seconds|minutes|hours|days|s|m|h|d) ago\b"),
+    re.compile(r"(?<=for )\d+(\.\d+)?(?= seconds)"),  # "It has been held for 40.4 seconds"
 ]
 #: Traceback frames of the runner (cedar.compat's ``run``), not of the program.
 _RUNNER_FRAME = re.compile(
