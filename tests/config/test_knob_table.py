@@ -22,7 +22,16 @@ import json, sys, htcondor2
 print(json.dumps({k: [type(v).__name__, str(v)] for k, v in htcondor2.param.items()}))
 """
 #: Values that differ by nature between two processes or two versions.
-_VOLATILE = {"PID", "PPID", "PERIODIC_CHECKPOINT", "CONDOR_VERSION", "CONDOR_BUILD_PLATFORM"}
+_VOLATILE = {
+    "PID",
+    "PPID",
+    "PERIODIC_CHECKPOINT",
+    "CONDOR_VERSION",
+    "CONDOR_BUILD_PLATFORM",
+    # the Python the wheel runs on (the table was generated under 3.11; CI also runs 3.10, 3.13)
+    "PYTHON3_VERSION_MINOR",
+    "PYTHON3_MODULE_SUFFIX",
+}
 
 
 def _param_items(*, compat: bool, extra_env: dict[str, str] | None = None) -> dict[str, list[str]]:
