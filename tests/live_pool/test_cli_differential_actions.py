@@ -17,6 +17,7 @@ import re
 import shlex
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -79,6 +80,7 @@ class Pool:
 
     def reset(self, idle_second: bool) -> tuple[int, int]:
         self.run(["condor_rm", "-all"])  # held and idle jobs leave the queue at once
+        self._settle()
         clusters = []
         for hold in ("true", "false" if idle_second else "true"):
             path = self.directory / "job.sub"
@@ -87,6 +89,17 @@ class Pool:
             assert done.returncode == 0, done.stderr
             clusters.append(int(done.stdout.split(".")[0]))
         return clusters[0], clusters[1]
+
+    def _settle(self) -> None:
+        """Wait until no job of any user is on its way out (removed or completed), so that the
+        schedd's ``TotalJobAds`` (in ``-long`` replies) is the same for both runs of a case."""
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            done = self.run(["condor_q", "-allusers", "-af", "JobStatus"])
+            if not set(done.stdout.split()) & {"3", "4"}:
+                return
+            time.sleep(0.2)
+        raise AssertionError("jobs still leaving the queue after 60 s")
 
     def queue(self, clusters: tuple[int, int]) -> list[tuple[int, int, int]]:
         done = self.run(["condor_q", "-all", "-af", "ClusterId", "ProcId", "JobStatus"])
