@@ -20,6 +20,7 @@ from typing import BinaryIO
 
 from cedar.cli.common import EXIT_OK, EXIT_REFUSED, add_common_options, condor_style, guarded
 from cedar.commands import Schedd
+from cedar.commands.base import pause
 from cedar.commands.peek import (
     DEFAULT_MAX_BYTES,
     FOLLOW_INTERVAL,
@@ -28,7 +29,6 @@ from cedar.commands.peek import (
     PeekError,
     PeekFileError,
     PeekRefused,
-    pause,
 )
 from cedar.errors import InvalidArgument
 

@@ -265,12 +265,28 @@ async def run_blocking_async(function: Callable[[], T]) -> T:
     return await trio.to_thread.run_sync(function)
 
 
+def pause(seconds: float) -> None:
+    """Wait between two polls of a daemon (the blocking twin of :func:`pause_async`)."""
+    import time
+
+    time.sleep(seconds)
+
+
+async def pause_async(seconds: float) -> None:
+    """Wait between two polls of a daemon without blocking the Trio loop."""
+    import trio
+
+    await trio.sleep(seconds)
+
+
 __all__ = [
     "DEFAULT_TIMEOUT",
     "HELD_CONNECTION_MAX",
     "AsyncHook",
     "Hook",
     "MAX_RESULTS",
+    "pause",
+    "pause_async",
     "Body",
     "CommandAttempts",
     "command_protocol",

@@ -24,8 +24,6 @@ import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-import trio
-
 from cedar.auth.client import ClientSecurity, CommandSession, default_security
 from cedar.auth.session import ClientSessionCache, Session
 from cedar.classad_wire import ClassAd, get_classad, put_classad
@@ -720,16 +718,6 @@ def claim_security(info: ConnectInfo, security: ClientSecurity | None) -> Client
 # -- following --------------------------------------------------------------------------------
 
 
-def pause(seconds: float) -> None:
-    """Wait between two peeks (the blocking twin of :func:`pause_async`)."""
-    time.sleep(seconds)
-
-
-async def pause_async(seconds: float) -> None:
-    """Wait between two peeks without blocking the Trio loop."""
-    await trio.sleep(seconds)
-
-
 class FollowState:
     """The offsets of a follow: where each file continues, and what is new in a result.
 
@@ -790,8 +778,6 @@ __all__ = [
     "TransferSlot",
     "check_max_bytes",
     "claim_security",
-    "pause",
-    "pause_async",
     "connect_info_body",
     "connect_info_reply",
     "connect_info_request",

@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator, Mapping
 from cedar.auth.client import ClientSecurity, CommandDenied, SessionRejected
 from cedar.auth.sinful import Sinful
 from cedar.commands._async.command import run_command_async
-from cedar.commands.base import DEFAULT_TIMEOUT, CommandAttempts
+from cedar.commands.base import DEFAULT_TIMEOUT, CommandAttempts, pause_async
 from cedar.commands.peek import (
     FOLLOW_INTERVAL,
     MAX_FOLLOW_FAILURES,
@@ -27,7 +27,6 @@ from cedar.commands.peek import (
     PeekTarget,
     claim_security,
     connect_info_body,
-    pause_async,
     peek_body,
     release_slot,
     split_requests,

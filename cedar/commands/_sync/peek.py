@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping
 from cedar.auth.client import ClientSecurity, CommandDenied, SessionRejected
 from cedar.auth.sinful import Sinful
 from cedar.commands._sync.command import run_command
-from cedar.commands.base import DEFAULT_TIMEOUT, CommandAttempts
+from cedar.commands.base import DEFAULT_TIMEOUT, CommandAttempts, pause
 from cedar.commands.peek import (
     FOLLOW_INTERVAL,
     MAX_FOLLOW_FAILURES,
@@ -30,7 +30,6 @@ from cedar.commands.peek import (
     PeekTarget,
     claim_security,
     connect_info_body,
-    pause,
     peek_body,
     release_slot,
     split_requests,
