@@ -211,7 +211,7 @@ class HistoryOptions:
     def autoformat(self) -> AutoFormat | None:
         if not self.af_arguments:
             return None
-        return HistoryAutoFormat(self.af_arguments, self.af_modifiers)
+        return AutoFormat(self.af_arguments, self.af_modifiers, widths_from_headings=True)
 
     def printf(self) -> Printf | None:
         return Printf(self.formats) if self.formats else None
@@ -492,14 +492,6 @@ class HistoryXml(XmlWriter):
 
     def end(self) -> str:
         return super().end() + "\n"
-
-
-class HistoryAutoFormat(AutoFormat):
-    """condor_history's ``-af:h``: columns as wide as their headings only (condor_q and
-    condor_status also widen them to the first ad's values; condor_history prints the heading
-    before any record arrives)."""
-
-    widths_from_headings = True
 
 
 def _projected(ads: Iterable[ClassAd], names: list[str]) -> Iterator[ClassAd]:

@@ -44,11 +44,9 @@ class AutoFormat:
     that does not parse.
     """
 
-    #: ``h`` columns as wide as their headings only, printed as the ads arrive (condor_history);
-    #: otherwise widened to every ad's values, printed after the last (condor_q, condor_status).
-    widths_from_headings = False
-
-    def __init__(self, arguments: Sequence[str], modifiers: str = "") -> None:
+    def __init__(
+        self, arguments: Sequence[str], modifiers: str = "", *, widths_from_headings: bool = False
+    ) -> None:
         unknown = sorted(set(modifiers) - AF_MODIFIERS)
         if unknown:
             raise InvalidArgument(
@@ -58,6 +56,10 @@ class AutoFormat:
         if not arguments:
             raise InvalidArgument("-af needs at least one attribute or expression")
         self.arguments = [Argument(text) for text in arguments]
+        #: ``h`` columns as wide as their headings only, printed as the ads arrive
+        #: (condor_history prints the heading before any record arrives); otherwise widened to
+        #: every ad's values and printed after the last (condor_q, condor_status).
+        self.widths_from_headings = widths_from_headings
         self.modifiers = modifiers
         self.job_id = "j" in modifiers
         self.labels = "l" in modifiers and "h" not in modifiers
