@@ -152,11 +152,6 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
 
 
 def _main(argv: list[str], out: TextIO) -> int:
-    if argv[:1] == ["q"] and any("analyze" in a for a in argv[1:]):  # cedar q -better-analyze
-        from cedar.cli import analyze
-
-        if analyze.wants_analysis(argv[1:]):
-            return analyze.main(argv[1:], out)  # guarded there
     if argv and argv[0] in MOUNTED:
         name = argv[0]
         return guarded(f"cedar {name}", _wants_debug(argv), lambda: _mounted(name, argv[1:], out))

@@ -7,8 +7,8 @@ own columns; ``-totals``: the totals alone), and the ``Total for ...`` lines.  `
 condor_q sorts jobs by id before printing anything; ``-stream-results`` prints each job as it
 arrives (as condor_q does).  Options may come before or after the restriction list.
 
-The analysis options (``-analyze``, ``-better-analyze``) are hooked in by
-:data:`EXTRA_OPTIONS` / :data:`EXTRA_HANDLERS` (the analysis engineer's module adds entries).
+With an analysis option (``-analyze``, ``-better-analyze``, ...) the command line is
+:mod:`cedar.cli.analyze`'s, as condor_q's analysis is a program of its own.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from cedar.output import (
     totals_lines,
 )
 
-__all__ = ["EXTRA_HANDLERS", "EXTRA_OPTIONS", "Q_OPTIONS", "main", "run"]
+__all__ = ["Q_OPTIONS", "main", "run"]
 
 PROG = "cedar q"
 
@@ -53,12 +53,6 @@ Q_OPTIONS: list[Opt] = [
     Opt("stream-results", 3, 0, "print each job as it arrives (no sorting)"),
     Opt("addr", 3, 1, "the schedd's address (sinful or host:port); skips the lookup", "ADDR"),
 ]
-
-#: Options other modules hook into ``cedar q`` (the analysis engine): appended to the table.
-EXTRA_OPTIONS: list[Opt] = []
-#: ``name -> handler(args, out) -> exit code`` for :data:`EXTRA_OPTIONS` that replace the
-#: listing (the handler receives the scanned :class:`ListingArgs`).
-EXTRA_HANDLERS: dict[str, Callable[[ListingArgs, TextIO], int]] = {}
 
 MISSING = (
     "-jobads, -userlog, -factory, -jobset, -autocluster, -unmatchable, -cputime, -currentrun, "
@@ -128,8 +122,6 @@ def run(args: ListingArgs, out: TextIO, err: TextIO) -> int:
     from cedar.commands import Collector, Schedd
 
     flags = args.flags
-    for name, _modifier, _values in flags.get("extra", []):
-        return EXTRA_HANDLERS[name](args, out)
     ids_constraint, named = restriction(args.positionals)
     states = flags.get("states", [])
     view_names = [s for s in states if s in VIEW_CONSTRAINTS]
@@ -316,8 +308,13 @@ def main(argv: Sequence[str] | None = None, prog: str = PROG, out: TextIO | None
 def run_argv(argv: Sequence[str], out: TextIO, err: TextIO, prog: str = PROG) -> int:
     """Scan and run a command line, writing to ``out``/``err``; returns the exit code
     (errors as one line on ``err``, an unknown option with the usage)."""
+    if any("analyze" in arg for arg in argv):  # -analyze, -better-analyze: another program
+        from cedar.cli import analyze
+
+        if analyze.wants_analysis(argv):
+            return analyze.main(argv, out)  # guarded there
     debug = any(arg in ("-debug", "--debug") for arg in argv)
-    options = [*Q_OPTIONS, *EXTRA_OPTIONS]
+    options = Q_OPTIONS
     text = usage(prog, "[OPTIONS] [CLUSTER | CLUSTER.PROC | OWNER ...] [OPTIONS]", options, MISSING)
 
     def action() -> int:

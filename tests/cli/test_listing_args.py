@@ -8,7 +8,7 @@ import pytest
 
 from cedar.cli import q, query
 from cedar.cli.common import UsageError
-from cedar.cli.listing import ListingArgs, Opt, scan
+from cedar.cli.listing import ListingArgs, scan
 
 
 def _q(*argv: str) -> ListingArgs:
@@ -108,21 +108,18 @@ def test_q_restriction_list() -> None:
         q.restriction(["not a user!"])
 
 
-def test_q_has_a_hook_for_more_options() -> None:
-    """The analysis engine adds -better-analyze this way (cedar/cli/q.py)."""
-    calls: list[ListingArgs] = []
+def test_q_hands_analysis_options_to_the_analysis(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``cedar q 12 -better-analyze`` is the analysis program (cedar/cli/analyze.py), with the
+    same arguments; ``-af Analyzed`` is not."""
+    from cedar.cli import analyze
 
-    def analyze(args: ListingArgs, out: io.StringIO) -> int:
-        calls.append(args)
-        out.write("analysis\n")
-        return 0
+    calls: list[list[str]] = []
 
-    q.EXTRA_OPTIONS.append(Opt("better-analyze", 3, 0, "match analysis"))
-    q.EXTRA_HANDLERS["better-analyze"] = analyze  # type: ignore[assignment]
-    try:
-        out = io.StringIO()
-        assert q.run_argv(["12", "-better-analyze"], out, io.StringIO()) == 0
-        assert out.getvalue() == "analysis\n" and calls[0].positionals == ["12"]
-    finally:
-        q.EXTRA_OPTIONS.pop()
-        del q.EXTRA_HANDLERS["better-analyze"]
+    def fake(argv: list[str], out: io.StringIO) -> int:
+        calls.append(argv)
+        return 7
+
+    monkeypatch.setattr(analyze, "main", fake)
+    assert q.run_argv(["12", "-better-analyze"], io.StringIO(), io.StringIO()) == 7
+    assert calls == [["12", "-better-analyze"]]
+    assert not analyze.wants_analysis(["-af", "Analyzed"])
