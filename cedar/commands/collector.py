@@ -76,6 +76,29 @@ class DaemonLocation:
         )
 
 
+def daemon_address(location: str | DaemonLocation | ClassAd | None, kind: DaemonType) -> str | None:
+    """The address in what a user passed as a daemon's location: an address (sinful or
+    ``host:port``), a :class:`DaemonLocation`, or the daemon's ad (None: look it up)."""
+    if location is None:
+        return None
+    if isinstance(location, DaemonLocation):
+        return location.address
+    name = kind.name.lower()
+    if isinstance(location, ClassAd):
+        try:
+            return DaemonLocation.from_ad(location, kind).address
+        except CommandError:
+            raise InvalidArgument(
+                f"the ad of {_string(location, 'Name') or 'the ' + name} has no "
+                f"{name.capitalize()}IpAddr/MyAddress"
+            ) from None
+    if isinstance(location, str) and location.strip():
+        return location.strip()
+    raise InvalidArgument(
+        f"a {name} location is an address, a DaemonLocation or an ad, not {location!r}"
+    )
+
+
 def _string(ad: ClassAd, name: str) -> str | None:
     try:
         value = ad.get(name)
@@ -606,6 +629,7 @@ __all__ = [
     "advertise_protocol",
     "build_query_ad",
     "constraint_requirements",
+    "daemon_address",
     "invalidate_protocol",
     "invalidation_ad",
     "locate_query_ad",

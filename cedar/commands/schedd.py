@@ -21,7 +21,7 @@ from cedar.classad_wire import ClassAd, get_classad, parse_expr, put_classad, un
 from cedar.classad_wire.expr import Expr, to_expr
 from cedar.commands import qmgmt
 from cedar.commands import spool as spool_lib
-from cedar.commands.collector import DaemonLocation, read_address_file
+from cedar.commands.collector import DaemonLocation, daemon_address, read_address_file
 from cedar.commands.filetransfer import ProgressCallback
 from cedar.commands.history import history_protocol, history_request
 from cedar.commands.qmgmt import SubmitOutcome
@@ -39,6 +39,7 @@ from cedar.numbers import (
     ACTION_REASON_ATTRIBUTE,
     ActionResult,
     Command,
+    DaemonType,
     JobAction,
     SetAttributeFlags,
 )
@@ -418,22 +419,7 @@ _ADDRESS = re.compile(r"[^<>:@\s]+:\d+|<.*>")
 
 def location_address(location: ScheddLocation) -> str | None:
     """The address in what a user passed as the schedd's location (None: look it up)."""
-    if location is None:
-        return None
-    if isinstance(location, DaemonLocation):
-        return location.address
-    if isinstance(location, ClassAd):
-        address = location.get("ScheddIpAddr") or location.get("MyAddress")
-        if not isinstance(address, str) or not address:
-            raise InvalidArgument(
-                f"the ad of {location.get('Name') or 'the schedd'} has no ScheddIpAddr/MyAddress"
-            )
-        return address
-    if isinstance(location, str) and location.strip():
-        return location.strip()
-    raise InvalidArgument(
-        f"a schedd location is an address, a DaemonLocation or an ad, not {location!r}"
-    )
+    return daemon_address(location, DaemonType.SCHEDD)
 
 
 def local_schedd(name: str | None, pool: str | None) -> tuple[str | None, str | None]:

@@ -6,9 +6,10 @@ The client itself is :class:`cedar.commands.AsyncStartd` (``Startd`` is generate
 from __future__ import annotations
 
 from cedar.classad_wire import ClassAd
-from cedar.commands.collector import DaemonLocation, read_address_file
+from cedar.commands.collector import DaemonLocation, daemon_address, read_address_file
 from cedar.config import default_config
-from cedar.errors import CommandError, InvalidArgument
+from cedar.errors import CommandError
+from cedar.numbers import DaemonType
 
 #: What ``AsyncStartd`` accepts as a location: an address, a located daemon, its (or a slot's) ad.
 StartdLocation = str | DaemonLocation | ClassAd | None
@@ -18,22 +19,7 @@ __all__ = ["StartdLocation", "local_startd", "startd_address", "unique_startd"]
 
 def startd_address(location: StartdLocation) -> str | None:
     """The address in what a user passed as the startd's location (None: look it up)."""
-    if location is None:
-        return None
-    if isinstance(location, DaemonLocation):
-        return location.address
-    if isinstance(location, ClassAd):
-        address = location.get("StartdIpAddr") or location.get("MyAddress")
-        if not isinstance(address, str) or not address:
-            raise InvalidArgument(
-                f"the ad of {location.get('Name') or 'the startd'} has no StartdIpAddr/MyAddress"
-            )
-        return address
-    if isinstance(location, str) and location.strip():
-        return location.strip()
-    raise InvalidArgument(
-        f"a startd location is an address, a DaemonLocation or an ad, not {location!r}"
-    )
+    return daemon_address(location, DaemonType.STARTD)
 
 
 def local_startd() -> str | None:

@@ -11,16 +11,16 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import TypeVar
 
-from cedar.auth.client import ClientSecurity, CommandSession, SecurityConfig, client_security
+from cedar.auth.client import ClientSecurity, CommandSession, SecurityConfig
 from cedar.classad_wire import ClassAd
 from cedar.commands import qmgmt
 from cedar.commands._async.collector import AsyncCollector
-from cedar.commands._async.command import iterate_command_async, run_command_async
+from cedar.commands._async.command import AsyncDaemonClient, run_command_async
 from cedar.commands._async.history import AsyncHistoryQuery
 from cedar.commands._async.peek import follow_job_async, peek_job_async
-from cedar.commands.base import DEFAULT_TIMEOUT, MAX_RESULTS, run_blocking_async
+from cedar.commands.base import MAX_RESULTS, run_blocking_async
 from cedar.commands.filetransfer import ProgressCallback
 from cedar.commands.history import history_request
 from cedar.commands.peek import (
@@ -86,7 +86,7 @@ class AsyncJobQuery:
         return ad
 
 
-class AsyncSchedd:
+class AsyncSchedd(AsyncDaemonClient):
     """Client of one schedd.
 
     ``AsyncSchedd(location)`` takes an address (sinful or ``host:port``), a
@@ -109,21 +109,15 @@ class AsyncSchedd:
         settings: SubmitSettings | None = None,
         max_results: int = MAX_RESULTS,
     ) -> None:
-        self._address = location_address(location)
-        self._name = name
-        self._pool = pool
-        self.security = client_security(security)
-        self.timeout = DEFAULT_TIMEOUT if timeout is None else timeout
+        super().__init__(
+            location_address(location),
+            name=name,
+            pool=pool,
+            security=security,
+            timeout=timeout,
+            max_results=max_results,
+        )
         self.settings = settings
-        self.max_results = max_results
-
-    @property
-    def address(self) -> str | None:
-        """The schedd's sinful string, once known (given, or after the first call)."""
-        return self._address
-
-    def __repr__(self) -> str:
-        return f"<{type(self).__name__} {self._address or self._name or 'local'}>"
 
     async def locate(self) -> str:
         """The schedd's address, looking it up (once) when it was not given."""
@@ -142,22 +136,6 @@ class AsyncSchedd:
         return await run_command_async(
             address, command, body, security=self.security, timeout=self.timeout
         )
-
-    async def _iterate(
-        self, command: int, body: Callable[[CommandSession], Protocol[Any]]
-    ) -> AsyncIterator[ClassAd]:
-        """A read-only command (query, history): a resumed session is pipelined."""
-        address = await self.locate()
-        async for ad in iterate_command_async(
-            address,
-            command,
-            body,
-            security=self.security,
-            timeout=self.timeout,
-            max_results=self.max_results,
-            pipeline_resume=True,
-        ):
-            yield ad
 
     def query_iter(
         self,

@@ -5,22 +5,19 @@ Records come from the startd itself (one per run on one of its slots), not from 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterable
-from typing import Any
+from collections.abc import Iterable
 
-from cedar.auth.client import ClientSecurity, CommandSession, SecurityConfig, client_security
-from cedar.classad_wire import ClassAd
+from cedar.auth.client import ClientSecurity, SecurityConfig
 from cedar.commands._async.collector import AsyncCollector
-from cedar.commands._async.command import iterate_command_async
+from cedar.commands._async.command import AsyncDaemonClient
 from cedar.commands._async.history import AsyncHistoryQuery
-from cedar.commands.base import DEFAULT_TIMEOUT, MAX_RESULTS, run_blocking_async
+from cedar.commands.base import MAX_RESULTS, run_blocking_async
 from cedar.commands.history import history_request
 from cedar.commands.startd import StartdLocation, local_startd, startd_address, unique_startd
 from cedar.numbers import Command, DaemonType
-from cedar.stream.protocol import Protocol
 
 
-class AsyncStartd:
+class AsyncStartd(AsyncDaemonClient):
     """Client of one startd.
 
     ``AsyncStartd(location)`` takes an address, a
@@ -40,20 +37,14 @@ class AsyncStartd:
         timeout: float | None = None,
         max_results: int = MAX_RESULTS,
     ) -> None:
-        self._address = startd_address(location)
-        self._name = name
-        self._pool = pool
-        self.security = client_security(security)
-        self.timeout = DEFAULT_TIMEOUT if timeout is None else timeout
-        self.max_results = max_results
-
-    @property
-    def address(self) -> str | None:
-        """The startd's sinful string, once known (given, or after the first call)."""
-        return self._address
-
-    def __repr__(self) -> str:
-        return f"<{type(self).__name__} {self._address or self._name or 'local'}>"
+        super().__init__(
+            startd_address(location),
+            name=name,
+            pool=pool,
+            security=security,
+            timeout=timeout,
+            max_results=max_results,
+        )
 
     async def locate(self) -> str:
         """The startd's address, looking it up (once) when it was not given."""
@@ -70,21 +61,6 @@ class AsyncStartd:
                 address = unique_startd(found, self._name)
             self._address = address
         return self._address
-
-    async def _iterate(
-        self, command: int, body: Callable[[CommandSession], Protocol[Any]]
-    ) -> AsyncIterator[ClassAd]:
-        address = await self.locate()
-        async for ad in iterate_command_async(
-            address,
-            command,
-            body,
-            security=self.security,
-            timeout=self.timeout,
-            max_results=self.max_results,
-            pipeline_resume=True,
-        ):
-            yield ad
 
     def history(
         self,

@@ -10,11 +10,18 @@ Both drivers bound the whole call by one deadline (``timeout``) and the results 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
-from cedar.auth.client import ClientSecurity, SessionRejected
+from cedar.auth.client import (
+    ClientSecurity,
+    CommandSession,
+    SecurityConfig,
+    SessionRejected,
+    client_security,
+)
 from cedar.auth.sinful import Sinful
+from cedar.classad_wire import ClassAd
 from cedar.commands.base import (
     DEFAULT_TIMEOUT,
     HELD_CONNECTION_MAX,
@@ -24,6 +31,7 @@ from cedar.commands.base import (
     Hook,
 )
 from cedar.stream.drivers import SyncChannel
+from cedar.stream.protocol import Protocol
 
 T = TypeVar("T")
 
@@ -119,3 +127,54 @@ def iterate_command(
             except SessionRejected:
                 if not attempts.retry():
                     raise
+
+
+class DaemonClient:
+    """What the clients of one daemon share: where it is (given, or looked up once by
+    :meth:`locate`), how they authenticate, and the bounds of each call (``timeout`` for a
+    call as a whole, ``max_results`` for the ads one call accepts)."""
+
+    def __init__(
+        self,
+        address: str | None,
+        *,
+        name: str | None,
+        pool: str | None,
+        security: ClientSecurity | SecurityConfig | None,
+        timeout: float | None,
+        max_results: int,
+    ) -> None:
+        self._address = address
+        self._name = name
+        self._pool = pool
+        self.security = client_security(security)
+        self.timeout = DEFAULT_TIMEOUT if timeout is None else timeout
+        self.max_results = max_results
+
+    @property
+    def address(self) -> str | None:
+        """The daemon's sinful string, once known (given, or after the first call)."""
+        return self._address
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self._address or self._name or 'local'}>"
+
+    def locate(self) -> str:
+        """The daemon's address, looking it up (once) when it was not given."""
+        raise NotImplementedError
+
+    def _iterate(
+        self, command: int, body: Callable[[CommandSession], Protocol[Any]]
+    ) -> Iterator[ClassAd]:
+        """A read-only command (query, history): a resumed session is pipelined."""
+        address = self.locate()
+        for ad in iterate_command(
+            address,
+            command,
+            body,
+            security=self.security,
+            timeout=self.timeout,
+            max_results=self.max_results,
+            pipeline_resume=True,
+        ):
+            yield ad

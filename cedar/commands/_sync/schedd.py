@@ -14,16 +14,16 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import TypeVar
 
-from cedar.auth.client import ClientSecurity, CommandSession, SecurityConfig, client_security
+from cedar.auth.client import ClientSecurity, CommandSession, SecurityConfig
 from cedar.classad_wire import ClassAd
 from cedar.commands import qmgmt
 from cedar.commands._sync.collector import Collector
-from cedar.commands._sync.command import iterate_command, run_command
+from cedar.commands._sync.command import DaemonClient, run_command
 from cedar.commands._sync.history import HistoryQuery
 from cedar.commands._sync.peek import follow_job, peek_job
-from cedar.commands.base import DEFAULT_TIMEOUT, MAX_RESULTS, run_blocking
+from cedar.commands.base import MAX_RESULTS, run_blocking
 from cedar.commands.filetransfer import ProgressCallback
 from cedar.commands.history import history_request
 from cedar.commands.peek import (
@@ -89,7 +89,7 @@ class JobQuery:
         return ad
 
 
-class Schedd:
+class Schedd(DaemonClient):
     """Client of one schedd.
 
     ``Schedd(location)`` takes an address (sinful or ``host:port``), a
@@ -112,21 +112,15 @@ class Schedd:
         settings: SubmitSettings | None = None,
         max_results: int = MAX_RESULTS,
     ) -> None:
-        self._address = location_address(location)
-        self._name = name
-        self._pool = pool
-        self.security = client_security(security)
-        self.timeout = DEFAULT_TIMEOUT if timeout is None else timeout
+        super().__init__(
+            location_address(location),
+            name=name,
+            pool=pool,
+            security=security,
+            timeout=timeout,
+            max_results=max_results,
+        )
         self.settings = settings
-        self.max_results = max_results
-
-    @property
-    def address(self) -> str | None:
-        """The schedd's sinful string, once known (given, or after the first call)."""
-        return self._address
-
-    def __repr__(self) -> str:
-        return f"<{type(self).__name__} {self._address or self._name or 'local'}>"
 
     def locate(self) -> str:
         """The schedd's address, looking it up (once) when it was not given."""
@@ -143,22 +137,6 @@ class Schedd:
     def _run(self, command: int, body: Callable[[CommandSession], Protocol[T]]) -> T:
         address = self.locate()
         return run_command(address, command, body, security=self.security, timeout=self.timeout)
-
-    def _iterate(
-        self, command: int, body: Callable[[CommandSession], Protocol[Any]]
-    ) -> Iterator[ClassAd]:
-        """A read-only command (query, history): a resumed session is pipelined."""
-        address = self.locate()
-        for ad in iterate_command(
-            address,
-            command,
-            body,
-            security=self.security,
-            timeout=self.timeout,
-            max_results=self.max_results,
-            pipeline_resume=True,
-        ):
-            yield ad
 
     def query_iter(
         self,
