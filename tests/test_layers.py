@@ -102,7 +102,6 @@ KNOWN: dict[str, str] = {
     "circle:classad_wire": "classad-seams",
     "circle:auth/methods": "folders",
     "circle:capture": "folders",
-    "circle:cli": "folders",
     "circle:commands/submit": "folders",
     "private:capture/dissect.py": "folders",
     "private:capture/dissect_handshake.py": "folders",
