@@ -108,10 +108,6 @@ KNOWN: dict[str, str] = {
     "private:capture/dissect_payloads.py": "folders",
     "private:capture/dissect_peek.py": "folders",
     "private:capture/dissect_transfer.py": "folders",
-    "private:capture/replay_transfer.py": "folders",
-    "private:server/pool.py": "folders",
-    "private:server/router.py": "folders",
-    "lines:capture/replay.py": "folders",
     "lines:compat/htcondor2/__init__.py": "folders",
     "lines:config/knob_table.py": "folders",
 }

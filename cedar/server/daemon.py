@@ -310,7 +310,7 @@ class Daemon:
     @contextlib.contextmanager
     def run_in_thread(self) -> Iterator[Daemon]:
         """Serve in a background thread for the duration of a ``with`` block (sync tests)."""
-        with _serve_in_thread(self.serve, self.stop):
+        with serve_in_thread(self.serve, self.stop):
             yield self
 
     def _connection_slot(self, peer_host: str) -> str | None:
@@ -606,7 +606,7 @@ def _endpoint(name: Any) -> tuple[str, int]:
 
 
 @contextlib.contextmanager
-def _serve_in_thread(serve: Callable[..., Any], stop: Callable[[], None]) -> Iterator[None]:
+def serve_in_thread(serve: Callable[..., Any], stop: Callable[[], None]) -> Iterator[None]:
     """Run ``serve`` (a Trio ``serve(task_status=...)``) in a thread until the block ends."""
     started = threading.Event()
     failure: list[BaseException] = []
@@ -637,4 +637,12 @@ def _serve_in_thread(serve: Callable[..., Any], stop: Callable[[], None]) -> Ite
         thread.join(timeout=30)
 
 
-__all__ = ["CommandRequest", "Daemon", "Handler", "Offload", "Registration", "offload"]
+__all__ = [
+    "CommandRequest",
+    "Daemon",
+    "Handler",
+    "Offload",
+    "Registration",
+    "offload",
+    "serve_in_thread",
+]

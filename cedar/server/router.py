@@ -18,7 +18,7 @@ import trio
 from cedar.auth.permissions import SHARED_PORT_CONNECT
 from cedar.auth.sharedport import parse_preamble, validate_id
 from cedar.errors import CedarError, ProtocolError
-from cedar.server.daemon import Daemon, _serve_in_thread
+from cedar.server.daemon import Daemon, serve_in_thread
 from cedar.stream.connection import CedarConnection
 from cedar.stream.framing import HEADER_SIZE, decode_header
 from cedar.stream.primitives import MessageReader
@@ -87,7 +87,7 @@ class SharedPortRouter:
     @contextlib.contextmanager
     def run_in_thread(self) -> Iterator[SharedPortRouter]:
         """Route in a background thread for the duration of a ``with`` block."""
-        with _serve_in_thread(self.serve, self.stop):
+        with serve_in_thread(self.serve, self.stop):
             yield self
 
     async def _route(self, stream: trio.SocketStream) -> None:
