@@ -101,13 +101,7 @@ KNOWN: dict[str, str] = {
     # builtins/evaluate and their neighbours in classad_wire.
     "circle:classad_wire": "classad-seams",
     "circle:auth/methods": "folders",
-    "circle:capture": "folders",
     "circle:commands/submit": "folders",
-    "private:capture/dissect.py": "folders",
-    "private:capture/dissect_handshake.py": "folders",
-    "private:capture/dissect_payloads.py": "folders",
-    "private:capture/dissect_peek.py": "folders",
-    "private:capture/dissect_transfer.py": "folders",
     "lines:compat/htcondor2/__init__.py": "folders",
     "lines:config/knob_table.py": "folders",
 }

@@ -45,4 +45,9 @@ class Unreconstructible(CedarError):
     """The recording does not show enough of the server's state to rebuild it."""
 
 
-__all__ = ["CaptureError", "Unreconstructible"]
+class Undecodable(Exception):
+    """A message does not have the layout the conversation state predicts (the dissector
+    notes it on the message and goes on; it never leaves the dissector)."""
+
+
+__all__ = ["CaptureError", "Undecodable", "Unreconstructible"]
