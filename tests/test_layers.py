@@ -102,7 +102,6 @@ KNOWN: dict[str, str] = {
     "circle:classad_wire": "classad-seams",
     "circle:auth/methods": "folders",
     "lines:compat/htcondor2/__init__.py": "folders",
-    "lines:config/knob_table.py": "folders",
 }
 
 
