@@ -101,7 +101,6 @@ KNOWN: dict[str, str] = {
     # builtins/evaluate and their neighbours in classad_wire.
     "circle:classad_wire": "classad-seams",
     "circle:auth/methods": "folders",
-    "lines:compat/htcondor2/__init__.py": "folders",
 }
 
 
