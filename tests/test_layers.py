@@ -100,7 +100,6 @@ MAX_LINES = 900
 KNOWN: dict[str, str] = {
     # builtins/evaluate and their neighbours in classad_wire.
     "circle:classad_wire": "classad-seams",
-    "circle:auth/methods": "folders",
 }
 
 
