@@ -135,6 +135,12 @@ class CommandRequest:
         """Whether the peer proved an identity."""
         return self.user is not None and user_is_mapped(self.user)
 
+    @property
+    def payload_in_hand(self) -> bool:
+        """Whether a raw start left the payload in the first message, so that
+        :meth:`read_payload` returns it without waiting for the peer."""
+        return self._first is not None
+
     def read_payload(self) -> Protocol[MessageReader]:
         """The payload: the rest of a raw first message, else the next message."""
         if self._first is not None:
@@ -274,7 +280,9 @@ class Daemon:
         """The id this daemon answers to behind a :class:`SharedPortRouter`."""
         return self._shared_port_id
 
-    def _set_shared_port(self, router_host: str, router_port: int, sock_id: str) -> None:
+    def set_shared_port(self, router_host: str, router_port: int, sock_id: str) -> None:
+        """Answer behind a :class:`SharedPortRouter` at ``router_host:router_port`` as
+        ``sock_id`` (the router calls it when the daemon is added)."""
         self._shared_port_id = sock_id
         self._address = make_sinful(router_host, router_port, sock=sock_id)
 

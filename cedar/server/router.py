@@ -57,7 +57,7 @@ class SharedPortRouter:
         if default:
             self.default_id = sock_id
         if self.port:
-            daemon._set_shared_port(self.host, self.port, sock_id)
+            daemon.set_shared_port(self.host, self.port, sock_id)
         return sock_id
 
     async def serve(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
@@ -65,7 +65,7 @@ class SharedPortRouter:
         listeners = await trio.open_tcp_listeners(self.port, host=self.host)
         self.port = listeners[0].socket.getsockname()[1]
         for sock_id, daemon in self._daemons.items():
-            daemon._set_shared_port(self.host, self.port, sock_id)
+            daemon.set_shared_port(self.host, self.port, sock_id)
         with trio.CancelScope() as scope:
             self._cancel = scope
             self._token = trio.lowlevel.current_trio_token()

@@ -396,7 +396,7 @@ class MockSchedd(Daemon):
         """The RPC loop; an unknown call or wire error closes (aborting the transaction)."""
         txn = Transaction(self.queue, request.user)
         auto = False  # after a commit, changes apply one by one (spec 05 §4.1)
-        first = request._first is not None
+        first = request.payload_in_hand
         while True:
             try:
                 if first:
@@ -772,7 +772,7 @@ class MockSchedd(Daemon):
         return handle_transfer_data(self.queue, self.queue.spool, request)
 
     def _handle_reschedule(self, request: CommandRequest) -> Protocol[None]:
-        if request._first is not None:
+        if request.payload_in_hand:
             yield from request.read_payload()
         if self.simulate:
             self.queue.step()
