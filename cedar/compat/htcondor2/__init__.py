@@ -20,7 +20,7 @@ from cedar.commands.collector import DaemonLocation
 from cedar.commands.schedd import ActResult, JobSpec
 from cedar.commands.schedd import SubmitResult as NativeSubmitResult
 from cedar.commands.submit import Submit as _CedarSubmit
-from cedar.compat.classad2 import ClassAd, ExprTree
+from cedar.compat.classad2 import ClassAd, ExprTree, adopt, plain
 from cedar.compat.errors import (
     HTCondorException,
     HTCondorIOError,
@@ -102,7 +102,7 @@ def _constraint(expr: str | ExprTree | bool | None) -> str | None:
 
 
 def _adopt_all(ads: Iterable[_CedarAd]) -> list[ClassAd]:
-    return [ClassAd._adopt(ad) for ad in ads]
+    return [adopt(ad) for ad in ads]
 
 
 # ------------------------------------------------------------------------------------ param
@@ -288,7 +288,7 @@ class Collector:
             ad = self._collector.direct_query(
                 cedar_type, name, projection=projection or (), statistics=statistics or None
             )
-        return ClassAd._adopt(ad)
+        return adopt(ad)
 
     def advertise(
         self,
@@ -297,9 +297,9 @@ class Collector:
         use_tcp: bool = True,
     ) -> None:
         """Send ads to the collector with an ``UPDATE_*`` command."""
-        plain = [ad._plain() if isinstance(ad, ClassAd) else ad for ad in ad_list]
+        ads = [plain(ad) if isinstance(ad, ClassAd) else ad for ad in ad_list]
         with translated():
-            self._collector.advertise(plain, command)
+            self._collector.advertise(ads, command)
 
     def __repr__(self) -> str:
         return f"<Collector {self._collector.addresses}>"
@@ -307,7 +307,7 @@ class Collector:
 
 def _location_ad(location: DaemonLocation, daemon_type: _CedarDaemonType) -> ClassAd:
     """The location ad as the bindings return it (which always names its ``MyType``)."""
-    ad = ClassAd._adopt(location.ad)
+    ad = adopt(location.ad)
     if "MyType" not in ad:
         ad["MyType"] = daemon_type.ad_type.target_type
     return ad
@@ -469,7 +469,7 @@ class Schedd:
             for ad in self._schedd.query_iter(
                 _text(constraint), list(projection or ()), limit, summary_only=summary_only
             ):
-                yield ClassAd._adopt(ad)
+                yield adopt(ad)
 
     def act(
         self,
@@ -565,7 +565,7 @@ class Schedd:
                 description, count or None, itemdata=items, submit_dir=os.getcwd(), spool=spool
             )
         submitted = SubmitResult(
-            result.cluster, result.first_proc, result.num_procs, ClassAd._adopt(result.cluster_ad)
+            result.cluster, result.first_proc, result.num_procs, adopt(result.cluster_ad)
         )
         submitted._native = result
         return submitted
