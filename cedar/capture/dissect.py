@@ -2,7 +2,7 @@
 
 Dissection is stateful per conversation: a message can only be read knowing what came before
 (raw or negotiated start, which command runs, which authentication method was chosen, whether
-AES-GCM is on, which QMGMT call a reply answers).  :class:`_Flow` is written like the protocol
+AES-GCM is on, which QMGMT call a reply answers).  :class:`Dissector` is written like the protocol
 coroutines of :mod:`cedar.stream.protocol`: a generator that is sent each message in the order
 the peers saw them and annotates it.  A message that does not fit is reported in place and the
 rest of the conversation is shown undecoded, so one surprise never hides the whole transcript.
@@ -13,7 +13,7 @@ ClassAds are read with :mod:`cedar.classad_wire`.
 The parts: the records and shared plumbing in :mod:`cedar.capture.dissect_model`, the
 command start and security handshake in :mod:`cedar.capture.dissect_handshake`, the command
 payloads in :mod:`cedar.capture.dissect_payloads` (file transfer in
-:mod:`cedar.capture.dissect_transfer`); :class:`_Flow` puts them together.
+:mod:`cedar.capture.dissect_transfer`); :class:`Dissector` puts them together.
 """
 
 from __future__ import annotations
@@ -22,16 +22,15 @@ import os
 from collections.abc import Iterator
 from typing import BinaryIO
 
-from cedar.capture.dissect_handshake import _Handshake
+from cedar.capture.dissect_handshake import HandshakeFlow
 from cedar.capture.dissect_model import (
     DecodedMessage,
     DissectedConversation,
     Flow,
-    _Undecodable,
     command_name,
 )
-from cedar.capture.dissect_payloads import _Payloads
-from cedar.capture.errors import CaptureError
+from cedar.capture.dissect_payloads import PayloadFlow
+from cedar.capture.errors import CaptureError, Undecodable
 from cedar.capture.messages import Conversation, load_conversations
 from cedar.errors import CedarError
 
@@ -47,7 +46,7 @@ __all__ = [
 ]
 
 
-class _Flow(_Handshake, _Payloads):
+class Dissector(HandshakeFlow, PayloadFlow):
     """The dissection state machine of one conversation."""
 
 
@@ -58,7 +57,7 @@ def dissect_conversation(
     result = DissectedConversation(
         conv.number, conv.transport, conv.client, conv.server, conv.first_frame, conv.first_time
     )
-    flow = _Flow(result, list(keys or []))
+    flow = Dissector(result, list(keys or []))
     running = flow.run()
     next(running)
     gen: Flow | None = running
@@ -90,7 +89,7 @@ def dissect_conversation(
             gen.send((wire, decoded))
         except StopIteration:
             gen = None  # the flow ended with this message; more would be flagged below
-        except (_Undecodable, CedarError, UnicodeError, ValueError) as exc:
+        except (Undecodable, CedarError, UnicodeError, ValueError) as exc:
             gen = None
             decoded.problem = str(exc)
         if decoded.problem and not decoded.summary:

@@ -4,7 +4,7 @@ The client's first message (a shared-port request, a raw command or DC_AUTHENTIC
 security negotiation (spec 04: policy ads, the authentication-method rounds FS, CLAIMTOBE,
 ANONYMOUS, TOKEN/PASSWORD, the key message, the post-authentication ad), session resumption and
 UDP datagrams.  When the command's own exchange begins it hands over to
-:meth:`_FlowBase.payload <cedar.capture.dissect_model._FlowBase.payload>`.
+:meth:`FlowBase.payload <cedar.capture.dissect_model.FlowBase.payload>`.
 """
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ from cedar.auth.methods import names_of_bits
 from cedar.capture.dissect_model import (
     DecodedMessage,
     Flow,
-    _FlowBase,
-    _methods,
-    _quote,
+    FlowBase,
     command_name,
+    method_names,
+    quote,
 )
 from cedar.capture.messages import WireMessage
 from cedar.capture.tcp import C2S, S2C
@@ -34,19 +34,19 @@ from cedar.stream.primitives import MessageReader
 _UDP_SECURITY_MAGIC = b"CRAP"
 
 
-class _Handshake(_FlowBase):
+class HandshakeFlow(FlowBase):
     """The command start and the security handshake of one conversation."""
 
     # -- the conversation ---------------------------------------------------------------------
 
     def run(self) -> Flow:
-        d = yield from self._next()
+        d = yield from self.next_message()
         if self.conv.transport == "udp":
             yield from self.udp(d)
             return
         r = self.expect(d, C2S, "the client's first message")
         assert r is not None
-        cmd = self._int(r, "command")
+        cmd = self.int_field(r, "command")
         if cmd == Command.SHARED_PORT_CONNECT:
             target = r.get_string()
             client_name = r.get_string()
@@ -57,7 +57,7 @@ class _Handshake(_FlowBase):
             self.note(
                 d,
                 "SHARED_PORT_CONNECT",
-                f"SHARED_PORT_CONNECT(75) id={_quote(target)} client={_quote(client_name)} "
+                f"SHARED_PORT_CONNECT(75) id={quote(target)} client={quote(client_name)} "
                 f"deadline={deadline}" + (f" extra={extra}" if extra else ""),
                 target=target,
                 client_name=client_name,
@@ -66,10 +66,10 @@ class _Handshake(_FlowBase):
             )
             self.conv.facts["shared_port_id"] = target
             self.decryptor.history[-1].preamble = True
-            d = yield from self._next()
+            d = yield from self.next_message()
             r = self.expect(d, C2S, "the command start")
             assert r is not None
-            cmd = self._int(r, "command")
+            cmd = self.int_field(r, "command")
         if cmd == Command.DC_AUTHENTICATE:
             yield from self.negotiated(d, r)
         else:
@@ -85,7 +85,7 @@ class _Handshake(_FlowBase):
             self.note(
                 d,
                 "RAW_COMMAND",
-                f"RAW {command_name(cmd)} + in-band authentication, methods {_methods(mask)}",
+                f"RAW {command_name(cmd)} + in-band authentication, methods {method_names(mask)}",
                 command=cmd,
                 methods=mask,
             )
@@ -142,7 +142,7 @@ class _Handshake(_FlowBase):
             yield from self.resumption(ad, command)
             return
         client_ecdh = "ECDHPublicKey" in ad
-        d = yield from self._next()
+        d = yield from self.next_message()
         r2 = self.expect(d, S2C, "the server's security response")
         assert r2 is not None
         r = r2
@@ -174,7 +174,7 @@ class _Handshake(_FlowBase):
             ok = yield from self.authentication(m2, key_message=True)
             if not ok and m2.get("AuthRequired", True) is not False:
                 return
-        if crypto == "AES" and (client_ecdh and "ECDHPublicKey" in m2 or self._legacy_key):
+        if crypto == "AES" and (client_ecdh and "ECDHPublicKey" in m2 or self.legacy_key):
             self.encrypting = True
         elif crypto in ("BLOWFISH", "3DES") and encryption:
             self.conv.facts["legacy_cipher"] = crypto
@@ -184,7 +184,7 @@ class _Handshake(_FlowBase):
         yield from self.post_auth(command)
 
     def post_auth(self, command: int | None) -> Flow:
-        d = yield from self._next()
+        d = yield from self.next_message()
         r = self.expect(d, S2C, "post-authentication ad")
         if r is None:
             yield from self.payload_encrypted(command)
@@ -197,8 +197,8 @@ class _Handshake(_FlowBase):
         self.note(
             d,
             "POST_AUTH",
-            f"POST-AUTH ReturnCode={_quote(code)} User={_quote(str(p1.get('User', '')))} "
-            f"Sid={_quote(str(p1.get('Sid', '')))} "
+            f"POST-AUTH ReturnCode={quote(code)} User={quote(str(p1.get('User', '')))} "
+            f"Sid={quote(str(p1.get('Sid', '')))} "
             f"ValidCommands={len([c for c in valid.split(',') if c])} commands"
             + (" TriedAuthentication=true" if p1.get("TriedAuthentication") is True else ""),
             return_code=code,
@@ -207,7 +207,7 @@ class _Handshake(_FlowBase):
             yield from self.unexpected_rest()
             return
         if command == Command.DC_SEC_QUERY:
-            d = yield from self._next()
+            d = yield from self.next_message()
             r = self.expect(d, S2C, "DC_SEC_QUERY result")
             if r is None:
                 yield from self.unexpected_rest()
@@ -229,14 +229,14 @@ class _Handshake(_FlowBase):
 
     def resumption(self, request: ClassAd, command: int | None) -> Flow:
         if request.get("ResumeResponse") is True:
-            d = yield from self._next()
+            d = yield from self.next_message()
             r = self.expect(d, S2C, "resume response")
             assert r is not None
             r2 = self.ad(r, "resume response", d, handshake=True)
             self.end(r, "resume response")
             code = str(r2.get("ReturnCode", ""))
             self.note(
-                d, "RESUME_RESPONSE", f"RESUME RESPONSE ReturnCode={_quote(code)}", return_code=code
+                d, "RESUME_RESPONSE", f"RESUME RESPONSE ReturnCode={quote(code)}", return_code=code
             )
             if code.upper() not in ("", "AUTHORIZED"):
                 yield from self.unexpected_rest()
@@ -256,19 +256,21 @@ class _Handshake(_FlowBase):
         pending: DecodedMessage | None = None
         while True:
             if mask is None:
-                d = pending if pending is not None else (yield from self._next())
+                d = pending if pending is not None else (yield from self.next_message())
                 pending = None
                 r = self.expect(d, C2S, "authentication method mask")
                 assert r is not None
-                mask = self._int(r, "method mask")
+                mask = self.int_field(r, "method mask")
                 self.end(r, "method mask")
-                self.note(d, "AUTH_METHODS", f"AUTH client offers {_methods(mask)}", mask=mask)
-            d = yield from self._next()
+                self.note(d, "AUTH_METHODS", f"AUTH client offers {method_names(mask)}", mask=mask)
+            d = yield from self.next_message()
             r = self.expect(d, S2C, "chosen authentication method")
             assert r is not None
-            chosen = self._int(r, "chosen method")
+            chosen = self.int_field(r, "chosen method")
             self.end(r, "chosen method")
-            self.note(d, "AUTH_CHOSEN", f"AUTH server chooses {_methods(chosen)}", chosen=chosen)
+            self.note(
+                d, "AUTH_CHOSEN", f"AUTH server chooses {method_names(chosen)}", chosen=chosen
+            )
             mask = None
             if chosen == 0:
                 self.conv.facts["authentication"] = "failed"
@@ -280,7 +282,7 @@ class _Handshake(_FlowBase):
             if not key_message:
                 self.conv.facts["method"] = method
                 return True
-            d = yield from self._next()
+            d = yield from self.next_message()
             if d.direction == C2S:
                 # The server failed the method silently (spec 04 §5.8): a new round begins.
                 pending = d
@@ -292,16 +294,16 @@ class _Handshake(_FlowBase):
     def key_exchange(self, d: DecodedMessage) -> Flow:
         r = self.expect(d, S2C, "key message")
         assert r is not None
-        has_key = self._int(r, "hasKey")
+        has_key = self.int_field(r, "hasKey")
         self.end(r, "key message")
         if not has_key:
             self.note(d, "KEY", "KEY hasKey=0 (session key from ECDH)", has_key=0)
             return
         self.note(d, "KEY", "KEY hasKey=1 (server-generated key follows)", has_key=1)
-        d = yield from self._next()
+        d = yield from self.next_message()
         r = self.expect(d, S2C, "wrapped session key")
         assert r is not None
-        length, protocol, duration, wrapped_len = (self._int(r, "key field") for _ in range(4))
+        length, protocol, duration, wrapped_len = (self.int_field(r, "key field") for _ in range(4))
         wrapped = r.get_bytes(wrapped_len)
         self.end(r, "wrapped key")
         method = self.conv.facts.get("method", "")
@@ -317,9 +319,9 @@ class _Handshake(_FlowBase):
         )
         if in_clear and protocol == 3:
             self.decryptor.add_key(wrapped)
-            self._legacy_key = True
+            self.legacy_key = True
         elif protocol == 3:
-            self._legacy_key = True
+            self.legacy_key = True
 
     def method(self, bit: int) -> Generator[None, tuple[WireMessage, DecodedMessage], bool]:
         if bit in (0x4, 0x8):
@@ -327,10 +329,10 @@ class _Handshake(_FlowBase):
         if bit == 0x2:
             return (yield from self.claimtobe())
         if bit == 0x80:
-            d = yield from self._next()
+            d = yield from self.next_message()
             r = self.expect(d, S2C, "ANONYMOUS result")
             assert r is not None
-            value = self._int(r, "ANONYMOUS result")
+            value = self.int_field(r, "ANONYMOUS result")
             self.note(d, "ANONYMOUS", f"ANONYMOUS result={value}", result=value)
             return value == 1
         if bit in (0x800, 0x200):
@@ -339,29 +341,29 @@ class _Handshake(_FlowBase):
         return False
 
     def fs(self) -> Generator[None, tuple[WireMessage, DecodedMessage], bool]:
-        d = yield from self._next()
+        d = yield from self.next_message()
         r = self.expect(d, S2C, "FS directory")
         assert r is not None
         directory = r.get_string()
         self.end(r, "FS directory")
-        self.note(d, "FS", f"FS server directory {_quote(directory)}", directory=directory)
-        d = yield from self._next()
+        self.note(d, "FS", f"FS server directory {quote(directory)}", directory=directory)
+        d = yield from self.next_message()
         r = self.expect(d, C2S, "FS client result")
         assert r is not None
-        result = self._int(r, "FS client result")
+        result = self.int_field(r, "FS client result")
         ext = None if r.at_end() else r.get_string()
         self.end(r, "FS client result")
         self.note(
             d,
             "FS",
-            f"FS client result={result}" + (f" ext={_quote(ext)}" if ext is not None else ""),
+            f"FS client result={result}" + (f" ext={quote(ext)}" if ext is not None else ""),
             result=result,
             ext=ext,
         )
-        d = yield from self._next()
+        d = yield from self.next_message()
         r = self.expect(d, S2C, "FS server result")
         assert r is not None
-        status = self._int(r, "FS server result")
+        status = self.int_field(r, "FS server result")
         self.end(r, "FS server result")
         self.note(
             d,
@@ -372,30 +374,30 @@ class _Handshake(_FlowBase):
         return status == 0
 
     def claimtobe(self) -> Generator[None, tuple[WireMessage, DecodedMessage], bool]:
-        d = yield from self._next()
+        d = yield from self.next_message()
         r = self.expect(d, C2S, "CLAIMTOBE name")
         assert r is not None
-        flag = self._int(r, "CLAIMTOBE flag")
+        flag = self.int_field(r, "CLAIMTOBE flag")
         name = r.get_string() if flag == 1 else None
         self.end(r, "CLAIMTOBE claim")
         self.note(
             d,
             "CLAIMTOBE",
-            f"CLAIMTOBE client claims {_quote(name)}" if name is not None else "CLAIMTOBE no name",
+            f"CLAIMTOBE client claims {quote(name)}" if name is not None else "CLAIMTOBE no name",
             name=name,
         )
         if flag != 1:
             return False
-        d = yield from self._next()
+        d = yield from self.next_message()
         r = self.expect(d, S2C, "CLAIMTOBE reply")
         assert r is not None
-        reply = self._int(r, "CLAIMTOBE reply")
+        reply = self.int_field(r, "CLAIMTOBE reply")
         self.end(r, "CLAIMTOBE reply")
         self.note(d, "CLAIMTOBE", f"CLAIMTOBE server reply={reply}", result=reply)
         return reply == 1
 
     def token(self, name: str) -> Generator[None, tuple[WireMessage, DecodedMessage], bool]:
-        d = yield from self._next()
+        d = yield from self.next_message()
         r = self.expect(d, C2S, f"{name} message 1")
         assert r is not None
         status, _, user = r.get_int(), r.get_int(), r.get_string()
@@ -406,14 +408,14 @@ class _Handshake(_FlowBase):
         self.note(
             d,
             name,
-            f"{name} client status={status} A={_quote(user)} ra={len(nonce)} bytes"
+            f"{name} client status={status} A={quote(user)} ra={len(nonce)} bytes"
             + (f" token header={claims[0]} claims={claims[1]}" if claims else ""),
             status=status,
             user=user,
             token_header=claims[0] if claims else None,
             token_claims=claims[1] if claims else None,
         )
-        d = yield from self._next()
+        d = yield from self.next_message()
         r = self.expect(d, S2C, f"{name} message 2")
         assert r is not None
         status2, _, user2, _, server = (
@@ -430,13 +432,13 @@ class _Handshake(_FlowBase):
         self.note(
             d,
             name,
-            f"{name} server status={status2} A={_quote(user2)} B={_quote(server)} "
+            f"{name} server status={status2} A={quote(user2)} B={quote(server)} "
             f"ra={len(ra)} rb={len(rb)} hkt={hkt.hex() or '-'}",
             status=status2,
             server_name=server,
             hkt=hkt.hex(),
         )
-        d = yield from self._next()
+        d = yield from self.next_message()
         r = self.expect(d, C2S, f"{name} message 3")
         assert r is not None
         status3, _, _ = r.get_int(), r.get_int(), r.get_string()
@@ -472,7 +474,7 @@ class _Handshake(_FlowBase):
                 self.note(
                     d,
                     "UDP_ENCRYPTED",
-                    f"UDP datagram encrypted with the legacy key of session {_quote(key_id)}, "
+                    f"UDP datagram encrypted with the legacy key of session {quote(key_id)}, "
                     f"{len(rest)} bytes (command not visible)",
                     session=key_id,
                     mac=bool(flags & 1),
@@ -481,7 +483,7 @@ class _Handshake(_FlowBase):
                 return
             payload = rest
         r = MessageReader(payload)
-        cmd = self._int(r, "command")
+        cmd = self.int_field(r, "command")
         if cmd == Command.DC_AUTHENTICATE:
             ad = self.ad(r, "security policy", d, handshake=True)
             command = ad.get("Command")

@@ -1,7 +1,7 @@
 """The dissector's model: the records it produces and the plumbing every part of it shares.
 
 :class:`DecodedMessage` and :class:`DissectedConversation` are what :func:`cedar.capture.dissect`
-returns.  :class:`_FlowBase` holds the per-conversation state (the decryptor, whether AES-GCM
+returns.  :class:`FlowBase` holds the per-conversation state (the decryptor, whether AES-GCM
 is on) and the helpers the handshake part (:mod:`cedar.capture.dissect_handshake`) and the
 payload part (:mod:`cedar.capture.dissect_payloads`) are written with: wait for the next
 message, check its direction, read ads, annotate.
@@ -16,9 +16,9 @@ from typing import Any
 
 from cedar.auth.methods import names_of_bits
 from cedar.capture.decrypt import Decryptor
-from cedar.capture.errors import CaptureError
+from cedar.capture.errors import CaptureError, Undecodable
 from cedar.capture.messages import WireMessage
-from cedar.capture.tcp import C2S
+from cedar.capture.tcp import C2S, S2C
 from cedar.classad_wire import ClassAd, get_classad, get_handshake_ad
 from cedar.errors import CedarError
 from cedar.numbers import Command
@@ -35,16 +35,23 @@ def command_name(number: int | None) -> str:
         return str(number)
 
 
-def _methods(mask: int) -> str:
+def method_names(mask: int) -> str:
     return f"{mask:#x}" + (f" = {'|'.join(names_of_bits(mask))}" if mask else " (none)")
 
 
-def _quote(text: str) -> str:
+def quote(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
-class _Undecodable(Exception):
-    """A message does not have the layout the conversation state predicts."""
+def inline(ad: ClassAd, names: list[str] | None = None, limit: int = 8) -> str:
+    """``{A = 1; B = "x"; …}`` with at most ``limit`` attributes (or just ``names``)."""
+    chosen = [n for n in ad if names is None or n.lower() in {x.lower() for x in names}]
+    shown = chosen[:limit]
+    body = "; ".join(f"{n} = {ad.raw_text(n)}" for n in shown)
+    more = len(ad) - len(shown)
+    if more:
+        body += f"; … +{more} more" if body else f"{more} attributes"
+    return "{" + body + "}"
 
 
 @dataclass
@@ -161,18 +168,18 @@ class DissectedConversation:
 Flow = Generator[None, "tuple[WireMessage, DecodedMessage]", None]
 
 
-class _FlowBase:
+class FlowBase:
     """The dissection state of one conversation and the helpers every part reads with."""
 
     def __init__(self, conv: DissectedConversation, keys: list[bytes]) -> None:
         self.conv = conv
         self.decryptor = Decryptor(list(keys))
         self.encrypting = False  # AES-GCM is on for the rest of the conversation
-        self._legacy_key = False  # the server sent an AES key in the key message (spec 04 §1.4)
+        self.legacy_key = False  # the server sent an AES key in the key message (spec 04 §1.4)
 
     # -- plumbing -----------------------------------------------------------------------------
 
-    def _next(self) -> Generator[None, tuple[WireMessage, DecodedMessage], DecodedMessage]:
+    def next_message(self) -> Generator[None, tuple[WireMessage, DecodedMessage], DecodedMessage]:
         """Wait for the next message and prepare its reader (decrypting when needed)."""
         wire, decoded = yield
         if wire.raw:
@@ -216,19 +223,19 @@ class _FlowBase:
         try:
             ad = get_handshake_ad(r) if handshake else get_classad(r)
         except CedarError as exc:
-            raise _Undecodable(f"{label}: {exc}") from None
+            raise Undecodable(f"{label}: {exc}") from None
         d.ads.append((label, ad))
         return ad
 
     @staticmethod
     def end(r: MessageReader, what: str) -> None:
         if not r.at_end():
-            raise _Undecodable(f"{what}: {r.remaining} unexpected bytes left in the message")
+            raise Undecodable(f"{what}: {r.remaining} unexpected bytes left in the message")
 
     def expect(self, d: DecodedMessage, direction: str, what: str) -> MessageReader | None:
         """Check the direction; returns the reader (None when encrypted and not decrypted)."""
         if d.direction != direction:
-            raise _Undecodable(
+            raise Undecodable(
                 f"expected {what} from the {'client' if direction == C2S else 'server'}"
             )
         r = self.reader(d)
@@ -237,22 +244,105 @@ class _FlowBase:
         return r
 
     @staticmethod
-    def _int(r: MessageReader, what: str) -> int:
+    def int_field(r: MessageReader, what: str) -> int:
         try:
             return r.get_int()
         except CedarError as exc:
-            raise _Undecodable(f"{what}: {exc}") from None
+            raise Undecodable(f"{what}: {exc}") from None
 
     def unexpected_rest(self) -> Flow:
         """Nothing more belongs to this conversation; anything that comes is flagged."""
         while True:
-            yield from self._next()
-            raise _Undecodable("message after the end of the exchange")
+            yield from self.next_message()
+            raise Undecodable("message after the end of the exchange")
 
     def opaque(self, what: str) -> Flow:
         while True:
-            d = yield from self._next()
+            d = yield from self.next_message()
             self.note(d, "OPAQUE", f"{what}, {d.size} bytes")
+
+    # -- the shape every command payload starts with ---------------------------------------------
+
+    def request(
+        self,
+        command: int | None,
+        first: tuple[DecodedMessage, MessageReader] | None,
+        what: str,
+    ) -> Generator[
+        None, tuple[WireMessage, DecodedMessage], tuple[DecodedMessage, MessageReader | None]
+    ]:
+        """The request message: the rest of a raw start, or the next client message."""
+        if first is not None:
+            return first
+        d = yield from self.next_message()
+        return d, self.expect(d, C2S, what)
+
+    def note_request(self, d: DecodedMessage, command: int | None, what: str, ad: ClassAd) -> None:
+        self.note(
+            d,
+            "REQUEST" if d.kind != "RAW_COMMAND" else "RAW_COMMAND",
+            (
+                f"RAW {command_name(command)} "
+                if d.kind == "RAW_COMMAND"
+                else f"{command_name(command)} "
+            )
+            + f"{what} "
+            + inline(ad),
+            request=[[n, ad.raw_text(n)] for n in ad],
+        )
+
+    def request_ad(
+        self,
+        command: int | None,
+        first: tuple[DecodedMessage, MessageReader] | None,
+        what: str,
+        *,
+        name: str | None = None,
+        label: str | None = None,
+    ) -> Generator[None, tuple[WireMessage, DecodedMessage], tuple[DecodedMessage, ClassAd] | None]:
+        """The request message holding one ad (called ``name``, default ``what``), read and,
+        with ``label``, noted; ``None`` when it stays encrypted, after the rest of the
+        conversation was named by :meth:`payload_encrypted`.  The shape every ad-carrying
+        command starts with, in one place."""
+        d, r = yield from self.request(command, first, what)
+        if r is None:
+            yield from self.payload_encrypted(command)
+            return None
+        ad = self.ad(r, name or what, d)
+        self.end(r, name or what)
+        if label is not None:
+            self.note_request(d, command, label, ad)
+        return d, ad
+
+    def reply_ad(
+        self, what: str
+    ) -> Generator[None, tuple[WireMessage, DecodedMessage], tuple[DecodedMessage, ClassAd | None]]:
+        """The server's next message holding one ad, read; the ad is ``None`` when the message
+        stays encrypted (already noted so), and the caller decides what follows."""
+        d = yield from self.next_message()
+        r = self.expect(d, S2C, what)
+        if r is None:
+            return d, None
+        ad = self.ad(r, what, d)
+        self.end(r, what)
+        return d, ad
+
+    def payload_encrypted(self, command: int | None) -> Flow:
+        """Without the key: name what each encrypted message most likely is."""
+        client_seen = 0
+        name = command_name(command)
+        while True:
+            d = yield from self.next_message()
+            if d.direction == S2C:
+                expected = f"{name} reply"
+            else:
+                expected = f"{name} request" if client_seen == 0 else f"{name} message"
+                client_seen += 1
+            if d.decrypted:
+                # A key learned late (cannot happen today) would land here; keep it honest.
+                self.note(d, "DECRYPTED", f"decrypted {d.size} bytes ({expected})")
+            else:
+                self.encrypted_note(d, expected)
 
     # -- provided by the payload part (cedar.capture.dissect_payloads) --------------------------
 
@@ -260,8 +350,4 @@ class _FlowBase:
         self, command: int | None, first: tuple[DecodedMessage, MessageReader] | None
     ) -> Flow:
         """Decode the command's own exchange; ``first`` is a raw start's request message."""
-        raise NotImplementedError
-
-    def payload_encrypted(self, command: int | None) -> Flow:
-        """Without the key: name what each encrypted message most likely is."""
         raise NotImplementedError

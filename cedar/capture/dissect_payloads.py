@@ -8,19 +8,19 @@ replies (layouts from :mod:`cedar.numbers`), CONFIG_VAL, and the file-transfer c
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Generator
+from collections.abc import Callable
 from typing import Any
 
 from cedar.capture import dissect_peek, dissect_transfer
 from cedar.capture.dissect_model import (
     DecodedMessage,
     Flow,
-    _FlowBase,
-    _quote,
-    _Undecodable,
+    FlowBase,
     command_name,
+    inline,
+    quote,
 )
-from cedar.capture.messages import WireMessage
+from cedar.capture.errors import Undecodable
 from cedar.capture.tcp import C2S, S2C
 from cedar.classad_wire import ClassAd
 from cedar.errors import CedarError
@@ -60,7 +60,7 @@ def _flag_names(flags: int) -> str:
     return "|".join(names) or "0"
 
 
-class _Payloads(_FlowBase):
+class PayloadFlow(FlowBase):
     """The command exchanges of one conversation."""
 
     # -- command payloads ----------------------------------------------------------------------
@@ -116,48 +116,16 @@ class _Payloads(_FlowBase):
             Command.START_SSHD: lambda c, f: dissect_peek.start_sshd(self, c, f),
         }
 
-    def _request(
-        self,
-        command: int | None,
-        first: tuple[DecodedMessage, MessageReader] | None,
-        what: str,
-    ) -> Generator[
-        None, tuple[WireMessage, DecodedMessage], tuple[DecodedMessage, MessageReader | None]
-    ]:
-        """The request message: the rest of a raw start, or the next client message."""
-        if first is not None:
-            return first
-        d = yield from self._next()
-        return d, self.expect(d, C2S, what)
-
-    def payload_encrypted(self, command: int | None) -> Flow:
-        """Without the key: name what each encrypted message most likely is."""
-        client_seen = 0
-        name = command_name(command)
-        while True:
-            d = yield from self._next()
-            if d.direction == S2C:
-                expected = f"{name} reply"
-            else:
-                expected = f"{name} request" if client_seen == 0 else f"{name} message"
-                client_seen += 1
-            if d.decrypted:
-                # A key learned late (cannot happen today) would land here; keep it honest.
-                self.note(d, "DECRYPTED", f"decrypted {d.size} bytes ({expected})")
-            else:
-                self.encrypted_note(d, expected)
-
     def collector_query(
         self, command: int | None, first: tuple[DecodedMessage, MessageReader] | None
     ) -> Flow:
-        d, r = yield from self._request(command, first, "query ad")
-        if r is None:
-            yield from self.payload_encrypted(command)
+        started = yield from self.request_ad(
+            command, first, "query ad", name="query", label="query"
+        )
+        if started is None:
             return
-        query = self.ad(r, "query", d)
-        self.end(r, "query")
-        self._request_note(d, command, "query", query)
-        d = yield from self._next()
+        d, query = started
+        d = yield from self.next_message()
         r = self.expect(d, S2C, "query results")
         if r is None:
             yield from self.unexpected_rest()
@@ -165,7 +133,7 @@ class _Payloads(_FlowBase):
         names = []
         count = 0
         while True:
-            more = self._int(r, "result flag")
+            more = self.int_field(r, "result flag")
             if not more:
                 break
             count += 1
@@ -185,33 +153,18 @@ class _Payloads(_FlowBase):
         )
         yield from self.unexpected_rest()
 
-    def _request_note(self, d: DecodedMessage, command: int | None, what: str, ad: ClassAd) -> None:
-        self.note(
-            d,
-            "REQUEST" if d.kind != "RAW_COMMAND" else "RAW_COMMAND",
-            (
-                f"RAW {command_name(command)} "
-                if d.kind == "RAW_COMMAND"
-                else f"{command_name(command)} "
-            )
-            + f"{what} "
-            + _inline(ad),
-            request=[[n, ad.raw_text(n)] for n in ad],
-        )
-
     def job_query(
         self, command: int | None, first: tuple[DecodedMessage, MessageReader] | None
     ) -> Flow:
-        d, r = yield from self._request(command, first, "job query ad")
-        if r is None:
-            yield from self.payload_encrypted(command)
+        if (
+            yield from self.request_ad(
+                command, first, "job query ad", name="job query", label="request"
+            )
+        ) is None:
             return
-        query = self.ad(r, "job query", d)
-        self.end(r, "job query")
-        self._request_note(d, command, "request", query)
         count = 0
         while True:
-            d = yield from self._next()
+            d = yield from self.next_message()
             r = self.expect(d, S2C, "job ad")
             if r is None:
                 continue
@@ -224,7 +177,7 @@ class _Payloads(_FlowBase):
                     d,
                     "JOB_QUERY_END",
                     f"final {kind} ad after {count} job ad{'s' if count != 1 else ''}: "
-                    + _inline(
+                    + inline(
                         ad,
                         ["ErrorCode", "ErrorString", "Jobs", "Idle", "Running", "Held", "MyName"],
                     ),
@@ -239,16 +192,11 @@ class _Payloads(_FlowBase):
     def history(
         self, command: int | None, first: tuple[DecodedMessage, MessageReader] | None
     ) -> Flow:
-        d, r = yield from self._request(command, first, "history request")
-        if r is None:
-            yield from self.payload_encrypted(command)
+        if (yield from self.request_ad(command, first, "history request", label="request")) is None:
             return
-        request = self.ad(r, "history request", d)
-        self.end(r, "history request")
-        self._request_note(d, command, "request", request)
         records = 0
         while True:
-            d = yield from self._next()
+            d = yield from self.next_message()
             r = self.expect(d, S2C, "history records")
             if r is None:
                 continue
@@ -267,7 +215,7 @@ class _Payloads(_FlowBase):
             if final is not None:
                 parts.append(
                     "final ad "
-                    + _inline(
+                    + inline(
                         final,
                         ["NumJobMatches", "AdCount", "MalformedAds", "ErrorCode", "ErrorString"],
                     )
@@ -280,16 +228,14 @@ class _Payloads(_FlowBase):
     def act_on_jobs(
         self, command: int | None, first: tuple[DecodedMessage, MessageReader] | None
     ) -> Flow:
-        d, r = yield from self._request(command, first, "job action ad")
-        if r is None:
-            yield from self.payload_encrypted(command)
+        started = yield from self.request_ad(command, first, "job action ad", name="job action")
+        if started is None:
             return
-        request = self.ad(r, "job action", d)
-        self.end(r, "job action")
+        d, request = started
         action = request.get("JobAction")
         label = _action_label(action)
-        self._request_note(d, command, label, request)
-        d = yield from self._next()
+        self.note_request(d, command, label, request)
+        d = yield from self.next_message()
         r = self.expect(d, S2C, "job action result")
         if r is None:
             yield from self.unexpected_rest()
@@ -307,7 +253,7 @@ class _Payloads(_FlowBase):
             d,
             "ACT_RESULT",
             "ACT_ON_JOBS result "
-            + _inline(result, ["ActionResult", "TotalJobAds"])
+            + inline(result, ["ActionResult", "TotalJobAds"])
             + " "
             + " ".join(f"{k}={v}" for k, v in totals.items() if v),
             action_result=success,
@@ -315,16 +261,16 @@ class _Payloads(_FlowBase):
         if success != 1:
             yield from self.unexpected_rest()
             return
-        d = yield from self._next()
+        d = yield from self.next_message()
         r = self.expect(d, C2S, "commit confirmation")
         if r is not None:
-            value = self._int(r, "confirmation")
+            value = self.int_field(r, "confirmation")
             self.end(r, "confirmation")
             self.note(d, "ACT_CONFIRM", f"ACT_ON_JOBS client confirms ({value})", value=value)
-        d = yield from self._next()
+        d = yield from self.next_message()
         r = self.expect(d, S2C, "commit result")
         if r is not None:
-            value = self._int(r, "commit result")
+            value = self.int_field(r, "commit result")
             self.end(r, "commit result")
             self.note(d, "ACT_CONFIRM", f"ACT_ON_JOBS committed ({value})", value=value)
         yield from self.unexpected_rest()
@@ -340,7 +286,7 @@ class _Payloads(_FlowBase):
                 if call is not None:
                     pending.append(call)
         while True:
-            d = yield from self._next()
+            d = yield from self.next_message()
             reader = self.reader(d)
             if reader is None:
                 self.encrypted_note(d, "QMGMT call" if d.direction == C2S else "QMGMT reply")
@@ -351,14 +297,14 @@ class _Payloads(_FlowBase):
                     pending.append(call)
             else:
                 if not pending:
-                    raise _Undecodable("QMGMT reply without a pending call")
+                    raise Undecodable("QMGMT reply without a pending call")
                 rpc, label = pending.pop(0)
                 self._qmgmt_reply(d, reader, rpc, label)
 
     def _qmgmt_call(
         self, d: DecodedMessage, r: MessageReader, prefix: str = ""
     ) -> tuple[int, str] | None:
-        rpc = self._int(r, "QMGMT call number")
+        rpc = self.int_field(r, "QMGMT call number")
         name = _qmgmt_name(rpc)
         values = read_arguments(rpc, r)
         fields: dict[str, Any] = {"rpc": rpc, **values}
@@ -382,10 +328,10 @@ class _Payloads(_FlowBase):
         elif rpc in (QmgmtCall.GetNextJobByConstraint, QmgmtCall.GetNextDirtyJobByConstraint):
             args = f"init={a['init']} [{a['constraint']}]"
         elif rpc == QmgmtCall.GetAllJobsByConstraint:
-            args = f"[{a['constraint']}] projection={_quote(str(a['projection']))}"
+            args = f"[{a['constraint']}] projection={quote(str(a['projection']))}"
         elif rpc in (QmgmtCall.SetJobFactory, QmgmtCall.SetMaterializeData):
             args = (
-                f"{a['cluster']} max={a['maximum']} file={_quote(str(a['filename']))} "
+                f"{a['cluster']} max={a['maximum']} file={quote(str(a['filename']))} "
                 f"digest={len(str(a['digest']))} chars"
             )
         elif rpc == QmgmtCall.SendMaterializeData:
@@ -395,13 +341,13 @@ class _Payloads(_FlowBase):
             args = f"{a['cluster']} flags={a['flags']} items={items} ({len(data)} bytes)"
         elif rpc == QmgmtCall.SendJobQueueAd:
             ad = self.ad(r, "job queue ad", d)
-            args = f"{a['cluster']} type={a['ad_type']} flags={a['flags']} " + _inline(ad)
+            args = f"{a['cluster']} type={a['ad_type']} flags={a['flags']} " + inline(ad)
         elif rpc == QmgmtCall.SendSpoolFileIfNeeded:
-            args = _inline(self.ad(r, "spool ad", d))
+            args = inline(self.ad(r, "spool ad", d))
         elif len(a) == 1:
             # One int (NewProc, GetCapabilities, ...) or one string (SetEffectiveOwner, ...).
             (value,) = a.values()
-            args = _quote(value) if isinstance(value, str) else str(value)
+            args = quote(value) if isinstance(value, str) else str(value)
             if isinstance(value, int):
                 fields = {"rpc": rpc, "arg": value}
         else:
@@ -422,11 +368,11 @@ class _Payloads(_FlowBase):
         fields: dict[str, Any] = {"rpc": rpc}
         if rpc == QmgmtCall.GetCapabilities:
             ad = self.ad(r, "capabilities", d)
-            text = _inline(ad)
+            text = inline(ad)
         elif rpc == QmgmtCall.SendMaterializeData:
             fields["spool_file"], fields["rows"] = r.get_string(), r.get_int()
             fields["rval"] = r.get_int()
-            text = f"spool file {_quote(fields['spool_file'])} rows={fields['rows']}"
+            text = f"spool file {quote(fields['spool_file'])} rows={fields['rows']}"
             text += f" rval={fields['rval']}"
             if not r.at_end():
                 fields["errno"] = r.get_int()
@@ -449,13 +395,13 @@ class _Payloads(_FlowBase):
                 text = f"rval={rval} errno={errno}"
                 if not r.at_end():
                     ad = self.ad(r, "error", d)
-                    text += " " + _inline(ad)
+                    text += " " + inline(ad)
             elif rpc == QmgmtCall.GetAttributeFloat:
                 text = f"rval={rval} value={r.get_double()}"
             elif rpc == QmgmtCall.GetAttributeInt:
                 text = f"rval={rval} value={r.get_int()}"
             elif rpc in (QmgmtCall.GetAttributeString, QmgmtCall.GetAttributeExpr):
-                text = f"rval={rval} value={_quote(r.get_string())}"
+                text = f"rval={rval} value={quote(r.get_string())}"
             elif rpc in (
                 QmgmtCall.GetJobAd,
                 QmgmtCall.GetJobByConstraint,
@@ -470,7 +416,7 @@ class _Payloads(_FlowBase):
                 text = f"rval={rval}"
                 if not r.at_end():
                     ad = self.ad(r, "commit result", d)
-                    text += " " + (_inline(ad) if len(ad) else "+ empty ad")
+                    text += " " + (inline(ad) if len(ad) else "+ empty ad")
             else:
                 text = f"rval={rval}"
         self.end(r, f"{_qmgmt_name(rpc)} reply")
@@ -480,18 +426,18 @@ class _Payloads(_FlowBase):
         self, command: int | None, first: tuple[DecodedMessage, MessageReader] | None
     ) -> Flow:
         """UPDATE_*/INVALIDATE_*: ads; later messages on the connection repeat ``int cmd`` + ads."""
-        d, r = yield from self._request(command, first, "update ad")
+        d, r = yield from self.request(command, first, "update ad")
         current = command
         while True:
             if r is not None:
                 if d.direction == S2C:
-                    value = self._int(r, "acknowledgement")
+                    value = self.int_field(r, "acknowledgement")
                     self.end(r, "acknowledgement")
                     self.note(d, "UPDATE_ACK", f"{command_name(current)} acknowledged ({value})")
                 else:
                     prefix = "RAW " if d.kind == "RAW_COMMAND" else ""
                     if d.kind == "":
-                        current = self._int(r, "command")
+                        current = self.int_field(r, "command")
                         prefix = ""
                     ads: list[ClassAd] = []
                     while not r.at_end():
@@ -499,9 +445,9 @@ class _Payloads(_FlowBase):
                     self.note(
                         d,
                         d.kind or "UPDATE",
-                        f"{prefix}{command_name(current)} " + "; ".join(_inline(a) for a in ads),
+                        f"{prefix}{command_name(current)} " + "; ".join(inline(a) for a in ads),
                     )
-            d = yield from self._next()
+            d = yield from self.next_message()
             r = self.reader(d)
             if r is None:
                 self.encrypted_note(d, f"{command_name(current)} message")
@@ -509,14 +455,14 @@ class _Payloads(_FlowBase):
     def config_val(
         self, command: int | None, first: tuple[DecodedMessage, MessageReader] | None
     ) -> Flow:
-        d, r = yield from self._request(command, first, "knob name")
+        d, r = yield from self.request(command, first, "knob name")
         if r is None:
             yield from self.payload_encrypted(command)
             return
         knob = r.get_string()
         self.end(r, "knob name")
-        self.note(d, d.kind or "REQUEST", f"{command_name(command)} knob={_quote(knob)}")
-        d = yield from self._next()
+        self.note(d, d.kind or "REQUEST", f"{command_name(command)} knob={quote(knob)}")
+        d = yield from self.next_message()
         r = self.expect(d, S2C, "configuration value")
         if r is not None:
             values = []
@@ -541,7 +487,7 @@ class _Payloads(_FlowBase):
             if not r.at_end():
                 d.summary += f" + {r.remaining} payload bytes (layout not known to the dissector)"
         while True:
-            d = yield from self._next()
+            d = yield from self.next_message()
             if d.payload is None:
                 self.encrypted_note(d, f"{command_name(command)} message")
             else:
@@ -576,18 +522,3 @@ def _ad_name(ad: ClassAd) -> str:
             except CedarError:
                 return ad.raw_text(key)
     return ""
-
-
-def _inline(ad: ClassAd, names: list[str] | None = None, limit: int = 8) -> str:
-    """``{A = 1; B = "x"; …}`` with at most ``limit`` attributes (or just ``names``)."""
-    chosen = [n for n in ad if names is None or n.lower() in {x.lower() for x in names}]
-    shown = chosen[:limit]
-    body = "; ".join(f"{n} = {ad.raw_text(n)}" for n in shown)
-    more = len(ad) - len(shown)
-    if more:
-        body += f"; … +{more} more" if body else f"{more} attributes"
-    return "{" + body + "}"
-
-
-#: The one-line form of an ad, for the other parts of the dissector.
-inline = _inline

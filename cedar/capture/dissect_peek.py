@@ -12,46 +12,33 @@ from __future__ import annotations
 from collections.abc import Generator
 from typing import TYPE_CHECKING
 
+from cedar.capture.dissect_model import inline
 from cedar.capture.tcp import S2C
 from cedar.commands.filetransfer import ZERO_LENGTH_MARKER
 from cedar.commands.peek import StarterClaim
 from cedar.errors import CedarError, ProtocolError
 
 if TYPE_CHECKING:
-    from cedar.capture.dissect_model import DecodedMessage
-    from cedar.capture.dissect_payloads import _Payloads
+    from cedar.capture.dissect_model import DecodedMessage, FlowBase
     from cedar.capture.messages import WireMessage
-    from cedar.classad_wire import ClassAd
     from cedar.stream.primitives import MessageReader
 
 Step = Generator[None, "tuple[WireMessage, DecodedMessage]", None]
 _STREAMS = {0: "stdout", 1: "stderr"}
 
 
-def _ads_summary(ad: ClassAd) -> str:
-    from cedar.capture import dissect_payloads  # (it imports this module)
-
-    return dissect_payloads.inline(ad)
-
-
 def connect_info(
-    flow: _Payloads, command: int | None, first: tuple[DecodedMessage, MessageReader] | None
+    flow: FlowBase, command: int | None, first: tuple[DecodedMessage, MessageReader] | None
 ) -> Step:
     """509: the job id asked for, then the connect info (claim redacted, key learned)."""
-    d, r = yield from flow._request(command, first, "connect-info request")
-    if r is None:
-        yield from flow.payload_encrypted(command)
+    if (
+        yield from flow.request_ad(command, first, "connect-info request", label="for job")
+    ) is None:
         return
-    request = flow.ad(r, "connect-info request", d)
-    flow.end(r, "connect-info request")
-    flow._request_note(d, command, "for job", request)
-    d = yield from flow._next()
-    r = flow.expect(d, S2C, "connect info")
-    if r is None:
+    d, reply = yield from flow.reply_ad("connect info")
+    if reply is None:
         yield from flow.unexpected_rest()
         return
-    reply = flow.ad(r, "connect info", d)
-    flow.end(r, "connect info")
     claim = reply.get("ClaimId")
     learned = ""
     if isinstance(claim, str):
@@ -67,24 +54,19 @@ def connect_info(
     flow.note(
         d,
         "CONNECT_INFO",
-        f"{'' if reply.get('Result') is True else 'refused: '}{_ads_summary(reply)}{learned}",
+        f"{'' if reply.get('Result') is True else 'refused: '}{inline(reply)}{learned}",
     )
     yield from flow.unexpected_rest()
 
 
 def transfer_queue(
-    flow: _Payloads, command: int | None, first: tuple[DecodedMessage, MessageReader] | None
+    flow: FlowBase, command: int | None, first: tuple[DecodedMessage, MessageReader] | None
 ) -> Step:
     """507: the request, the go-ahead, then the client's I/O reports and the closing ``""``."""
-    d, r = yield from flow._request(command, first, "transfer-queue request")
-    if r is None:
-        yield from flow.payload_encrypted(command)
+    if (yield from flow.request_ad(command, first, "transfer-queue request", label="for")) is None:
         return
-    request = flow.ad(r, "transfer-queue request", d)
-    flow.end(r, "transfer-queue request")
-    flow._request_note(d, command, "for", request)
     while True:
-        d = yield from flow._next()
+        d = yield from flow.next_message()
         r = flow.reader(d)
         if r is None:
             flow.encrypted_note(d, "transfer-queue message")
@@ -92,7 +74,7 @@ def transfer_queue(
         if d.direction == S2C:
             answer = flow.ad(r, "transfer-queue answer", d)
             flow.end(r, "transfer-queue answer")
-            flow.note(d, "GO_AHEAD", f"transfer queue {_ads_summary(answer)}")
+            flow.note(d, "GO_AHEAD", f"transfer queue {inline(answer)}")
             continue
         try:
             text = r.get_string()
@@ -106,25 +88,17 @@ def transfer_queue(
 
 
 def starter_peek(
-    flow: _Payloads, command: int | None, first: tuple[DecodedMessage, MessageReader] | None
+    flow: FlowBase, command: int | None, first: tuple[DecodedMessage, MessageReader] | None
 ) -> Step:
     """1503: the request ad, the reply ad, per item its size (+ chunk size), data or 666, and
     the count of files sent (a size-0 file shares its message with what follows)."""
-    d, r = yield from flow._request(command, first, "peek request")
-    if r is None:
+    if (yield from flow.request_ad(command, first, "peek request", label="request")) is None:
+        return
+    d, reply = yield from flow.reply_ad("peek reply")
+    if reply is None:
         yield from flow.payload_encrypted(command)
         return
-    request = flow.ad(r, "peek request", d)
-    flow.end(r, "peek request")
-    flow._request_note(d, command, "request", request)
-    d = yield from flow._next()
-    r = flow.expect(d, S2C, "peek reply")
-    if r is None:
-        yield from flow.payload_encrypted(command)
-        return
-    reply = flow.ad(r, "peek reply", d)
-    flow.end(r, "peek reply")
-    flow.note(d, "PEEK_REPLY", f"peek reply {_ads_summary(reply)}")
+    flow.note(d, "PEEK_REPLY", f"peek reply {inline(reply)}")
     if reply.get("Result") is not True:
         yield from flow.unexpected_rest()
         return
@@ -135,7 +109,7 @@ def starter_peek(
     ]
     state = _PeekFiles(names, flow.encrypting)
     while True:
-        d = yield from flow._next()
+        d = yield from flow.next_message()
         r = flow.expect(d, S2C, "peek file message")
         if r is None:
             continue
@@ -144,7 +118,7 @@ def starter_peek(
             continue
         parts = []
         while not r.at_end():
-            parts.append(state.take(flow._int(r, "peek file message")))
+            parts.append(state.take(flow.int_field(r, "peek file message")))
         flow.note(d, "FILE_COUNT" if state.expect == "end" else "FILE_HEADER", "; ".join(parts))
 
 
@@ -198,25 +172,17 @@ class _PeekFiles:
 
 
 def start_sshd(
-    flow: _Payloads, command: int | None, first: tuple[DecodedMessage, MessageReader] | None
+    flow: FlowBase, command: int | None, first: tuple[DecodedMessage, MessageReader] | None
 ) -> Step:
     """1502: the request ad and the starter's answer (its key material is not shown)."""
-    d, r = yield from flow._request(command, first, "start-sshd request")
-    if r is None:
+    if (yield from flow.request_ad(command, first, "start-sshd request", label="request")) is None:
+        return
+    d, reply = yield from flow.reply_ad("start-sshd reply")
+    if reply is None:
         yield from flow.payload_encrypted(command)
         return
-    request = flow.ad(r, "start-sshd request", d)
-    flow.end(r, "start-sshd request")
-    flow._request_note(d, command, "request", request)
-    d = yield from flow._next()
-    r = flow.expect(d, S2C, "start-sshd reply")
-    if r is None:
-        yield from flow.payload_encrypted(command)
-        return
-    reply = flow.ad(r, "start-sshd reply", d)
-    flow.end(r, "start-sshd reply")
     for name in ("SSHPrivateClientKey", "SSHPublicServerKey"):
         if name in reply:
             reply[name] = "<key, not shown>"
-    flow.note(d, "SSHD_REPLY", f"start-sshd reply {_ads_summary(reply)}")
+    flow.note(d, "SSHD_REPLY", f"start-sshd reply {inline(reply)}")
     yield from flow.opaque("ssh session data")

@@ -21,8 +21,7 @@ from cedar.commands.filetransfer import (
 )
 
 if TYPE_CHECKING:
-    from cedar.capture.dissect_model import DecodedMessage
-    from cedar.capture.dissect_payloads import _Payloads
+    from cedar.capture.dissect_model import DecodedMessage, FlowBase
     from cedar.capture.messages import WireMessage
     from cedar.stream.primitives import MessageReader
 
@@ -58,12 +57,12 @@ class _Sandbox:
 
 
 def sandbox(
-    flow: _Payloads, uploader: str, label: str
+    flow: FlowBase, uploader: str, label: str
 ) -> Generator[None, tuple[WireMessage, DecodedMessage], None]:
     """One job's sub-protocol, until both reports have been seen."""
     box = _Sandbox(uploader, label)
     while box.reports < 2:
-        d = yield from flow._next()
+        d = yield from flow.next_message()
         r = flow.reader(d)
         if r is None:
             flow.encrypted_note(d, f"file transfer of {label}")
@@ -74,11 +73,11 @@ def sandbox(
             _downloader_message(flow, box, d, r)
 
 
-def _uploader_message(flow: _Payloads, box: _Sandbox, d: DecodedMessage, r: MessageReader) -> None:
+def _uploader_message(flow: FlowBase, box: _Sandbox, d: DecodedMessage, r: MessageReader) -> None:
     state = box.state
     who = "uploader"
     if state == "header":
-        final = flow._int(r, "final-transfer flag")
+        final = flow.int_field(r, "final-transfer flag")
         ad = flow.ad(r, "sandbox", d)
         flow.end(r, "transfer header")
         size = ad.get("SandboxSize")
@@ -91,7 +90,7 @@ def _uploader_message(flow: _Payloads, box: _Sandbox, d: DecodedMessage, r: Mess
         )
         box.state = "command"
     elif state == "command":
-        command = flow._int(r, "transfer command")
+        command = flow.int_field(r, "transfer command")
         flow.end(r, "transfer command")
         box.command = command
         name = _COMMAND_NAMES.get(command, str(command))
@@ -107,7 +106,7 @@ def _uploader_message(flow: _Payloads, box: _Sandbox, d: DecodedMessage, r: Mess
         else:
             box.state = "g1" if box.first else "mode"
     elif state == "g1":
-        alive = flow._int(r, "alive interval")
+        alive = flow.int_field(r, "alive interval")
         flow.end(r, "go-ahead request")
         flow.note(d, "FT_GO_AHEAD_ASK", f"{who} asks to go ahead (alive {alive} s)", alive=alive)
         box.state = "g5"
@@ -119,7 +118,7 @@ def _uploader_message(flow: _Payloads, box: _Sandbox, d: DecodedMessage, r: Mess
         )
         box.state, box.first = "mode", False
     elif state == "mode":
-        mode = flow._int(r, "mode")
+        mode = flow.int_field(r, "mode")
         flow.end(r, "mode")
         if box.command == TransferCommand.MKDIR:
             flow.note(d, "FT_MKDIR", f"mkdir {box.name!r} mode {_mode(mode)}", mode=mode)
@@ -128,7 +127,7 @@ def _uploader_message(flow: _Payloads, box: _Sandbox, d: DecodedMessage, r: Mess
             flow.note(d, "FT_MODE", f"{box.name!r} mode {_mode(mode)}", mode=mode)
             box.state = "size"
     elif state == "size":
-        size = flow._int(r, "file size")
+        size = flow.int_field(r, "file size")
         chunk = r.get_int() if not r.at_end() else None
         flow.end(r, "file size")
         box.size, box.received = size, 0
@@ -136,7 +135,7 @@ def _uploader_message(flow: _Payloads, box: _Sandbox, d: DecodedMessage, r: Mess
         flow.note(d, "FT_SIZE", text, size=size, chunk=chunk)
         box.state = "marker" if size == 0 else "body"
     elif state == "marker":
-        marker = flow._int(r, "zero-length marker")
+        marker = flow.int_field(r, "zero-length marker")
         flow.end(r, "zero-length marker")
         if marker != ZERO_LENGTH_MARKER:
             raise ValueError(f"expected the zero-length marker 666, got {marker}")
@@ -162,15 +161,13 @@ def _uploader_message(flow: _Payloads, box: _Sandbox, d: DecodedMessage, r: Mess
         raise ValueError(f"item command {box.command} has no layout known to the dissector")
 
 
-def _downloader_message(
-    flow: _Payloads, box: _Sandbox, d: DecodedMessage, r: MessageReader
-) -> None:
+def _downloader_message(flow: FlowBase, box: _Sandbox, d: DecodedMessage, r: MessageReader) -> None:
     who = "downloader"
     if box.state == "report" and box.reports == 1:
         _report(flow, box, d, r, who)
         return
     if len(d.payload or b"") == 8:
-        alive = flow._int(r, "alive interval")
+        alive = flow.int_field(r, "alive interval")
         flow.note(d, "FT_GO_AHEAD_ASK", f"{who} asks to go ahead (alive {alive} s)", alive=alive)
         return
     ad = flow.ad(r, "go-ahead", d)
@@ -187,7 +184,7 @@ def _downloader_message(
     )
 
 
-def _report(flow: _Payloads, box: _Sandbox, d: DecodedMessage, r: MessageReader, who: str) -> None:
+def _report(flow: FlowBase, box: _Sandbox, d: DecodedMessage, r: MessageReader, who: str) -> None:
     ad = flow.ad(r, "report", d)
     flow.end(r, "transfer report")
     result = ad.get("Result")
@@ -200,15 +197,15 @@ def _report(flow: _Payloads, box: _Sandbox, d: DecodedMessage, r: MessageReader,
 
 
 def spool(
-    flow: _Payloads, command: int | None, first: tuple[DecodedMessage, MessageReader] | None
+    flow: FlowBase, command: int | None, first: tuple[DecodedMessage, MessageReader] | None
 ) -> Generator[None, tuple[WireMessage, DecodedMessage], None]:
     """488: version and count, the job ids, a sandbox per job (client uploads), ``I(1)``."""
-    d, r = yield from flow._request(command, first, "spool request")
+    d, r = yield from flow.request(command, first, "spool request")
     if r is None:
         yield from flow.payload_encrypted(command)
         return
     version = r.get_string()
-    count = flow._int(r, "job count")
+    count = flow.int_field(r, "job count")
     flow.end(r, "spool request")
     flow.note(
         d,
@@ -217,33 +214,33 @@ def spool(
         jobs=count,
         version=version,
     )
-    d = yield from flow._next()
+    d = yield from flow.next_message()
     r = flow.expect(d, C2S, "job ids")
     if r is None:
         yield from flow.payload_encrypted(command)
         return
     ids = []
     for _ in range(max(0, min(count, 100_000))):
-        ids.append(f"{flow._int(r, 'cluster')}.{flow._int(r, 'proc')}")
+        ids.append(f"{flow.int_field(r, 'cluster')}.{flow.int_field(r, 'proc')}")
     flow.end(r, "job ids")
     flow.note(d, "SPOOL_JOB_IDS", "jobs " + ", ".join(ids), jobs=ids)
     for job in ids:
         yield from sandbox(flow, C2S, f"job {job}")
-    d = yield from flow._next()
+    d = yield from flow.next_message()
     r = flow.expect(d, S2C, "spool result")
     if r is not None:
-        ok = flow._int(r, "spool result")
+        ok = flow.int_field(r, "spool result")
         flow.end(r, "spool result")
         flow.note(d, "SPOOL_RESULT", f"schedd: {'OK' if ok == 1 else 'NOT OK'} ({ok})", result=ok)
     yield from flow.unexpected_rest()
 
 
 def transfer_data(
-    flow: _Payloads, command: int | None, first: tuple[DecodedMessage, MessageReader] | None
+    flow: FlowBase, command: int | None, first: tuple[DecodedMessage, MessageReader] | None
 ) -> Generator[None, tuple[WireMessage, DecodedMessage], None]:
     """489: version and constraint, a count, per job its ad and a sandbox (schedd uploads),
     then the client's ``I(1)``."""
-    d, r = yield from flow._request(command, first, "transfer-data request")
+    d, r = yield from flow.request(command, first, "transfer-data request")
     if r is None:
         yield from flow.payload_encrypted(command)
         return
@@ -257,16 +254,16 @@ def transfer_data(
         constraint=constraint,
         version=version,
     )
-    d = yield from flow._next()
+    d = yield from flow.next_message()
     r = flow.expect(d, S2C, "job count")
     if r is None:
         yield from flow.payload_encrypted(command)
         return
-    count = flow._int(r, "job count")
+    count = flow.int_field(r, "job count")
     flow.end(r, "job count")
     flow.note(d, "TRANSFER_DATA_COUNT", f"{count} job(s) to send", jobs=count)
     for _ in range(max(0, min(count, 100_000))):
-        d = yield from flow._next()
+        d = yield from flow.next_message()
         r = flow.expect(d, S2C, "job ad")
         if r is None:
             continue
@@ -275,10 +272,10 @@ def transfer_data(
         job = f"{ad.get('ClusterId')}.{ad.get('ProcId')}"
         flow.note(d, "JOB_AD", f"job ad {job} ({len(ad)} attributes)", job=job)
         yield from sandbox(flow, S2C, f"job {job}")
-    d = yield from flow._next()
+    d = yield from flow.next_message()
     r = flow.expect(d, C2S, "client's acknowledgement")
     if r is not None:
-        ok = flow._int(r, "acknowledgement")
+        ok = flow.int_field(r, "acknowledgement")
         flow.end(r, "acknowledgement")
         flow.note(
             d, "TRANSFER_DATA_ACK", f"client: {'OK' if ok == 1 else 'NOT OK'} ({ok})", result=ok

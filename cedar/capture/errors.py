@@ -1,8 +1,9 @@
-"""The error raised for captures that cannot be read, reassembled or dissected."""
+"""The errors of capture handling: a capture that cannot be read, reassembled or dissected,
+and a recording that does not show enough to replay it."""
 
 from __future__ import annotations
 
-from cedar.errors import ProtocolError
+from cedar.errors import CedarError, ProtocolError
 
 
 class CaptureError(ProtocolError):
@@ -38,3 +39,15 @@ class CaptureError(ProtocolError):
         if self.offset is not None:
             where.append(f"offset {self.offset}")
         return f"{', '.join(where)}: {self.reason}" if where else self.reason
+
+
+class Unreconstructible(CedarError):
+    """The recording does not show enough of the server's state to rebuild it."""
+
+
+class Undecodable(Exception):
+    """A message does not have the layout the conversation state predicts (the dissector
+    notes it on the message and goes on; it never leaves the dissector)."""
+
+
+__all__ = ["CaptureError", "Undecodable", "Unreconstructible"]

@@ -1,8 +1,9 @@
 """Replaying recorded conversations against our own client and server.
 
 One module because it is one registry: :data:`KINDS` ties each recorded command to the factories and
-checks defined beside it (file-transfer kinds are already apart, in
-:mod:`cedar.capture.replay_transfer`).
+checks defined beside it (file-transfer kinds are apart, in :mod:`cedar.capture.replay_transfer`;
+what every entry shares -- :class:`ReplayContext`, :class:`ReplayKind`, our peers configured like
+the recorded ones -- is below both, in :mod:`cedar.capture.replay_context`).
 
 Client side: our client -- :func:`cedar.commands.base.command_protocol` (shared-port preamble,
 ``start_command``, command body) with a :class:`SecurityConfig` like the recording's client --
@@ -24,17 +25,23 @@ import dataclasses
 import os
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
-from cedar.auth.client import ClientSecurity, CommandSession, SecurityConfig
-from cedar.auth.policy import Requirement
-from cedar.auth.server_policy import LevelPolicy, ServerPolicy
-from cedar.auth.session import ClientSessionCache, ServerSessionCache
-from cedar.auth.sinful import Sinful
+from cedar.auth.client import CommandSession
 from cedar.capture import replay_transfer
 from cedar.capture.dissect import DecodedMessage, DissectedConversation, dissect
-from cedar.capture.messages import Conversation, load_conversations
+from cedar.capture.errors import Unreconstructible
+from cedar.capture.messages import load_conversations
+from cedar.capture.replay_context import (
+    CaptureState,
+    ClientFactory,
+    ReplayContext,
+    ReplayKind,
+    ReplayReport,
+    client_security,
+    mock_schedd,
+    server_policy,
+)
 from cedar.capture.tcp import C2S, S2C
 from cedar.capture.writer import write_capture
 from cedar.classad_wire import ClassAd, evaluate, parse_expr
@@ -48,9 +55,10 @@ from cedar.commands.ping import sec_query_body
 from cedar.commands.submit.factory import JobFactory, digest_queue, parse_item_bytes
 from cedar.errors import CedarError
 from cedar.numbers import Command, QmgmtCall
-from cedar.server.collector import QUERY_TABLES, AdStore, MockCollector
+from cedar.server.ad_store import QUERY_TABLES, AdStore
+from cedar.server.collector import MockCollector
 from cedar.server.daemon import Daemon
-from cedar.server.schedd import HELD, IDLE, Job, JobQueue, MockSchedd
+from cedar.server.schedd import HELD, IDLE, Job, JobQueue
 from cedar.stream.drivers import ReplayChannel
 
 #: Attributes whose values legitimately differ between runs (keys, nonces, session ids, pids,
@@ -83,165 +91,6 @@ SERVER_DEVIATIONS: dict[str, str] = {
     "issuerkeys": "added by the IDTOKENS method, which the replay's CLAIMTOBE-only server lacks",
     "validcommands": "a mock daemon registers only the commands it implements",
 }
-
-
-#: The client settings of the index's "plain" security (captures/README.md).
-PLAIN_METHODS = ["CLAIMTOBE"]
-PLAIN_CRYPTO = ["BLOWFISH"]
-
-
-@dataclass
-class ReplayContext:
-    """What a factory may need: the recorded conversation, decoded."""
-
-    capture: str
-    conversation: Conversation
-    dissected: DissectedConversation
-
-    def messages(self, direction: str, kind: str | None = None) -> list[DecodedMessage]:
-        """The recorded messages in one direction (of one kind)."""
-        return [
-            m
-            for m in self.dissected.messages
-            if m.direction == direction and (kind is None or m.kind == kind)
-        ]
-
-    def request_ad(self) -> ClassAd:
-        """The recorded client request ad (the first ad the client sent after the handshake)."""
-        for message in self.messages(C2S):
-            if message.ads and message.kind != "DC_AUTHENTICATE":
-                return message.ads[0][1]
-        raise CedarError("the recorded conversation has no client request ad")
-
-    def reply_ad(self, kind: str) -> ClassAd:
-        """The first ad of the first recorded server message of ``kind``."""
-        for message in self.messages(S2C, kind):
-            if message.ads:
-                return message.ads[0][1]
-        raise CedarError(f"the recorded conversation has no {kind} ad")
-
-    def handshake_ad(self) -> ClassAd | None:
-        """The client's recorded ``DC_AUTHENTICATE`` ad (new session or resumption)."""
-        for message in self.messages(C2S, "DC_AUTHENTICATE"):
-            return message.ads[0][1]
-        return None
-
-    def result_ads(self) -> list[ClassAd]:
-        """The result ads the real server sent (summary and header ads excluded)."""
-        ads: list[ClassAd] = []
-        for message in self.messages(S2C):
-            if message.kind in ("QUERY_RESULT", "JOB_AD", "HISTORY"):
-                ads.extend(ad for _, ad in message.ads if ad.get("Owner") not in (0, 1))
-        return ads
-
-    def qmgmt_calls(self, *rpcs: int) -> list[dict[str, Any]]:
-        """Fields of the recorded queue-management calls (of the given RPC numbers)."""
-        return [
-            m.fields
-            for m in self.messages(C2S, "QMGMT_CALL")
-            if not rpcs or m.fields.get("rpc") in rpcs
-        ]
-
-    def qmgmt_rvals(self, rpc: int) -> list[int]:
-        """The recorded ``rval`` of each reply to ``rpc``."""
-        return [
-            int(m.fields["rval"])
-            for m in self.messages(S2C, "QMGMT_REPLY")
-            if m.fields.get("rpc") == rpc and "rval" in m.fields
-        ]
-
-    def user(self) -> str | None:
-        """The identity the recorded client claimed (``user@domain``), if any; for a resumed
-        session, the one its negotiation (earlier in the capture) authenticated."""
-        for message in self.messages(C2S, "CLAIMTOBE"):
-            name = message.fields.get("name")
-            if isinstance(name, str):
-                return name
-        user = self.dissected.facts.get("user")
-        if isinstance(user, str):
-            return user
-        session = self.dissected.facts.get("session")
-        if self.dissected.start != "resumed" or session is None:
-            return None
-        for conv in dissect(self.capture):
-            if conv.facts.get("session") == session and conv.start == "negotiated":
-                return ReplayContext(self.capture, self.conversation, conv).user()
-        return None
-
-    def target(self) -> Sinful:
-        """The address the recorded client connected to (its ``ConnectSinful`` when sent)."""
-        ad = self.handshake_ad()
-        if ad is not None and isinstance(ad.get("ConnectSinful"), str):
-            return Sinful.parse(ad["ConnectSinful"])
-        host, port = self.conversation.server
-        sock = self.dissected.facts.get("shared_port_id")
-        return Sinful.parse(f"<{host}:{port}?sock={sock}>" if sock else f"<{host}:{port}>")
-
-    def preamble(self) -> dict[str, Any] | None:
-        """The recorded shared-port preamble's fields."""
-        for message in self.messages(C2S, "SHARED_PORT_CONNECT"):
-            return message.fields
-        return None
-
-
-ClientFactory = Callable[[ReplayContext], Body[Any]]
-#: Compares what our client decoded (emitted values, return value) with the recording.
-ResultCheck = Callable[[ReplayContext, list[Any], Any], list[str]]
-ServerFactory = Callable[[ReplayContext], Daemon]
-
-
-@dataclass(frozen=True)
-class ReplayKind:
-    """How to replay one kind of conversation."""
-
-    name: str
-    commands: frozenset[int]
-    #: Clear-text start forms this entry can replay ("raw", "negotiated", "resumed").
-    starts: frozenset[str]
-    client: ClientFactory | None = None
-    check: ResultCheck | None = None
-    server: ServerFactory | None = None
-    #: Narrows the entry among several for the same command (e.g. submit vs edit).
-    match: Callable[[ReplayContext], bool] | None = None
-    #: Why a side is missing (shown in reports).
-    missing: str = ""
-    #: Attributes left out of ad comparisons for this kind (besides VOLATILE).
-    ignore: frozenset[str] = frozenset()
-    #: True when messages beyond the recorded ones depend on timing (a peer closed).
-    extra_ok: Callable[[ReplayContext], bool] | None = None
-    #: Why the client side cannot be replayed here (None: it can).
-    client_skip: Callable[[ReplayContext], str | None] | None = None
-
-
-@dataclass
-class ReplayReport:
-    """Outcome of replaying one side of one conversation."""
-
-    capture: str
-    conversation: int
-    kind: str
-    side: str  # "client" or "server"
-    differences: list[str] = field(default_factory=list)
-    skipped: str | None = None
-    results: list[Any] = field(default_factory=list)
-
-    @property
-    def ok(self) -> bool:
-        return self.skipped is None and not self.differences
-
-
-@dataclass
-class CaptureState:
-    """What the conversations of one capture share: the sessions each side keeps.
-
-    ``sid_map`` maps a recorded session id to the one our server issued for the same session,
-    so that a recorded resumption finds our server's session.
-    """
-
-    client_sessions: ClientSessionCache = field(default_factory=ClientSessionCache)
-    server_sessions: ServerSessionCache = field(default_factory=ServerSessionCache)
-    #: Recorded ids of the sessions whose negotiation was replayed (resumable by ours).
-    negotiated: set[str] = field(default_factory=set)
 
 
 # -- client side: bodies and result checks ----------------------------------------------------
@@ -365,31 +214,6 @@ def _request_body(protocol: Callable[[CommandSession, ClassAd], Any]) -> ClientF
     return lambda ctx: lambda session: protocol(session, ctx.request_ad())
 
 
-def client_security(ctx: ReplayContext, sessions: ClientSessionCache) -> ClientSecurity:
-    """Our client configured like the recorded one (the index's "raw" or "plain" security)."""
-    if ctx.dissected.start == "raw":
-        config = SecurityConfig(negotiation=Requirement.NEVER, crypto_methods=[])
-        return ClientSecurity(config, sessions)
-    user, _, domain = (ctx.user() or "").partition("@")
-    preamble = ctx.preamble() or {}
-    handshake = ctx.handshake_ad()
-    subsystem = preamble.get("client_name") or (handshake or ClassAd()).get("Subsystem")
-    config = SecurityConfig(
-        authentication=Requirement.PREFERRED,  # what the recorded M1 says (the tools' default)
-        encryption=Requirement.NEVER,
-        integrity=Requirement.NEVER,
-        negotiation=Requirement.PREFERRED,
-        methods=list(PLAIN_METHODS),
-        crypto_methods=list(PLAIN_CRYPTO),
-        subsystem=str(subsystem or "TOOL"),
-        uid_domain=domain or "localhost",
-        trust_domain=domain or None,
-        options={"SEC_CLAIMTOBE_USER": user} if user else {},
-        resume_keyless_sessions=True,  # the recorded tools resume their clear-text sessions
-    )
-    return ClientSecurity(config, sessions)
-
-
 # -- server side: daemons seeded from the recording ---------------------------------------------
 
 _PIN = re.compile(r'([A-Za-z_]\w*)\s*==\s*(-?\d+|"[^"\\]*"|true|false)\Z', re.IGNORECASE)
@@ -410,10 +234,6 @@ def constraint_pins(text: str) -> dict[str, str]:
             return {}
         pins[m.group(1)] = m.group(2)
     return pins
-
-
-class Unreconstructible(CedarError):
-    """The recording does not show enough of the server's state to rebuild it."""
 
 
 def _requirements(ctx: ReplayContext, name: str = "Requirements") -> str:
@@ -446,17 +266,6 @@ def _pinned(ad: ClassAd, pins: dict[str, str]) -> ClassAd:
     return ad
 
 
-def server_policy(ctx: ReplayContext) -> ServerPolicy:
-    """A policy like the recorded pool's for the recorded client: CLAIMTOBE in its domain."""
-    domain = (ctx.user() or "").partition("@")[2] or "localhost"
-    return ServerPolicy(
-        levels={"DEFAULT": LevelPolicy(methods=list(PLAIN_METHODS))},
-        uid_domain=domain,
-        trust_domain=domain,
-        resume_keyless_sessions=True,  # the recorded tools resume their clear-text sessions
-    )
-
-
 def _collector(ctx: ReplayContext) -> Daemon:
     """A collector holding the recorded result ads, its clock at the recording's time."""
     store = AdStore(clock=lambda: ctx.conversation.first_time)
@@ -465,10 +274,6 @@ def _collector(ctx: ReplayContext) -> Daemon:
     for ad in _seed(ctx, ctx.result_ads(), _requirements(ctx)):
         store.add(ad, table)
     return MockCollector("collector", policy=server_policy(ctx), store=store)
-
-
-def _schedd(ctx: ReplayContext, queue: JobQueue | None = None) -> MockSchedd:
-    return MockSchedd("schedd", policy=server_policy(ctx), queue=queue)
 
 
 def _queue_of(ads: list[ClassAd]) -> JobQueue:
@@ -488,7 +293,7 @@ def _queue_of(ads: list[ClassAd]) -> JobQueue:
 
 def _job_query_schedd(ctx: ReplayContext) -> Daemon:
     """A schedd whose queue is the recorded result (constraint-pinned attributes filled in)."""
-    return _schedd(ctx, _queue_of(_seed(ctx, ctx.result_ads(), _requirements(ctx))))
+    return mock_schedd(ctx, _queue_of(_seed(ctx, ctx.result_ads(), _requirements(ctx))))
 
 
 def _history_schedd(ctx: ReplayContext) -> Daemon:
@@ -530,7 +335,7 @@ def _history_schedd(ctx: ReplayContext) -> Daemon:
         queue.epochs = records
     else:
         queue.history = records
-    return _schedd(ctx, queue)
+    return mock_schedd(ctx, queue)
 
 
 def _satisfying(constraint: str) -> ClassAd:
@@ -567,14 +372,14 @@ def _act_schedd(ctx: ReplayContext) -> Daemon:
         ClassAd({"ClusterId": 1_000_000, "ProcId": i, "Owner": "someone", "JobStatus": status})
         for i in range(int(result.get("TotalJobAds", 0)) - len(hit))
     ]
-    return _schedd(ctx, _queue_of(hit + others))
+    return mock_schedd(ctx, _queue_of(hit + others))
 
 
 def _edit_schedd(ctx: ReplayContext) -> Daemon:
     """As many jobs of the user matching the recorded constraint as the schedd said it edited."""
     (call,) = ctx.qmgmt_calls(QmgmtCall.SetAttributeByConstraint2)
     (count,) = ctx.qmgmt_rvals(QmgmtCall.SetAttributeByConstraint2)
-    return _schedd(ctx, _queue_of(_owned_jobs(ctx, call["constraint"], count, IDLE)))
+    return mock_schedd(ctx, _queue_of(_owned_jobs(ctx, call["constraint"], count, IDLE)))
 
 
 def _submit_schedd(ctx: ReplayContext) -> Daemon:
@@ -585,14 +390,14 @@ def _submit_schedd(ctx: ReplayContext) -> Daemon:
         spool_file = reply.fields.get("spool_file")
         if reply.fields.get("rpc") == QmgmtCall.SendMaterializeData and spool_file:
             queue.factory_spool = os.path.dirname(os.path.dirname(str(spool_file)))
-    return _schedd(ctx, queue)
+    return mock_schedd(ctx, queue)
 
 
 def _ping_daemon(ctx: ReplayContext) -> Daemon:
     """DC_SEC_QUERY is answered by the framework of any daemon; the target's type decides."""
     sock = ctx.dissected.facts.get("shared_port_id")
     if sock and not str(sock).startswith("collector"):
-        return _schedd(ctx)
+        return mock_schedd(ctx)
     return MockCollector("collector", policy=server_policy(ctx), store=AdStore())
 
 
@@ -690,7 +495,7 @@ KINDS: dict[str, ReplayKind] = {
         _CLEAR,
         client=lambda ctx: lambda session: session.send_empty_payload(),
         check=_no_check,
-        server=lambda ctx: _schedd(ctx),
+        server=lambda ctx: mock_schedd(ctx),
     ),
 }
 
@@ -963,3 +768,23 @@ def replay_capture(path: str) -> list[ReplayReport]:
         if dissected.start == "negotiated":
             state.negotiated.add(session)
     return reports
+
+
+__all__ = [
+    "KINDS",
+    "SERVER_DEVIATIONS",
+    "VOLATILE",
+    "CaptureState",
+    "ReplayContext",
+    "ReplayKind",
+    "ReplayReport",
+    "Unreconstructible",
+    "client_security",
+    "compare_messages",
+    "constraint_pins",
+    "kind_of",
+    "replay_capture",
+    "replay_client",
+    "replay_server",
+    "server_policy",
+]

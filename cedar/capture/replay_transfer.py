@@ -17,14 +17,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from cedar.capture.dissect import dissect
+from cedar.capture.errors import Unreconstructible
+from cedar.capture.replay_context import ReplayContext, mock_schedd
 from cedar.capture.tcp import S2C
 from cedar.classad_wire import ClassAd
 from cedar.commands.filetransfer import FileTransferError, UploadItem
 from cedar.commands.spool import SpoolRefused, retrieve_protocol, spool_protocol
+from cedar.server.job_queue import Job, JobQueue
 
 if TYPE_CHECKING:
     from cedar.auth.client import CommandSession
-    from cedar.capture.replay import ReplayContext
     from cedar.commands.base import Body
     from cedar.server.daemon import Daemon
 
@@ -152,13 +155,10 @@ class _SpoolReplay:
 def _sandboxes_elsewhere(ctx: ReplayContext, ids: list[str]) -> list[list[RecordedItem]]:
     """The same jobs' files as another 488 of the capture sent them (a refused second spool
     is cut off before its items; its client was sending the very same files)."""
-    from cedar.capture.dissect import dissect
-    from cedar.capture.replay import ReplayContext as Context
-
     for conv in dissect(ctx.capture):
         if conv.number == ctx.conversation.number or conv.command != ctx.dissected.command:
             continue
-        other = Context(ctx.capture, ctx.conversation, conv)
+        other = ReplayContext(ctx.capture, ctx.conversation, conv)
         jobs = [m.fields["jobs"] for m in conv.messages if m.kind == "SPOOL_JOB_IDS"]
         if jobs and jobs[0] == ids and _outcome(other) == "ok":
             return recorded_sandboxes(other)
@@ -187,15 +187,12 @@ def spool_extra_ok(ctx: ReplayContext) -> bool:
 
 
 def spool_server(ctx: ReplayContext) -> Daemon:
-    from cedar.capture.replay import Unreconstructible, _schedd
-    from cedar.server.job_queue import Job, JobQueue
-
     if _outcome(ctx) == "refused":
         raise Unreconstructible(
             "the schedd's refusal depends on queue state the recording lacks (a job already "
             "spooled, or held for another reason)"
         )
-    queue = JobQueue(name="schedd", spool_dir=None)
+    queue = JobQueue(name="schedd", spool_dir=str(_temporary_dir()))
     owner = (ctx.user() or "nobody").partition("@")[0]
     ids = next(m.fields["jobs"] for m in ctx.dissected.messages if m.kind == "SPOOL_JOB_IDS")
     for job in ids:
@@ -206,9 +203,7 @@ def spool_server(ctx: ReplayContext) -> Daemon:
             proc,
             ClassAd({"ProcId": proc, "JobStatus": 5, "HoldReasonCode": 16}),
         )
-    daemon = _schedd(ctx, queue)
-    queue.spool._root = _temporary_dir()
-    return daemon
+    return mock_schedd(ctx, queue)
 
 
 # -- 489 ----------------------------------------------------------------------------------------
@@ -281,12 +276,8 @@ def check_transfer(ctx: ReplayContext, emitted: list[Any], result: Any) -> list[
 
 def transfer_server(ctx: ReplayContext) -> Daemon:
     """A schedd holding the recorded jobs, their spool directories holding the recorded files."""
-    from cedar.capture.replay import _schedd
-    from cedar.server.job_queue import Job, JobQueue
-
-    queue = JobQueue(name="schedd")
-    daemon = _schedd(ctx, queue)
-    queue.spool._root = _temporary_dir()
+    queue = JobQueue(name="schedd", spool_dir=str(_temporary_dir()))
+    daemon = mock_schedd(ctx, queue)
     sandboxes = recorded_sandboxes(ctx)
     for index, ad in enumerate(_job_ads(ctx)):
         cluster, proc = ad["ClusterId"], ad["ProcId"]

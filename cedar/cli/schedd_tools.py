@@ -1,5 +1,6 @@
-"""``cedar submit``, and the schedd options the job commands share (``q`` is :mod:`cedar.cli.q`,
-``history`` :mod:`cedar.cli.history`, rm/hold/release/edit :mod:`cedar.cli.actions`).
+"""``cedar submit`` (its schedd options, shared with ``transfer-data``, are in
+:mod:`cedar.cli.schedd_options`; ``q`` is :mod:`cedar.cli.q`, ``history``
+:mod:`cedar.cli.history`, rm/hold/release/edit :mod:`cedar.cli.actions`).
 
 It follows condor_submit's output and has ``--json``.  ``--pool HOST[:PORT]`` and ``--name NAME``
 locate the schedd as the tools do; without them the HTCondor configuration decides.
@@ -12,23 +13,9 @@ import json
 import sys
 from typing import TextIO
 
-from cedar.cli.common import Progress, UsageError, add_common_options
-from cedar.commands import Schedd
+from cedar.cli.common import Progress, UsageError
+from cedar.cli.schedd_options import add_common, schedd_from
 from cedar.commands.submit import Submit
-
-
-def add_common(parser: argparse.ArgumentParser) -> None:
-    """``--pool``, ``--name``, ``--addr``, ``--json``, ``--timeout``, ``--debug``."""
-    parser.add_argument("--pool", help="collector HOST[:PORT] (default: COLLECTOR_HOST)")
-    parser.add_argument("--name", help="schedd name (default: the local schedd)")
-    parser.add_argument("--addr", help="schedd address (sinful or host:port); skips lookup")
-    parser.add_argument("--json", action="store_true", help="machine-readable output")
-    add_common_options(parser)
-
-
-def schedd_from(args: argparse.Namespace) -> Schedd:
-    """The schedd the arguments name."""
-    return Schedd(args.addr, name=args.name, pool=args.pool, timeout=args.timeout)
 
 
 def subcommand_parser(name: str) -> argparse.ArgumentParser:

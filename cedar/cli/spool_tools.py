@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-from cedar.cli.schedd_tools import add_common, schedd_from
+from cedar.cli.schedd_options import add_common, schedd_from
 from cedar.commands.filetransfer import TransferProgress
 from cedar.commands.submit import Submit
 

@@ -5,7 +5,7 @@ Pure data (spec 06 §1.5, §1.9, §1.10); the reader, the knob accessors and the
 
 from __future__ import annotations
 
-from cedar.config.knob_table import KNOB_TABLE, METAKNOB_TABLE
+from cedar.config.knob_table import knob_table
 from cedar.version import VERSION, VERSION_TEXT
 
 #: The HTCondor version whose configuration behaviour is emulated (``if version ...``).
@@ -20,17 +20,19 @@ DEFAULT_EXCLUDE_REGEXP = (
     r"|(.*\.dpkg-old)|(.*\.dpkg-dist)|(.*\.cfsaved))$"
 )
 
+_TABLE = knob_table()
 #: Compiled-in defaults of every knob the reference knows (spec 06 §1.9), from the generated
-#: :mod:`~cedar.config.knob_table`.  Raw, expanded on lookup.  ``CONDOR_VERSION`` is the version
-#: cedar presents (:mod:`cedar.version`), not the release's the table was taken from.
+#: :mod:`~cedar.config.knob_table` (``knob_table.json``).  Raw, expanded on lookup.
+#: ``CONDOR_VERSION`` is the version cedar presents (:mod:`cedar.version`), not the release's
+#: the table was taken from.
 DEFAULTS: dict[str, str] = {
-    **{name: raw for name, (raw, _) in KNOB_TABLE.items() if raw is not None},
+    **{name: raw for name, (raw, _) in _TABLE.knobs.items() if raw is not None},
     "CONDOR_VERSION": VERSION_TEXT,
 }
 #: The canonical spelling of every knob name of the table (upper-cased name -> name).
-CANONICAL_NAMES: dict[str, str] = {name.upper(): name for name in KNOB_TABLE}
+CANONICAL_NAMES: dict[str, str] = {name.upper(): name for name in _TABLE.knobs}
 #: The type of every knob of the table ('str', 'int', 'bool', 'float'), by upper-cased name.
-KNOB_TYPES: dict[str, str] = {name.upper(): kind for name, (_, kind) in KNOB_TABLE.items()}
+KNOB_TYPES: dict[str, str] = {name.upper(): kind for name, (_, kind) in _TABLE.knobs.items()}
 
 #: Built-in defaults of the ``SEC_<ctx>_<X>`` levels (spec 06 §1.10).
 SECURITY_LEVEL_DEFAULTS = {
@@ -63,7 +65,7 @@ METHOD_SPELLINGS = {
 #: :mod:`~cedar.config.knob_table` (``condor_config_val use CATEGORY:OPTION``).
 METAKNOBS: dict[str, dict[str, str]] = {
     category: {option.upper(): body for option, body in options.items()}
-    for category, options in METAKNOB_TABLE.items()
+    for category, options in _TABLE.metaknobs.items()
 }
 #: Categories read without a template table (none left: the table has every category).
 OTHER_METAKNOB_CATEGORIES: set[str] = set()

@@ -135,6 +135,12 @@ class CommandRequest:
         """Whether the peer proved an identity."""
         return self.user is not None and user_is_mapped(self.user)
 
+    @property
+    def payload_in_hand(self) -> bool:
+        """Whether a raw start left the payload in the first message, so that
+        :meth:`read_payload` returns it without waiting for the peer."""
+        return self._first is not None
+
     def read_payload(self) -> Protocol[MessageReader]:
         """The payload: the rest of a raw first message, else the next message."""
         if self._first is not None:
@@ -274,7 +280,9 @@ class Daemon:
         """The id this daemon answers to behind a :class:`SharedPortRouter`."""
         return self._shared_port_id
 
-    def _set_shared_port(self, router_host: str, router_port: int, sock_id: str) -> None:
+    def set_shared_port(self, router_host: str, router_port: int, sock_id: str) -> None:
+        """Answer behind a :class:`SharedPortRouter` at ``router_host:router_port`` as
+        ``sock_id`` (the router calls it when the daemon is added)."""
         self._shared_port_id = sock_id
         self._address = make_sinful(router_host, router_port, sock=sock_id)
 
@@ -310,7 +318,7 @@ class Daemon:
     @contextlib.contextmanager
     def run_in_thread(self) -> Iterator[Daemon]:
         """Serve in a background thread for the duration of a ``with`` block (sync tests)."""
-        with _serve_in_thread(self.serve, self.stop):
+        with serve_in_thread(self.serve, self.stop):
             yield self
 
     def _connection_slot(self, peer_host: str) -> str | None:
@@ -606,7 +614,7 @@ def _endpoint(name: Any) -> tuple[str, int]:
 
 
 @contextlib.contextmanager
-def _serve_in_thread(serve: Callable[..., Any], stop: Callable[[], None]) -> Iterator[None]:
+def serve_in_thread(serve: Callable[..., Any], stop: Callable[[], None]) -> Iterator[None]:
     """Run ``serve`` (a Trio ``serve(task_status=...)``) in a thread until the block ends."""
     started = threading.Event()
     failure: list[BaseException] = []
@@ -637,4 +645,12 @@ def _serve_in_thread(serve: Callable[..., Any], stop: Callable[[], None]) -> Ite
         thread.join(timeout=30)
 
 
-__all__ = ["CommandRequest", "Daemon", "Handler", "Offload", "Registration", "offload"]
+__all__ = [
+    "CommandRequest",
+    "Daemon",
+    "Handler",
+    "Offload",
+    "Registration",
+    "offload",
+    "serve_in_thread",
+]

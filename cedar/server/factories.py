@@ -16,12 +16,12 @@ from dataclasses import dataclass, field
 from cedar.classad_wire import ClassAd
 from cedar.commands.submit import SubmitError, SubmitSettings
 from cedar.commands.submit.factory import digest_queue, materialize, parse_item_bytes
+from cedar.server.errors import QueueError
 
 __all__ = [
     "MAX_FACTORY_PROCS",
     "MAX_ITEM_BYTES",
     "Factory",
-    "FactoryError",
     "PendingFactory",
     "digest_file",
     "items_file",
@@ -31,14 +31,6 @@ __all__ = [
 MAX_ITEM_BYTES = 16 * 1024 * 1024
 #: The mock builds a factory's procs at commit (~0.3 ms each): it refuses larger factories.
 MAX_FACTORY_PROCS = 10_000
-
-
-class FactoryError(Exception):
-    """A factory call the schedd refuses (``errno`` goes on the wire)."""
-
-    def __init__(self, code: int, message: str) -> None:
-        super().__init__(message)
-        self.errno = code
 
 
 def items_file(spool: str, cluster: int) -> str:
@@ -78,7 +70,7 @@ class Factory:
     def build(cls, cluster: int, pending: PendingFactory, cluster_ad: dict[str, str]) -> Factory:
         """Check the digest and make every proc's own attributes; a bad digest is EINVAL."""
         if pending.digest is None:
-            raise FactoryError(errno.EINVAL, f"cluster {cluster} has items but no digest")
+            raise QueueError(errno.EINVAL, f"cluster {cluster} has items but no digest")
         try:
             count, names, path = digest_queue(pending.digest)
             rows = None
@@ -92,7 +84,7 @@ class Factory:
                 pending.digest, cluster_ad, cluster, rows, settings=SubmitSettings()
             )
         except SubmitError as exc:
-            raise FactoryError(errno.EINVAL, f"bad factory digest: {exc}") from None
+            raise QueueError(errno.EINVAL, f"bad factory digest: {exc}") from None
         max_idle = None
         text = cluster_ad.get("JobMaterializeMaxIdle")
         if text is not None:

@@ -23,10 +23,10 @@ from cedar.classad_wire.evaluate import Budget, evaluate
 from cedar.classad_wire.expr import Expr, fold
 from cedar.errors import CedarError, ClassAdError, EvaluationBudgetExceeded
 from cedar.numbers import ACTION_REASON_ATTRIBUTE, JobAction, JobStatus, SetAttributeFlags
+from cedar.server.errors import QueueError
 from cedar.server.factories import (
     MAX_ITEM_BYTES,
     Factory,
-    FactoryError,
     PendingFactory,
     items_file,
 )
@@ -108,14 +108,6 @@ _ACTION_FILTER: dict[JobAction, Callable[[int, ClassAd], bool]] = {
     JobAction.VacateFast: lambda s, ad: s in (RUNNING, TRANSFERRING),
     JobAction.Continue: lambda s, ad: s == SUSPENDED,
 }
-
-
-class QueueError(Exception):
-    """A refused queue operation; ``errno`` is what the schedd sends."""
-
-    def __init__(self, code: int, message: str) -> None:
-        super().__init__(message)
-        self.errno = code
 
 
 def owner_of(user: str | None) -> str | None:
@@ -474,10 +466,7 @@ class JobQueue:
             for cluster, pending in txn.factories.items():
                 cad = txn.new_clusters.get(cluster, ClassAd())
                 texts = {name: cad.raw_text(name) for name in cad}
-                try:
-                    factories[cluster] = Factory.build(cluster, pending, texts)
-                except FactoryError as exc:
-                    raise QueueError(exc.errno, str(exc)) from None
+                factories[cluster] = Factory.build(cluster, pending, texts)  # may raise QueueError
             for cluster, cad in txn.new_clusters.items():
                 procs = sorted(p for c, p in txn.new_jobs if c == cluster)
                 if not procs and cluster not in factories:

@@ -25,7 +25,7 @@ from cedar.auth.token import create_token
 from cedar.auth.version import CEDAR_PLATFORM_STRING, CEDAR_VERSION_STRING
 from cedar.classad_wire import ClassAd
 from cedar.server.collector import MockCollector
-from cedar.server.daemon import _serve_in_thread
+from cedar.server.daemon import serve_in_thread
 from cedar.server.router import SharedPortRouter
 from cedar.server.schedd import JobQueue, MockSchedd
 from cedar.server.starter import MockStarter, attach_peek
@@ -256,5 +256,5 @@ class MockPool:
                 with contextlib.suppress(RuntimeError, trio.RunFinishedError):
                     trio.from_thread.run_sync(scope[0].cancel, trio_token=token[0])
 
-        with _serve_in_thread(serve, stop):
+        with serve_in_thread(serve, stop):
             yield self

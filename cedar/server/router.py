@@ -18,7 +18,7 @@ import trio
 from cedar.auth.permissions import SHARED_PORT_CONNECT
 from cedar.auth.sharedport import parse_preamble, validate_id
 from cedar.errors import CedarError, ProtocolError
-from cedar.server.daemon import Daemon, _serve_in_thread
+from cedar.server.daemon import Daemon, serve_in_thread
 from cedar.stream.connection import CedarConnection
 from cedar.stream.framing import HEADER_SIZE, decode_header
 from cedar.stream.primitives import MessageReader
@@ -57,7 +57,7 @@ class SharedPortRouter:
         if default:
             self.default_id = sock_id
         if self.port:
-            daemon._set_shared_port(self.host, self.port, sock_id)
+            daemon.set_shared_port(self.host, self.port, sock_id)
         return sock_id
 
     async def serve(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
@@ -65,7 +65,7 @@ class SharedPortRouter:
         listeners = await trio.open_tcp_listeners(self.port, host=self.host)
         self.port = listeners[0].socket.getsockname()[1]
         for sock_id, daemon in self._daemons.items():
-            daemon._set_shared_port(self.host, self.port, sock_id)
+            daemon.set_shared_port(self.host, self.port, sock_id)
         with trio.CancelScope() as scope:
             self._cancel = scope
             self._token = trio.lowlevel.current_trio_token()
@@ -87,7 +87,7 @@ class SharedPortRouter:
     @contextlib.contextmanager
     def run_in_thread(self) -> Iterator[SharedPortRouter]:
         """Route in a background thread for the duration of a ``with`` block."""
-        with _serve_in_thread(self.serve, self.stop):
+        with serve_in_thread(self.serve, self.stop):
             yield self
 
     async def _route(self, stream: trio.SocketStream) -> None:

@@ -1,23 +1,30 @@
 """The mock schedd's network side: CEDAR commands in, :mod:`cedar.server.job_queue` calls out.
 
-One module because it is one daemon's dispatch: the :class:`MockSchedd` handlers and the
-``QMGMT_HANDLERS`` table over its methods (the pure model is already apart, in
-:mod:`cedar.server.job_queue`).
+One module because it is one daemon's dispatch (the pure model is apart, in
+:mod:`cedar.server.job_queue`; the collector's, :mod:`cedar.server.ad_store`).
+
+One dispatch style, dispatch as data: a module-level table maps a number to an unbound method,
+and the dispatcher hands the method the number it came for, so one method serves several
+numbers.  :data:`SCHEDD_COMMANDS` maps each daemon command to ``(method, permission, payload)``
+(the method reads ``request.command``); :data:`QMGMT_HANDLERS` maps each call inside
+``QMGMT_WRITE_CMD`` to a method of ``(request, txn, call, args)``.  Tables rather than
+``register`` calls in ``__init__``, because a table is what a reader checks against spec 05
+(which number, at which level, by which method), and the collector's commands come from tables
+too (``QUERY_TABLES``, ``UPDATES``, ``INVALIDATES``).
 
 Seams (for anyone extending the schedd):
 
 - The job queue model (jobs, transactions, ownership, state machine, history) lives in
   :mod:`cedar.server.job_queue`; this module only decodes requests, calls the model and encodes
   replies.  Rules about *what* may change belong in the model, not here.
-- Daemon commands are registered in :meth:`MockSchedd.__init__` (``self.register(command,
-  handler, permission=...)``); a handler is a protocol coroutine ``(request) -> Protocol[None]``.
-- QMGMT calls inside ``QMGMT_WRITE_CMD`` are dispatched through :data:`QMGMT_HANDLERS`, a
-  ``{QmgmtCall: method}`` table.  A method receives ``(request, txn, args)``, the call's
-  arguments read by the layout of :data:`cedar.numbers.QMGMT_ARGUMENTS`, and returns the reply
-  writer, :data:`NO_REPLY` (the call is answered by nothing, e.g. a deferred ``SetAttribute2``)
-  or ``None`` (close the connection).  Add a call by declaring its layout in
-  :mod:`cedar.numbers`, writing a ``_call_*`` method and one table entry; a :class:`QueueError`
-  it raises becomes the usual ``-1, errno`` reply.
+- A daemon command is one :data:`SCHEDD_COMMANDS` entry; its method is a protocol coroutine
+  ``(self, request) -> Protocol[None]``.
+- A QMGMT call is one :data:`QMGMT_HANDLERS` entry.  Its method receives the call's arguments
+  read by the layout of :data:`cedar.numbers.QMGMT_ARGUMENTS`, and returns the reply writer,
+  :data:`NO_REPLY` (the call is answered by nothing, e.g. a deferred ``SetAttribute2``) or
+  ``None`` (close the connection).  Add a call by declaring its layout in :mod:`cedar.numbers`,
+  writing a ``_call_*`` method and one table entry; a :class:`QueueError` it raises becomes the
+  usual ``-1, errno`` reply.
 
 Spec 05 §3–§6 describes the commands served: QUERY_JOB_ADS(_WITH_AUTH), QMGMT_WRITE_CMD,
 ACT_ON_JOBS, QUERY_SCHEDD_HISTORY, RESCHEDULE and the direct daemon queries.
@@ -30,6 +37,7 @@ import logging
 import time
 from collections.abc import Callable
 from functools import partial
+from types import MethodType
 from typing import Any
 
 import trio
@@ -49,8 +57,9 @@ from cedar.numbers import (
     SetAttributeFlags,
     read_arguments,
 )
-from cedar.server.collector import QueryAnswer, is_match, write_answer
+from cedar.server.ad_store import QueryAnswer, is_match, write_answer
 from cedar.server.daemon import CommandRequest, Daemon, offload
+from cedar.server.errors import QueueError
 from cedar.server.job_queue import (
     ATTRIBUTE_NAME,
     COMPLETED,
@@ -64,7 +73,6 @@ from cedar.server.job_queue import (
     TRANSFERRING,
     Job,
     JobQueue,
-    QueueError,
     Transaction,
     int_attr,
     matches,
@@ -177,32 +185,14 @@ class MockSchedd(Daemon):
         self.queue = queue or JobQueue(name=name)
         self.simulate = simulate
         self.tick = tick
-        self.register(Command.QUERY_JOB_ADS, self._handle_query, permission="READ")
-        # 519, 1112 and 478 force authentication by default (FORCE_AUTHENTICATION).
-        self.register(Command.QUERY_JOB_ADS_WITH_AUTH, self._handle_query, permission="READ")
-        self.register(Command.QMGMT_WRITE_CMD, self._handle_qmgmt, permission="WRITE")
-        self.register(Command.ACT_ON_JOBS, self._handle_act, permission="WRITE")
-        self.register(Command.QUERY_SCHEDD_HISTORY, self._handle_history, permission="READ")
-        self.register(
-            Command.RESCHEDULE, self._handle_reschedule, permission="WRITE", payload=False
-        )
-        # 488/489 force authentication (FORCE_AUTHENTICATION); spec 07 §4.1
-        self.register(
-            Command.SPOOL_JOB_FILES_WITH_PERMS,
-            lambda request: handle_spool(self.queue, self.queue.spool, request),
-            permission="WRITE",
-        )
-        self.register(
-            Command.TRANSFER_DATA_WITH_PERMS,
-            lambda request: handle_transfer_data(self.queue, self.queue.spool, request),
-            permission="WRITE",
-        )
-        for command in (
-            Command.QUERY_SCHEDD_ADS,
-            Command.QUERY_SUBMITTOR_ADS,
-            Command.QUERY_STARTD_ADS,
-        ):
-            self.register(command, self._handle_direct_query, permission="READ")
+        for command, (method, permission, payload) in SCHEDD_COMMANDS.items():
+            self.register(
+                command,
+                MethodType(method, self),
+                permission=permission,
+                payload=payload,
+                name=method.__name__,
+            )
 
     def schedd_ad(self) -> ClassAd:
         """The ad this schedd advertises to a collector."""
@@ -406,7 +396,7 @@ class MockSchedd(Daemon):
         """The RPC loop; an unknown call or wire error closes (aborting the transaction)."""
         txn = Transaction(self.queue, request.user)
         auto = False  # after a commit, changes apply one by one (spec 05 §4.1)
-        first = request._first is not None
+        first = request.payload_in_hand
         while True:
             try:
                 if first:
@@ -459,7 +449,7 @@ class MockSchedd(Daemon):
             log.info("%s: unknown QMGMT call %d; closing", self.name, call)
             return None
         try:
-            return handler(self, request, txn, read_arguments(call, r))
+            return handler(self, request, txn, call, read_arguments(call, r))
         except QueueError as exc:
             writer = request.writer().put_int(-1).put_int(exc.errno)
             if call == QmgmtCall.NewCluster:
@@ -471,13 +461,15 @@ class MockSchedd(Daemon):
         except ClassAdError:
             return request.writer().put_int(-1).put_int(errno.EINVAL)
 
-    # One method per QMGMT call (see QMGMT_HANDLERS); the call number is already read.
+    # QMGMT calls (see QMGMT_HANDLERS); the call number is already read and passed in.
 
-    def _call_close(self, request: CommandRequest, txn: Transaction, args: Arguments) -> QmgmtReply:
+    def _call_close(
+        self, request: CommandRequest, txn: Transaction, call: int, args: Arguments
+    ) -> QmgmtReply:
         return None
 
     def _call_capabilities(
-        self, request: CommandRequest, txn: Transaction, args: Arguments
+        self, request: CommandRequest, txn: Transaction, call: int, args: Arguments
     ) -> QmgmtReply:
         caps = ClassAd()
         caps["UseJobsets"] = False
@@ -486,14 +478,14 @@ class MockSchedd(Daemon):
         return self._ad(request, caps)
 
     def _call_new_cluster(
-        self, request: CommandRequest, txn: Transaction, args: Arguments
+        self, request: CommandRequest, txn: Transaction, call: int, args: Arguments
     ) -> QmgmtReply:
         if not request.authenticated:
             raise QueueError(errno.EACCES, "anonymous users may not submit")
         return request.writer().put_int(txn.new_cluster())
 
     def _call_send_materialize_data(
-        self, request: CommandRequest, txn: Transaction, args: Arguments
+        self, request: CommandRequest, txn: Transaction, call: int, args: Arguments
     ) -> QmgmtReply:
         data = args.get("data")
         try:
@@ -507,22 +499,22 @@ class MockSchedd(Daemon):
         return request.writer().put_string(path).put_int(rows).put_int(0)
 
     def _call_set_job_factory(
-        self, request: CommandRequest, txn: Transaction, args: Arguments
+        self, request: CommandRequest, txn: Transaction, call: int, args: Arguments
     ) -> QmgmtReply:
         txn.set_job_factory(args.int("cluster"), args.int("maximum"), args.text("digest"))
         return request.writer().put_int(0)
 
     def _call_new_proc(
-        self, request: CommandRequest, txn: Transaction, args: Arguments
+        self, request: CommandRequest, txn: Transaction, call: int, args: Arguments
     ) -> QmgmtReply:
         return request.writer().put_int(txn.new_proc(args.int("cluster")))
 
     def _call_set_attribute(
-        self, request: CommandRequest, txn: Transaction, args: Arguments, *, flagged: bool = False
+        self, request: CommandRequest, txn: Transaction, call: int, args: Arguments
     ) -> QmgmtReply:
         cluster, proc = args.int("cluster"), args.int("proc")
         value, name = args.text("value"), args.text("name")
-        flags = args.int("flags") if flagged else 0
+        flags = args.int("flags") if call == QmgmtCall.SetAttribute2 else 0
         if flags & SetAttributeFlags.NO_ACK:  # SetAttribute_NoAck: errors surface at commit
             if txn.deferred is None:
                 try:
@@ -533,35 +525,25 @@ class MockSchedd(Daemon):
         txn.set_attribute(cluster, proc, name, value)
         return request.writer().put_int(0)
 
-    def _call_set_attribute2(
-        self, request: CommandRequest, txn: Transaction, args: Arguments
-    ) -> QmgmtReply:
-        return self._call_set_attribute(request, txn, args, flagged=True)
-
     def _call_set_by_constraint(
-        self, request: CommandRequest, txn: Transaction, args: Arguments, *, flagged: bool = False
+        self, request: CommandRequest, txn: Transaction, call: int, args: Arguments
     ) -> QmgmtReply:
         constraint, value, name = args.text("constraint"), args.text("value"), args.text("name")
-        flags = args.int("flags") if flagged else 0
+        flags = args.int("flags") if call == QmgmtCall.SetAttributeByConstraint2 else 0
         if not ATTRIBUTE_NAME.match(name) or not value or "\n" in value or "\r" in value:
             raise QueueError(errno.EINVAL, "invalid attribute or value")
         count = txn.set_by_constraint(constraint, name, value, flags, request.budget)
         return request.writer().put_int(count)
 
-    def _call_set_by_constraint2(
-        self, request: CommandRequest, txn: Transaction, args: Arguments
-    ) -> QmgmtReply:
-        return self._call_set_by_constraint(request, txn, args, flagged=True)
-
     def _call_delete_attribute(
-        self, request: CommandRequest, txn: Transaction, args: Arguments
+        self, request: CommandRequest, txn: Transaction, call: int, args: Arguments
     ) -> QmgmtReply:
         cluster, proc, name = args.int("cluster"), args.int("proc"), args.text("name")
         txn.delete_attribute(cluster, proc, name)
         return request.writer().put_int(1)
 
     def _call_get_job_ad(
-        self, request: CommandRequest, txn: Transaction, args: Arguments
+        self, request: CommandRequest, txn: Transaction, call: int, args: Arguments
     ) -> QmgmtReply:
         ad = txn.job_ad(args.int("cluster"), args.int("proc"))
         if ad is None:
@@ -571,7 +553,7 @@ class MockSchedd(Daemon):
         return writer
 
     def _call_get_all_jobs(
-        self, request: CommandRequest, txn: Transaction, args: Arguments
+        self, request: CommandRequest, txn: Transaction, call: int, args: Arguments
     ) -> QmgmtReply:
         constraint, projection = args.text("constraint"), args.text("projection")
         expr = parse_expr(constraint or "true", old=True)
@@ -583,14 +565,16 @@ class MockSchedd(Daemon):
                 put_classad(writer, ad, projection=names, server_time=int(time.time()))
         return writer.put_int(-1).put_int(0)
 
-    def _call_begin(self, request: CommandRequest, txn: Transaction, args: Arguments) -> QmgmtReply:
+    def _call_begin(
+        self, request: CommandRequest, txn: Transaction, call: int, args: Arguments
+    ) -> QmgmtReply:
         txn.clear()
         return request.writer().put_int(0)
 
     _call_abort = _call_begin  # both drop what the transaction holds
 
     def _call_commit(
-        self, request: CommandRequest, txn: Transaction, args: Arguments, *, flagged: bool = True
+        self, request: CommandRequest, txn: Transaction, call: int, args: Arguments
     ) -> QmgmtReply:
         try:
             txn.commit()
@@ -603,13 +587,8 @@ class MockSchedd(Daemon):
         put_classad(writer, ClassAd())
         return writer
 
-    def _call_commit_no_flags(
-        self, request: CommandRequest, txn: Transaction, args: Arguments
-    ) -> QmgmtReply:
-        return self._call_commit(request, txn, args, flagged=False)
-
     def _call_set_effective_owner(
-        self, request: CommandRequest, txn: Transaction, args: Arguments
+        self, request: CommandRequest, txn: Transaction, call: int, args: Arguments
     ) -> QmgmtReply:
         owner = args.text("owner")
         if owner and owner_of(owner) == owner_of(request.user):
@@ -617,12 +596,12 @@ class MockSchedd(Daemon):
         raise QueueError(errno.EACCES, "SetEffectiveOwner refused")
 
     def _call_destroy_cluster(
-        self, request: CommandRequest, txn: Transaction, args: Arguments
+        self, request: CommandRequest, txn: Transaction, call: int, args: Arguments
     ) -> QmgmtReply:
         return request.writer().put_int(-1).put_int(0)
 
     def _call_get_attribute(
-        self, request: CommandRequest, txn: Transaction, args: Arguments, call: int
+        self, request: CommandRequest, txn: Transaction, call: int, args: Arguments
     ) -> QmgmtReply:
         cluster, proc, name = args.int("cluster"), args.int("proc"), args.text("name")
         ad = txn.job_ad(cluster, proc)
@@ -650,26 +629,6 @@ class MockSchedd(Daemon):
                 return w.put_int(-1).put_int(errno.EINVAL)
             return w.put_int(rval).put_int(value)
         return w.put_int(rval).put_double(float(value))
-
-    def _call_get_attribute_int(
-        self, request: CommandRequest, txn: Transaction, args: Arguments
-    ) -> QmgmtReply:
-        return self._call_get_attribute(request, txn, args, QmgmtCall.GetAttributeInt)
-
-    def _call_get_attribute_float(
-        self, request: CommandRequest, txn: Transaction, args: Arguments
-    ) -> QmgmtReply:
-        return self._call_get_attribute(request, txn, args, QmgmtCall.GetAttributeFloat)
-
-    def _call_get_attribute_string(
-        self, request: CommandRequest, txn: Transaction, args: Arguments
-    ) -> QmgmtReply:
-        return self._call_get_attribute(request, txn, args, QmgmtCall.GetAttributeString)
-
-    def _call_get_attribute_expr(
-        self, request: CommandRequest, txn: Transaction, args: Arguments
-    ) -> QmgmtReply:
-        return self._call_get_attribute(request, txn, args, QmgmtCall.GetAttributeExpr)
 
     # --- actions ---------------------------------------------------------------------------
 
@@ -804,8 +763,16 @@ class MockSchedd(Daemon):
             )
         return records[knob]
 
+    def _handle_spool(self, request: CommandRequest) -> Protocol[None]:
+        """SPOOL_JOB_FILES_WITH_PERMS (488): the input sandboxes (:mod:`cedar.server.spool`)."""
+        return handle_spool(self.queue, self.queue.spool, request)
+
+    def _handle_transfer_data(self, request: CommandRequest) -> Protocol[None]:
+        """TRANSFER_DATA_WITH_PERMS (489): the output sandboxes (:mod:`cedar.server.spool`)."""
+        return handle_transfer_data(self.queue, self.queue.spool, request)
+
     def _handle_reschedule(self, request: CommandRequest) -> Protocol[None]:
-        if request._first is not None:
+        if request.payload_in_hand:
             yield from request.read_payload()
         if self.simulate:
             self.queue.step()
@@ -821,7 +788,27 @@ class _NoReply:
 NO_REPLY = _NoReply()
 #: What a QMGMT method returns: the reply, :data:`NO_REPLY`, or ``None`` to close.
 QmgmtReply = MessageWriter | _NoReply | None
-QmgmtMethod = Callable[[MockSchedd, CommandRequest, Transaction, Arguments], QmgmtReply]
+QmgmtMethod = Callable[[MockSchedd, CommandRequest, Transaction, int, Arguments], QmgmtReply]
+
+#: ``{command: (method, permission, payload)}``: every daemon command the mock schedd serves
+#: (spec 05 §3-§6, 07 §4.1), at the level the reference registers it at.  519, 1112 and 478
+#: force authentication by default (FORCE_AUTHENTICATION), as do 488/489 (spec 07 §4.1).
+#: RESCHEDULE's client sends no payload.
+SCHEDD_COMMANDS: dict[
+    Command, tuple[Callable[[MockSchedd, CommandRequest], Protocol[None]], str, bool]
+] = {
+    Command.QUERY_JOB_ADS: (MockSchedd._handle_query, "READ", True),
+    Command.QUERY_JOB_ADS_WITH_AUTH: (MockSchedd._handle_query, "READ", True),
+    Command.QMGMT_WRITE_CMD: (MockSchedd._handle_qmgmt, "WRITE", True),
+    Command.ACT_ON_JOBS: (MockSchedd._handle_act, "WRITE", True),
+    Command.QUERY_SCHEDD_HISTORY: (MockSchedd._handle_history, "READ", True),
+    Command.RESCHEDULE: (MockSchedd._handle_reschedule, "WRITE", False),
+    Command.SPOOL_JOB_FILES_WITH_PERMS: (MockSchedd._handle_spool, "WRITE", True),
+    Command.TRANSFER_DATA_WITH_PERMS: (MockSchedd._handle_transfer_data, "WRITE", True),
+    Command.QUERY_SCHEDD_ADS: (MockSchedd._handle_direct_query, "READ", True),
+    Command.QUERY_SUBMITTOR_ADS: (MockSchedd._handle_direct_query, "READ", True),
+    Command.QUERY_STARTD_ADS: (MockSchedd._handle_direct_query, "READ", True),
+}
 
 #: ``{call: method}`` for every QMGMT call the mock schedd serves; any other call closes.
 QMGMT_HANDLERS: dict[int, QmgmtMethod] = {
@@ -832,20 +819,20 @@ QMGMT_HANDLERS: dict[int, QmgmtMethod] = {
     QmgmtCall.SendMaterializeData: MockSchedd._call_send_materialize_data,
     QmgmtCall.SetJobFactory: MockSchedd._call_set_job_factory,
     QmgmtCall.SetAttribute: MockSchedd._call_set_attribute,
-    QmgmtCall.SetAttribute2: MockSchedd._call_set_attribute2,
+    QmgmtCall.SetAttribute2: MockSchedd._call_set_attribute,
     QmgmtCall.SetAttributeByConstraint: MockSchedd._call_set_by_constraint,
-    QmgmtCall.SetAttributeByConstraint2: MockSchedd._call_set_by_constraint2,
+    QmgmtCall.SetAttributeByConstraint2: MockSchedd._call_set_by_constraint,
     QmgmtCall.DeleteAttribute: MockSchedd._call_delete_attribute,
-    QmgmtCall.GetAttributeInt: MockSchedd._call_get_attribute_int,
-    QmgmtCall.GetAttributeFloat: MockSchedd._call_get_attribute_float,
-    QmgmtCall.GetAttributeString: MockSchedd._call_get_attribute_string,
-    QmgmtCall.GetAttributeExpr: MockSchedd._call_get_attribute_expr,
+    QmgmtCall.GetAttributeInt: MockSchedd._call_get_attribute,
+    QmgmtCall.GetAttributeFloat: MockSchedd._call_get_attribute,
+    QmgmtCall.GetAttributeString: MockSchedd._call_get_attribute,
+    QmgmtCall.GetAttributeExpr: MockSchedd._call_get_attribute,
     QmgmtCall.GetJobAd: MockSchedd._call_get_job_ad,
     QmgmtCall.GetAllJobsByConstraint: MockSchedd._call_get_all_jobs,
     QmgmtCall.BeginTransaction: MockSchedd._call_begin,
     QmgmtCall.AbortTransaction: MockSchedd._call_abort,
     QmgmtCall.CommitTransaction: MockSchedd._call_commit,
-    QmgmtCall.CommitTransactionNoFlags: MockSchedd._call_commit_no_flags,
+    QmgmtCall.CommitTransactionNoFlags: MockSchedd._call_commit,
     QmgmtCall.SetEffectiveOwner: MockSchedd._call_set_effective_owner,
     QmgmtCall.DestroyCluster: MockSchedd._call_destroy_cluster,
 }
@@ -872,6 +859,7 @@ __all__ = [
     "NO_REPLY",
     "QMGMT_HANDLERS",
     "REMOVED",
+    "SCHEDD_COMMANDS",
     "RUNNING",
     "SUSPENDED",
     "TRANSFERRING",

@@ -1,4 +1,4 @@
-"""The full defaults table (``cedar/config/knob_table.py``): every knob the reference's
+"""The full defaults table (``cedar/config/knob_table.json``): every knob the reference's
 ``param`` knows, typed as it types them, and ``cedar.Config`` using the same table."""
 
 from __future__ import annotations
@@ -13,8 +13,9 @@ import pytest
 
 from cedar.config import Config
 from cedar.config.defaults import DEFAULTS, KNOB_TYPES
-from cedar.config.knob_table import KNOB_TABLE
+from cedar.config.knob_table import DATA_FILE, knob_table, parse, render
 from cedar.config.typed import knob_type, typed_value
+from cedar.errors import ConfigError
 from tests.support import reference_import_problem
 
 _DUMP = """
@@ -52,13 +53,42 @@ def _param_items(*, compat: bool, extra_env: dict[str, str] | None = None) -> di
 
 
 def test_table_is_complete_and_typed() -> None:
-    assert len(KNOB_TABLE) > 1100
-    kinds = {kind for _, kind in KNOB_TABLE.values()}
+    table = knob_table().knobs
+    assert len(table) > 1100
+    kinds = {kind for _, kind in table.values()}
     assert kinds == {"str", "int", "bool", "float"}
     assert KNOB_TYPES["STATISTICS_WINDOW_QUANTUM"] == "int"
     assert DEFAULTS["SEC_SCITOKENS_CACHE"] == "$(RUN)/cache"
     assert knob_type("TOOL.IsTool") == "bool" and knob_type("IsTool") == "bool"
     assert knob_type("SCHEDD.MAX_JOBS_RUNNING") == "int"
+
+
+def test_the_data_file_is_what_the_generator_writes() -> None:
+    """tools/gen_config_defaults.py writes through ``render``: reading the checked-in file and
+    rendering it again gives it back byte for byte, so generator and reader agree."""
+    with open(DATA_FILE, encoding="utf-8") as handle:
+        text = handle.read()
+    table = parse(text)
+    assert render(table) == text
+    assert table == knob_table()
+    assert table.knobs["ABORT_ON_EXCEPTION"] == ("false", "bool")
+    assert table.metaknobs["ROLE"]["Submit"] == "DAEMON_LIST=$(DAEMON_LIST) SCHEDD"
+    assert set(table.derived_names) <= set(table.knobs)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "[]",
+        '{"version": "1", "knobs": {"A": ["x", "complex"]}, "metaknobs": {}, "derived_names": []}',
+        '{"version": "1", "knobs": {"A": [1, "int"]}, "metaknobs": {}, "derived_names": []}',
+        '{"version": "1", "knobs": {}, "metaknobs": []}',
+    ],
+)
+def test_a_malformed_table_is_a_config_error(text: str) -> None:
+    with pytest.raises(ConfigError, match="knob table is malformed"):
+        parse(text)
 
 
 @pytest.mark.parametrize(

@@ -3,7 +3,8 @@
 A method is an object with a wire ``name`` and ``bit`` and two protocol coroutines, one per role.
 The security handshake only ever talks to methods through this registry, so another package can
 add TOKEN/SSL/SCITOKENS by calling :func:`register_method` at import time; see ``docs/CONTRACTS.md``
-for the interface.  FS, FS_REMOTE, CLAIMTOBE and ANONYMOUS are registered here.
+for the interface.  The built-in methods are registered by :mod:`cedar.auth.methods.registration`
+(imported by :mod:`cedar.auth`, so before any use), since they import this module.
 """
 
 from __future__ import annotations
@@ -231,18 +232,6 @@ def registered_methods() -> list[str]:
     """Wire names of every registered method."""
     return list(_registry)
 
-
-def _register_builtin() -> None:
-    from cedar.auth.methods.anonymous import Anonymous
-    from cedar.auth.methods.claimtobe import ClaimToBe
-    from cedar.auth.methods.fs import FileSystem, FileSystemRemote
-
-    for method in (FileSystem(), FileSystemRemote(), ClaimToBe(), Anonymous()):
-        if method.name not in _registry:
-            register_method(method)
-
-
-_register_builtin()
 
 __all__ = [
     "METHOD_ALIASES",

@@ -18,8 +18,9 @@ from __future__ import annotations
 
 from cedar.commands.submit.description import Submit
 from cedar.commands.submit.errors import SubmitError
-from cedar.commands.submit.jobad import JobAds, SubmitSettings
+from cedar.commands.submit.jobad import JobAds
 from cedar.commands.submit.queue import QueueSpec, parse_queue
+from cedar.commands.submit.settings import SubmitSettings
 
 __all__ = [
     "JobAds",

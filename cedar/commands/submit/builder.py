@@ -500,8 +500,8 @@ class JobBuilder(RequirementsParts, TransferParts, UniverseParts):
             ad[attr] = "0.0"
         if self.t.method is not None:
             ad["JobSubmitMethod"] = str(int(self.t.method))
-        if self.t.submit.submit_file:
-            self.set_str("JobSubmitFile", self.t.submit.submit_file)
+        if self.t.submit_file:
+            self.set_str("JobSubmitFile", self.t.submit_file)
 
     def _accounting(self) -> None:
         group = self.get("accounting_group")

@@ -11,7 +11,7 @@ from typing import Any
 
 from cedar.commands.submit.encodings import evaluate_text
 from cedar.commands.submit.errors import SubmitError
-from cedar.commands.submit.jobad import JobAds, SubmitSettings, Translator
+from cedar.commands.submit.jobad import JobAds, Translator
 from cedar.commands.submit.queue import (
     QUEUE_KEYWORD,
     QueueSpec,
@@ -20,6 +20,7 @@ from cedar.commands.submit.queue import (
     queue_items,
     split_row,
 )
+from cedar.commands.submit.settings import SubmitSettings
 from cedar.config import version_condition
 from cedar.config.macros import MacroExpander, next_logical_line
 
@@ -319,7 +320,9 @@ class Submit(Mapping[str, str]):
         submit_dir = os.path.abspath(submit_dir or os.getcwd())
         now = int(time.time()) if now is None else now
         method = submit_method if submit_method is not None else settings.submit_method
-        translator = Translator(self, settings, submit_dir, now, method, cluster_id, spool)
+        translator = Translator(
+            self.submit_file, settings, submit_dir, now, method, cluster_id, spool
+        )
         translator.consulted.update(self._referenced)
         program = list(self._program)
         if not any(kind == "queue" for kind, _ in program):

@@ -16,8 +16,9 @@ from dataclasses import dataclass
 
 from cedar.commands.submit.description import Submit
 from cedar.commands.submit.errors import SubmitError
-from cedar.commands.submit.jobad import JobAds, SubmitSettings
+from cedar.commands.submit.jobad import JobAds
 from cedar.commands.submit.queue import QueueSpec, split_row
+from cedar.commands.submit.settings import SubmitSettings
 
 __all__ = [
     "ITEM_SEPARATOR",

@@ -7,27 +7,21 @@ and the translator that runs the ``queue`` statements.
 
 from __future__ import annotations
 
-import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from cedar.commands.submit.builder import JobBuilder
 from cedar.commands.submit.encodings import evaluate_text
 from cedar.commands.submit.errors import SubmitError
 from cedar.commands.submit.queue import QueueSpec, queue_items, split_row
+from cedar.commands.submit.settings import (
+    SubmitSettings,
+)
 from cedar.config.macros import Lookup, MacroExpander
 from cedar.errors import CedarError
-from cedar.version import VERSION_STRING
 
-if TYPE_CHECKING:
-    from cedar.commands.submit.description import Submit
-    from cedar.config import Config
-
-CONDOR_VERSION = VERSION_STRING
-CONDOR_PLATFORM = "$CondorPlatform: X86_64-Linux $"
-DEFAULT_REQUEST_DISK = "MAX({1024, (TransferInputSizeMB+1) * 1.25}) * 1024"
 MAX_PROCS = 100_000
 #: Commands that ask the schedd to materialize the procs itself (late materialization).
 LATE_MATERIALIZATION = ("max_idle", "materialize_max_idle", "max_materialize", "materialize_max")
@@ -37,83 +31,6 @@ PER_STEP_MACROS = frozenset({"process", "procid", "jobid", "step"})
 RANDOM_MACRO = "$RANDOM_"
 #: Attributes a proc ad never repeats, even when a later queue statement changes them.
 _CLUSTER_ONLY = frozenset({"ClusterId", "Owner", "JobUniverse"})
-
-
-@dataclass
-class SubmitSettings:
-    """Configuration the translation depends on (spec 06 §5.7); defaults as compiled in."""
-
-    filesystem_domain: str = ""
-    arch: str = "X86_64"
-    opsys: str = "LINUX"
-    default_universe: str = "vanilla"
-    default_request_cpus: str = "1"
-    default_request_memory: str = "128"
-    default_request_disk: str = DEFAULT_REQUEST_DISK
-    default_lease_duration: str = "2400"
-    default_job_max_retries: str = "2"
-    #: The schedd's SCHEDD_INTERVAL, which deferred and cron jobs carry as ScheddInterval.
-    schedd_interval: str = "300"
-    submit_method: int | None = None
-    condor_version: str = CONDOR_VERSION
-    condor_platform: str = CONDOR_PLATFORM
-    user: str = ""
-    spool: str = ""
-
-    @classmethod
-    def from_config(cls, config: Config | None = None) -> SubmitSettings:
-        """Settings from the HTCondor configuration (subsystem SUBMIT) when it can be read."""
-        settings = cls()
-        try:
-            import pwd
-
-            settings.user = pwd.getpwuid(os.getuid()).pw_name
-        except (ImportError, KeyError):
-            settings.user = os.environ.get("USER", "")
-        try:
-            import platform
-            import socket
-
-            machine = platform.machine().lower()
-            settings.arch = {"x86_64": "X86_64", "amd64": "X86_64", "aarch64": "aarch64"}.get(
-                machine, machine.upper()
-            )
-            settings.opsys = {"linux": "LINUX", "darwin": "MACOSX", "windows": "WINDOWS"}.get(
-                platform.system().lower(), platform.system().upper()
-            )
-            settings.filesystem_domain = socket.getfqdn()
-        except OSError:
-            pass
-        lookup = config_lookup(config)
-        if lookup is not None:
-            for knob, attr in (
-                ("FILESYSTEM_DOMAIN", "filesystem_domain"),
-                ("DEFAULT_UNIVERSE", "default_universe"),
-                ("JOB_DEFAULT_REQUESTCPUS", "default_request_cpus"),
-                ("JOB_DEFAULT_REQUESTMEMORY", "default_request_memory"),
-                ("JOB_DEFAULT_REQUESTDISK", "default_request_disk"),
-                ("JOB_DEFAULT_LEASE_DURATION", "default_lease_duration"),
-                ("DEFAULT_JOB_MAX_RETRIES", "default_job_max_retries"),
-                ("SCHEDD_INTERVAL", "schedd_interval"),
-                ("ARCH", "arch"),
-                ("OPSYS", "opsys"),
-                ("SPOOL", "spool"),
-            ):
-                value = lookup(knob)
-                if value:
-                    setattr(settings, attr, value)
-        return settings
-
-
-def config_lookup(config: Config | None) -> Callable[[str], str | None] | None:
-    if config is None:
-        from cedar.config import default_config
-
-        try:
-            config = default_config()
-        except CedarError:
-            return None
-    return config.get
 
 
 # --------------------------------------------------------------------------- the result
@@ -155,7 +72,7 @@ class Translator:
 
     def __init__(
         self,
-        submit: Submit,
+        submit_file: str | None,
         settings: SubmitSettings,
         submit_dir: str,
         now: int,
@@ -163,7 +80,7 @@ class Translator:
         cluster_id: int,
         spool: bool = False,
     ) -> None:
-        self.submit = submit
+        self.submit_file = submit_file
         self.settings = settings
         self.submit_dir = submit_dir
         self.now = now
@@ -316,7 +233,7 @@ class Translator:
             "year": f"{t.tm_year:04d}",
             "month": f"{t.tm_mon:02d}",
             "day": f"{t.tm_mday:02d}",
-            "submit_file": self.submit.submit_file or "",
+            "submit_file": self.submit_file or "",
             "arch": self.settings.arch,
             "opsys": self.settings.opsys,
             "islinux": "1" if self.settings.opsys == "LINUX" else "0",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from cedar.commands.submit.encodings import (
     URL_SCHEME,
@@ -12,10 +12,23 @@ from cedar.commands.submit.encodings import (
     reprint,
 )
 from cedar.commands.submit.errors import SubmitError
+from cedar.commands.submit.settings import SubmitSettings
 from cedar.config.macros import MacroExpander
 
-if TYPE_CHECKING:
-    from cedar.commands.submit.jobad import Translator
+
+class TranslationState(Protocol):
+    """What a job's parts read of the whole translation (:class:`.jobad.Translator` is one):
+    a protocol here, so that the parts import nothing of the translator that imports them."""
+
+    settings: SubmitSettings
+    submit_file: str | None
+    submit_dir: str
+    spool: bool
+    now: int
+    method: int | None
+    cluster_id: int
+    #: Every command the description sets: lower-case name -> its spelling there.
+    keys: dict[str, str]
 
 
 class JobParts:
@@ -36,7 +49,7 @@ class JobParts:
     image_kind: str = "docker"
 
     def __init__(
-        self, translator: Translator, commands: Mapping[str, str], expander: MacroExpander
+        self, translator: TranslationState, commands: Mapping[str, str], expander: MacroExpander
     ) -> None:
         self.t = translator
         self.s = translator.settings

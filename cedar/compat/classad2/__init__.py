@@ -322,6 +322,18 @@ def lastError() -> str:  # noqa: N802
     return ""
 
 
+def adopt(ad: _CedarAd) -> ClassAd:
+    """A cedar ad as a ``classad2.ClassAd``, re-classed in place (no copy): what the other
+    compat modules hand their callers.  Not in ``__all__`` (the reference has no such name)."""
+    return ClassAd._adopt(ad)
+
+
+def plain(ad: ClassAd) -> _CedarAd:
+    """A cedar ad with the entries of a ``classad2.ClassAd``: what the other compat modules hand
+    cedar's clients.  Not in ``__all__`` (the reference has no such name)."""
+    return ad._plain()
+
+
 __all__ = [
     "ClassAd",
     "ClassAdException",

@@ -8,7 +8,6 @@ Names, signatures, enum values and return types follow the reference module's do
 
 from __future__ import annotations
 
-import enum
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping, Sequence
 from typing import TYPE_CHECKING
@@ -21,7 +20,7 @@ from cedar.commands.collector import DaemonLocation
 from cedar.commands.schedd import ActResult, JobSpec
 from cedar.commands.schedd import SubmitResult as NativeSubmitResult
 from cedar.commands.submit import Submit as _CedarSubmit
-from cedar.compat.classad2 import ClassAd, ExprTree
+from cedar.compat.classad2 import ClassAd, ExprTree, adopt, plain
 from cedar.compat.errors import (
     HTCondorException,
     HTCondorIOError,
@@ -30,6 +29,31 @@ from cedar.compat.errors import (
     translated,
 )
 from cedar.compat.eventlog import JobEvent, JobEventLog, JobEventType
+from cedar.compat.htcondor2._enums import (
+    AdType,
+    AdTypes,
+    CompletionType,
+    CredType,
+    CredTypes,
+    DaemonCommand,
+    DaemonCommands,
+    DaemonType,
+    DaemonTypes,
+    DrainType,
+    DrainTypes,
+    FileTransferEventType,
+    HistorySrc,
+    JobAction,
+    JobStatus,
+    LogLevel,
+    QueryOpt,
+    QueryOpts,
+    SubmitMethod,
+    SubsystemType,
+    TransactionFlag,
+    TransactionFlags,
+    VacateType,
+)
 from cedar.config import Config
 from cedar.errors import CedarError, CommandError
 from cedar.numbers import AdType as _CedarAdType
@@ -40,152 +64,6 @@ from cedar.version import PLATFORM_STRING, VERSION_STRING
 if TYPE_CHECKING:
     from cedar.classad_wire import ClassAd as _CedarAd
 
-
-# ------------------------------------------------------------------------------------ enums
-
-
-class DaemonType(enum.IntEnum):
-    none = 0
-    Any = 1
-    Master = 2
-    Schedd = 3
-    Startd = 4
-    Collector = 5
-    Negotiator = 6
-    Credd = 13
-    Placementd = 15
-    HAD = 17
-    Generic = 18
-
-
-class AdType(enum.IntEnum):
-    Startd = 0
-    Schedd = 1
-    Master = 2
-    StartdPrivate = 5
-    Submitter = 6
-    Collector = 7
-    License = 8
-    Any = 10
-    Negotiator = 13
-    HAD = 14
-    Generic = 15
-    Credd = 16
-    Grid = 19
-    Placementd = 20
-    Defrag = 22
-    Accounting = 23
-    Slot = 24
-    StartDaemon = 25
-
-
-class JobAction(enum.IntEnum):
-    Hold = 1
-    Release = 2
-    Remove = 3
-    RemoveX = 4
-    Vacate = 5
-    VacateFast = 6
-    Suspend = 8
-    Continue = 9
-
-
-class JobStatus(enum.IntEnum):
-    IDLE = 1
-    RUNNING = 2
-    REMOVED = 3
-    COMPLETED = 4
-    HELD = 5
-    TRANSFERRING_OUTPUT = 6
-    SUSPENDED = 7
-
-
-class SubmitMethod(enum.IntEnum):
-    CondorSubmit = 0
-    DAGMan = 1
-    PythonBindings = 2
-    HTCondorJobSubmit = 3
-    HTCondorDagSubmit = 4
-    HTCondorJobSetSubmit = 5
-    UserSet = 100
-
-
-class TransactionFlag(enum.IntFlag):
-    Default = 0
-    NonDurable = 1
-    SetDirty = 4
-    ShouldLog = 8
-
-
-class QueryOpt(enum.IntFlag):
-    Default = 0
-    AutoCluster = 1
-    GroupBy = 2
-    DefaultMyJobsOnly = 4
-    SummaryOnly = 8
-    IncludeClusterAd = 16
-    IncludeJobsetAds = 32
-
-
-class DrainType(enum.IntEnum):
-    Graceful = 0
-    Quick = 10
-    Fast = 20
-
-
-class VacateType(enum.IntEnum):
-    Graceful = 0
-    Fast = 1
-
-
-class CompletionType(enum.IntEnum):
-    Nothing = 0
-    Resume = 1
-    Exit = 2
-    Restart = 3
-    Reconfig = 4
-
-
-class HistorySrc(enum.IntEnum):
-    ScheddJob = 0
-    StartdJob = 1
-    JobEpoch = 2
-    Daemon = 3
-
-
-class SubsystemType(enum.IntEnum):
-    Master = 1
-    Collector = 2
-    Negotiator = 3
-    Schedd = 4
-    Shadow = 5
-    Startd = 6
-    Starter = 7
-    GAHP = 8
-    Dagman = 9
-    SharedPort = 10
-    Daemon = 11
-    Tool = 12
-    Submit = 13
-    Job = 14
-    Auto = 15
-
-
-class FileTransferEventType(enum.IntEnum):
-    IN_QUEUED = 1
-    IN_STARTED = 2
-    IN_FINISHED = 3
-    OUT_QUEUED = 4
-    OUT_STARTED = 5
-    OUT_FINISHED = 6
-
-
-#: The pre-10 plural spellings are the same enums.
-DaemonTypes = DaemonType
-AdTypes = AdType
-QueryOpts = QueryOpt
-TransactionFlags = TransactionFlag
-DrainTypes = DrainType
 
 _AD_TYPES = {
     "StartdPrivate": _CedarAdType.STARTD_PRIVATE,
@@ -224,7 +102,7 @@ def _constraint(expr: str | ExprTree | bool | None) -> str | None:
 
 
 def _adopt_all(ads: Iterable[_CedarAd]) -> list[ClassAd]:
-    return [ClassAd._adopt(ad) for ad in ads]
+    return [adopt(ad) for ad in ads]
 
 
 # ------------------------------------------------------------------------------------ param
@@ -410,7 +288,7 @@ class Collector:
             ad = self._collector.direct_query(
                 cedar_type, name, projection=projection or (), statistics=statistics or None
             )
-        return ClassAd._adopt(ad)
+        return adopt(ad)
 
     def advertise(
         self,
@@ -419,9 +297,9 @@ class Collector:
         use_tcp: bool = True,
     ) -> None:
         """Send ads to the collector with an ``UPDATE_*`` command."""
-        plain = [ad._plain() if isinstance(ad, ClassAd) else ad for ad in ad_list]
+        ads = [plain(ad) if isinstance(ad, ClassAd) else ad for ad in ad_list]
         with translated():
-            self._collector.advertise(plain, command)
+            self._collector.advertise(ads, command)
 
     def __repr__(self) -> str:
         return f"<Collector {self._collector.addresses}>"
@@ -429,7 +307,7 @@ class Collector:
 
 def _location_ad(location: DaemonLocation, daemon_type: _CedarDaemonType) -> ClassAd:
     """The location ad as the bindings return it (which always names its ``MyType``)."""
-    ad = ClassAd._adopt(location.ad)
+    ad = adopt(location.ad)
     if "MyType" not in ad:
         ad["MyType"] = daemon_type.ad_type.target_type
     return ad
@@ -591,7 +469,7 @@ class Schedd:
             for ad in self._schedd.query_iter(
                 _text(constraint), list(projection or ()), limit, summary_only=summary_only
             ):
-                yield ClassAd._adopt(ad)
+                yield adopt(ad)
 
     def act(
         self,
@@ -687,7 +565,7 @@ class Schedd:
                 description, count or None, itemdata=items, submit_dir=os.getcwd(), spool=spool
             )
         submitted = SubmitResult(
-            result.cluster, result.first_proc, result.num_procs, ClassAd._adopt(result.cluster_ad)
+            result.cluster, result.first_proc, result.num_procs, adopt(result.cluster_ad)
         )
         submitted._native = result
         return submitted
@@ -783,15 +661,6 @@ class Startd:
         return f"<Startd {self._startd.address}>"
 
 
-class CredType(enum.IntEnum):
-    Password = 36
-    Kerberos = 32
-    OAuth = 40
-
-
-CredTypes = CredType
-
-
 class Credd:
     """The credd: ``Credd()`` locates the local one (as the reference, it fails with
     ``HTCondorLocateError`` when the pool has none).  cedar has no client for the credd's
@@ -815,30 +684,6 @@ class Credd:
     query_user_service_cred = check_user_service_creds = get_oauth2_credential = _unsupported
 
 
-class DaemonCommand(enum.IntEnum):
-    """Commands :func:`send_command` sends to a daemon (values as the reference's)."""
-
-    DaemonOn = 469
-    DaemonOff = 467
-    DaemonOffFast = 468
-    DaemonsOn = 483
-    DaemonsOff = 454
-    DaemonsOffFast = 461
-    DaemonsOffPeaceful = 484
-    OffFast = 60006
-    OffForce = 60042
-    OffGraceful = 60005
-    OffPeaceful = 60015
-    Reconfig = 60004
-    Restart = 453
-    RestartPeaceful = 485
-    SetForceShutdown = 60041
-    SetPeacefulShutdown = 60016
-
-
-DaemonCommands = DaemonCommand
-
-
 def send_command(ad: ClassAd | str, dc: DaemonCommand | int, target: str | None = None) -> None:
     """Send a daemon-control command to the daemon of a location ad (``target``: the
     subsystem a master should act on, e.g. ``"SCHEDD"`` for ``DaemonOff``)."""
@@ -857,30 +702,6 @@ def send_command(ad: ClassAd | str, dc: DaemonCommand | int, target: str | None 
 
     with translated():
         run_command(address, int(dc), body)  # type: ignore[arg-type]
-
-
-class LogLevel(enum.IntEnum):
-    """``log()`` levels and header flags (values as the reference's)."""
-
-    Always = 0
-    Error = 1
-    Status = 2
-    Job = 4
-    Machine = 5
-    Config = 6
-    Protocol = 7
-    Priv = 8
-    DaemonCore = 9
-    Verbose = 10
-    Security = 11
-    Network = 14
-    Hostname = 22
-    Audit = 24
-    FullDebug = 1024
-    SubSecond = 67108864
-    Timestamp = 134217728
-    PID = 268435456
-    NoHeader = 2147483648
 
 
 def log(level: LogLevel | int, message: str) -> None:
