@@ -236,6 +236,14 @@ class ClassAd(MutableMapping[str, Any]):
         self._values = ()
         return entries
 
+    def entry_table(self) -> dict[str, Entry]:
+        """The entries by folded name: ``(spelling, Expr or received wire text, cached value)``.
+
+        For this package's codecs (JSON, wire), which write from the received texts; the table
+        is the ad's own, so a caller changes it only as the ad's methods do.
+        """
+        return self._entries
+
     def _pending_value(self, shape: AdShape, position: int, raw: str | bytes) -> Any:
         """``ad[name]`` of a value not yet materialized: simple literals are not parsed.
 
