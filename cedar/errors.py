@@ -50,6 +50,14 @@ class ClassAdParseError(ClassAdError, ValueError):
         super().__init__(message)
 
 
+class RegexError(ClassAdError, ValueError):
+    """A ``regexp()`` pattern is not valid (the built-in functions give Error for it)."""
+
+
+class RegexBudgetExceeded(ClassAdError, RuntimeError):
+    """A ``regexp()`` match took more steps than its limit (the built-in functions give Error)."""
+
+
 class CedarConnectionError(CedarError):
     """Base for connection-level failures (named so it does not shadow the builtin)."""
 
@@ -119,6 +127,8 @@ __all__ = [
     "NotCedarPeer",
     "PermissionDenied",
     "ProtocolError",
+    "RegexBudgetExceeded",
+    "RegexError",
     "ResultLimitExceeded",
     "SecurityError",
 ]

@@ -9,10 +9,9 @@ that depends only on the ad and keeps the rest as expressions.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from cedar.classad_wire.evaluate import Evaluator, Scope, to_python
 from cedar.classad_wire.expr import (
+    AdLike,
     AttrRef,
     Binary,
     Call,
@@ -31,9 +30,6 @@ from cedar.classad_wire.expr import (
 from cedar.classad_wire.unparse import unparse
 from cedar.errors import ClassAdError
 
-if TYPE_CHECKING:
-    from cedar.classad_wire.classad import ClassAd
-
 _SELF = frozenset(("my", "self"))
 _SPECIAL = frozenset(("my", "self", "target", "other", "parent", "root", "toplevel"))
 
@@ -41,7 +37,7 @@ _SPECIAL = frozenset(("my", "self", "target", "other", "parent", "root", "toplev
 class _Refs:
     """One walk: collects internal and external names in first-seen order."""
 
-    def __init__(self, ad: ClassAd) -> None:
+    def __init__(self, ad: AdLike) -> None:
         self.ad = ad
         self.internal: dict[str, str] = {}
         self.external: dict[str, str] = {}
@@ -124,29 +120,29 @@ class _Refs:
         stack.append((base, records))
 
 
-def _walk(ad: ClassAd, expr: Expr) -> _Refs:
+def _walk(ad: AdLike, expr: Expr) -> _Refs:
     refs = _Refs(ad)
     refs.walk(expr)
     return refs
 
 
-def external_refs(ad: ClassAd, expr: Expr) -> list[str]:
+def external_refs(ad: AdLike, expr: Expr) -> list[str]:
     """Names ``expr`` uses that ``ad`` does not define (first spelling, first-seen order)."""
     return list(_walk(ad, expr).external.values())
 
 
-def internal_refs(ad: ClassAd, expr: Expr) -> list[str]:
+def internal_refs(ad: AdLike, expr: Expr) -> list[str]:
     """Names ``expr`` uses (directly or through other attributes) that ``ad`` defines."""
     return list(_walk(ad, expr).internal.values())
 
 
-def flatten(ad: ClassAd, expr: Expr) -> Expr:
+def flatten(ad: AdLike, expr: Expr) -> Expr:
     """``expr`` with every part that depends only on ``ad`` replaced by its value."""
     return _Flattener(ad).run(expr)
 
 
 class _Flattener:
-    def __init__(self, ad: ClassAd) -> None:
+    def __init__(self, ad: AdLike) -> None:
         self.ad = ad
 
     def _value(self, node: Expr) -> Expr:

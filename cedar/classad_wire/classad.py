@@ -13,7 +13,11 @@ from collections.abc import Iterable, Iterator, Mapping, MutableMapping, Sequenc
 from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
+from cedar.classad_wire.analysis import external_refs, flatten, internal_refs
+from cedar.classad_wire.evaluate import evaluate
 from cedar.classad_wire.expr import (
+    UPCALLS,
+    AttrRef,
     Expr,
     Literal,
     RecordExpr,
@@ -232,6 +236,14 @@ class ClassAd(MutableMapping[str, Any]):
         self._values = ()
         return entries
 
+    def entry_table(self) -> dict[str, Entry]:
+        """The entries by folded name: ``(spelling, Expr or received wire text, cached value)``.
+
+        For this package's codecs (JSON, wire), which write from the received texts; the table
+        is the ad's own, so a caller changes it only as the ad's methods do.
+        """
+        return self._entries
+
     def _pending_value(self, shape: AdShape, position: int, raw: str | bytes) -> Any:
         """``ad[name]`` of a value not yet materialized: simple literals are not parsed.
 
@@ -442,9 +454,6 @@ class ClassAd(MutableMapping[str, Any]):
             value = None
         if value.__class__ in _SCALAR_TYPES:
             return value
-        from cedar.classad_wire.evaluate import evaluate
-        from cedar.classad_wire.expr import AttrRef
-
         try:
             expr = self.get_expr(name)
         except ClassAdError:
@@ -453,20 +462,14 @@ class ClassAd(MutableMapping[str, Any]):
 
     def external_refs(self, expr: Expr | str) -> list[str]:
         """Names ``expr`` uses that this ad does not define (``TARGET.X`` as written)."""
-        from cedar.classad_wire.analysis import external_refs
-
         return external_refs(self, _as_expr(expr))
 
     def internal_refs(self, expr: Expr | str) -> list[str]:
         """Names ``expr`` uses, directly or through other attributes, that this ad defines."""
-        from cedar.classad_wire.analysis import internal_refs
-
         return internal_refs(self, _as_expr(expr))
 
     def flatten(self, expr: Expr | str) -> Expr:
         """``expr`` partially evaluated: what depends only on this ad becomes its value."""
-        from cedar.classad_wire.analysis import flatten
-
         return flatten(self, _as_expr(expr))
 
     def sorted_names(self) -> list[str]:
@@ -524,16 +527,13 @@ class ClassAd(MutableMapping[str, Any]):
 
     def to_json(self) -> str:
         """The HTCondor JSON form (as printed by the reference's ``printJson``)."""
-        from cedar.classad_wire.jsonfmt import ad_to_json
-
-        return ad_to_json(self)
+        return UPCALLS.ad_to_json(self)  # jsonfmt, a floor above
 
     @classmethod
     def from_json(cls, text: str) -> ClassAd:
         """Parse the HTCondor JSON form of one ad."""
-        from cedar.classad_wire.jsonfmt import ad_from_json
-
-        return ad_from_json(text)
+        ad: ClassAd = UPCALLS.ad_from_json(text)  # jsonfmt, a floor above
+        return ad
 
     @classmethod
     def from_raw_text(cls, text: str) -> ClassAd:

@@ -43,6 +43,7 @@ from cedar.classad_wire.operators import (
     to_string,
     unary_op,
 )
+from cedar.classad_wire.syntax import parse_expr
 from cedar.classad_wire.values import (
     Error,
     RelTime,
@@ -56,6 +57,8 @@ MAX_REFERENCE_DEPTH = 150
 #: it every node gives Error, so ``a1 = a0 + a0; a2 = a1 + a1; ...`` cannot run for hours.
 MAX_EVAL_STEPS = 1_000_000
 _BYTES_PER_STEP = 64
+#: The scope of ``evaluate(expr)`` without an ad.
+_NO_AD = RecordExpr(())
 #: How often (in steps) an evaluation with a :class:`Budget` looks at the clock.
 _CLOCK_EVERY = 1024
 
@@ -356,12 +359,9 @@ def evaluate(
     raised once it is spent (instead of quietly giving ``Error``).
     """
     if isinstance(expr, str):
-        from cedar.classad_wire.syntax import parse_expr
-
         expr = parse_expr(expr)
-    from cedar.classad_wire.classad import ClassAd
-
-    my_scope = Scope.of_ad(my if my is not None else ClassAd())
+    # No ad: an empty record stands in for it (``MY`` is then an empty ad, as with ``ClassAd()``).
+    my_scope = Scope.of_ad(my) if my is not None else Scope.of_record(_NO_AD, None)
     if target is not None:
         target_scope = Scope.of_ad(target)
         my_scope.other = target_scope

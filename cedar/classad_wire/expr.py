@@ -12,13 +12,10 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import Any, NoReturn, Protocol
 
 from cedar.classad_wire.values import AbsTime, ErrorType, RelTime, UndefinedType
 from cedar.errors import ClassAdError
-
-if TYPE_CHECKING:
-    from cedar.classad_wire.classad import ClassAd
 
 #: Python types a :class:`Literal` may hold.
 Scalar = int | float | str | bool | UndefinedType | ErrorType | AbsTime | RelTime
@@ -44,6 +41,43 @@ _ASCII_FOLD = {c: c + 32 for c in range(ord("A"), ord("Z") + 1)}
 def fold(name: str) -> str:
     """Case-fold an attribute name the way the reference does (ASCII letters only)."""
     return name.lower() if name.isascii() else name.translate(_ASCII_FOLD)
+
+
+class AdLike(Protocol):
+    """What evaluation needs of an ad (``ClassAd`` is one): its members and its record form.
+
+    Files below ``classad.py`` name ads by this, so that they need not import it.
+    """
+
+    def get_expr(self, name: str) -> Expr | None: ...
+
+    def to_expr(self) -> RecordExpr: ...
+
+
+class Upcalls:
+    """The functions of upper floors that a lower floor of ``classad_wire`` calls.
+
+    The files of the package are ordered in floors (docs/ARCHITECTURE.md) and import only
+    downwards.  A few conveniences point up -- ``Expr.parse``/``str(expr)``/``Expr.eval`` need
+    the parser, printer and evaluator, ``RecordExpr.value()`` the ClassAd type,
+    ``ClassAd.to_json`` the JSON codec -- so they call through :data:`UPCALLS`, which
+    ``cedar/classad_wire/__init__.py`` fills once.  Importing any file of the package runs
+    that ``__init__`` first, so the slots are filled before user code can call them; a slot
+    is one attribute load, cheaper than the function-local import it replaces.
+    """
+
+    __slots__ = ("ad_from_json", "ad_to_json", "ad_type", "evaluate", "parse", "unparse")
+
+    parse: Callable[[str, bool], Expr]
+    unparse: Callable[[Expr, bool], str]
+    evaluate: Callable[[Expr, Any, Any], Any]
+    ad_type: type[Any]
+    ad_to_json: Callable[[Any], str]
+    ad_from_json: Callable[[str], Any]
+
+
+#: The one instance, filled by ``cedar/classad_wire/__init__.py``.
+UPCALLS = Upcalls()
 
 
 def _scalar_key(value: Scalar) -> tuple[object, ...]:
@@ -116,15 +150,11 @@ class Expr:
     @classmethod
     def parse(cls, text: str, old: bool = False) -> Expr:
         """Parse one complete expression (new syntax, or wire syntax with ``old=True``)."""
-        from cedar.classad_wire.syntax import parse_expr
-
-        return parse_expr(text, old=old)
+        return UPCALLS.parse(text, old)
 
     def unparse(self, old: bool = False) -> str:
         """The expression as text: new syntax, or wire syntax with ``old=True``."""
-        from cedar.classad_wire.unparse import unparse
-
-        return unparse(self, old=old)
+        return UPCALLS.unparse(self, old)
 
     def __str__(self) -> str:
         return self.unparse()
@@ -147,13 +177,11 @@ class Expr:
         """A Python value (or an Expr, returned as is) as an expression tree."""
         return to_expr(value)
 
-    def eval(self, my: ClassAd | None = None, target: ClassAd | None = None) -> Any:
+    def eval(self, my: AdLike | None = None, target: AdLike | None = None) -> Any:
         """Evaluate in the scope of ``my`` (optionally matched against ``target``)."""
-        from cedar.classad_wire.evaluate import evaluate
+        return UPCALLS.evaluate(self, my, target)
 
-        return evaluate(self, my, target)
-
-    def simplify(self, my: ClassAd | None = None, target: ClassAd | None = None) -> Expr:
+    def simplify(self, my: AdLike | None = None, target: AdLike | None = None) -> Expr:
         """The value of this expression (evaluated like :meth:`eval`) as an expression."""
         return Expr.from_value(self.eval(my, target))
 
@@ -435,10 +463,9 @@ class RecordExpr(Expr):
     def is_literal(self) -> bool:
         return True
 
-    def value(self) -> ClassAd:
-        from cedar.classad_wire.classad import ClassAd
-
-        ad = ClassAd()
+    def value(self) -> Any:
+        """A new ``ClassAd`` holding this record's attributes."""
+        ad = UPCALLS.ad_type()
         for name, expr in self.items():
             ad.set_expr(name, expr)
         return ad
@@ -454,9 +481,7 @@ def to_expr(value: object) -> Expr:
         if not INT64_MIN <= value <= INT64_MAX:
             raise ClassAdError(f"integer {value} does not fit in 64 bits")
         return Literal(int(value))
-    from cedar.classad_wire.classad import ClassAd
-
-    if isinstance(value, ClassAd):
+    if isinstance(value, UPCALLS.ad_type):
         return RecordExpr((name, value.lookup(name)) for name in value)
     if isinstance(value, Mapping):
         return RecordExpr((_check_name(k), to_expr(v)) for k, v in value.items())
@@ -476,6 +501,8 @@ def _check_name(name: object) -> str:
 
 
 __all__ = [
+    "UPCALLS",
+    "AdLike",
     "AttrRef",
     "Binary",
     "Call",
@@ -490,6 +517,7 @@ __all__ = [
     "Subscript",
     "Ternary",
     "Unary",
+    "Upcalls",
     "fold",
     "storage_key",
     "to_expr",

@@ -99,7 +99,7 @@ def ad_to_json(ad: ClassAd) -> str:
     from that text, without building expression nodes: this keeps ``--json`` of a large query
     as cheap as the ``Name = value`` form.
     """
-    entries = sorted(ad._entries.values(), key=_member_order)
+    entries = sorted(ad.entry_table().values(), key=_member_order)
     if not entries:
         return "{\n}"
     members = []

@@ -18,6 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from cedar.errors import RegexBudgetExceeded, RegexError
+
 #: Backtracking steps one match may take (PCRE's default match limit is 10 000 000 calls;
 #: this is lower because a Python step costs more; ordinary patterns need a few per byte).
 MAX_STEPS = 200_000
@@ -25,14 +27,6 @@ MAX_STEPS = 200_000
 MAX_REPEAT = 65535
 #: Largest compiled program (instructions).
 MAX_PROGRAM = 100_000
-
-
-class RegexError(ValueError):
-    """The pattern is not valid (the reference gives Error)."""
-
-
-class RegexBudgetExceeded(RuntimeError):
-    """The match took more than :data:`MAX_STEPS` steps (the reference's limit gives Error)."""
 
 
 _DIGITS = frozenset("0123456789")
