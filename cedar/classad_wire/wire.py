@@ -308,6 +308,15 @@ def _get_classad_fast(reader: MessageReader, count: int, types: bool) -> ClassAd
             if ad is not None:
                 return ad
     start = reader.offset
+    if not reader.complete and not reader.crypto:
+        # A streamed piece usually ends inside an ad.  In clear mode every string but the NULL
+        # one (refused below anyway) ends with a NUL, so fewer NULs than strings left in the
+        # piece means the ad goes on in the next one: say so without reading it string by
+        # string.  Only near the end of a piece, where it costs one short scan.
+        payload = reader.payload
+        strings = count + 2 if types else count
+        if len(payload) - start < _CUT_SCAN and payload.count(b"\0", start) < strings:
+            raise MessageTruncated("the piece ends inside this ad", offset=start)
     try:
         raws = reader.get_strings(count + 2 if types else count)
     except MessageTruncated:
@@ -416,6 +425,8 @@ def _shaped(shape: AdShape, values: list[str], typed: bool, crypto: bool) -> Cla
     return ClassAd._from_shape(shape, values)
 
 
+#: How close to the end of a streamed piece an ad is first checked for being cut (bytes).
+_CUT_SCAN = 64 << 10
 #: The last canonical shape read line by line for each attribute count, with its line prefixes
 #: (``Name = ``) and the slices that cut the values; bounded.
 _RECENT_SHAPES: dict[int, tuple[AdShape, tuple[str, ...], tuple[slice, ...]]] = {}
@@ -471,17 +482,17 @@ class _ShapeReader:
         match = self.pattern.match(reader.payload, start)
         if match is None:
             return None
-        groups = match.groups()
         if self.crypto:
+            groups = match.groups()
             values = groups[1::2]
             if b"".join(groups[::2]) != self.lengths.pack(
                 *map(add, map(len, values), self.offsets)
             ):
                 return None
-        else:
-            values = groups
+            reader.seek(match.end())
+            return ClassAd._from_shape(self.shape, values)
         reader.seek(match.end())
-        return ClassAd._from_shape(self.shape, values)
+        return ClassAd._from_match(self.shape, match)  # the values are its groups
 
 
 def _add_shape_reader(shape: AdShape, crypto: bool) -> None:
