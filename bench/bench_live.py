@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import resource
 import statistics
@@ -297,9 +298,33 @@ class Pool:
     def schedd_address(self) -> str:
         return self.tool("condor_status", "-schedd", "-af", "MyAddress").splitlines()[0].strip()
 
+    def daemon_pid(self, program: str) -> int | None:
+        """The pid of this pool's ``program`` (e.g. ``condor_collector``), found by its binary."""
+        binary = str(self.directory / "release" / "sbin" / program)
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit():
+                try:
+                    if os.readlink(entry / "exe") == binary:
+                        return int(entry.name)
+                except OSError:
+                    continue
+        return None
+
     def stop(self) -> None:
         if self.started:
             self._script("stop")
+
+
+def daemon_cpu(pid: int | None) -> float | None:
+    """CPU seconds a daemon has used, its reaped children (query workers) included."""
+    if pid is None:
+        return None
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    except OSError:
+        return None
+    # utime, stime, cutime, cstime: fields 14-17 of proc(5), counted after the ")" from 3.
+    return sum(int(value) for value in fields[11:15]) / os.sysconf("SC_CLK_TCK")
 
 
 class SlotFiller:
@@ -372,6 +397,9 @@ def measure(
     """
     if env is None:
         env = pool.user_env if case["case"] == "B4" else pool.env
+    daemon = pool.daemon_pid(
+        "condor_schedd" if case["case"] in ("B2", "B4") else "condor_collector"
+    )
     row: dict[str, Any] = {"case": case["label"]}
     runs: dict[str, list[dict[str, Any]]] = {client: [] for client in clients}
     for _ in range(repeat):
@@ -379,6 +407,7 @@ def measure(
             if client in row:  # failed before
                 continue
             spec = json.dumps({**case, "client": client})
+            before = daemon_cpu(daemon)
             done = subprocess.run(
                 [sys.executable, __file__, "--child", spec],
                 env=env,
@@ -389,7 +418,12 @@ def measure(
             if done.returncode != 0:
                 row[client] = {"error": (done.stderr.strip().splitlines() or ["?"])[-1]}
                 continue
-            runs[client].append(json.loads(done.stdout.strip().splitlines()[-1]))
+            result = json.loads(done.stdout.strip().splitlines()[-1])
+            time.sleep(0.2)  # let the daemon reap its query worker
+            after = daemon_cpu(daemon)
+            if before is not None and after is not None:
+                result["daemon_cpu"] = after - before
+            runs[client].append(result)
             if after_run is not None:
                 after_run(pool)
     for client, done_runs in runs.items():
@@ -398,6 +432,7 @@ def measure(
                 "seconds": statistics.median(r["seconds"] for r in done_runs),
                 "runs": [r["seconds"] for r in done_runs],
                 "cpu": statistics.median(r["cpu"] for r in done_runs),
+                "daemon_cpu": statistics.median(r.get("daemon_cpu", math.nan) for r in done_runs),
                 "count": done_runs[0]["count"],
                 "rss_mb": max(r["rss_kb"] for r in done_runs) / 1024,
             }
@@ -416,10 +451,14 @@ def measure(
 def _format_row(row: dict[str, Any]) -> str:
     def cell(side: dict[str, Any]) -> str:
         if "error" in side:
-            return f"FAILS: {side['error'][:60]} | -"
+            return f"FAILS: {side['error'][:60]} | - | - | -"
         if "seconds" not in side:
-            return "- | -"
-        return f"{side['seconds'] * 1000:,.0f} | {side['rss_mb']:.0f}"
+            return "- | - | - | -"
+        daemon = side.get("daemon_cpu", math.nan)
+        return (
+            f"{side['seconds'] * 1000:,.0f} | {side['cpu'] * 1000:,.0f} | "
+            f"{'-' if math.isnan(daemon) else f'{daemon * 1000:,.0f}'} | {side['rss_mb']:.0f}"
+        )
 
     def times(key: str) -> str:
         return f"{row[key]:.2f}×" if key in row else "-"
@@ -431,6 +470,15 @@ def _format_row(row: dict[str, Any]) -> str:
         f"| {row['case']} | {cell(cedar)} | {cell(reference)} | {ratio} | {floor_ms} "
         f"| {times('cedar_floor')} | {times('htcondor2_floor')} |"
     )
+
+
+#: The table's heading: times in ms; CPU = the client's, daemon = the daemon's during the run.
+TABLE_HEAD = (
+    "| case | cedar ms | cedar CPU | daemon CPU | cedar MB "
+    "| htcondor2 ms | htcondor2 CPU | daemon CPU | htcondor2 MB | ratio "
+    "| floor ms | cedar / floor | htcondor2 / floor |\n"
+    "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+)
 
 
 def _remove_jobs(pool: Pool) -> None:
@@ -470,11 +518,7 @@ def main() -> None:
         results["pool_version"] = pool.version()
         schedd = pool.schedd_address()
         print(f"pool {pool.address}: {results['pool_version']}")
-        print(
-            "| case | cedar ms | cedar MB | htcondor2 ms | htcondor2 MB | ratio "
-            "| floor ms | cedar / floor | htcondor2 / floor |"
-        )
-        print("|---|---|---|---|---|---|---|---|---|")
+        print(TABLE_HEAD)
         base = {"pool": pool.address, "schedd": schedd}
         rows = results["rows"]
         if "B2" in cases:

@@ -141,3 +141,38 @@ def test_a_cut_check_never_reports_a_complete_message_cut() -> None:
     truncated = payload[: len(payload) - 12]
     with pytest.raises(ProtocolError):
         get_flagged_classads(MessageReader(truncated))
+
+
+def _other(index: int) -> ClassAd:
+    return ClassAd.parse_old(f'Name = "other{index}"\nMemory = {index}\nState = "Idle"\n')
+
+
+@pytest.mark.parametrize("crypto", [False, True])
+def test_interleaved_shapes_read_as_the_line_reader_reads_them(crypto: bool) -> None:
+    _warm(crypto)
+    for index in range(wire._SHAPE_READER_AFTER + 2):
+        get_classad(MessageReader(_ad_bytes(_other(index), crypto), crypto=crypto))
+    made = [(_slot if index % 3 else _other)(index) for index in range(60)]
+    payload = _reply([_ad_bytes(ad, crypto) for ad in made], crypto)
+    ads, ended = get_flagged_classads(MessageReader(payload, crypto=crypto))
+    assert ended and [ad.raw_items() for ad in ads] == [ad.raw_items() for ad in made]
+    assert sum(ad._shape is not None for ad in ads) == 60  # all read on their shapes
+
+
+def test_reading_leaves_the_garbage_collector_as_it_found_it() -> None:
+    import gc
+
+    payload = _reply([_ad_bytes(_slot(0), False)], False)
+    was = gc.isenabled()
+    try:
+        gc.enable()
+        get_flagged_classads(MessageReader(payload))
+        assert gc.isenabled()
+        with pytest.raises(ProtocolError):
+            get_flagged_classads(MessageReader(payload[:-12]))
+        assert gc.isenabled()
+        gc.disable()
+        get_flagged_classads(MessageReader(payload))
+        assert not gc.isenabled()
+    finally:
+        (gc.enable if was else gc.disable)()
