@@ -554,6 +554,7 @@ def main() -> None:
             rows.append(measure(pool, case, args.repeat, after_run=_remove_jobs))
         if "B1" in cases:
             filler = SlotFiller(pool)
+            filler.remove()  # what an interrupted run may have left
             try:
                 for size in (int(s) for s in args.sizes.split(",") if s):
                     filler.fill_to(size)
