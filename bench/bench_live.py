@@ -299,16 +299,19 @@ class Pool:
         return self.tool("condor_status", "-schedd", "-af", "MyAddress").splitlines()[0].strip()
 
     def daemon_pid(self, program: str) -> int | None:
-        """The pid of this pool's ``program`` (e.g. ``condor_collector``), found by its binary."""
+        """The pid of this pool's ``program`` (e.g. ``condor_collector``), found by its binary;
+        the oldest one, not a query worker it forked."""
         binary = str(self.directory / "release" / "sbin" / program)
+        found = []
         for entry in Path("/proc").iterdir():
             if entry.name.isdigit():
                 try:
                     if os.readlink(entry / "exe") == binary:
-                        return int(entry.name)
-                except OSError:
+                        started = int((entry / "stat").read_text().rpartition(")")[2].split()[19])
+                        found.append((started, int(entry.name)))
+                except (OSError, ValueError, IndexError):
                     continue
-        return None
+        return min(found)[1] if found else None
 
     def stop(self) -> None:
         if self.started:
@@ -499,11 +502,12 @@ def main() -> None:
     parser.add_argument("--big-repeat", type=int, default=1, help="repeats from --big on")
     parser.add_argument("--cases", default="B1,B2,B3,B4")
     parser.add_argument(
-        "--no-clear",
-        dest="clear",
-        action="store_false",
-        help="skip B1 with no security (and the wire floor)",
+        "--b1-security",
+        choices=("both", "default", "none"),
+        default="both",
+        help="B1 with the pool's security, with none (and the wire floor), or both",
     )
+    parser.add_argument("--b1-modes", default="keys,values,raw,projection")
     parser.add_argument("--delay", type=float, default=0.020, help="B3 proxy delay per direction")
     parser.add_argument("--json", type=Path, help="write the results here")
     args = parser.parse_args()
@@ -560,14 +564,15 @@ def main() -> None:
                     filler.fill_to(size)
                     big = size >= args.big
                     repeat = args.big_repeat if big else args.repeat
-                    modes = ["keys"] if big else ["keys", "values", "raw", "projection"]
-                    for mode in modes:
-                        label = f"B1 {size} slots, {mode}"
-                        case = {**base, "case": "B1", "mode": mode, "label": label}
-                        rows.append(measure(pool, case, repeat))
-                    if not args.clear:
+                    modes = ["keys"] if big else args.b1_modes.split(",")
+                    if args.b1_security != "none":
+                        for mode in modes:
+                            label = f"B1 {size} slots, {mode}"
+                            case = {**base, "case": "B1", "mode": mode, "label": label}
+                            rows.append(measure(pool, case, repeat))
+                    if args.b1_security == "default":
                         continue
-                    for mode in ["keys"] if big else ["keys", "values", "raw", "projection"]:
+                    for mode in modes:
                         label = f"B1 {size} slots, {mode}, no security"
                         case = {**base, "case": "B1", "mode": mode, "label": label}
                         clients = (*CLIENTS, "floor")
