@@ -14,7 +14,12 @@ whose large fills keep the pool's daemons busy for a while.
 
 * B1: the collector holds N copies of a recorded slot ad (distinct ``Name``, advertised with
   ``condor_advertise -multiple UPDATE_STARTD_AD``, invalidated at the end); query them all and
-  touch every key / read every value, or project 3 attributes.
+  touch every key / read every value / only hold the list (``raw``), or project 3 attributes.
+  The same queries also run with no security at all (both clients configured with
+  ``SEC_CLIENT_{AUTHENTICATION,ENCRYPTION,INTEGRITY,NEGOTIATION} = NEVER``: a raw command on a
+  clear connection, which the pool allows at READ), next to the **wire floor**: a client that
+  sends the very bytes cedar sends and reads every byte of the reply, following only the packet
+  headers, decoding nothing.  cedar's time there is also given as a multiple of the floor.
 * B2: 1 000 sequential schedd job queries on one client object (resumed security session).
 * B3: 50 collector queries -- cedar fanned out concurrently on Trio, htcondor2 in a serial loop
   (the bindings block) -- on loopback and through ``latency_proxy.py`` (20 ms per direction).
@@ -25,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import resource
 import statistics
@@ -40,6 +46,8 @@ MINICONDOR = HERE.parent.parent / "shared" / "htcondor" / "minicondor.sh"
 BENCH_DOMAIN = "bench-live"
 ADVERTISE_BATCH = 5000
 PROJECTION = ["Name", "Memory", "Cpus"]
+NO_SECURITY = ("AUTHENTICATION", "ENCRYPTION", "INTEGRITY", "NEGOTIATION")
+CLIENTS = ("cedar", "htcondor2")
 
 
 # -- the child side: one case, one client, one process ----------------------------------------
@@ -55,11 +63,77 @@ def _consume(ads: Any, mode: str) -> int:
             for key in ad:
                 ad[key]
                 touched += 1
+        elif mode == "raw":
+            touched += 1  # the list of ads only: what the query itself costs
         else:
             for key in PROJECTION:
                 if key in ad:
                     touched += 1
     return touched
+
+
+#: The child's CPU time (user + system) when its timer started (see _start_timer).
+_CPU_AT_START = [0.0]
+
+
+def _start_timer() -> float:
+    """Start the timed part: note the process's CPU time and return the wall clock."""
+    _CPU_AT_START[0] = time.process_time()
+    return time.perf_counter()
+
+
+def child_floor(case: dict[str, Any]) -> tuple[float, int]:
+    """The wire floor: cedar's raw query bytes out, every reply byte in, nothing decoded.
+
+    The request is built by cedar (so it is byte for byte what cedar sends without security)
+    before the timer starts; the timed part is connect, send, and reading packets until the
+    one flagged end-of-message.  Returns the reply's size in bytes as its count.
+    """
+    import socket
+    import struct
+
+    import cedar
+    from cedar.classad_wire import put_classad
+    from cedar.commands.collector import collector_query
+    from cedar.stream.connection import CedarConnection
+
+    projection = PROJECTION if case["mode"] == "projection" else None
+    command, query_ad = collector_query(cedar.AdType.STARTD, None, projection, None, None, None)
+    conn = CedarConnection()
+    writer = conn.writer().put_int(int(command))
+    put_classad(writer, query_ad)
+    request = conn.send_message(writer)
+    host, _, port = case["pool"].rpartition(":")
+    view = memoryview(bytearray(1 << 20))
+    start = _start_timer()
+    with socket.create_connection((host, int(port))) as sock:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock.sendall(request)
+        total = 0
+        header = b""  # the bytes of a packet header read so far
+        skip = 0  # bytes of the current packet's body still to come
+        last = False  # whether the current packet ends the message
+        while True:
+            got = sock.recv_into(view)
+            if not got:
+                raise RuntimeError("the collector closed before the end of the reply")
+            total += got
+            position = 0
+            while position < got:
+                if skip:
+                    taken = min(skip, got - position)
+                    skip -= taken
+                    position += taken
+                else:
+                    taken = min(5 - len(header), got - position)
+                    header += view[position : position + taken]
+                    position += taken
+                    if len(header) < 5:
+                        continue
+                    flag, skip = struct.unpack(">BI", header)
+                    last, header = bool(flag), b""
+                if not skip and not header and last:
+                    return time.perf_counter() - start, total
 
 
 def child_cedar(case: dict[str, Any]) -> tuple[float, int]:
@@ -75,14 +149,14 @@ def child_cedar(case: dict[str, Any]) -> tuple[float, int]:
     if kind == "B1":
         collector = cedar.Collector(pool)
         projection = PROJECTION if case["mode"] == "projection" else None
-        start = time.perf_counter()
+        start = _start_timer()
         ads = collector.query(cedar.AdType.STARTD, projection=projection)
-        touched = _consume(ads, case["mode"])
-        return time.perf_counter() - start, len(ads) + touched * 0
+        _consume(ads, case["mode"])
+        return time.perf_counter() - start, len(ads)
     if kind == "B2":
         schedd = cedar.Schedd(case["schedd"])
         schedd.query(limit=1)  # the first one authenticates; the rest resume the session
-        start = time.perf_counter()
+        start = _start_timer()
         for _ in range(case["queries"]):
             schedd.query(projection=["ClusterId", "ProcId"])
         return time.perf_counter() - start, case["queries"]
@@ -98,13 +172,13 @@ def child_cedar(case: dict[str, Any]) -> tuple[float, int]:
                 raise RuntimeError(f"{len(failed)} queries failed: {failed[0]}")
             return len(results)
 
-        start = time.perf_counter()
+        start = _start_timer()
         count = trio.run(fan_out)
         return time.perf_counter() - start, count
     if kind == "B4":
         schedd = cedar.Schedd(case["schedd"])
         description = cedar.Submit(case["submit"])
-        start = time.perf_counter()
+        start = _start_timer()
         result = schedd.submit(description, count=case["procs"])
         elapsed = time.perf_counter() - start
         return elapsed, len(result.job_ids())
@@ -119,7 +193,7 @@ def child_htcondor2(case: dict[str, Any]) -> tuple[float, int]:
     if kind == "B1":
         collector = htcondor2.Collector(pool)
         projection = PROJECTION if case["mode"] == "projection" else []
-        start = time.perf_counter()
+        start = _start_timer()
         ads = collector.query(htcondor2.AdTypes.Startd, projection=projection)
         _consume(ads, case["mode"])
         return time.perf_counter() - start, len(ads)
@@ -127,12 +201,12 @@ def child_htcondor2(case: dict[str, Any]) -> tuple[float, int]:
         location = htcondor2.Collector(pool).locate(htcondor2.DaemonTypes.Schedd)
         schedd = htcondor2.Schedd(location)
         schedd.query(limit=1)
-        start = time.perf_counter()
+        start = _start_timer()
         for _ in range(case["queries"]):
             schedd.query(projection=["ClusterId", "ProcId"])
         return time.perf_counter() - start, case["queries"]
     if kind == "B3":
-        start = time.perf_counter()
+        start = _start_timer()
         count = 0
         for _ in range(case["queries"]):
             htcondor2.Collector(case["target"]).query(htcondor2.AdTypes.Schedd)
@@ -142,7 +216,7 @@ def child_htcondor2(case: dict[str, Any]) -> tuple[float, int]:
         location = htcondor2.Collector(pool).locate(htcondor2.DaemonTypes.Schedd)
         schedd = htcondor2.Schedd(location)
         description = htcondor2.Submit(case["submit"])
-        start = time.perf_counter()
+        start = _start_timer()
         result = schedd.submit(description, count=case["procs"])
         elapsed = time.perf_counter() - start
         return elapsed, result.num_procs()
@@ -163,10 +237,13 @@ def _peak_rss_kb() -> int:
 
 def run_child(spec: str) -> None:
     case = json.loads(spec)
-    runner = child_cedar if case["client"] == "cedar" else child_htcondor2
+    runner = {"cedar": child_cedar, "htcondor2": child_htcondor2, "floor": child_floor}[
+        case["client"]
+    ]
     seconds, count = runner(case)
+    cpu = time.process_time() - _CPU_AT_START[0]
     rss_kb = _peak_rss_kb()
-    print(json.dumps({"seconds": seconds, "count": count, "rss_kb": rss_kb}))
+    print(json.dumps({"seconds": seconds, "cpu": cpu, "count": count, "rss_kb": rss_kb}))
 
 
 # -- the parent side: the pool, the ads, the table ---------------------------------------------
@@ -193,6 +270,11 @@ class Pool:
             _condor_SEC_CLIENT_AUTHENTICATION_METHODS="IDTOKENS",
             _condor_SEC_TOKEN_DIRECTORY=str(directory / "tokens"),
         )
+        # No security at all: a raw command (no DC_AUTHENTICATE) on a clear connection.
+        self.clear_env = dict(
+            env,
+            **{f"_condor_SEC_CLIENT_{what}": "NEVER" for what in NO_SECURITY},
+        )
 
     def _script(self, action: str) -> None:
         env = dict(os.environ, MINICONDOR_PORT=str(self.port))
@@ -216,9 +298,36 @@ class Pool:
     def schedd_address(self) -> str:
         return self.tool("condor_status", "-schedd", "-af", "MyAddress").splitlines()[0].strip()
 
+    def daemon_pid(self, program: str) -> int | None:
+        """The pid of this pool's ``program`` (e.g. ``condor_collector``), found by its binary;
+        the oldest one, not a query worker it forked."""
+        binary = str(self.directory / "release" / "sbin" / program)
+        found = []
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit():
+                try:
+                    if os.readlink(entry / "exe") == binary:
+                        started = int((entry / "stat").read_text().rpartition(")")[2].split()[19])
+                        found.append((started, int(entry.name)))
+                except (OSError, ValueError, IndexError):
+                    continue
+        return min(found)[1] if found else None
+
     def stop(self) -> None:
         if self.started:
             self._script("stop")
+
+
+def daemon_cpu(pid: int | None) -> float | None:
+    """CPU seconds a daemon has used, its reaped children (query workers) included."""
+    if pid is None:
+        return None
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    except OSError:
+        return None
+    # utime, stime, cutime, cstime: fields 14-17 of proc(5), counted after the ")" from 3.
+    return sum(int(value) for value in fields[11:15]) / os.sysconf("SC_CLK_TCK")
 
 
 class SlotFiller:
@@ -276,37 +385,68 @@ class SlotFiller:
         self.count = 0
 
 
-def measure(pool: Pool, case: dict[str, Any], repeat: int, after_run: Any = None) -> dict[str, Any]:
-    """Run the case ``repeat`` times per client, each in a fresh process; medians and peaks."""
+def measure(
+    pool: Pool,
+    case: dict[str, Any],
+    repeat: int,
+    after_run: Any = None,
+    clients: tuple[str, ...] = CLIENTS,
+    env: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """Run the case ``repeat`` times per client, each in a fresh process; medians and peaks.
+
+    The clients take turns run by run (cedar, htcondor2, [floor], cedar, ...), so that a
+    change in the machine's load falls on all of them alike.
+    """
+    if env is None:
+        env = pool.user_env if case["case"] == "B4" else pool.env
+    daemon = pool.daemon_pid(
+        "condor_schedd" if case["case"] in ("B2", "B4") else "condor_collector"
+    )
     row: dict[str, Any] = {"case": case["label"]}
-    for client in ("cedar", "htcondor2"):
-        runs = []
-        for _ in range(repeat):
+    runs: dict[str, list[dict[str, Any]]] = {client: [] for client in clients}
+    for _ in range(repeat):
+        for client in clients:
+            if client in row:  # failed before
+                continue
             spec = json.dumps({**case, "client": client})
+            before = daemon_cpu(daemon)
             done = subprocess.run(
                 [sys.executable, __file__, "--child", spec],
-                env=pool.user_env if case["case"] == "B4" else pool.env,
+                env=env,
                 capture_output=True,
                 text=True,
                 timeout=1800,
             )
             if done.returncode != 0:
-                runs = []
                 row[client] = {"error": (done.stderr.strip().splitlines() or ["?"])[-1]}
-                break
-            runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
+                continue
+            result = json.loads(done.stdout.strip().splitlines()[-1])
+            time.sleep(0.2)  # let the daemon reap its query worker
+            after = daemon_cpu(daemon)
+            if before is not None and after is not None:
+                result["daemon_cpu"] = after - before
+            runs[client].append(result)
             if after_run is not None:
                 after_run(pool)
-        if runs:
+    for client, done_runs in runs.items():
+        if done_runs and client not in row:
             row[client] = {
-                "seconds": statistics.median(r["seconds"] for r in runs),
-                "runs": [r["seconds"] for r in runs],
-                "count": runs[0]["count"],
-                "rss_mb": max(r["rss_kb"] for r in runs) / 1024,
+                "seconds": statistics.median(r["seconds"] for r in done_runs),
+                "runs": [r["seconds"] for r in done_runs],
+                "cpu": statistics.median(r["cpu"] for r in done_runs),
+                "daemon_cpu": statistics.median(r.get("daemon_cpu", math.nan) for r in done_runs),
+                "count": done_runs[0]["count"],
+                "rss_mb": max(r["rss_kb"] for r in done_runs) / 1024,
             }
     cedar, reference = row.get("cedar", {}), row.get("htcondor2", {})
     if "seconds" in cedar and "seconds" in reference:
         row["ratio"] = reference["seconds"] / cedar["seconds"]
+    floor = row.get("floor", {})
+    if "seconds" in floor:
+        for client in CLIENTS:
+            if "seconds" in row.get(client, {}):
+                row[f"{client}_floor"] = row[client]["seconds"] / floor["seconds"]
     print(_format_row(row), flush=True)
     return row
 
@@ -314,14 +454,34 @@ def measure(pool: Pool, case: dict[str, Any], repeat: int, after_run: Any = None
 def _format_row(row: dict[str, Any]) -> str:
     def cell(side: dict[str, Any]) -> str:
         if "error" in side:
-            return f"FAILS: {side['error'][:60]} | -"
+            return f"FAILS: {side['error'][:60]} | - | - | -"
         if "seconds" not in side:
-            return "- | -"
-        return f"{side['seconds'] * 1000:.0f} | {side['rss_mb']:.0f}"
+            return "- | - | - | -"
+        daemon = side.get("daemon_cpu", math.nan)
+        return (
+            f"{side['seconds'] * 1000:,.0f} | {side['cpu'] * 1000:,.0f} | "
+            f"{'-' if math.isnan(daemon) else f'{daemon * 1000:,.0f}'} | {side['rss_mb']:.0f}"
+        )
+
+    def times(key: str) -> str:
+        return f"{row[key]:.2f}×" if key in row else "-"
 
     ratio = f"{row['ratio']:.2f}" if "ratio" in row else "-"
-    cedar, reference = row.get("cedar", {}), row.get("htcondor2", {})
-    return f"| {row['case']} | {cell(cedar)} | {cell(reference)} | {ratio} |"
+    cedar, reference, floor = row.get("cedar", {}), row.get("htcondor2", {}), row.get("floor", {})
+    floor_ms = f"{floor['seconds'] * 1000:,.0f}" if "seconds" in floor else "-"
+    return (
+        f"| {row['case']} | {cell(cedar)} | {cell(reference)} | {ratio} | {floor_ms} "
+        f"| {times('cedar_floor')} | {times('htcondor2_floor')} |"
+    )
+
+
+#: The table's heading: times in ms; CPU = the client's, daemon = the daemon's during the run.
+TABLE_HEAD = (
+    "| case | cedar ms | cedar CPU | daemon CPU | cedar MB "
+    "| htcondor2 ms | htcondor2 CPU | daemon CPU | htcondor2 MB | ratio "
+    "| floor ms | cedar / floor | htcondor2 / floor |\n"
+    "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+)
 
 
 def _remove_jobs(pool: Pool) -> None:
@@ -341,6 +501,13 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--big-repeat", type=int, default=1, help="repeats from --big on")
     parser.add_argument("--cases", default="B1,B2,B3,B4")
+    parser.add_argument(
+        "--b1-security",
+        choices=("both", "default", "none"),
+        default="both",
+        help="B1 with the pool's security, with none (and the wire floor), or both",
+    )
+    parser.add_argument("--b1-modes", default="keys,values,raw,projection")
     parser.add_argument("--delay", type=float, default=0.020, help="B3 proxy delay per direction")
     parser.add_argument("--json", type=Path, help="write the results here")
     args = parser.parse_args()
@@ -355,8 +522,7 @@ def main() -> None:
         results["pool_version"] = pool.version()
         schedd = pool.schedd_address()
         print(f"pool {pool.address}: {results['pool_version']}")
-        print("| case | cedar ms | cedar MB | htcondor2 ms | htcondor2 MB | ratio |")
-        print("|---|---|---|---|---|---|")
+        print(TABLE_HEAD)
         base = {"pool": pool.address, "schedd": schedd}
         rows = results["rows"]
         if "B2" in cases:
@@ -392,15 +558,27 @@ def main() -> None:
             rows.append(measure(pool, case, args.repeat, after_run=_remove_jobs))
         if "B1" in cases:
             filler = SlotFiller(pool)
+            filler.remove()  # what an interrupted run may have left
             try:
                 for size in (int(s) for s in args.sizes.split(",") if s):
                     filler.fill_to(size)
                     big = size >= args.big
-                    modes = ["keys"] if big else ["keys", "values", "projection"]
+                    repeat = args.big_repeat if big else args.repeat
+                    modes = ["keys"] if big else args.b1_modes.split(",")
+                    if args.b1_security != "none":
+                        for mode in modes:
+                            label = f"B1 {size} slots, {mode}"
+                            case = {**base, "case": "B1", "mode": mode, "label": label}
+                            rows.append(measure(pool, case, repeat))
+                    if args.b1_security == "default":
+                        continue
                     for mode in modes:
-                        label = f"B1 {size} slots, {mode}"
+                        label = f"B1 {size} slots, {mode}, no security"
                         case = {**base, "case": "B1", "mode": mode, "label": label}
-                        rows.append(measure(pool, case, args.big_repeat if big else args.repeat))
+                        clients = (*CLIENTS, "floor")
+                        rows.append(
+                            measure(pool, case, repeat, clients=clients, env=pool.clear_env)
+                        )
             finally:
                 filler.remove()
     finally:

@@ -175,7 +175,8 @@ class ClassAd(MutableMapping[str, Any]):
     always gives the expression.  Iteration follows insertion order.
     """
 
-    __slots__ = ("_entries", "_shape", "_values", "_wire")
+    __slots__ = ("_entries", "_shape", "_values", "_wire", "_match")
+    _match: re.Match[bytes]  # only while an ad from _from_match has not made its values
     # Entries, by folded name: (spelling, Expr or raw wire text, value of that text or None).
     # They are immutable tuples, replaced on every change: a query result holds hundreds of
     # thousands, and tuples of strings and numbers drop out of the garbage collector's sight.
@@ -206,10 +207,32 @@ class ClassAd(MutableMapping[str, Any]):
         ad._wire = None
         return ad
 
+    @classmethod
+    def _from_match(cls, shape: AdShape, match: re.Match[bytes]) -> ClassAd:
+        """As :meth:`_from_shape`, the values being the groups of ``match``, taken on first use.
+
+        Most ads of a large query are only counted, filtered on a few names or passed on, so
+        making a bytes object for each of their values up front would be wasted work.
+        """
+        ad = cls.__new__(cls)
+        ad._shape = shape
+        ad._match = match  # _values stays empty until __getattr__ fills it
+        ad._wire = None
+        return ad
+
     if not TYPE_CHECKING:  # hidden from type checkers: no attribute of ClassAd is dynamic
 
         def __getattr__(self, name: str) -> Any:
-            # Only reached while the _entries slot is empty, i.e. for an ad from _from_shape.
+            # Only reached for an empty slot: _values of an ad from _from_match, _entries of an
+            # ad from _from_shape or _from_match.
+            if name == "_values":
+                try:
+                    match = self._match
+                except AttributeError:
+                    raise AttributeError("_values") from None
+                self._values = values = match.groups()
+                del self._match  # the match holds the whole piece of the reply
+                return values
             if name != "_entries":
                 raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
             return self._materialize()

@@ -90,3 +90,33 @@ def test_every_slot_of_a_large_pool_streams_in_bounded_memory(large_pool: int) -
     assert names == {f"slot{i}@{DOMAIN}" for i in range(SLOTS)}
     # The reply is ~100 MB; streaming keeps one piece and one ad (the names set is ~2 MB).
     assert grown_mb < 64, f"peak memory grew by {grown_mb:.0f} MB while streaming"
+
+
+def test_a_large_clear_reply_gives_the_ads_an_encrypted_one_gives(large_pool: int) -> None:
+    """No security at all (a raw command on a clear connection, as bench B1's floor case): the
+    clear reader keeps each ad's match and makes values on first use; same ads, bounded memory."""
+    from cedar.auth import ClientSecurity, SecurityConfig
+    from cedar.auth.policy import Requirement
+
+    never = Requirement.NEVER
+    clear = ClientSecurity(
+        SecurityConfig(authentication=never, encryption=never, integrity=never, negotiation=never)
+    )
+    address = os.environ["CEDAR_LIVE_COLLECTOR"]
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    names = []
+    for ad in Collector(address, security=clear).query_iter(AdType.STARTD):
+        names.append(ad["Name"])
+    grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+    assert len(names) == large_pool and len(set(names)) == large_pool
+    assert grown_mb < 64, f"peak memory grew by {grown_mb:.0f} MB while streaming"
+    # A sample, every value read through both paths.
+    constraint = f'regexp("^slot1[0-9]@{DOMAIN}$", Name)'
+    plain = Collector(address, security=clear).query(AdType.STARTD, constraint)
+    secure = Collector(address).query(AdType.STARTD, constraint)
+    assert len(plain) == len(secure) == 10
+    by_name = {ad["Name"]: ad for ad in secure}
+    for ad in plain:
+        other = by_name[ad["Name"]]
+        assert ad.raw_items() == other.raw_items()
+        assert [ad[name] for name in ad] == [other[name] for name in other]
