@@ -25,14 +25,14 @@ from cedar.errors import CedarError, InvalidArgument
 from cedar.numbers import DaemonType
 from cedar.serve.adjson import ad_json, primed
 from cedar.serve.api import CHUNK
-from cedar.serve.context import Services, caller_of, services
+from cedar.serve.context import Services, caller_of, services_dep
 from cedar.service import Caller, NotFound, ServiceError
 from cedar.service.scope import REDACTED
 
 router = APIRouter(prefix="/v1", tags=["restd"])
 
 CallerDep = Annotated[Caller, Depends(caller_of)]
-ServicesDep = Annotated[Services, Depends(services)]
+ServicesDep = Annotated[Services, Depends(services_dep)]
 ERRORS: dict[int | str, dict[str, Any]] = {400: {}, 404: {}}
 
 #: restd's ``query=`` choices and the collector ad type each names.
