@@ -426,7 +426,7 @@ async def config_one(
     """A knob's value here, or in a running daemon of the pool (``daemon=schedd``, ...: asked
     with DC_CONFIG_VAL)."""
     if daemon:
-        from cedar.service.remote_config import remote_config_value
+        from cedar.commands._async.config_val import remote_config_value_async
 
         daemon_type = DAEMON_TYPES.get(daemon.lower())
         if daemon_type is None:
@@ -437,7 +437,7 @@ async def config_one(
             raise NotFound(f"no {daemon} found: {exc}") from None
         if not locations:
             raise NotFound(f"no {daemon} in the pool")
-        value = await remote_config_value(
+        value = await remote_config_value_async(
             locations[0].address,
             attr,
             security=svc.access.security(caller),
