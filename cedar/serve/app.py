@@ -146,6 +146,9 @@ class Counting:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        # Read before calling on: a mounted sub-application (the MCP server, the web page) sets
+        # scope["app"] to itself in this same dict.
+        svc: Services = scope["app"].state.services
         start = time.perf_counter()
         status = [500]
 
@@ -158,7 +161,6 @@ class Counting:
             await self.app(scope, receive, counted_send)
         finally:
             path = getattr(scope.get("route"), "path", "other")
-            svc: Services = scope["app"].state.services
             svc.requests[(path, status[0])] += 1
             svc.latency_sum[path] = svc.latency_sum.get(path, 0.0) + time.perf_counter() - start
 
