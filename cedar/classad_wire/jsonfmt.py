@@ -129,9 +129,7 @@ def sorted_columns(
     key = (names, only)
     plan = _PLANS.get(key)
     if plan is None:
-        order = sorted(range(len(names)), key=lambda i: names[i].lower())
-        if only is not None:
-            order = [i for i in order if names[i].lower() in only]
+        order = _column_order(names, only)
         if len(order) > 1:
             getter: Any = itemgetter(*order)
         elif order:
@@ -144,6 +142,14 @@ def sorted_columns(
         _PLANS[key] = plan
     getter, kept = plan
     return kept, getter(texts)
+
+
+def _column_order(names: Sequence[str], only: frozenset[str] | None) -> list[int]:
+    """Positions of ``names`` sorted case-insensitively (``only``: just these lower-cased)."""
+    order = sorted(range(len(names)), key=lambda i: names[i].lower())
+    if only is not None:
+        order = [i for i in order if names[i].lower() in only]
+    return order
 
 
 def _single(index: int) -> Any:
@@ -206,6 +212,123 @@ def ad_to_json_sorted(ad: ClassAd, only: frozenset[str] | None = None) -> str:
                 values[index] = json_text
     members = map(add, map(_MEMBER_NAMES.__getitem__, names), values)
     return "{\n" + ",\n".join(members) + "\n}"
+
+
+def _compact(json_text: str, lower: bool) -> str:
+    """An indented JSON value on one line (a raw newline never occurs inside a JSON string,
+    so dropping each line's indentation is exact); ``lower``: member names lower-cased."""
+    lines = json_text.split("\n")
+    if not lower:
+        return "".join([line.lstrip(" ") for line in lines])
+    out = []
+    for line in lines:
+        line = line.lstrip(" ")
+        if line[:1] == '"':
+            # A member line is '"Name": value'.  Inside a string a quote is always escaped, so
+            # a '": ' with no backslash before it ends a member name (a string list item has
+            # none, or only escaped ones).
+            end = line.find('": ')
+            if end > 0 and "\\" not in line[1:end]:
+                line = line[:end].lower() + line[end:]
+        out.append(line)
+    return "".join(out)
+
+
+class _CompactPlan:
+    """How to write the ads of one shape compactly: which texts in which order, and each
+    member's ``"Name":`` prefix (``,`` before all but the first)."""
+
+    __slots__ = ("getter", "names", "prefixes", "source")
+
+    def __init__(self, source: tuple[str, ...], only: frozenset[str] | None, lower: bool):
+        order = _column_order(source, only)
+        self.source = source  # the shape's names tuple (identity checked on use)
+        self.names = tuple(source[i] for i in order)
+        self.getter: Any = (
+            itemgetter(*order) if len(order) > 1 else _single(order[0]) if order else _nothing
+        )
+        self.prefixes = tuple(
+            ("," if i else "") + _json_string(name.lower() if lower else name) + ": "
+            for i, name in enumerate(self.names)
+        )
+
+
+#: Compact plans by (id of the names tuple, only, lower), and by the names themselves for ads
+#: whose names tuple is built anew each time (not read from the wire).  Bounded.
+_COMPACT_BY_ID: dict[tuple[int, frozenset[str] | None, bool], _CompactPlan] = {}
+_COMPACT_BY_NAMES: dict[tuple[tuple[str, ...], frozenset[str] | None, bool], _CompactPlan] = {}
+
+
+def _compact_plan(names: tuple[str, ...], only: frozenset[str] | None, lower: bool) -> _CompactPlan:
+    plan = _COMPACT_BY_ID.get((id(names), only, lower))
+    if plan is not None and plan.source is names:
+        return plan
+    plan = _COMPACT_BY_NAMES.get((names, only, lower))
+    if plan is None:
+        plan = _CompactPlan(names, only, lower)
+        if len(_COMPACT_BY_NAMES) >= _PLANS_MAX:
+            _COMPACT_BY_NAMES.clear()
+        _COMPACT_BY_NAMES[names, only, lower] = plan
+    if len(_COMPACT_BY_ID) >= _PLANS_MAX:
+        _COMPACT_BY_ID.clear()
+    plan.source = names
+    _COMPACT_BY_ID[id(names), only, lower] = plan
+    return plan
+
+
+class _ValueCache(dict[str, str]):
+    """Compact JSON of wire texts (plain or not: a value's JSON depends on its text alone), as
+    the ads of one query repeat most values.  Bounded in characters held."""
+
+    __slots__ = ("held",)
+    LIMIT = 1 << 22
+    LONGEST = 4096
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.held = 0
+
+    def remember(self, text: str, value: str) -> None:
+        if len(text) > self.LONGEST:
+            return
+        if self.held + len(text) + len(value) > self.LIMIT:
+            self.clear()
+            self.held = 0
+        self[text] = value
+        self.held += len(text) + len(value)
+
+
+_COMPACT_VALUES = {False: _ValueCache(), True: _ValueCache()}
+
+
+def ad_to_json_compact(
+    ad: ClassAd, only: frozenset[str] | None = None, *, lower: bool = False
+) -> str:
+    """:func:`ad_to_json_sorted` on one line with no indentation (``"Name": value`` members
+    joined by ``,``): JSON Lines and HTTP bodies.  ``lower``: member names lower-cased, nested
+    ones too (htcondor-restd's convention).  Written directly from the received texts with a
+    plan per shape and a cache of value texts: a listing's per-ad cost is a few lookups."""
+    names, texts = ad.raw_columns()
+    plan = _compact_plan(names, only, lower)
+    if not plan.names:
+        return "{}"
+    ordered = plan.getter(texts)
+    cache = _COMPACT_VALUES[lower]
+    values = list(map(cache.get, ordered))
+    if None in values:
+        for index, value in enumerate(values):
+            if value is None:
+                text = ordered[index]
+                json_text = _plain_literal_json(text)
+                if json_text is None:
+                    out: list[str] = []
+                    _emit(ad.lookup(plan.names[index]), 2, out)
+                    json_text = "".join(out)
+                if "\n" in json_text:  # a list or nested ad
+                    json_text = _compact(json_text, lower)
+                cache.remember(text, json_text)
+                values[index] = json_text
+    return "{" + "".join(map(add, plan.prefixes, values)) + "}"
 
 
 def _member_order(entry: tuple[str, object, object]) -> tuple[int, object]:

@@ -25,6 +25,7 @@ from starlette.background import BackgroundTask
 from starlette.responses import FileResponse
 
 from cedar.classad_wire import ClassAd
+from cedar.classad_wire import expr as cx
 from cedar.classad_wire.jsonfmt import ad_from_json_object
 from cedar.commands._async.command import run_command_async
 from cedar.commands.filetransfer import expand_inputs
@@ -35,7 +36,7 @@ from cedar.errors import CedarError, InvalidArgument
 from cedar.numbers import Command, JobAction
 from cedar.serve import models as m
 from cedar.serve.adjson import ad_dict, ad_json, primed, typed_values
-from cedar.serve.context import Services, caller_of, services
+from cedar.serve.context import Services, caller_of, services_dep
 from cedar.serve.sandbox import TooLarge, extract_tar, pack_tar, resolve_file, write_file
 from cedar.service import Caller, NotFound, ServiceError, scoped_constraint, status_of
 from cedar.version import VERSION_STRING
@@ -48,7 +49,7 @@ _JOB_ID = re.compile(r"([0-9]{1,9})\.([0-9]{1,9})\Z")
 _PAGE_TOKEN = re.compile(r"([0-9]{1,9})\.([0-9]{1,9})\Z")
 
 CallerDep = Annotated[Caller, Depends(caller_of)]
-ServicesDep = Annotated[Services, Depends(services)]
+ServicesDep = Annotated[Services, Depends(services_dep)]
 ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"model": m.ErrorBody} for code in (400, 401, 403, 404, 413, 429, 502, 504)
 }
@@ -62,8 +63,13 @@ def job_id(text: str) -> tuple[int, int]:
     return int(match.group(1)), int(match.group(2))
 
 
-def _id_constraint(cluster: int, proc: int) -> str:
-    return f"ClusterId == {cluster} && ProcId == {proc}"
+def _id_constraint(cluster: int, proc: int) -> cx.Expr:
+    """``ClusterId == C && ProcId == P`` built as a tree (nothing to parse on each request)."""
+    return cx.Binary(
+        "&&",
+        cx.Binary("==", cx.AttrRef("ClusterId"), cx.Literal(cluster)),
+        cx.Binary("==", cx.AttrRef("ProcId"), cx.Literal(proc)),
+    )
 
 
 def _after(cluster: int, proc: int) -> str:
@@ -370,7 +376,11 @@ def _action_response(action: JobAction, result: ActResult) -> m.ActionResponse:
 
 
 async def _act(
-    svc: Services, caller: Caller, action: JobAction, constraint: str, reason: str | None
+    svc: Services,
+    caller: Caller,
+    action: JobAction,
+    constraint: str | cx.Expr | None,
+    reason: str | None,
 ) -> m.ActionResponse:
     user = await svc.scope_user(caller)
     scoped = scoped_constraint(constraint, user)
@@ -391,51 +401,62 @@ async def _act_one(
     return answer
 
 
-@router.post("/jobs/{job}/hold", response_model=m.ActionResponse, responses=ERRORS)
-async def hold_job(
-    svc: ServicesDep, caller: CallerDep, job: str, body: m.ActionRequest | None = None
-) -> m.ActionResponse:
-    return await _act_one(svc, caller, JobAction.Hold, job, body.reason if body else None)
+#: The actions on jobs, by the word in their paths.
+ACTIONS = {"hold": JobAction.Hold, "release": JobAction.Release, "remove": JobAction.Remove}
 
 
-@router.post("/jobs/{job}/release", response_model=m.ActionResponse, responses=ERRORS)
-async def release_job(
-    svc: ServicesDep, caller: CallerDep, job: str, body: m.ActionRequest | None = None
-) -> m.ActionResponse:
-    return await _act_one(svc, caller, JobAction.Release, job, body.reason if body else None)
+def _one_job_route(action: JobAction) -> Any:
+    """The handler of ``POST /jobs/{id}/<action>`` (one for each action, for the OpenAPI
+    document; the work is :func:`_act_one`)."""
+
+    async def act_on_job(
+        svc: ServicesDep, caller: CallerDep, job: str, body: m.ActionRequest | None = None
+    ) -> m.ActionResponse:
+        return await _act_one(svc, caller, action, job, body.reason if body else None)
+
+    return act_on_job
+
+
+def _bulk_route(action: JobAction) -> Any:
+    """The handler of ``POST /jobs/<action>`` with a constraint (scoped to the caller)."""
+
+    async def act_on_jobs(
+        svc: ServicesDep, caller: CallerDep, body: m.BulkActionRequest
+    ) -> m.ActionResponse:
+        return await _act(svc, caller, action, svc.constraint(body.constraint), body.reason)
+
+    return act_on_jobs
+
+
+for _word in ("hold", "release"):
+    router.add_api_route(
+        f"/jobs/{{job}}/{_word}",
+        _one_job_route(ACTIONS[_word]),
+        methods=["POST"],
+        response_model=m.ActionResponse,
+        responses=ERRORS,
+        name=f"{_word}_job",
+        summary=f"{_word.capitalize()} one job",
+    )
 
 
 @router.delete("/jobs/{job}", response_model=m.ActionResponse, responses=ERRORS)
 async def remove_job(
     svc: ServicesDep, caller: CallerDep, job: str, reason: str | None = None
 ) -> m.ActionResponse:
+    """Remove one job (``reason`` is a query parameter: a DELETE has no body)."""
     return await _act_one(svc, caller, JobAction.Remove, job, reason)
 
 
-@router.post("/jobs/hold", response_model=m.ActionResponse, responses=ERRORS)
-async def hold_jobs(
-    svc: ServicesDep, caller: CallerDep, body: m.BulkActionRequest
-) -> m.ActionResponse:
-    return await _act(
-        svc, caller, JobAction.Hold, svc.constraint(body.constraint) or "", body.reason
-    )
-
-
-@router.post("/jobs/release", response_model=m.ActionResponse, responses=ERRORS)
-async def release_jobs(
-    svc: ServicesDep, caller: CallerDep, body: m.BulkActionRequest
-) -> m.ActionResponse:
-    return await _act(
-        svc, caller, JobAction.Release, svc.constraint(body.constraint) or "", body.reason
-    )
-
-
-@router.post("/jobs/remove", response_model=m.ActionResponse, responses=ERRORS)
-async def remove_jobs(
-    svc: ServicesDep, caller: CallerDep, body: m.BulkActionRequest
-) -> m.ActionResponse:
-    return await _act(
-        svc, caller, JobAction.Remove, svc.constraint(body.constraint) or "", body.reason
+for _word, _action in ACTIONS.items():
+    router.add_api_route(
+        f"/jobs/{_word}",
+        _bulk_route(_action),
+        methods=["POST"],
+        response_model=m.ActionResponse,
+        responses=ERRORS,
+        name=f"{_word}_jobs",
+        summary=f"{_word.capitalize()} your jobs matching a constraint",
     )
 
 
@@ -665,9 +686,7 @@ async def collector_ads(
     names = svc.projection(projection)
     text = svc.constraint(constraint)
     if name is not None:
-        from cedar.classad_wire.expr import AttrRef, Binary, Literal
-
-        text = _and_expr(text, Binary("==", AttrRef("Name"), Literal(name)))
+        text = _and_expr(text, cx.Binary("==", cx.AttrRef("Name"), cx.Literal(name)))
     collector = svc.access.collector(caller)
     private = svc.settings.private_attrs
     ads = [

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 
+@functools.lru_cache(maxsize=1)
 def package_version() -> str:
-    """htc-cedar's installed version."""
+    """htc-cedar's installed version (looked up once: reading the distribution's metadata
+    costs about 2 ms, which ``/version`` paid on every request)."""
     from importlib.metadata import PackageNotFoundError, version
 
     try:

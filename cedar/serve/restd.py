@@ -25,14 +25,14 @@ from cedar.errors import CedarError, InvalidArgument
 from cedar.numbers import DaemonType
 from cedar.serve.adjson import ad_json, primed
 from cedar.serve.api import CHUNK
-from cedar.serve.context import Services, caller_of, services
+from cedar.serve.context import Services, caller_of, services_dep
 from cedar.service import Caller, NotFound, ServiceError
 from cedar.service.scope import REDACTED
 
 router = APIRouter(prefix="/v1", tags=["restd"])
 
 CallerDep = Annotated[Caller, Depends(caller_of)]
-ServicesDep = Annotated[Services, Depends(services)]
+ServicesDep = Annotated[Services, Depends(services_dep)]
 ERRORS: dict[int | str, dict[str, Any]] = {400: {}, 404: {}}
 
 #: restd's ``query=`` choices and the collector ad type each names.
@@ -426,7 +426,7 @@ async def config_one(
     """A knob's value here, or in a running daemon of the pool (``daemon=schedd``, ...: asked
     with DC_CONFIG_VAL)."""
     if daemon:
-        from cedar.service.remote_config import remote_config_value
+        from cedar.commands._async.config_val import remote_config_value_async
 
         daemon_type = DAEMON_TYPES.get(daemon.lower())
         if daemon_type is None:
@@ -437,7 +437,7 @@ async def config_one(
             raise NotFound(f"no {daemon} found: {exc}") from None
         if not locations:
             raise NotFound(f"no {daemon} in the pool")
-        value = await remote_config_value(
+        value = await remote_config_value_async(
             locations[0].address,
             attr,
             security=svc.access.security(caller),

@@ -76,7 +76,7 @@ class Caller:
             raise BadCredential("empty bearer token")
         if len(token) > MAX_TOKEN_BYTES:
             raise BadCredential(f"bearer token longer than {MAX_TOKEN_BYTES} bytes")
-        if not token.isascii() or any(c.isspace() for c in token):
+        if not token.isascii() or len(token.split(None, 1)) != 1:
             raise BadCredential("the bearer token has characters a JWT cannot have")
         kind = token_kind(token)
         digest = hashlib.sha256(token.encode("ascii")).hexdigest()[:32]

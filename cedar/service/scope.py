@@ -23,7 +23,7 @@ def owner_scope(user: str) -> Expr:
     return Binary("==", AttrRef("User"), Literal(user))
 
 
-def scoped_constraint(constraint: str | None, user: str | None) -> str | None:
+def scoped_constraint(constraint: str | Expr | None, user: str | None) -> str | None:
     """The caller's constraint limited to ``user``'s jobs (no limit for ``None``), as text."""
     parts: list[str | Expr | None] = [constraint]
     if user is not None:

@@ -551,3 +551,28 @@ def test_typed_values_are_the_services_one_rule() -> None:
         "U": "undefined",
         "E": "N + 1",
     }
+
+
+def test_metrics_count_requests_to_a_mounted_application(api: Api) -> None:
+    """A mounted sub-application (as the MCP server is under ``cedar serve``) sets
+    ``scope["app"]`` to itself; the request counter still finds the process's services."""
+    from starlette.applications import Starlette
+    from starlette.responses import PlainTextResponse
+    from starlette.routing import Route
+
+    async def hello(request: object) -> PlainTextResponse:
+        return PlainTextResponse("hello")
+
+    inner = Starlette(routes=[Route("/hello", hello)])
+    settings = replace(api.server.settings, rate=0)
+    server = RunningServer(settings, mount=lambda app: app.mount("/sub", inner)).start()
+    try:
+        with client(server.url) as anonymous:
+            for _ in range(2):
+                answer = anonymous.get("/sub/hello")
+                assert answer.status_code == 200 and answer.text == "hello"
+            text = anonymous.get("/metrics").text
+        counted = [line for line in text.splitlines() if 'status="200"} 2' in line]
+        assert any("hello" in line or "/sub" in line for line in counted), text
+    finally:
+        server.stop()

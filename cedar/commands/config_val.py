@@ -3,18 +3,16 @@
 Observed against 25.13.2 (the spec names the command but not its payload): the client sends the
 knob name as one string; the daemon answers with the value as a string, or the legacy NULL
 string (the single byte 0xAD) when the knob is not defined, followed by more strings (the
-defining line, its file and line, the default, a counter) that condor_config_val -verbose shows
-and this reader ignores.  (A protocol coroutine; it belongs with the clients in
-``cedar.commands`` when that package takes it.)
+defining line, its file and line, the default, a counter) that ``condor_config_val -verbose``
+shows and this reader ignores.  The protocol coroutine is here; the clients are
+:func:`cedar.commands._async.config_val.remote_config_value_async` and its sync twin.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from cedar.auth.client import ClientSecurity, CommandSession
-from cedar.commands._async.command import run_command_async
-from cedar.numbers import Command
+from cedar.auth.client import CommandSession
 from cedar.stream.primitives import MessageReader
 from cedar.stream.protocol import Protocol, Receive, Send
 
@@ -30,13 +28,3 @@ def config_val_body(name: str) -> Callable[[CommandSession], Protocol[str | None
         return reply.get_nullable_string()
 
     return body
-
-
-async def remote_config_value(
-    address: str, name: str, *, security: ClientSecurity, timeout: float
-) -> str | None:
-    """``name``'s value in the daemon at ``address`` (None: not defined there)."""
-    value: str | None = await run_command_async(
-        address, Command.DC_CONFIG_VAL, config_val_body(name), security=security, timeout=timeout
-    )
-    return value

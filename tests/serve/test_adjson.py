@@ -1,0 +1,78 @@
+"""The compact JSON of an ad (``cedar.serve.adjson.ad_json``) is the indented writer's document
+on one line: same members, same order, same values, names lower-cased only when asked."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from cedar.classad_wire import ClassAd
+from cedar.classad_wire.jsonfmt import ad_to_json_compact, ad_to_json_sorted
+from cedar.serve.adjson import ad_json
+
+TEXT = r"""
+ClusterId = 12
+ProcId = 0
+Owner = "testuser"
+Cmd = "/bin/echo \"quoted\": yes"
+Args = "line1\nline2"
+Requirements = (TARGET.Memory >= RequestMemory) && (TARGET.Arch == "X86_64")
+Rank = 0.5
+Empty = {}
+Names = { "a", "B\": c", 3 }
+Nested = [ Inner = 1; Deep = [ Leaf = "x"; Other = { 1, 2 } ]; Str = "v" ]
+Undefinedness = undefined
+Flag = true
+Big = 123456789012345678901
+Neg = -7
+Err = error
+When = absTime("2024-01-02T03:04:05Z")
+""".strip()
+
+
+def reference(ad: ClassAd, lower: bool) -> str:
+    """The former way: the indented text, each line's indentation dropped (names lowered)."""
+    out = []
+    for line in ad_to_json_sorted(ad).split("\n"):
+        line = line.lstrip(" ")
+        if lower and line[:1] == '"':
+            end = line.find('": ')
+            if end > 0 and "\\" not in line[1:end]:
+                line = line[:end].lower() + line[end:]
+        out.append(line)
+    return "".join(out)
+
+
+@pytest.mark.parametrize("lower", [False, True])
+def test_compact_is_the_indented_document_on_one_line(lower: bool) -> None:
+    ad = ClassAd.from_raw_text(TEXT)
+    compact = ad_to_json_compact(ad, lower=lower)
+    assert "\n" not in compact
+    assert compact == reference(ClassAd.from_raw_text(TEXT), lower)
+    decoded = json.loads(compact)
+    indented = json.loads(ad_to_json_sorted(ClassAd.from_raw_text(TEXT)))
+    if not lower:
+        assert decoded == indented and list(decoded) == list(indented)
+    else:
+        assert list(decoded) == [name.lower() for name in indented]
+        assert decoded["nested"] == {"deep": {"leaf": "x", "other": [1, 2]}, "inner": 1, "str": "v"}
+        assert decoded["names"] == ["a", 'B": c', 3]
+
+
+def test_empty_ad_and_redaction() -> None:
+    assert ad_to_json_compact(ClassAd()) == "{}"
+    ad = ClassAd.from_raw_text('Owner = "u"\nSecret = "s3cret"')
+    assert json.loads(ad_json(ad, ["Secret"])) == {"Owner": "u", "Secret": "<REDACTED>"}
+
+
+def test_plans_follow_each_shape() -> None:
+    """Ads of different shapes, and the same texts with and without lower-casing, never share
+    a plan or a cached value by mistake."""
+    first = ClassAd.from_raw_text('B = 1\na = "x"\nNested = [ Q = 1 ]')
+    second = ClassAd.from_raw_text('a = "x"\nC = 2\nNested = [ Q = 1 ]')
+    for _ in range(2):
+        assert ad_to_json_compact(first) == '{"a": "x","B": 1,"Nested": {"Q": 1}}'
+        assert ad_to_json_compact(second) == '{"a": "x","C": 2,"Nested": {"Q": 1}}'
+        assert ad_to_json_compact(second, lower=True) == '{"a": "x","c": 2,"nested": {"q": 1}}'
+        assert ad_to_json_compact(first, frozenset({"b"})) == '{"B": 1}'
