@@ -21,6 +21,9 @@ from typing import Any
 
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
+# Defined in cedar.auth.errors; exported here too, where callers have always imported them.
+from cedar.auth.errors import CommandDenied as CommandDenied
+from cedar.auth.errors import SessionRejected as SessionRejected
 from cedar.auth.methods import (
     UNAUTHENTICATED_USER,
     AuthContext,
@@ -43,7 +46,6 @@ from cedar.errors import (
     AuthenticationError,
     ConnectionClosed,
     InvalidArgument,
-    PermissionDenied,
     ProtocolError,
     SecurityError,
 )
@@ -61,27 +63,6 @@ DEFAULT_METHODS = ("FS", "TOKEN", "KERBEROS", "SCITOKENS", "SSL")
 SUPPORTED_CRYPTO = ("AES",)
 LEGACY_CRYPTO = {"BLOWFISH", "3DES", "TRIPLEDES"}
 #: Key-message protocol numbers (spec 04 §1.4).
-
-
-class CommandDenied(PermissionDenied):
-    """The server refused the command; carries what it said about us."""
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        command: int | None = None,
-        user: str | None = None,
-        method: str | None = None,
-    ) -> None:
-        super().__init__(message)
-        self.command = command
-        self.user = user
-        self.method = method
-
-
-class SessionRejected(AuthenticationError):
-    """The server no longer knows the cached session (``SID_NOT_FOUND``); it was dropped."""
 
 
 #: Method knobs copied from a configuration into ``SecurityConfig.options``.
