@@ -16,6 +16,7 @@ import os
 import secrets
 import socket
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -62,7 +63,6 @@ DEFAULT_METHODS = ("FS", "TOKEN", "KERBEROS", "SCITOKENS", "SSL")
 #: The only stream cipher cedar implements (spec 01 §4.5).
 SUPPORTED_CRYPTO = ("AES",)
 LEGACY_CRYPTO = {"BLOWFISH", "3DES", "TRIPLEDES"}
-#: Key-message protocol numbers (spec 04 §1.4).
 
 
 #: Method knobs copied from a configuration into ``SecurityConfig.options``.
@@ -535,6 +535,151 @@ def _decision(ad: ClassAd, name: str) -> Decision:
     return value
 
 
+@dataclass(repr=False)
+class _ClientHandshake:
+    """What the client's new-session steps share (spec 03 §3-§6.1): one per connection."""
+
+    conn: CedarConnection
+    command: int
+    auth_command: int | None
+    security: ClientSecurity
+    target: str
+    ctx: AuthContext
+    level: str
+    methods: list[str] = field(default_factory=list)
+    policy: ClientPolicy | None = None
+    ecdh: EcdhKeyPair | None = None
+    described: str = ""
+    offered: str = ""
+    m2: ClassAd = field(default_factory=ClassAd)
+    authentication: Decision = Decision.NO
+    encryption: Decision = Decision.NO
+    integrity: Decision = Decision.NO
+    crypto: str | None = None
+    clear_legacy: bool = False
+    result: MethodResult | None = None
+    legacy_key: bytes | None = None
+    tried: bool = False
+    key: bytes | None = None
+    p1: ClassAd = field(default_factory=ClassAd)
+
+    @property
+    def config(self) -> SecurityConfig:
+        return self.security.config
+
+
+#: A step of the client handshake; it raises to end the handshake (the server closes then).
+_ClientStep = Callable[[_ClientHandshake], Protocol[None]]
+
+
+def _send_policy_ad(hs: _ClientHandshake) -> Protocol[None]:
+    """M1, the client policy ad (spec 03 §3.2), with a fresh ECDH public key."""
+    config = hs.config
+    hs.methods = offered_methods(config, hs.ctx)
+    hs.policy = policy = build_client_policy(config, hs.methods)
+    hs.ecdh = EcdhKeyPair() if config.crypto_methods else None
+    m1 = _policy_ad(
+        config, policy, hs.methods, hs.command, hs.auth_command, hs.target, hs.ecdh, hs.ctx
+    )
+    hs.ctx.own_ad = m1
+    writer = hs.conn.writer().put_int(DC_AUTHENTICATE)
+    put_classad(writer, m1)
+    hs.described = _describe(hs.auth_command if hs.auth_command is not None else hs.command)
+    hs.offered = (
+        f"we offered authentication {policy.authentication_new.name} with methods "
+        f"{', '.join(hs.methods) or 'none'}, encryption {policy.encryption.name}, "
+        f"crypto {', '.join(config.crypto_methods) or 'none'}"
+    )
+    log.debug("negotiating a new session for %s%s; %s", hs.described, hs.level, hs.offered)
+    yield Send(writer)
+
+
+def _read_response(hs: _ClientHandshake) -> Protocol[None]:
+    """M2, the server response ad (spec 03 §3.4): the decisions and the crypto method."""
+    message = yield from _receive_or_closed(
+        "command authorization",
+        f"Probably due to an unknown command: the server closed the connection instead of "
+        f"answering the security negotiation for {hs.described}{hs.level} (an unknown command, "
+        f"a denied raw-level policy, policies that cannot be reconciled, or a server at its "
+        f"connection cap; {hs.offered}).",
+    )
+    hs.m2 = hs.ctx.peer_ad = m2 = _read_ad(message, "server security response")
+    hs.authentication = _decision(m2, "Authentication")
+    hs.encryption = _decision(m2, "Encryption")
+    hs.integrity = _decision(m2, "Integrity")
+    crypto_list = split_list(m2.get("CryptoMethods"))
+    hs.crypto = crypto = _crypto_name(crypto_list[0]) if crypto_list else None
+    config = hs.config
+    hs.clear_legacy = (
+        crypto in LEGACY_CRYPTO
+        and crypto in config.crypto_methods
+        and Decision.YES not in (hs.encryption, hs.integrity)
+    )
+    if crypto is not None and crypto not in SUPPORTED_CRYPTO and not hs.clear_legacy:
+        if crypto in LEGACY_CRYPTO:
+            raise SecurityError(
+                f"the server insists on the legacy crypto method {crypto}, which cedar does not "
+                "implement (cedar only offers AES-GCM); configure the server's "
+                "SEC_*_CRYPTO_METHODS to include AES"
+            )
+        raise SecurityError(f"the server chose an unknown crypto method {crypto!r}")
+    if hs.encryption is Decision.YES and crypto is None:
+        raise SecurityError(
+            "the server requires encryption but named no crypto method we share "
+            f"(we offered {', '.join(config.crypto_methods) or 'none'})"
+        )
+
+
+def _authenticate_step(hs: _ClientHandshake) -> Protocol[None]:
+    """A1..K1 when M2 says ``Authentication = YES`` (spec 03 §4, spec 04 §1.3-§1.4)."""
+    if hs.authentication is not Decision.YES:
+        return
+    hs.tried = True
+    hs.result = yield from _authenticate(hs.conn, hs.ctx, hs.m2, hs.methods, hs.described)
+    if hs.result is not None and hs.result.success:
+        hs.legacy_key = yield from _read_key_message(hs.conn, hs.result)
+
+
+def _read_post_auth_ad(hs: _ClientHandshake) -> Protocol[None]:
+    """Switch AES on (spec 03 §5.4), then P1, the post-authentication ad (§6.1)."""
+    if hs.crypto == "AES":
+        server_public = hs.m2.get("ECDHPublicKey")
+        if isinstance(server_public, str) and server_public and hs.ecdh is not None:
+            hs.key = hs.ecdh.session_key(server_public)
+        elif hs.legacy_key is not None:
+            hs.key = hs.legacy_key
+        elif hs.encryption is Decision.YES:
+            raise SecurityError("the server requires encryption but provided no key material")
+    if hs.key is not None:
+        hs.conn.install_aes_key(hs.key)
+    message = yield from _receive_or_closed(
+        "command authorization",
+        f"The server closed the connection before confirming authorization of "
+        f"{hs.described}{hs.level}.",
+    )
+    hs.p1 = p1 = _read_ad(message, "post-authentication ad")
+    user = p1.get("User")
+    code = p1.get("ReturnCode", "AUTHORIZED")
+    if code != "AUTHORIZED":
+        method_name = hs.result.extra.get("method") if hs.result is not None else None
+        raise CommandDenied(
+            f'Received "{code}" from server for user {user or UNAUTHENTICATED_USER} using '
+            f"method {method_name or 'none'} for {hs.described}{hs.level}",
+            command=hs.auth_command if hs.auth_command is not None else hs.command,
+            user=user if isinstance(user, str) else None,
+            method=method_name,
+        )
+
+
+#: The client's new-session handshake, in order; each step is one exchange of spec 03.
+CLIENT_STEPS: tuple[_ClientStep, ...] = (
+    _send_policy_ad,
+    _read_response,
+    _authenticate_step,
+    _read_post_auth_ad,
+)
+
+
 def _new_session(
     conn: CedarConnection,
     command: int,
@@ -544,92 +689,15 @@ def _new_session(
     ctx: AuthContext,
     level: str,
 ) -> Protocol[CommandSession]:
-    config = security.config
-    methods = offered_methods(config, ctx)
-    policy = build_client_policy(config, methods)
-    ecdh = EcdhKeyPair() if config.crypto_methods else None
-    m1 = _policy_ad(config, policy, methods, command, auth_command, target, ecdh, ctx)
-    ctx.own_ad = m1
-    writer = conn.writer().put_int(DC_AUTHENTICATE)
-    put_classad(writer, m1)
-    described = _describe(auth_command if auth_command is not None else command)
-    offered = (
-        f"we offered authentication {policy.authentication_new.name} with methods "
-        f"{', '.join(methods) or 'none'}, encryption {policy.encryption.name}, "
-        f"crypto {', '.join(config.crypto_methods) or 'none'}"
-    )
-    log.debug("negotiating a new session for %s%s; %s", described, level, offered)
-    yield Send(writer)
-    message = yield from _receive_or_closed(
-        "command authorization",
-        f"Probably due to an unknown command: the server closed the connection instead of "
-        f"answering the security negotiation for {described}{level} (an unknown command, a "
-        f"denied raw-level policy, policies that cannot be reconciled, or a server at its "
-        f"connection cap; {offered}).",
-    )
-    m2 = _read_ad(message, "server security response")
-    ctx.peer_ad = m2
-    authentication = _decision(m2, "Authentication")
-    encryption = _decision(m2, "Encryption")
-    integrity = _decision(m2, "Integrity")
-    crypto_list = split_list(m2.get("CryptoMethods"))
-    crypto = _crypto_name(crypto_list[0]) if crypto_list else None
-    clear_legacy = (
-        crypto in LEGACY_CRYPTO
-        and crypto in config.crypto_methods
-        and Decision.YES not in (encryption, integrity)
-    )
-    if crypto is not None and crypto not in SUPPORTED_CRYPTO and not clear_legacy:
-        if crypto in LEGACY_CRYPTO:
-            raise SecurityError(
-                f"the server insists on the legacy crypto method {crypto}, which cedar does not "
-                "implement (cedar only offers AES-GCM); configure the server's "
-                "SEC_*_CRYPTO_METHODS to include AES"
-            )
-        raise SecurityError(f"the server chose an unknown crypto method {crypto!r}")
-    if encryption is Decision.YES and crypto is None:
-        raise SecurityError(
-            "the server requires encryption but named no crypto method we share "
-            f"(we offered {', '.join(config.crypto_methods) or 'none'})"
-        )
+    hs = _ClientHandshake(conn, command, auth_command, security, target, ctx, level)
+    for step in CLIENT_STEPS:
+        yield from step(hs)
+    return _remember_session(hs)
 
-    result: MethodResult | None = None
-    legacy_key: bytes | None = None
-    tried = False
-    if authentication is Decision.YES:
-        tried = True
-        result = yield from _authenticate(conn, ctx, m2, methods, described)
-        if result is not None and result.success:
-            legacy_key = yield from _read_key_message(conn, result)
 
-    key: bytes | None = None
-    if crypto == "AES":
-        server_public = m2.get("ECDHPublicKey")
-        if isinstance(server_public, str) and server_public and ecdh is not None:
-            key = ecdh.session_key(server_public)
-        elif legacy_key is not None:
-            key = legacy_key
-        elif encryption is Decision.YES:
-            raise SecurityError("the server requires encryption but provided no key material")
-    if key is not None:
-        conn.install_aes_key(key)
-
-    message = yield from _receive_or_closed(
-        "command authorization",
-        f"The server closed the connection before confirming authorization of {described}{level}.",
-    )
-    p1 = _read_ad(message, "post-authentication ad")
-    user = p1.get("User")
-    method_name = result.extra.get("method") if result is not None else None
-    code = p1.get("ReturnCode", "AUTHORIZED")
-    if code != "AUTHORIZED":
-        raise CommandDenied(
-            f'Received "{code}" from server for user {user or UNAUTHENTICATED_USER} using '
-            f"method {method_name or 'none'} for {described}{level}",
-            command=auth_command if auth_command is not None else command,
-            user=user if isinstance(user, str) else None,
-            method=method_name,
-        )
+def _remember_session(hs: _ClientHandshake) -> CommandSession:
+    """The new session from P1 and M2, cached when it may be resumed (spec 03 §6.2)."""
+    p1, m2, key = hs.p1, hs.m2, hs.key
     sid = p1.get("Sid")
     if not isinstance(sid, str) or not sid:
         raise ProtocolError("the server's post-authentication ad has no session id")
@@ -641,37 +709,37 @@ def _new_session(
         for name, value in m2.items()
         if name.lower() not in ("ecdhpublickey", "negotiatedsession")
     }
+    user = p1.get("User")
+    method_name = hs.result.extra.get("method") if hs.result is not None else None
+    remote_version = m2.get("RemoteVersion")
     session = Session(
         sid=sid,
         key=key,
         # A clear legacy session keeps its method name: resumption repeats it (spec 03 §6.3).
-        crypto_method=crypto if key is not None or clear_legacy else None,
+        crypto_method=hs.crypto if key is not None or hs.clear_legacy else None,
         user=user if isinstance(user, str) else UNAUTHENTICATED_USER,
         method=method_name,
         valid_commands=valid,
         policy=policy_copy,
-        remote_version=m2.get("RemoteVersion")
-        if isinstance(m2.get("RemoteVersion"), str)
-        else None,
+        remote_version=remote_version if isinstance(remote_version, str) else None,
         duration=_number(m2.get("SessionDuration")),
         lease=_number(m2.get("SessionLease")),
-        tried_authentication=tried,
+        tried_authentication=hs.tried,
     )
-    if security.config.resume_sessions and (
-        key is not None or security.config.resume_keyless_sessions
-    ):
+    config = hs.config
+    if config.resume_sessions and (key is not None or config.resume_keyless_sessions):
         # A keyless session is never resumed: its id alone would be the credential.
-        security.sessions.store(session, target, security.config.cache_tag)
+        hs.security.sessions.store(session, hs.target, config.cache_tag)
     log.debug(
         "new session: %s as %s, method %s, crypto %s",
-        described,
+        hs.described,
         session.user,
         method_name or "none",
         session.crypto_method or "none",
     )
     return CommandSession(
-        conn,
-        command,
+        hs.conn,
+        hs.command,
         False,
         authenticated_user=session.user,
         method=method_name,
