@@ -24,6 +24,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 # Defined in cedar.auth.errors; exported here too, where callers have always imported them.
 from cedar.auth.errors import CommandDenied as CommandDenied
+from cedar.auth.errors import MaskRefused
 from cedar.auth.errors import SessionRejected as SessionRejected
 from cedar.auth.methods import (
     UNAUTHENTICATED_USER,
@@ -217,6 +218,8 @@ class ClientSecurity:
     ) -> None:
         self.config = config or SecurityConfig()
         self.sessions = session_cache if session_cache is not None else ClientSessionCache()
+        #: Targets whose server answered ``Authentication = NO`` (no mask goes along with M1).
+        self.unauthenticated_targets: set[str] = set()
 
     def __repr__(self) -> str:
         return f"<ClientSecurity methods={self.config.methods} sessions={len(self.sessions)}>"
@@ -386,7 +389,9 @@ def start_command(
     OPTIONAL/NEVER.  ``auth_command`` is required for ``DC_SEC_QUERY``/``DC_AUTHENTICATE``
     (the command whose level is tested).  ``local_address``/``peer_address`` are this
     connection's socket endpoints (FS binds to them).  ``permission_hint`` only improves error
-    messages.
+    messages.  ``pipeline_resume`` marks a read-only command (a query, safe to start twice): a
+    cached session is resumed without waiting for the resume response, and a new session sends
+    its first authentication mask along with M1 (one round trip less each).
     """
     security = security or default_security()
     config = security.config
@@ -416,7 +421,11 @@ def start_command(
         command=auth_command if auth_command is not None else command,
         permission=permission_hint,
     )
-    return (yield from _new_session(conn, command, auth_command, security, target_text, ctx, level))
+    return (
+        yield from _new_session(
+            conn, command, auth_command, security, target_text, ctx, level, pipeline_resume
+        )
+    )
 
 
 #: Stands for the nonce while a resume message is encoded once per session (not base64).
@@ -546,6 +555,9 @@ class _ClientHandshake:
     target: str
     ctx: AuthContext
     level: str
+    #: The command is read-only (``pipeline_resume``): the first mask may go along with M1.
+    read_only: bool = False
+    mask_sent: bool = False
     methods: list[str] = field(default_factory=list)
     policy: ClientPolicy | None = None
     ecdh: EcdhKeyPair | None = None
@@ -591,7 +603,33 @@ def _send_policy_ad(hs: _ClientHandshake) -> Protocol[None]:
         f"crypto {', '.join(config.crypto_methods) or 'none'}"
     )
     log.debug("negotiating a new session for %s%s; %s", hs.described, hs.level, hs.offered)
-    yield Send(writer)
+    hs.mask_sent = _send_mask_early(hs)
+    yield Send(writer, flush=not hs.mask_sent)
+    if hs.mask_sent:
+        yield Send(hs.conn.writer().put_int(method_bits(hs.methods)))
+
+
+#: Most targets remembered as answering ``Authentication = NO``.
+_MAX_UNAUTHENTICATED_TARGETS = 1024
+
+
+def _send_mask_early(hs: _ClientHandshake) -> bool:
+    """Whether the first method mask (A1) may go in the same write as M1 (one round trip less).
+
+    The server reads A1 only after answering ``Authentication = YES``, which it does whenever we
+    PREFER or REQUIRE it and its level does not say NEVER (spec 03 §3.3.1); from M2's method list
+    it picks the first that is in our mask, so the mask of everything we offer gets the same
+    answer as the intersection would.  Done only for read-only commands: if the server answers
+    NO after all, the mask would be read as the payload, so the connection is dropped unused
+    (:class:`MaskRefused`, retried once) and the target remembered.
+    """
+    assert hs.policy is not None
+    return (
+        hs.read_only
+        and bool(hs.methods)
+        and hs.policy.authentication_new in (Requirement.PREFERRED, Requirement.REQUIRED)
+        and hs.target not in hs.security.unauthenticated_targets
+    )
 
 
 def _read_response(hs: _ClientHandshake) -> Protocol[None]:
@@ -605,6 +643,15 @@ def _read_response(hs: _ClientHandshake) -> Protocol[None]:
     )
     hs.m2 = hs.ctx.peer_ad = m2 = _read_ad(message, "server security response")
     hs.authentication = _decision(m2, "Authentication")
+    if hs.mask_sent and hs.authentication is not Decision.YES:
+        unauthenticated = hs.security.unauthenticated_targets
+        if len(unauthenticated) >= _MAX_UNAUTHENTICATED_TARGETS:
+            unauthenticated.clear()
+        unauthenticated.add(hs.target)
+        raise MaskRefused(
+            f"the server does not authenticate {hs.described}, but our first authentication "
+            "message was already on its way; retrying with a plain handshake"
+        )
     hs.encryption = _decision(m2, "Encryption")
     hs.integrity = _decision(m2, "Integrity")
     crypto_list = split_list(m2.get("CryptoMethods"))
@@ -635,7 +682,9 @@ def _authenticate_step(hs: _ClientHandshake) -> Protocol[None]:
     if hs.authentication is not Decision.YES:
         return
     hs.tried = True
-    hs.result = yield from _authenticate(hs.conn, hs.ctx, hs.m2, hs.methods, hs.described)
+    hs.result = yield from _authenticate(
+        hs.conn, hs.ctx, hs.m2, hs.methods, hs.described, hs.mask_sent
+    )
     if hs.result is not None and hs.result.success:
         hs.legacy_key = yield from _read_key_message(hs.conn, hs.result)
 
@@ -688,8 +737,9 @@ def _new_session(
     target: str,
     ctx: AuthContext,
     level: str,
+    read_only: bool,
 ) -> Protocol[CommandSession]:
-    hs = _ClientHandshake(conn, command, auth_command, security, target, ctx, level)
+    hs = _ClientHandshake(conn, command, auth_command, security, target, ctx, level, read_only)
     for step in CLIENT_STEPS:
         yield from step(hs)
     return _remember_session(hs)
@@ -776,8 +826,12 @@ def _authenticate(
     m2: ClassAd,
     offered: list[str],
     described: str,
+    mask_sent: bool = False,
 ) -> Protocol[MethodResult | None]:
-    """The method-negotiation loop of spec 03 §4.3 / spec 04 §1.3; ``None`` = unauthenticated."""
+    """The method-negotiation loop of spec 03 §4.3 / spec 04 §1.3; ``None`` = unauthenticated.
+
+    ``mask_sent``: the first mask already went out with M1 (read-only commands).
+    """
     server_list = [
         name
         for name in (
@@ -794,10 +848,14 @@ def _authenticate(
         )
     remaining = [name for name in server_list if name in offered]
     failures: list[str] = []
+    unread = 0  # replies of a failed method that did not wait for them
     for _round in range(len(server_list) + 1):
-        mask = method_bits(remaining)
-        yield Send(conn.writer().put_int(mask))
+        if not mask_sent:  # else it went along with M1: the same choice, see _send_policy_ad
+            yield Send(conn.writer().put_int(method_bits(remaining)))
+        mask_sent = False
         try:
+            yield from _discard_failures(unread)
+            unread = 0
             message = yield Receive()
             chosen = message.get_int()
             message.end_of_message()
@@ -819,6 +877,7 @@ def _authenticate(
         failures.append(result.error or f"{method.name} failed")
         log.info("authentication method %s failed; trying the next one", method.name)
         remaining.remove(method.name)
+        unread = result.unread
     unusable = [name for name in server_list if name not in offered]
     detail = (
         f"the server offered {', '.join(server_list)}; we could use "
@@ -830,6 +889,18 @@ def _authenticate(
         raise AuthenticationError(f"required authentication for {described} failed: {detail}")
     log.info("authentication failed but is optional; continuing unauthenticated: %s", detail)
     return None
+
+
+def _discard_failures(count: int) -> Protocol[None]:
+    """Read the verdicts (``int -1``) of a failed method whose client did not wait for them."""
+    for _ in range(count):
+        message = yield Receive()
+        verdict = message.get_int()
+        message.end_of_message()
+        if verdict != -1:
+            raise ProtocolError(
+                f"the server answered {verdict} to a failed authentication step, not -1"
+            )
 
 
 def _read_key_message(conn: CedarConnection, result: MethodResult) -> Protocol[bytes | None]:

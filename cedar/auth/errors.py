@@ -14,6 +14,7 @@ from cedar.errors import AuthenticationError, PermissionDenied, SecurityError
 __all__ = [
     "CommandDenied",
     "CredentialError",
+    "MaskRefused",
     "SciTokenError",
     "SessionRejected",
     "TlsFailure",
@@ -40,6 +41,14 @@ class CommandDenied(PermissionDenied):
 
 class SessionRejected(AuthenticationError):
     """The server no longer knows the cached session (``SID_NOT_FOUND``); it was dropped."""
+
+
+class MaskRefused(SessionRejected):
+    """The server did not want the authentication mask a read-only command sent along with M1.
+
+    Its policy answered ``Authentication = NO``; the connection is dropped before any payload
+    went out and ``run_command*`` retry once with a plain handshake (the target is remembered).
+    """
 
 
 class TlsFailure(AuthenticationError):

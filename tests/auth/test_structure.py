@@ -111,5 +111,7 @@ def test_errors_stay_importable_from_their_old_homes() -> None:
     assert cedar.auth.token.TokenError is errors.TokenError
     import cedar as top
 
-    for name in errors.__all__:
+    public = ["CommandDenied", "CredentialError", "SciTokenError", "SessionRejected", "TlsFailure",
+              "TokenError"]  # fmt: skip
+    for name in public:
         assert getattr(top, name) is getattr(errors, name)
