@@ -29,6 +29,7 @@ from cedar.auth.errors import SessionRejected as SessionRejected
 from cedar.auth.methods import (
     UNAUTHENTICATED_USER,
     AuthContext,
+    AuthMethod,
     MethodResult,
     available_methods,
     canonical_method_name,
@@ -218,8 +219,9 @@ class ClientSecurity:
     ) -> None:
         self.config = config or SecurityConfig()
         self.sessions = session_cache if session_cache is not None else ClientSessionCache()
-        #: Targets whose server answered ``Authentication = NO`` (no mask goes along with M1).
-        self.unauthenticated_targets: set[str] = set()
+        #: Targets that did not want a message sent early (``Authentication = NO`` after a mask
+        #: sent with M1, or another method than the one started ahead): plain handshakes there.
+        self.plain_handshake_targets: set[str] = set()
 
     def __repr__(self) -> str:
         return f"<ClientSecurity methods={self.config.methods} sessions={len(self.sessions)}>"
@@ -609,8 +611,8 @@ def _send_policy_ad(hs: _ClientHandshake) -> Protocol[None]:
         yield Send(hs.conn.writer().put_int(method_bits(hs.methods)))
 
 
-#: Most targets remembered as answering ``Authentication = NO``.
-_MAX_UNAUTHENTICATED_TARGETS = 1024
+#: Most targets remembered as wanting plain handshakes (see :func:`_send_early`).
+_MAX_PLAIN_TARGETS = 1024
 
 
 def _send_mask_early(hs: _ClientHandshake) -> bool:
@@ -625,11 +627,24 @@ def _send_mask_early(hs: _ClientHandshake) -> bool:
     """
     assert hs.policy is not None
     return (
-        hs.read_only
+        _send_early(hs)
         and bool(hs.methods)
         and hs.policy.authentication_new in (Requirement.PREFERRED, Requirement.REQUIRED)
-        and hs.target not in hs.security.unauthenticated_targets
     )
+
+
+def _send_early(hs: _ClientHandshake) -> bool:
+    """Whether this handshake may send messages before it knows the server wants them: only a
+    read-only command, to a target where that never went wrong (see :class:`MaskRefused`)."""
+    return hs.read_only and hs.target not in hs.security.plain_handshake_targets
+
+
+def _remember_plain(hs: _ClientHandshake) -> None:
+    """A message sent early was not wanted: this target gets plain handshakes from now on."""
+    targets = hs.security.plain_handshake_targets
+    if len(targets) >= _MAX_PLAIN_TARGETS:
+        targets.clear()
+    targets.add(hs.target)
 
 
 def _read_response(hs: _ClientHandshake) -> Protocol[None]:
@@ -644,10 +659,7 @@ def _read_response(hs: _ClientHandshake) -> Protocol[None]:
     hs.m2 = hs.ctx.peer_ad = m2 = _read_ad(message, "server security response")
     hs.authentication = _decision(m2, "Authentication")
     if hs.mask_sent and hs.authentication is not Decision.YES:
-        unauthenticated = hs.security.unauthenticated_targets
-        if len(unauthenticated) >= _MAX_UNAUTHENTICATED_TARGETS:
-            unauthenticated.clear()
-        unauthenticated.add(hs.target)
+        _remember_plain(hs)
         raise MaskRefused(
             f"the server does not authenticate {hs.described}, but our first authentication "
             "message was already on its way; retrying with a plain handshake"
@@ -682,9 +694,13 @@ def _authenticate_step(hs: _ClientHandshake) -> Protocol[None]:
     if hs.authentication is not Decision.YES:
         return
     hs.tried = True
-    hs.result = yield from _authenticate(
-        hs.conn, hs.ctx, hs.m2, hs.methods, hs.described, hs.mask_sent
-    )
+    try:
+        hs.result = yield from _authenticate(
+            hs.conn, hs.ctx, hs.m2, hs.methods, hs.described, hs.mask_sent, _send_early(hs)
+        )
+    except MaskRefused:
+        _remember_plain(hs)
+        raise
     if hs.result is not None and hs.result.success:
         hs.legacy_key = yield from _read_key_message(hs.conn, hs.result)
 
@@ -827,10 +843,13 @@ def _authenticate(
     offered: list[str],
     described: str,
     mask_sent: bool = False,
+    ahead: bool = False,
 ) -> Protocol[MethodResult | None]:
     """The method-negotiation loop of spec 03 §4.3 / spec 04 §1.3; ``None`` = unauthenticated.
 
-    ``mask_sent``: the first mask already went out with M1 (read-only commands).
+    ``mask_sent``: the first mask already went out with M1 (read-only commands).  ``ahead``
+    (read-only commands): after a failed method, the next one's first messages go out with the
+    next mask, before the server's choice is read (see :func:`_run_ahead`).
     """
     server_list = [
         name
@@ -840,18 +859,21 @@ def _authenticate(
         )
         if name is not None
     ]
-    auth_required = m2.get("AuthRequired", True) is not False
     if not server_list:
         raise AuthenticationError(
             f"authentication for {described} failed: the server accepts none of the methods we "
             f"offered ({', '.join(offered) or 'none'})"
         )
-    remaining = [name for name in server_list if name in offered]
+    remaining = [name for name in server_list if name in offered]  # in the server's order
     failures: list[str] = []
     unread = 0  # replies of a failed method that did not wait for them
     for _round in range(len(server_list) + 1):
+        started: _Ahead | None = None
         if not mask_sent:  # else it went along with M1: the same choice, see _send_policy_ad
-            yield Send(conn.writer().put_int(method_bits(remaining)))
+            early = get_method(remaining[0]) if ahead and failures and remaining else None
+            yield Send(conn.writer().put_int(method_bits(remaining)), flush=early is None)
+            if early is not None:
+                started = yield from _run_ahead(early, conn, ctx)
         mask_sent = False
         try:
             yield from _discard_failures(unread)
@@ -861,6 +883,12 @@ def _authenticate(
             message.end_of_message()
         except ConnectionClosed:
             chosen = 0
+        if started is not None and chosen != started.method.bit:
+            started.close()
+            raise MaskRefused(
+                f"the server did not choose {started.method.name} for {described}, whose first "
+                "messages were already on their way; retrying with a plain handshake"
+            )
         if chosen == 0:
             break
         method = method_for_bit(chosen)
@@ -870,7 +898,10 @@ def _authenticate(
                 f"which we did not offer (we offered {', '.join(remaining) or 'none'})"
             )
         log.debug("authenticating with %s", method.name)
-        result = yield from method.client(conn, ctx)
+        if started is not None:
+            result = yield from started.finish()
+        else:
+            result = yield from method.client(conn, ctx)
         if result.success:
             result.extra.setdefault("method", method.name)
             return result
@@ -878,6 +909,14 @@ def _authenticate(
         log.info("authentication method %s failed; trying the next one", method.name)
         remaining.remove(method.name)
         unread = result.unread
+    _no_method_left(m2, server_list, offered, failures, described)
+    return None
+
+
+def _no_method_left(
+    m2: ClassAd, server_list: list[str], offered: list[str], failures: list[str], described: str
+) -> None:
+    """Every method failed: an error, unless M2 allows going on unauthenticated."""
     unusable = [name for name in server_list if name not in offered]
     detail = (
         f"the server offered {', '.join(server_list)}; we could use "
@@ -885,10 +924,67 @@ def _authenticate(
         + (f" (cedar lacks or cannot use {', '.join(unusable)})" if unusable else "")
         + (f"; failures: {'; '.join(failures)}" if failures else "")
     )
-    if auth_required:
+    if m2.get("AuthRequired", True) is not False:
         raise AuthenticationError(f"required authentication for {described} failed: {detail}")
     log.info("authentication failed but is optional; continuing unauthenticated: %s", detail)
-    return None
+
+
+class _Ahead:
+    """A method's client run up to its first wait, its messages sent before the server chose it.
+
+    The server picks the first method of its list (M2's, in order) that is in our mask, so
+    after a failure the next one is known in advance, unless the server cannot run it after
+    all; then the connection is dropped (:class:`MaskRefused`), which only read-only commands
+    risk.  Sending its first messages with the mask saves a round trip (TOKEN, CLAIMTOBE).
+    """
+
+    def __init__(self, method: AuthMethod, protocol: Protocol[MethodResult]) -> None:
+        self.method = method
+        self.protocol = protocol
+        self.pending: Any = None  # the request it waits on, or its result
+        self.done = False
+
+    def close(self) -> None:
+        self.protocol.close()
+
+    def finish(self) -> Protocol[MethodResult]:
+        """The rest of the method, as ``yield from`` would have run it."""
+        if self.done:
+            return self.pending  # type: ignore[no-any-return]
+        request = self.pending
+        protocol = self.protocol
+        while True:
+            try:
+                value = yield request
+            except GeneratorExit:
+                protocol.close()
+                raise
+            except BaseException as exc:  # transport errors go to the method, as yield from
+                try:
+                    request = protocol.throw(exc)
+                except StopIteration as stop:
+                    return stop.value  # type: ignore[no-any-return]
+                continue
+            try:
+                request = protocol.send(value)
+            except StopIteration as stop:
+                return stop.value  # type: ignore[no-any-return]
+
+
+def _run_ahead(method: AuthMethod, conn: CedarConnection, ctx: AuthContext) -> Protocol[_Ahead]:
+    """Start ``method``'s client and send what it sends before it first waits (held back, so
+    they leave in the write of the mask before them)."""
+    started = _Ahead(method, method.client(conn, ctx))
+    try:
+        request = next(started.protocol)
+        while isinstance(request, Send):
+            yield Send(request.message, flush=False)
+            request = started.protocol.send(None)
+    except StopIteration as stop:
+        started.pending, started.done = stop.value, True
+        return started
+    started.pending = request
+    return started
 
 
 def _discard_failures(count: int) -> Protocol[None]:

@@ -87,7 +87,7 @@ def test_a_server_answering_no_authentication_drops_the_early_mask(pump) -> None
     security = _security(authentication="PREFERRED")
     with pytest.raises(MaskRefused, match="retrying with a plain handshake"):
         exchange(pump, daemon, security, pipeline_resume=True)
-    assert TARGET in security.unauthenticated_targets
+    assert TARGET in security.plain_handshake_targets
     # The retry (as run_command does it) sends no early mask and works.
     session, names, _request, _harness = exchange(pump, daemon, security, pipeline_resume=True)
     assert session.method is None and names
@@ -151,3 +151,63 @@ def test_failed_fs_then_claimtobe_in_fewer_round_trips(pump) -> None:  # type: i
     assert c2s[0].get_int() == 4 | 2  # A1
     assert c2s[1].get_int() == -1 and c2s[1].at_end()  # F2: refused, no extension
     assert c2s[2].get_int() == 2  # A1' (CLAIMTOBE) before the server's verdict was read
+
+
+def _recording(protocol, log):  # type: ignore[no-untyped-def]
+    """Delegate to ``protocol``, noting each request it makes ("S" send, "R" receive)."""
+    value = None
+    while True:
+        try:
+            request = protocol.send(value)
+        except StopIteration as stop:
+            return stop.value
+        log.append("S" if isinstance(request, Send) else "R")
+        value = yield request
+
+
+def _through_proxy(pump, daemon, security, tamper=None):  # type: ignore[no-untyped-def]
+    """A read-only command whose client sees another server endpoint (as through a proxy)."""
+    harness = pump(tamper)
+    requests: list[str] = []
+    client = _recording(
+        start_command(
+            harness.client_conn, QUERY_STARTD_ADS, security=security, target=TARGET,
+            local_address=CLIENT, peer_address=("127.0.0.1", 1234), pipeline_resume=True,
+        ),
+        requests,
+    )  # fmt: skip
+    server = harness.closing(
+        daemon.connection_protocol(harness.server_conn, local_address=SERVER, peer_address=CLIENT)
+    )
+    session, _request = harness.run(client, server)
+    return session, "".join(requests), harness
+
+
+def test_after_a_failure_the_next_method_starts_with_its_mask(pump) -> None:  # type: ignore[no-untyped-def]
+    """M1+A1 | M2 A2 F1 | F2(-1) A1' CLAIMTOBE-name | F3 A2' reply K1 P1: three round trips."""
+    daemon, _ = mock_daemon(methods=["FS", "CLAIMTOBE"])
+    session, requests, harness = _through_proxy(pump, daemon, _security(authentication="PREFERRED"))
+    assert session.method == "CLAIMTOBE"
+    assert requests.startswith("SSRRRSSSRRRRR")
+    c2s = decode(harness.sent["c2s"][2:5])
+    assert c2s[0].get_int() == -1 and c2s[1].get_int() == 2  # F2, A1' (CLAIMTOBE)
+    assert c2s[2].get_int() == 1 and c2s[2].get_string()  # CLAIMTOBE: int 1, the name
+
+
+def test_a_server_choosing_otherwise_gets_a_plain_handshake_next(pump) -> None:  # type: ignore[no-untyped-def]
+    """The server answers 0 instead of the method started ahead: dropped, retried plainly."""
+    daemon, _ = mock_daemon(methods=["FS", "CLAIMTOBE"])
+    security = _security(authentication="PREFERRED")
+    zero = CedarConnection().send_message(CedarConnection().writer().put_int(0).getvalue())
+
+    def refuse_claimtobe(direction: str, index: int, data: bytes) -> bytes:
+        return zero if (direction, index) == ("s2c", 4) else data  # A2' (after M2 A2 F1 F3)
+
+    with pytest.raises(MaskRefused, match="did not choose CLAIMTOBE"):
+        _through_proxy(pump, daemon, security, refuse_claimtobe)
+    assert TARGET in security.plain_handshake_targets
+    session, requests, _harness = _through_proxy(pump, daemon, security)
+    assert session.method == "CLAIMTOBE"
+    # M1 | M2 | A1 | A2 F1 | F2(-1) A1' | F3 A2' | CLAIMTOBE | reply K1 P1: nothing sent ahead
+    # but the FS refusal, which never depends on the server's choice.
+    assert requests.startswith("SRSRRSSRRSRRR")
