@@ -211,3 +211,19 @@ def test_a_server_choosing_otherwise_gets_a_plain_handshake_next(pump) -> None: 
     # M1 | M2 | A1 | A2 F1 | F2(-1) A1' | F3 A2' | CLAIMTOBE | reply K1 P1: nothing sent ahead
     # but the FS refusal, which never depends on the server's choice.
     assert requests.startswith("SRSRRSSRRSRRR")
+
+
+def test_run_command_retries_a_refused_mask_with_a_plain_handshake() -> None:
+    """Over a real socket: the query works, once, and the target is remembered as plain."""
+    from cedar.commands import Collector
+    from cedar.numbers import AdType
+
+    daemon, handler = mock_daemon(levels={"DEFAULT": LevelPolicy(authentication="NEVER")})
+    security = _security(authentication="PREFERRED")
+    with daemon.run_in_thread():
+        collector = Collector(daemon.address, security=security)
+        assert collector.query(AdType.SLOT)
+        assert len(security.plain_handshake_targets) == 1
+        assert collector.query(AdType.SLOT)  # resumed or plain: no further refusal
+    assert len(security.plain_handshake_targets) == 1
+    assert len(handler.seen) == 2  # the refused attempt never reached the handler
