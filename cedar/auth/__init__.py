@@ -7,14 +7,13 @@ is :func:`start_command`; servers use :func:`cedar.auth.server.serve_authenticat
 
 from cedar.auth.client import (
     ClientSecurity,
-    CommandDenied,
     CommandSession,
     SecurityConfig,
-    SessionRejected,
     client_security,
     default_security,
     start_command,
 )
+from cedar.auth.errors import CommandDenied, SessionRejected
 from cedar.auth.methods import (
     AuthContext,
     AuthMethod,

@@ -16,14 +16,20 @@ import os
 import secrets
 import socket
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
+# Defined in cedar.auth.errors; exported here too, where callers have always imported them.
+from cedar.auth.errors import CommandDenied as CommandDenied
+from cedar.auth.errors import MaskRefused
+from cedar.auth.errors import SessionRejected as SessionRejected
 from cedar.auth.methods import (
     UNAUTHENTICATED_USER,
     AuthContext,
+    AuthMethod,
     MethodResult,
     available_methods,
     canonical_method_name,
@@ -43,7 +49,6 @@ from cedar.errors import (
     AuthenticationError,
     ConnectionClosed,
     InvalidArgument,
-    PermissionDenied,
     ProtocolError,
     SecurityError,
 )
@@ -60,28 +65,6 @@ DEFAULT_METHODS = ("FS", "TOKEN", "KERBEROS", "SCITOKENS", "SSL")
 #: The only stream cipher cedar implements (spec 01 §4.5).
 SUPPORTED_CRYPTO = ("AES",)
 LEGACY_CRYPTO = {"BLOWFISH", "3DES", "TRIPLEDES"}
-#: Key-message protocol numbers (spec 04 §1.4).
-
-
-class CommandDenied(PermissionDenied):
-    """The server refused the command; carries what it said about us."""
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        command: int | None = None,
-        user: str | None = None,
-        method: str | None = None,
-    ) -> None:
-        super().__init__(message)
-        self.command = command
-        self.user = user
-        self.method = method
-
-
-class SessionRejected(AuthenticationError):
-    """The server no longer knows the cached session (``SID_NOT_FOUND``); it was dropped."""
 
 
 #: Method knobs copied from a configuration into ``SecurityConfig.options``.
@@ -236,6 +219,9 @@ class ClientSecurity:
     ) -> None:
         self.config = config or SecurityConfig()
         self.sessions = session_cache if session_cache is not None else ClientSessionCache()
+        #: Targets that did not want a message sent early (``Authentication = NO`` after a mask
+        #: sent with M1, or another method than the one started ahead): plain handshakes there.
+        self.plain_handshake_targets: set[str] = set()
 
     def __repr__(self) -> str:
         return f"<ClientSecurity methods={self.config.methods} sessions={len(self.sessions)}>"
@@ -405,7 +391,9 @@ def start_command(
     OPTIONAL/NEVER.  ``auth_command`` is required for ``DC_SEC_QUERY``/``DC_AUTHENTICATE``
     (the command whose level is tested).  ``local_address``/``peer_address`` are this
     connection's socket endpoints (FS binds to them).  ``permission_hint`` only improves error
-    messages.
+    messages.  ``pipeline_resume`` marks a read-only command (a query, safe to start twice): a
+    cached session is resumed without waiting for the resume response, and a new session sends
+    its first authentication mask along with M1 (one round trip less each).
     """
     security = security or default_security()
     config = security.config
@@ -435,7 +423,11 @@ def start_command(
         command=auth_command if auth_command is not None else command,
         permission=permission_hint,
     )
-    return (yield from _new_session(conn, command, auth_command, security, target_text, ctx, level))
+    return (
+        yield from _new_session(
+            conn, command, auth_command, security, target_text, ctx, level, pipeline_resume
+        )
+    )
 
 
 #: Stands for the nonce while a resume message is encoded once per session (not base64).
@@ -554,6 +546,205 @@ def _decision(ad: ClassAd, name: str) -> Decision:
     return value
 
 
+@dataclass(repr=False)
+class _ClientHandshake:
+    """What the client's new-session steps share (spec 03 §3-§6.1): one per connection."""
+
+    conn: CedarConnection
+    command: int
+    auth_command: int | None
+    security: ClientSecurity
+    target: str
+    ctx: AuthContext
+    level: str
+    #: The command is read-only (``pipeline_resume``): the first mask may go along with M1.
+    read_only: bool = False
+    mask_sent: bool = False
+    methods: list[str] = field(default_factory=list)
+    policy: ClientPolicy | None = None
+    ecdh: EcdhKeyPair | None = None
+    described: str = ""
+    offered: str = ""
+    m2: ClassAd = field(default_factory=ClassAd)
+    authentication: Decision = Decision.NO
+    encryption: Decision = Decision.NO
+    integrity: Decision = Decision.NO
+    crypto: str | None = None
+    clear_legacy: bool = False
+    result: MethodResult | None = None
+    legacy_key: bytes | None = None
+    tried: bool = False
+    key: bytes | None = None
+    p1: ClassAd = field(default_factory=ClassAd)
+
+    @property
+    def config(self) -> SecurityConfig:
+        return self.security.config
+
+
+#: A step of the client handshake; it raises to end the handshake (the server closes then).
+_ClientStep = Callable[[_ClientHandshake], Protocol[None]]
+
+
+def _send_policy_ad(hs: _ClientHandshake) -> Protocol[None]:
+    """M1, the client policy ad (spec 03 §3.2), with a fresh ECDH public key."""
+    config = hs.config
+    hs.methods = offered_methods(config, hs.ctx)
+    hs.policy = policy = build_client_policy(config, hs.methods)
+    hs.ecdh = EcdhKeyPair() if config.crypto_methods else None
+    m1 = _policy_ad(
+        config, policy, hs.methods, hs.command, hs.auth_command, hs.target, hs.ecdh, hs.ctx
+    )
+    hs.ctx.own_ad = m1
+    writer = hs.conn.writer().put_int(DC_AUTHENTICATE)
+    put_classad(writer, m1)
+    hs.described = _describe(hs.auth_command if hs.auth_command is not None else hs.command)
+    hs.offered = (
+        f"we offered authentication {policy.authentication_new.name} with methods "
+        f"{', '.join(hs.methods) or 'none'}, encryption {policy.encryption.name}, "
+        f"crypto {', '.join(config.crypto_methods) or 'none'}"
+    )
+    log.debug("negotiating a new session for %s%s; %s", hs.described, hs.level, hs.offered)
+    hs.mask_sent = _send_mask_early(hs)
+    yield Send(writer, flush=not hs.mask_sent)
+    if hs.mask_sent:
+        yield Send(hs.conn.writer().put_int(method_bits(hs.methods)))
+
+
+#: Most targets remembered as wanting plain handshakes (see :func:`_send_early`).
+_MAX_PLAIN_TARGETS = 1024
+
+
+def _send_mask_early(hs: _ClientHandshake) -> bool:
+    """Whether the first method mask (A1) may go in the same write as M1 (one round trip less).
+
+    The server reads A1 only after answering ``Authentication = YES``, which it does whenever we
+    PREFER or REQUIRE it and its level does not say NEVER (spec 03 §3.3.1); from M2's method list
+    it picks the first that is in our mask, so the mask of everything we offer gets the same
+    answer as the intersection would.  Done only for read-only commands: if the server answers
+    NO after all, the mask would be read as the payload, so the connection is dropped unused
+    (:class:`MaskRefused`, retried once) and the target remembered.
+    """
+    assert hs.policy is not None
+    return (
+        _send_early(hs)
+        and bool(hs.methods)
+        and hs.policy.authentication_new in (Requirement.PREFERRED, Requirement.REQUIRED)
+    )
+
+
+def _send_early(hs: _ClientHandshake) -> bool:
+    """Whether this handshake may send messages before it knows the server wants them: only a
+    read-only command, to a target where that never went wrong (see :class:`MaskRefused`)."""
+    return hs.read_only and hs.target not in hs.security.plain_handshake_targets
+
+
+def _remember_plain(hs: _ClientHandshake) -> None:
+    """A message sent early was not wanted: this target gets plain handshakes from now on."""
+    targets = hs.security.plain_handshake_targets
+    if len(targets) >= _MAX_PLAIN_TARGETS:
+        targets.clear()
+    targets.add(hs.target)
+
+
+def _read_response(hs: _ClientHandshake) -> Protocol[None]:
+    """M2, the server response ad (spec 03 §3.4): the decisions and the crypto method."""
+    message = yield from _receive_or_closed(
+        "command authorization",
+        f"Probably due to an unknown command: the server closed the connection instead of "
+        f"answering the security negotiation for {hs.described}{hs.level} (an unknown command, "
+        f"a denied raw-level policy, policies that cannot be reconciled, or a server at its "
+        f"connection cap; {hs.offered}).",
+    )
+    hs.m2 = hs.ctx.peer_ad = m2 = _read_ad(message, "server security response")
+    hs.authentication = _decision(m2, "Authentication")
+    if hs.mask_sent and hs.authentication is not Decision.YES:
+        _remember_plain(hs)
+        raise MaskRefused(
+            f"the server does not authenticate {hs.described}, but our first authentication "
+            "message was already on its way; retrying with a plain handshake"
+        )
+    hs.encryption = _decision(m2, "Encryption")
+    hs.integrity = _decision(m2, "Integrity")
+    crypto_list = split_list(m2.get("CryptoMethods"))
+    hs.crypto = crypto = _crypto_name(crypto_list[0]) if crypto_list else None
+    config = hs.config
+    hs.clear_legacy = (
+        crypto in LEGACY_CRYPTO
+        and crypto in config.crypto_methods
+        and Decision.YES not in (hs.encryption, hs.integrity)
+    )
+    if crypto is not None and crypto not in SUPPORTED_CRYPTO and not hs.clear_legacy:
+        if crypto in LEGACY_CRYPTO:
+            raise SecurityError(
+                f"the server insists on the legacy crypto method {crypto}, which cedar does not "
+                "implement (cedar only offers AES-GCM); configure the server's "
+                "SEC_*_CRYPTO_METHODS to include AES"
+            )
+        raise SecurityError(f"the server chose an unknown crypto method {crypto!r}")
+    if hs.encryption is Decision.YES and crypto is None:
+        raise SecurityError(
+            "the server requires encryption but named no crypto method we share "
+            f"(we offered {', '.join(config.crypto_methods) or 'none'})"
+        )
+
+
+def _authenticate_step(hs: _ClientHandshake) -> Protocol[None]:
+    """A1..K1 when M2 says ``Authentication = YES`` (spec 03 §4, spec 04 §1.3-§1.4)."""
+    if hs.authentication is not Decision.YES:
+        return
+    hs.tried = True
+    try:
+        hs.result = yield from _authenticate(
+            hs.conn, hs.ctx, hs.m2, hs.methods, hs.described, hs.mask_sent, _send_early(hs)
+        )
+    except MaskRefused:
+        _remember_plain(hs)
+        raise
+    if hs.result is not None and hs.result.success:
+        hs.legacy_key = yield from _read_key_message(hs.conn, hs.result)
+
+
+def _read_post_auth_ad(hs: _ClientHandshake) -> Protocol[None]:
+    """Switch AES on (spec 03 §5.4), then P1, the post-authentication ad (§6.1)."""
+    if hs.crypto == "AES":
+        server_public = hs.m2.get("ECDHPublicKey")
+        if isinstance(server_public, str) and server_public and hs.ecdh is not None:
+            hs.key = hs.ecdh.session_key(server_public)
+        elif hs.legacy_key is not None:
+            hs.key = hs.legacy_key
+        elif hs.encryption is Decision.YES:
+            raise SecurityError("the server requires encryption but provided no key material")
+    if hs.key is not None:
+        hs.conn.install_aes_key(hs.key)
+    message = yield from _receive_or_closed(
+        "command authorization",
+        f"The server closed the connection before confirming authorization of "
+        f"{hs.described}{hs.level}.",
+    )
+    hs.p1 = p1 = _read_ad(message, "post-authentication ad")
+    user = p1.get("User")
+    code = p1.get("ReturnCode", "AUTHORIZED")
+    if code != "AUTHORIZED":
+        method_name = hs.result.extra.get("method") if hs.result is not None else None
+        raise CommandDenied(
+            f'Received "{code}" from server for user {user or UNAUTHENTICATED_USER} using '
+            f"method {method_name or 'none'} for {hs.described}{hs.level}",
+            command=hs.auth_command if hs.auth_command is not None else hs.command,
+            user=user if isinstance(user, str) else None,
+            method=method_name,
+        )
+
+
+#: The client's new-session handshake, in order; each step is one exchange of spec 03.
+CLIENT_STEPS: tuple[_ClientStep, ...] = (
+    _send_policy_ad,
+    _read_response,
+    _authenticate_step,
+    _read_post_auth_ad,
+)
+
+
 def _new_session(
     conn: CedarConnection,
     command: int,
@@ -562,93 +753,17 @@ def _new_session(
     target: str,
     ctx: AuthContext,
     level: str,
+    read_only: bool,
 ) -> Protocol[CommandSession]:
-    config = security.config
-    methods = offered_methods(config, ctx)
-    policy = build_client_policy(config, methods)
-    ecdh = EcdhKeyPair() if config.crypto_methods else None
-    m1 = _policy_ad(config, policy, methods, command, auth_command, target, ecdh, ctx)
-    ctx.own_ad = m1
-    writer = conn.writer().put_int(DC_AUTHENTICATE)
-    put_classad(writer, m1)
-    described = _describe(auth_command if auth_command is not None else command)
-    offered = (
-        f"we offered authentication {policy.authentication_new.name} with methods "
-        f"{', '.join(methods) or 'none'}, encryption {policy.encryption.name}, "
-        f"crypto {', '.join(config.crypto_methods) or 'none'}"
-    )
-    log.debug("negotiating a new session for %s%s; %s", described, level, offered)
-    yield Send(writer)
-    message = yield from _receive_or_closed(
-        "command authorization",
-        f"Probably due to an unknown command: the server closed the connection instead of "
-        f"answering the security negotiation for {described}{level} (an unknown command, a "
-        f"denied raw-level policy, policies that cannot be reconciled, or a server at its "
-        f"connection cap; {offered}).",
-    )
-    m2 = _read_ad(message, "server security response")
-    ctx.peer_ad = m2
-    authentication = _decision(m2, "Authentication")
-    encryption = _decision(m2, "Encryption")
-    integrity = _decision(m2, "Integrity")
-    crypto_list = split_list(m2.get("CryptoMethods"))
-    crypto = _crypto_name(crypto_list[0]) if crypto_list else None
-    clear_legacy = (
-        crypto in LEGACY_CRYPTO
-        and crypto in config.crypto_methods
-        and Decision.YES not in (encryption, integrity)
-    )
-    if crypto is not None and crypto not in SUPPORTED_CRYPTO and not clear_legacy:
-        if crypto in LEGACY_CRYPTO:
-            raise SecurityError(
-                f"the server insists on the legacy crypto method {crypto}, which cedar does not "
-                "implement (cedar only offers AES-GCM); configure the server's "
-                "SEC_*_CRYPTO_METHODS to include AES"
-            )
-        raise SecurityError(f"the server chose an unknown crypto method {crypto!r}")
-    if encryption is Decision.YES and crypto is None:
-        raise SecurityError(
-            "the server requires encryption but named no crypto method we share "
-            f"(we offered {', '.join(config.crypto_methods) or 'none'})"
-        )
+    hs = _ClientHandshake(conn, command, auth_command, security, target, ctx, level, read_only)
+    for step in CLIENT_STEPS:
+        yield from step(hs)
+    return _remember_session(hs)
 
-    result: MethodResult | None = None
-    legacy_key: bytes | None = None
-    tried = False
-    if authentication is Decision.YES:
-        tried = True
-        result = yield from _authenticate(conn, ctx, m2, methods, described)
-        if result is not None and result.success:
-            legacy_key = yield from _read_key_message(conn, result)
 
-    key: bytes | None = None
-    if crypto == "AES":
-        server_public = m2.get("ECDHPublicKey")
-        if isinstance(server_public, str) and server_public and ecdh is not None:
-            key = ecdh.session_key(server_public)
-        elif legacy_key is not None:
-            key = legacy_key
-        elif encryption is Decision.YES:
-            raise SecurityError("the server requires encryption but provided no key material")
-    if key is not None:
-        conn.install_aes_key(key)
-
-    message = yield from _receive_or_closed(
-        "command authorization",
-        f"The server closed the connection before confirming authorization of {described}{level}.",
-    )
-    p1 = _read_ad(message, "post-authentication ad")
-    user = p1.get("User")
-    method_name = result.extra.get("method") if result is not None else None
-    code = p1.get("ReturnCode", "AUTHORIZED")
-    if code != "AUTHORIZED":
-        raise CommandDenied(
-            f'Received "{code}" from server for user {user or UNAUTHENTICATED_USER} using '
-            f"method {method_name or 'none'} for {described}{level}",
-            command=auth_command if auth_command is not None else command,
-            user=user if isinstance(user, str) else None,
-            method=method_name,
-        )
+def _remember_session(hs: _ClientHandshake) -> CommandSession:
+    """The new session from P1 and M2, cached when it may be resumed (spec 03 §6.2)."""
+    p1, m2, key = hs.p1, hs.m2, hs.key
     sid = p1.get("Sid")
     if not isinstance(sid, str) or not sid:
         raise ProtocolError("the server's post-authentication ad has no session id")
@@ -660,37 +775,37 @@ def _new_session(
         for name, value in m2.items()
         if name.lower() not in ("ecdhpublickey", "negotiatedsession")
     }
+    user = p1.get("User")
+    method_name = hs.result.extra.get("method") if hs.result is not None else None
+    remote_version = m2.get("RemoteVersion")
     session = Session(
         sid=sid,
         key=key,
         # A clear legacy session keeps its method name: resumption repeats it (spec 03 §6.3).
-        crypto_method=crypto if key is not None or clear_legacy else None,
+        crypto_method=hs.crypto if key is not None or hs.clear_legacy else None,
         user=user if isinstance(user, str) else UNAUTHENTICATED_USER,
         method=method_name,
         valid_commands=valid,
         policy=policy_copy,
-        remote_version=m2.get("RemoteVersion")
-        if isinstance(m2.get("RemoteVersion"), str)
-        else None,
+        remote_version=remote_version if isinstance(remote_version, str) else None,
         duration=_number(m2.get("SessionDuration")),
         lease=_number(m2.get("SessionLease")),
-        tried_authentication=tried,
+        tried_authentication=hs.tried,
     )
-    if security.config.resume_sessions and (
-        key is not None or security.config.resume_keyless_sessions
-    ):
+    config = hs.config
+    if config.resume_sessions and (key is not None or config.resume_keyless_sessions):
         # A keyless session is never resumed: its id alone would be the credential.
-        security.sessions.store(session, target, security.config.cache_tag)
+        hs.security.sessions.store(session, hs.target, config.cache_tag)
     log.debug(
         "new session: %s as %s, method %s, crypto %s",
-        described,
+        hs.described,
         session.user,
         method_name or "none",
         session.crypto_method or "none",
     )
     return CommandSession(
-        conn,
-        command,
+        hs.conn,
+        hs.command,
         False,
         authenticated_user=session.user,
         method=method_name,
@@ -727,8 +842,15 @@ def _authenticate(
     m2: ClassAd,
     offered: list[str],
     described: str,
+    mask_sent: bool = False,
+    ahead: bool = False,
 ) -> Protocol[MethodResult | None]:
-    """The method-negotiation loop of spec 03 §4.3 / spec 04 §1.3; ``None`` = unauthenticated."""
+    """The method-negotiation loop of spec 03 §4.3 / spec 04 §1.3; ``None`` = unauthenticated.
+
+    ``mask_sent``: the first mask already went out with M1 (read-only commands).  ``ahead``
+    (read-only commands): after a failed method, the next one's first messages go out with the
+    next mask, before the server's choice is read (see :func:`_run_ahead`).
+    """
     server_list = [
         name
         for name in (
@@ -737,23 +859,36 @@ def _authenticate(
         )
         if name is not None
     ]
-    auth_required = m2.get("AuthRequired", True) is not False
     if not server_list:
         raise AuthenticationError(
             f"authentication for {described} failed: the server accepts none of the methods we "
             f"offered ({', '.join(offered) or 'none'})"
         )
-    remaining = [name for name in server_list if name in offered]
+    remaining = [name for name in server_list if name in offered]  # in the server's order
     failures: list[str] = []
+    unread = 0  # replies of a failed method that did not wait for them
     for _round in range(len(server_list) + 1):
-        mask = method_bits(remaining)
-        yield Send(conn.writer().put_int(mask))
+        started: _Ahead | None = None
+        if not mask_sent:  # else it went along with M1: the same choice, see _send_policy_ad
+            early = get_method(remaining[0]) if ahead and failures and remaining else None
+            yield Send(conn.writer().put_int(method_bits(remaining)), flush=early is None)
+            if early is not None:
+                started = yield from _run_ahead(early, conn, ctx)
+        mask_sent = False
         try:
+            yield from _discard_failures(unread)
+            unread = 0
             message = yield Receive()
             chosen = message.get_int()
             message.end_of_message()
         except ConnectionClosed:
             chosen = 0
+        if started is not None and chosen != started.method.bit:
+            started.close()
+            raise MaskRefused(
+                f"the server did not choose {started.method.name} for {described}, whose first "
+                "messages were already on their way; retrying with a plain handshake"
+            )
         if chosen == 0:
             break
         method = method_for_bit(chosen)
@@ -763,13 +898,25 @@ def _authenticate(
                 f"which we did not offer (we offered {', '.join(remaining) or 'none'})"
             )
         log.debug("authenticating with %s", method.name)
-        result = yield from method.client(conn, ctx)
+        if started is not None:
+            result = yield from started.finish()
+        else:
+            result = yield from method.client(conn, ctx)
         if result.success:
             result.extra.setdefault("method", method.name)
             return result
         failures.append(result.error or f"{method.name} failed")
         log.info("authentication method %s failed; trying the next one", method.name)
         remaining.remove(method.name)
+        unread = result.unread
+    _no_method_left(m2, server_list, offered, failures, described)
+    return None
+
+
+def _no_method_left(
+    m2: ClassAd, server_list: list[str], offered: list[str], failures: list[str], described: str
+) -> None:
+    """Every method failed: an error, unless M2 allows going on unauthenticated."""
     unusable = [name for name in server_list if name not in offered]
     detail = (
         f"the server offered {', '.join(server_list)}; we could use "
@@ -777,10 +924,79 @@ def _authenticate(
         + (f" (cedar lacks or cannot use {', '.join(unusable)})" if unusable else "")
         + (f"; failures: {'; '.join(failures)}" if failures else "")
     )
-    if auth_required:
+    if m2.get("AuthRequired", True) is not False:
         raise AuthenticationError(f"required authentication for {described} failed: {detail}")
     log.info("authentication failed but is optional; continuing unauthenticated: %s", detail)
-    return None
+
+
+class _Ahead:
+    """A method's client run up to its first wait, its messages sent before the server chose it.
+
+    The server picks the first method of its list (M2's, in order) that is in our mask, so
+    after a failure the next one is known in advance, unless the server cannot run it after
+    all; then the connection is dropped (:class:`MaskRefused`), which only read-only commands
+    risk.  Sending its first messages with the mask saves a round trip (TOKEN, CLAIMTOBE).
+    """
+
+    def __init__(self, method: AuthMethod, protocol: Protocol[MethodResult]) -> None:
+        self.method = method
+        self.protocol = protocol
+        self.pending: Any = None  # the request it waits on, or its result
+        self.done = False
+
+    def close(self) -> None:
+        self.protocol.close()
+
+    def finish(self) -> Protocol[MethodResult]:
+        """The rest of the method, as ``yield from`` would have run it."""
+        if self.done:
+            return self.pending  # type: ignore[no-any-return]
+        request = self.pending
+        protocol = self.protocol
+        while True:
+            try:
+                value = yield request
+            except GeneratorExit:
+                protocol.close()
+                raise
+            except BaseException as exc:  # transport errors go to the method, as yield from
+                try:
+                    request = protocol.throw(exc)
+                except StopIteration as stop:
+                    return stop.value  # type: ignore[no-any-return]
+                continue
+            try:
+                request = protocol.send(value)
+            except StopIteration as stop:
+                return stop.value  # type: ignore[no-any-return]
+
+
+def _run_ahead(method: AuthMethod, conn: CedarConnection, ctx: AuthContext) -> Protocol[_Ahead]:
+    """Start ``method``'s client and send what it sends before it first waits (held back, so
+    they leave in the write of the mask before them)."""
+    started = _Ahead(method, method.client(conn, ctx))
+    try:
+        request = next(started.protocol)
+        while isinstance(request, Send):
+            yield Send(request.message, flush=False)
+            request = started.protocol.send(None)
+    except StopIteration as stop:
+        started.pending, started.done = stop.value, True
+        return started
+    started.pending = request
+    return started
+
+
+def _discard_failures(count: int) -> Protocol[None]:
+    """Read the verdicts (``int -1``) of a failed method whose client did not wait for them."""
+    for _ in range(count):
+        message = yield Receive()
+        verdict = message.get_int()
+        message.end_of_message()
+        if verdict != -1:
+            raise ProtocolError(
+                f"the server answered {verdict} to a failed authentication step, not -1"
+            )
 
 
 def _read_key_message(conn: CedarConnection, result: MethodResult) -> Protocol[bytes | None]:

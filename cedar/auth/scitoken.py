@@ -19,10 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cedar.auth.signing_key import CredentialError
+from cedar.auth.errors import SciTokenError as SciTokenError  # its old home exports it
+from cedar.auth.errors import TokenError
 from cedar.auth.token import (
     MAX_TOKEN_SIZE,
-    TokenError,
     b64url_decode,
     claim_seconds,
     parse_json_object,
@@ -35,10 +35,6 @@ MAX_TOKEN_FILE = 16384
 WLCG_ANY_AUDIENCE = "https://wlcg.cern.ch/jwt/v1/any"
 ALLOWED_ALGORITHMS = ("RS256", "ES256")
 SCOPE_PREFIX = "condor:/"
-
-
-class SciTokenError(CredentialError):
-    """A SciToken was refused or could not be found; the message never contains the token."""
 
 
 # -- client: discovery (spec 04 §8.2, spec 06 §2.2) -----------------------------------------------

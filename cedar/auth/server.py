@@ -15,7 +15,7 @@ import logging
 import os
 import secrets
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from cedar.auth.methods import (
@@ -35,7 +35,7 @@ from cedar.auth.policy import (
     reconcile,
     split_list,
 )
-from cedar.auth.server_policy import ServerPolicy
+from cedar.auth.server_policy import ResolvedPolicy, ServerPolicy
 from cedar.auth.session import ServerSessionCache, Session, new_session_id
 from cedar.classad_wire import ClassAd, get_handshake_ad, put_classad
 from cedar.errors import ConnectionClosed
@@ -230,34 +230,77 @@ def server_methods(env: HandshakeEnv, names: list[str], ctx: AuthContext) -> lis
     return available_methods(names, lambda method: method.server_available(ctx))
 
 
-def _new_session(
-    conn: CedarConnection,
-    m1: ClassAd,
-    command: int,
-    cmd: int,
-    info: CommandInfo,
-    env: HandshakeEnv,
-) -> Protocol[ServerOutcome | None]:
-    policy = env.policy
-    level = info.permission
-    resolved = policy.resolve(level)
-    ctx = AuthContext(
-        role="server",
-        local_address=env.local_address,
-        peer_address=env.peer_address,
-        uid_domain=policy.uid_domain,
-        trust_domain=policy.trust_domain or policy.uid_domain,
-        options=policy.options,
-        shared_port_id=env.shared_port_id,
-        command=cmd,
-        permission=level,
-        peer_ad=m1,
-    )
-    methods = server_methods(env, resolved.methods, ctx)
+@dataclass
+class _ServerHandshake:
+    """What the server's new-session steps share (spec 03 §3.3-§6.1): one per connection."""
 
-    # The server's own policy for this level (spec 03 §3.3 step 3).
-    a, e, i = resolved.authentication, resolved.encryption, resolved.integrity
-    if info.force_authentication:
+    conn: CedarConnection
+    m1: ClassAd
+    command: int
+    cmd: int
+    info: CommandInfo
+    env: HandshakeEnv
+    ctx: AuthContext
+    resolved: ResolvedPolicy  # this level's settings
+    methods: list[str] = field(default_factory=list)
+    #: Our policy after the dependency rule (a, e, i) and the one for new sessions (a_new).
+    a: Requirement = Requirement.OPTIONAL
+    a_new: Requirement = Requirement.OPTIONAL
+    e: Requirement = Requirement.OPTIONAL
+    i: Requirement = Requirement.OPTIONAL
+    client_auth: Requirement = Requirement.NEVER
+    client_enc: Requirement = Requirement.NEVER
+    client_int: Requirement = Requirement.NEVER
+    decisions: dict[str, Decision] = field(default_factory=dict)
+    method_list: list[str] = field(default_factory=list)
+    client_crypto: list[str] = field(default_factory=list)
+    crypto_list: list[str] = field(default_factory=list)
+    client_public: str | None = None
+    ecdh: EcdhKeyPair | None = None
+    legacy_key: bytes | None = None
+    crypto: str | None = None
+    duration: int = 0
+    lease: int | None = None
+    m2: dict[str, Any] = field(default_factory=dict)
+    result: MethodResult | None = None
+    tried: bool = False
+    key: bytes | None = None
+
+    @property
+    def auth_yes(self) -> bool:
+        return self.decisions["authentication"] is Decision.YES
+
+    @property
+    def auth_required(self) -> bool:
+        return Requirement.REQUIRED in (self.client_auth, self.a_new_or_a)
+
+    @property
+    def a_new_or_a(self) -> Requirement:
+        """Our authentication value that meets the client's (new-session or old spelling)."""
+        return self.a_new if "AuthenticationNew" in self.m1 else self.a
+
+
+#: A step of the server handshake: a protocol returning False where the server silently closes.
+_ServerStep = Callable[[_ServerHandshake], Protocol[bool]]
+
+
+def _pure(decide: Callable[[_ServerHandshake], bool]) -> _ServerStep:
+    """A step that only decides (no message): the table runs every step alike."""
+
+    def step(hs: _ServerHandshake) -> Protocol[bool]:
+        return decide(hs)
+        yield  # pragma: no cover  (makes this a generator)
+
+    step.__name__ = step.__qualname__ = decide.__name__
+    step.__doc__ = decide.__doc__
+    return step
+
+
+def _own_policy(hs: _ServerHandshake) -> bool:
+    """Spec 03 §3.3 step 3: this level's policy, forced or relaxed, after the dependency rule."""
+    level = hs.info.permission
+    a, e, i = hs.resolved.authentication, hs.resolved.encryption, hs.resolved.integrity
+    if hs.info.force_authentication:
         a = Requirement.REQUIRED
     elif level == "ALLOW":
         a = Requirement.OPTIONAL
@@ -267,194 +310,248 @@ def _new_session(
         a, i = apply_dependency(a, i)
     except ValueError:
         log.error("the server policy for level %s is contradictory; closing", level)
-        return None
-    if not methods:
+        return False
+    if not hs.methods:
         a_new = Requirement.NEVER if a_new is not Requirement.REQUIRED else a_new
+    hs.a, hs.a_new, hs.e, hs.i = a, a_new, e, i
+    return True
 
-    if "AuthenticationNew" in m1:
-        client_auth, server_auth = _requirement(m1.get("AuthenticationNew")), a_new
-    else:
-        client_auth, server_auth = _requirement(m1.get("Authentication")), a
-    client_enc = _requirement(m1.get("Encryption"))
-    client_int = _requirement(m1.get("Integrity"))
-    decisions = {
-        "authentication": reconcile(client_auth, server_auth),
-        "encryption": reconcile(client_enc, e),
-        "integrity": reconcile(client_int, i),
+
+def _reconcile(hs: _ServerHandshake) -> bool:
+    """Spec 03 §3.3.1: one decision per feature from the client's M1 values and ours."""
+    m1 = hs.m1
+    hs.client_auth = _requirement(
+        m1.get("AuthenticationNew") if "AuthenticationNew" in m1 else m1.get("Authentication")
+    )
+    hs.client_enc = _requirement(m1.get("Encryption"))
+    hs.client_int = _requirement(m1.get("Integrity"))
+    pairs = {
+        "authentication": (hs.client_auth, hs.a_new_or_a),
+        "encryption": (hs.client_enc, hs.e),
+        "integrity": (hs.client_int, hs.i),
     }
-    for feature, decision in decisions.items():
+    for feature, (client, server) in pairs.items():
+        hs.decisions[feature] = decision = reconcile(client, server)
         if decision is Decision.FAIL:
             log.info(
                 "command %d: cannot reconcile %s (client %s, server %s); closing",
-                cmd,
+                hs.cmd,
                 feature,
-                {"authentication": client_auth, "encryption": client_enc}.get(
-                    feature, client_int
-                ).name,
-                {"authentication": server_auth, "encryption": e}.get(feature, i).name,
+                client.name,
+                server.name,
             )
-            return None
-    auth_yes = decisions["authentication"] is Decision.YES
-    auth_required = Requirement.REQUIRED in (client_auth, server_auth)
+            return False
+    return True
 
-    client_methods = split_list(m1.get("AuthMethods"))
-    method_list = (
-        [name for name in methods if name.upper() in {c.upper() for c in client_methods}]
-        if "AuthMethods" in m1
-        else []
-    )
-    client_crypto = split_list(m1.get("CryptoMethods"))
-    crypto_list = intersect_in_order(resolved.crypto_methods, client_crypto)
-    if auth_yes and crypto_list and crypto_list[0] == "AES":
-        decisions["encryption"] = decisions["integrity"] = Decision.YES
 
-    client_public = m1.get("ECDHPublicKey")
-    client_public = client_public if isinstance(client_public, str) and client_public else None
-    ecdh: EcdhKeyPair | None = None
-    legacy_key: bytes | None = None
-    crypto: str | None = None
-    if auth_yes or client_public:
-        if crypto_list:
-            crypto = crypto_list[0]
-            if client_public:
-                ecdh = EcdhKeyPair()
-            else:
-                legacy_key = os.urandom(32)
-        elif Decision.YES in (decisions["encryption"], decisions["integrity"]) or (
-            client_crypto and not crypto_list and _needs_crypto(client_enc, client_int)
-        ):
-            log.info(
-                "command %d: no common crypto method (client offered %s, this server supports "
-                "%s); closing",
-                cmd,
-                ", ".join(client_crypto) or "none",
-                ", ".join(resolved.crypto_methods) or "none",
-            )
-            return None
+def _choose_crypto(hs: _ServerHandshake) -> bool:
+    """The methods and the crypto both sides have; an ECDH pair or a legacy key (spec 03 §5)."""
+    m1 = hs.m1
+    client_methods = {c.upper() for c in split_list(m1.get("AuthMethods"))}
+    if "AuthMethods" in m1:
+        hs.method_list = [name for name in hs.methods if name.upper() in client_methods]
+    hs.client_crypto = split_list(m1.get("CryptoMethods"))
+    hs.crypto_list = intersect_in_order(hs.resolved.crypto_methods, hs.client_crypto)
+    if hs.auth_yes and hs.crypto_list and hs.crypto_list[0] == "AES":
+        hs.decisions["encryption"] = hs.decisions["integrity"] = Decision.YES
+    public = m1.get("ECDHPublicKey")
+    hs.client_public = public if isinstance(public, str) and public else None
+    if not (hs.auth_yes or hs.client_public):
+        return True
+    if hs.crypto_list:
+        hs.crypto = hs.crypto_list[0]
+        if hs.client_public:
+            hs.ecdh = EcdhKeyPair()
+        else:
+            hs.legacy_key = os.urandom(32)
+    elif Decision.YES in (hs.decisions["encryption"], hs.decisions["integrity"]) or (
+        hs.client_crypto and _needs_crypto(hs.client_enc, hs.client_int)
+    ):
+        log.info(
+            "command %d: no common crypto method (client offered %s, this server supports "
+            "%s); closing",
+            hs.cmd,
+            ", ".join(hs.client_crypto) or "none",
+            ", ".join(hs.resolved.crypto_methods) or "none",
+        )
+        return False
+    return True
 
-    client_duration = _duration(m1.get("SessionDuration"))
-    duration = min(client_duration, policy.session_duration)
-    client_lease = _int(m1.get("SessionLease"))
-    lease: int | None = None
+
+def _session_times(hs: _ServerHandshake) -> bool:
+    """The session's duration and lease: the shorter of the client's and ours."""
+    policy = hs.env.policy
+    hs.duration = min(_duration(hs.m1.get("SessionDuration")), policy.session_duration)
+    client_lease = _int(hs.m1.get("SessionLease"))
     if client_lease is not None:
         lease = policy.session_lease if client_lease == 0 else client_lease
-        if policy.session_lease:
-            lease = min(lease, policy.session_lease)
+        hs.lease = min(lease, policy.session_lease) if policy.session_lease else lease
+    return True
 
+
+def _send_response(hs: _ServerHandshake) -> Protocol[bool]:
+    """M2, the server response ad (spec 03 §3.4), sent when the client asked (``Enact = NO``)."""
+    policy = hs.env.policy
+    decisions = hs.decisions
     m2: dict[str, Any] = {
         "Enact": "YES",
         "Integrity": decisions["integrity"].value,
         "Encryption": decisions["encryption"].value,
     }
-    for name in methods:
+    for name in hs.methods:
         method = get_method(name)
         if method is not None:
-            m2.update(method.server_ad_attributes(ctx))
-    m2["AuthMethods"] = method_list[0] if method_list else ""
+            m2.update(method.server_ad_attributes(hs.ctx))
+    m2["AuthMethods"] = hs.method_list[0] if hs.method_list else ""
     m2["TrustDomain"] = policy.trust_domain or policy.uid_domain
-    if auth_yes and not auth_required:
+    if hs.auth_yes and not hs.auth_required:
         m2["AuthRequired"] = False
-    if lease is not None:
-        m2["SessionLease"] = lease
-    if crypto is not None:
-        m2["CryptoMethods"] = crypto
-    if ecdh is not None:
-        m2["ECDHPublicKey"] = ecdh.public_base64()
+    if hs.lease is not None:
+        m2["SessionLease"] = hs.lease
+    if hs.crypto is not None:
+        m2["CryptoMethods"] = hs.crypto
+    if hs.ecdh is not None:
+        m2["ECDHPublicKey"] = hs.ecdh.public_base64()
     m2["RemoteVersion"] = policy.version
     m2["Authentication"] = decisions["authentication"].value
-    m2["AuthMethodsList"] = ",".join(method_list)
-    m2["SessionDuration"] = str(duration)
-    m2["CryptoMethodsList"] = ",".join(crypto_list)
+    m2["AuthMethodsList"] = ",".join(hs.method_list)
+    m2["SessionDuration"] = str(hs.duration)
+    m2["CryptoMethodsList"] = ",".join(hs.crypto_list)
     m2["NegotiatedSession"] = True
-    ctx.own_ad = m2
-    if str(m1.get("Enact", "")).upper().startswith("N"):
-        yield Send(_ad_message(conn, m2))
+    hs.m2 = hs.ctx.own_ad = m2
+    if str(hs.m1.get("Enact", "")).upper().startswith("N"):
+        yield Send(_ad_message(hs.conn, m2))
+    return True
 
-    result: MethodResult | None = None
-    tried = False
-    if auth_yes:
-        tried = True
-        if not method_list:  # the reference closes here even when AuthRequired is false
-            yield from authenticate_peer(conn, ctx, method_list, cmd)
+
+def _authenticate(hs: _ServerHandshake) -> Protocol[bool]:
+    """A1..K1: the method loop and the key message (spec 03 §4, spec 04 §1.3-§1.4)."""
+    if not hs.auth_yes:
+        return True
+    hs.tried = True
+    if not hs.method_list:  # the reference closes here even when AuthRequired is false
+        yield from authenticate_peer(hs.conn, hs.ctx, hs.method_list, hs.cmd)
+        return False
+    result = yield from authenticate_peer(hs.conn, hs.ctx, hs.method_list, hs.cmd)
+    if result is None or not result.success:
+        if hs.auth_required:
+            log.info("command %d: required authentication failed; closing", hs.cmd)
+            return False
+        return True
+    hs.result = result
+    if hs.legacy_key is None:
+        yield Send(hs.conn.writer().put_int(0))
+        return True
+    wrapped = result.wrap_key(hs.legacy_key) if result.wrap_key else hs.legacy_key
+    yield Send(hs.conn.writer().put_int(1))
+    yield Send(
+        hs.conn.writer().put_int(32).put_int(3).put_int(0).put_int(len(wrapped)).put_bytes(wrapped)
+    )
+    return True
+
+
+def _install_key(hs: _ServerHandshake) -> bool:
+    """Spec 03 §5.4: the ECDH (or legacy) AES key switches encryption on, before P1."""
+    if hs.crypto == "AES":
+        if hs.ecdh is not None and hs.client_public is not None:
+            hs.key = hs.ecdh.session_key(hs.client_public)
+        elif hs.legacy_key is not None and hs.result is not None:
+            hs.key = hs.legacy_key
+    if hs.key is not None:
+        hs.conn.install_aes_key(hs.key)
+    return True
+
+
+#: The server's new-session handshake, in order; each step is one decision or one exchange.
+SERVER_STEPS: tuple[_ServerStep, ...] = (
+    _pure(_own_policy),
+    _pure(_reconcile),
+    _pure(_choose_crypto),
+    _pure(_session_times),
+    _send_response,
+    _authenticate,
+    _pure(_install_key),
+)
+
+
+def _new_session(
+    conn: CedarConnection,
+    m1: ClassAd,
+    command: int,
+    cmd: int,
+    info: CommandInfo,
+    env: HandshakeEnv,
+) -> Protocol[ServerOutcome | None]:
+    resolved = env.policy.resolve(info.permission)
+    ctx = AuthContext(
+        role="server",
+        local_address=env.local_address,
+        peer_address=env.peer_address,
+        uid_domain=env.policy.uid_domain,
+        trust_domain=env.policy.trust_domain or env.policy.uid_domain,
+        options=env.policy.options,
+        shared_port_id=env.shared_port_id,
+        command=cmd,
+        permission=info.permission,
+        peer_ad=m1,
+    )
+    hs = _ServerHandshake(conn, m1, command, cmd, info, env, ctx, resolved)
+    hs.methods = server_methods(env, resolved.methods, ctx)
+    for step in SERVER_STEPS:
+        if not (yield from step(hs)):
             return None
-        result = yield from authenticate_peer(conn, ctx, method_list, cmd)
-        if result is None or not result.success:
-            if auth_required:
-                log.info("command %d: required authentication failed; closing", cmd)
-                return None
-            result = None
-        else:
-            if legacy_key is not None:
-                wrapped = result.wrap_key(legacy_key) if result.wrap_key else legacy_key
-                yield Send(conn.writer().put_int(1))
-                yield Send(
-                    conn.writer()
-                    .put_int(32)
-                    .put_int(3)
-                    .put_int(0)
-                    .put_int(len(wrapped))
-                    .put_bytes(wrapped)
-                )
-            else:
-                yield Send(conn.writer().put_int(0))
+    return (yield from _authorize(hs))
 
-    key: bytes | None = None
-    if crypto == "AES":
-        if ecdh is not None and client_public is not None:
-            key = ecdh.session_key(client_public)
-        elif legacy_key is not None and result is not None:
-            key = legacy_key
-    if key is not None:
-        conn.install_aes_key(key)
 
+def _authorize(hs: _ServerHandshake) -> Protocol[ServerOutcome | None]:
+    """P1, the post-authentication ad (spec 03 §6.1), then the session is cached."""
+    env, level, result = hs.env, hs.info.permission, hs.result
     user = (result.fqu if result is not None else None) or UNAUTHENTICATED_USER
     method_name = result.extra.get("method") if result is not None else None
     limit = result.limit_authorization if result is not None else None
-    ok, reason = _authorized(env, user, info, limit)
+    ok, reason = _authorized(env, user, hs.info, limit)
     sid = new_session_id()
+    valid = env.valid_commands(level, user_is_mapped(user))
     p1: dict[str, Any] = {
         "Sid": sid,
         "User": user,
         "ReturnCode": "AUTHORIZED" if ok else "DENIED",
         # int(): str() of an IntEnum is its name on Python 3.10 (the numbers go on the wire)
-        "ValidCommands": ",".join(
-            str(int(c)) for c in env.valid_commands(level, user_is_mapped(user))
-        ),
+        "ValidCommands": ",".join(str(int(c)) for c in valid),
     }
-    if tried:
+    if hs.tried:
         p1["TriedAuthentication"] = True
-    yield Send(_ad_message(conn, p1))
+    yield Send(_ad_message(hs.conn, p1))
     if not ok:
-        log.info("PERMISSION DENIED for command %d (%s): %s", cmd, level, reason)
+        log.info("PERMISSION DENIED for command %d (%s): %s", hs.cmd, level, reason)
         return None
+    remote_version = hs.m1.get("RemoteVersion")
     session = Session(
         sid=sid,
-        key=key,
-        crypto_method=crypto if key is not None else None,
+        key=hs.key,
+        crypto_method=hs.crypto if hs.key is not None else None,
         user=user,
         method=method_name,
-        valid_commands=frozenset(env.valid_commands(level, user_is_mapped(user))),
-        policy=m2,
-        remote_version=m1.get("RemoteVersion")
-        if isinstance(m1.get("RemoteVersion"), str)
-        else None,
-        duration=float(duration),
-        lease=float(lease or 0),
+        valid_commands=frozenset(valid),
+        policy=hs.m2,
+        remote_version=remote_version if isinstance(remote_version, str) else None,
+        duration=float(hs.duration),
+        lease=float(hs.lease or 0),
         limit_authorization=limit,
-        tried_authentication=tried,
+        tried_authentication=hs.tried,
     )
-    if str(m1.get("NewSession", "")).upper().startswith("Y") and (
-        key is not None or env.policy.resume_keyless_sessions
+    if str(hs.m1.get("NewSession", "")).upper().startswith("Y") and (
+        hs.key is not None or env.policy.resume_keyless_sessions
     ):
         env.sessions.add(session)  # a keyless session is not resumable unless the policy says
     log.debug(
-        "authorized command %d (%s) for %s via %s", cmd, level, user, method_name or "no method"
+        "authorized command %d (%s) for %s via %s", hs.cmd, level, user, method_name or "no method"
     )
-    finished = command in (DC_AUTHENTICATE, DC_SEC_QUERY)
-    if command == DC_SEC_QUERY:
-        yield Send(_ad_message(conn, {"AuthorizationSucceeded": True}))
+    finished = hs.command in (DC_AUTHENTICATE, DC_SEC_QUERY)
+    if hs.command == DC_SEC_QUERY:
+        yield Send(_ad_message(hs.conn, {"AuthorizationSucceeded": True}))
     return ServerOutcome(
-        command=cmd if finished else command,
+        command=hs.cmd if finished else hs.command,
         permission=level,
         user=user,
         method=method_name,

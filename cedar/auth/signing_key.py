@@ -20,8 +20,8 @@ from pathlib import Path
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
+from cedar.auth.errors import CredentialError as CredentialError  # its old home exports it
 from cedar.config import Config
-from cedar.errors import SecurityError
 
 log = logging.getLogger(__name__)
 
@@ -31,10 +31,6 @@ POOL_KEY_NAME = "POOL"
 GENERATED_KEY_SIZE = 64
 #: Upper bound on a credential file cedar reads (keys and tokens are tiny).
 MAX_SECURE_FILE = 1 << 20
-
-
-class CredentialError(SecurityError):
-    """A credential file (signing key, token) is missing, unsafe or malformed."""
 
 
 def scramble(data: bytes) -> bytes:

@@ -18,7 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from cedar.errors import AuthenticationError, ProtocolError
+from cedar.auth.errors import TlsFailure as TlsFailure  # its old home exports it
+from cedar.errors import ProtocolError
 from cedar.stream.connection import CedarConnection
 from cedar.stream.protocol import Protocol, Receive, Send
 
@@ -43,10 +44,6 @@ MAX_ROUNDS = 256
 SESSION_KEY_SIZE = 256
 #: Largest SciToken a 25.13.2 server reads whole (one TLS record minus the length prefix).
 MAX_INTEROPERABLE_SCITOKEN = 16380
-
-
-class TlsFailure(AuthenticationError):
-    """Why the TLS exchange failed (the SSL/SCITOKENS methods turn it into a failed result)."""
 
 
 @dataclass

@@ -29,8 +29,9 @@ from typing import Any
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
+from cedar.auth.errors import CredentialError
+from cedar.auth.errors import TokenError as TokenError  # its old home exports it
 from cedar.auth.signing_key import (
-    CredentialError,
     SigningKey,
     SigningKeyStore,
     read_secure_file,
@@ -73,10 +74,6 @@ SERVER_NAME = "condor@password"
 SCOPE_PREFIX = "condor:/"
 #: HMAC algorithms a server accepts; cedar rejects every other ``alg`` (spec 04 §5.6 warning).
 HMAC_ALGORITHMS = {"HS256": hashlib.sha256, "HS384": hashlib.sha384, "HS512": hashlib.sha512}
-
-
-class TokenError(CredentialError):
-    """A token text is not a well-formed IDTOKEN (the message never contains the token)."""
 
 
 def b64url_encode(data: bytes) -> str:

@@ -2,7 +2,11 @@
 
 * :class:`SyncChannel` -- a blocking socket (the sync API and the CLIs);
 * :class:`TrioChannel` -- a Trio stream (the async API and the servers);
-* :class:`ReplayChannel` -- recorded bytes (tests and captures).
+* :class:`ReplayChannel` -- recorded bytes (tests and captures);
+* :class:`MemoryPair` -- a client and a server protocol against each other, in memory.
+
+They only move bytes: stepping the protocol, batching writes, cutting messages out of what
+arrived and bounding each wait are the shared sans-I/O core in :mod:`cedar.stream.driving`.
 
 Every network wait is bounded by ``timeout`` seconds (default 20, applied per read or write as the
 reference does) and, when a :class:`Deadline` is given, by the time left to the whole call (the
@@ -19,25 +23,26 @@ import functools
 import ipaddress
 import select
 import socket
-import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from cedar.errors import CedarConnectionError, CedarError, CedarTimeout, ConnectionClosed
 from cedar.stream.connection import CedarConnection
-from cedar.stream.primitives import MessageReader
-from cedar.stream.protocol import (
-    Deliver,
-    Finished,
-    Protocol,
-    ProtocolRunner,
-    ReadMessage,
-    ReadRaw,
-    Write,
+from cedar.stream.driving import (
+    Deadline,
+    DriverCore,
+    Flush,
+    NeedData,
+    Waits,
+    deadline_passed,
 )
+from cedar.stream.primitives import MessageReader
+from cedar.stream.protocol import Deliver, Finished, Protocol, Receive, ReceiveRaw
 
 if TYPE_CHECKING:
     import trio  # imported where used: the sync API never needs Trio (start-up time)
+
+__all__ = ["WAIT_TIMEOUT", "Deadline", "MemoryPair", "ReplayChannel", "SyncChannel", "TrioChannel"]
 
 T = TypeVar("T")
 
@@ -45,8 +50,6 @@ T = TypeVar("T")
 #: pass their per-call deadline instead (``cedar.commands.DEFAULT_TIMEOUT``).
 WAIT_TIMEOUT = 20.0
 _READ_SIZE = 65536
-#: Least plaintext of a streamed message handed out early (see SyncChannel.read_message).
-_EARLY_PIECE = 16 << 10
 _RESET_ERRNOS = {errno.ECONNRESET, errno.EPIPE, errno.ECONNABORTED, errno.ENOTCONN}
 
 
@@ -68,19 +71,12 @@ def _connect_timed_out(peer: str, timeout: float) -> CedarTimeout:
     return CedarTimeout(f"timed out after {timeout} s connecting to {peer}")
 
 
-def _deadline_passed(deadline: Deadline, doing: str, peer: str) -> CedarTimeout:
-    return CedarTimeout(
-        f"the call did not finish within its {deadline.seconds} s deadline ({doing} {peer}); "
-        "the peer is slow or stalled (raise timeout= if it is just slow)"
-    )
-
-
 def _connect_limit(timeout: float, deadline: Deadline | None, peer: str) -> float:
     if deadline is None:
         return timeout
     left = deadline.remaining()
     if left <= 0:
-        raise _deadline_passed(deadline, "connecting to", peer)
+        raise deadline_passed(deadline, "connecting to", peer)
     return min(timeout, left)
 
 
@@ -137,139 +133,67 @@ def _wait_scope(seconds: float) -> trio.CancelScope:
     return trio.CancelScope(deadline=trio.current_time() + seconds)
 
 
-class Deadline:
-    """The moment a whole call must be over, however the peer paces its bytes.
-
-    A per-read timeout alone lets a peer that drips one byte per read keep a call alive
-    forever; every wait of a channel given a deadline is cut to the time left.
-    """
-
-    def __init__(self, seconds: float) -> None:
-        self.seconds = seconds
-        self._at = time.monotonic() + seconds
-
-    def remaining(self) -> float:
-        """Seconds left (negative once past)."""
-        return self._at - time.monotonic()
-
-    def __repr__(self) -> str:
-        return f"<Deadline {self.seconds} s, {max(self.remaining(), 0.0):.1f} s left>"
+def receive_one(part_size: int | None = None) -> Protocol[MessageReader]:
+    """The next message (or piece): a driver's ``read_message`` runs this."""
+    message: MessageReader = yield Receive(part_size)
+    return message
 
 
-class _Transport:
-    """What the socket and the Trio channel share: their state and how failures are worded.
-
-    Both translate their transport's errors into :mod:`cedar.errors` with the same texts, so a
-    caller sees the same message whichever API it uses.
-    """
-
-    def __init__(
-        self, conn: CedarConnection | None, timeout: float, peer: str, deadline: Deadline | None
-    ) -> None:
-        self.conn = conn or CedarConnection()
-        self.timeout = timeout
-        self.peer = peer
-        self.deadline = deadline
-
-    def _wait_limit(self, doing: str) -> float:
-        """How long the next wait may take: the per-wait timeout or the time left to the call."""
-        if self.deadline is None:
-            return self.timeout
-        left = self.deadline.remaining()
-        if left <= 0:
-            raise self._timed_out(doing)
-        return min(self.timeout, left)
-
-    def _timed_out(self, doing: str) -> CedarTimeout:
-        if self.deadline is not None and self.deadline.remaining() < 0.05:  # timers round
-            return _deadline_passed(self.deadline, doing, self.peer)
-        return CedarTimeout(f"timed out after {self.timeout} s {doing} {self.peer}")
-
-    def _already_closed(self) -> ConnectionClosed:
-        return ConnectionClosed(f"connection to {self.peer} is already closed")
-
-
-#: Held-back messages (``Send(flush=False)``) are written once they reach this many bytes.
-_WRITE_BATCH = 256 << 10
-
-
-class _PendingWrites:
-    """Messages sent with ``Send(flush=False)``, written in one go with the next one to flush.
-
-    A pipelined submission sends thousands of unanswered messages; one write per batch instead
-    of one per message saves most of their syscalls.  Whatever is pending is written before the
-    protocol waits for a message, emits a value or finishes.
-    """
-
-    __slots__ = ("_chunks", "_size")
-
-    def __init__(self) -> None:
-        self._chunks: list[bytes] = []
-        self._size = 0
-
-    def add(self, write: Write) -> bool:
-        """Queue the bytes of ``write``; true when they (and what is queued) must go out now."""
-        self._chunks.append(write.data)
-        self._size += len(write.data)
-        return write.flush or self._size >= _WRITE_BATCH
-
-    def take(self) -> bytes:
-        """Everything queued, in order; the queue is then empty."""
-        data = self._chunks[0] if len(self._chunks) == 1 else b"".join(self._chunks)
-        self._chunks.clear()
-        self._size = 0
-        return data
-
-    def __bool__(self) -> bool:
-        return bool(self._chunks)
+def receive_raw(max_bytes: int) -> Protocol[bytes]:
+    """Some unframed bytes: a driver's ``read_raw`` runs this (so the deadline bounds it too)."""
+    data: bytes = yield ReceiveRaw(max_bytes)
+    return data
 
 
 class _BlockingDriver:
-    """The stepping loop shared by the blocking drivers; subclasses move the bytes."""
+    """Runs protocols with blocking I/O; subclasses say how bytes are written and read."""
 
     conn: CedarConnection
-    #: Whether ``Send(flush=False)`` messages may be held back (see :class:`_PendingWrites`).
+    waits: Waits
+    #: Whether ``Send(flush=False)`` messages may be held back and written together.
     batch_writes = True
 
-    def _write(self, data: bytes) -> None:
+    def _write(self, data: bytes, limit: float) -> None:
         raise NotImplementedError
 
-    def read_message(self, part_size: int | None = None) -> MessageReader:
-        """Block until the next whole message (or piece of one) has arrived."""
+    def _receive(self, limit: float) -> bytes:
+        """Block until some bytes arrive (``b""``: the peer closed)."""
         raise NotImplementedError
 
-    def read_raw(self, max_bytes: int) -> bytes:
-        """Block until some unframed bytes (at most ``max_bytes``) have arrived."""
-        raise NotImplementedError
+    def _nothing_to_read(self) -> bool:
+        """Whether a read would block right now (then a streamed piece may be handed out early)."""
+        return False
 
     def _steps(self, protocol: Protocol[Any]) -> Iterator[Deliver | Finished]:
-        runner = ProtocolRunner(self.conn, protocol)
-        pending = _PendingWrites()
+        core = DriverCore(self.conn, protocol, self.waits, batch_writes=self.batch_writes)
         try:
-            action = runner.start()
+            step = core.start()
             while True:
-                try:
-                    if isinstance(action, Write):
-                        if pending.add(action) or not self.batch_writes:
-                            self._write(pending.take())
-                        action = runner.resume(None)
+                if isinstance(step, Flush):
+                    try:
+                        self._write(step.data, step.limit)
+                    except CedarError as exc:
+                        step = core.failed(exc)
                         continue
-                    if pending:
-                        self._write(pending.take())
-                    if isinstance(action, Finished):
-                        yield action
-                        return
-                    if isinstance(action, ReadMessage):
-                        action = runner.resume(self.read_message(action.part_size))
-                    elif isinstance(action, ReadRaw):
-                        action = runner.resume(self.read_raw(action.max_bytes))
-                    else:
-                        yield action
-                        action = runner.resume(None)
-                except CedarError as exc:
-                    action = runner.throw(exc)
+                    step = core.wrote()
+                elif isinstance(step, NeedData):
+                    if step.early and self._nothing_to_read():
+                        step = core.idle()
+                        continue
+                    try:
+                        data = self._receive(step.limit)
+                    except CedarError as exc:
+                        step = core.failed(exc)
+                        continue
+                    step = core.received(data)
+                elif isinstance(step, Deliver):
+                    yield step
+                    step = core.delivered()
+                else:
+                    yield step
+                    return
         finally:
-            runner.close()
+            core.close()
 
     def run(self, protocol: Protocol[T], on_emit: Callable[[Any], None] | None = None) -> T:
         """Run ``protocol`` to completion and return its result."""
@@ -285,13 +209,18 @@ class _BlockingDriver:
         """Run ``protocol``, yielding each value it emits as soon as it is decoded."""
         for step in self._steps(protocol):
             if isinstance(step, Deliver):
-                if step.many:
-                    yield from step.value
-                else:
-                    yield step.value
+                yield from step.values()
+
+    def read_message(self, part_size: int | None = None) -> MessageReader:
+        """Block until the next whole message (or piece of one) has arrived."""
+        return self.run(receive_one(part_size))
+
+    def read_raw(self, max_bytes: int) -> bytes:
+        """Block until some unframed bytes (at most ``max_bytes``) have arrived."""
+        return self.run(receive_raw(max_bytes))
 
 
-class SyncChannel(_Transport, _BlockingDriver):
+class SyncChannel(Waits, _BlockingDriver):
     """A blocking TCP connection driving protocols with :class:`CedarConnection` state."""
 
     def __init__(
@@ -303,7 +232,9 @@ class SyncChannel(_Transport, _BlockingDriver):
         peer: str = "peer",
         deadline: Deadline | None = None,
     ) -> None:
-        super().__init__(conn, timeout, peer, deadline)
+        super().__init__(timeout, peer, deadline)
+        self.conn = conn or CedarConnection()
+        self.waits = self
         self.sock = sock
         sock.settimeout(timeout)
         with contextlib.suppress(OSError):
@@ -325,59 +256,35 @@ class SyncChannel(_Transport, _BlockingDriver):
             sock = _connect_socket(host, port, limit)
         except TimeoutError:
             if deadline is not None and deadline.remaining() <= 0:
-                raise _deadline_passed(deadline, "connecting to", peer) from None
+                raise deadline_passed(deadline, "connecting to", peer) from None
             raise _connect_timed_out(peer, timeout) from None
         except OSError as exc:
             raise _connect_failed(peer, exc) from None
         return cls(sock, timeout=timeout, peer=peer, deadline=deadline)
 
-    def _write(self, data: bytes) -> None:
+    def _write(self, data: bytes, limit: float) -> None:
         try:
-            if self.deadline is not None:
-                self.sock.settimeout(self._wait_limit("sending to"))
+            if self.deadline is not None:  # else the socket keeps its per-wait timeout
+                self.sock.settimeout(limit)
             self.sock.sendall(data)
         except TimeoutError:
-            raise self._timed_out("sending to") from None
+            raise self.timed_out("sending to") from None
         except OSError as exc:
             raise _describe_os_error(exc, self.peer) from None
 
-    def read_message(self, part_size: int | None = None) -> MessageReader:
-        """Block until the next whole message (or piece of one) has arrived.
+    def _receive(self, limit: float) -> bytes:
+        try:
+            if self.deadline is not None:
+                self.sock.settimeout(limit)
+            return self.sock.recv(_READ_SIZE)
+        except TimeoutError:
+            raise self.timed_out("waiting for") from None
+        except OSError as exc:
+            raise _describe_os_error(exc, self.peer) from None
 
-        A piece is handed out early when the socket has nothing more right now (the peer is
-        still producing): the caller decodes it meanwhile instead of waiting idle.
-        """
-        while True:
-            message = self.conn.next_message(part_size)
-            if message is not None:
-                return message
-            if part_size is not None and not _readable(self.sock):
-                message = self.conn.early_piece(_EARLY_PIECE)
-                if message is not None:
-                    return message
-            try:
-                if self.deadline is not None:
-                    self.sock.settimeout(self._wait_limit("waiting for"))
-                data = self.sock.recv(_READ_SIZE)
-            except TimeoutError:
-                raise self._timed_out("waiting for") from None
-            except OSError as exc:
-                raise _describe_os_error(exc, self.peer) from None
-            self.conn.receive_data(data)
-
-    def read_raw(self, max_bytes: int) -> bytes:
-        """Block until some unframed bytes (at most ``max_bytes``) have arrived."""
-        while True:
-            data = self.conn.next_raw(max_bytes)
-            if data is not None:
-                return data
-            try:
-                received = self.sock.recv(_READ_SIZE)
-            except TimeoutError:
-                raise self._timed_out("waiting for") from None
-            except OSError as exc:
-                raise _describe_os_error(exc, self.peer) from None
-            self.conn.receive_data(received)
+    def _nothing_to_read(self) -> bool:
+        """The socket is momentarily empty: the peer is still producing (hand a piece out)."""
+        return not _readable(self.sock)
 
     def close(self) -> None:
         """Close the socket."""
@@ -391,7 +298,7 @@ class SyncChannel(_Transport, _BlockingDriver):
         self.close()
 
 
-class TrioChannel(_Transport):
+class TrioChannel(Waits):
     """A Trio stream driving protocols with :class:`CedarConnection` state."""
 
     def __init__(
@@ -403,7 +310,8 @@ class TrioChannel(_Transport):
         peer: str = "peer",
         deadline: Deadline | None = None,
     ) -> None:
-        super().__init__(conn, timeout, peer, deadline)
+        super().__init__(timeout, peer, deadline)
+        self.conn = conn or CedarConnection()
         self.stream = stream
 
     @classmethod
@@ -432,95 +340,68 @@ class TrioChannel(_Transport):
             raise _connect_failed(peer, exc) from None
         if stream is None:  # the scope ran out
             if deadline is not None and deadline.remaining() <= 0:
-                raise _deadline_passed(deadline, "connecting to", peer)
+                raise deadline_passed(deadline, "connecting to", peer)
             raise _connect_timed_out(peer, timeout)
         return cls(stream, timeout=timeout, peer=peer, deadline=deadline)
 
-    async def _write(self, data: bytes) -> None:
+    async def _write(self, data: bytes, limit: float) -> None:
         import trio
 
-        scope = _wait_scope(self._wait_limit("sending to"))
+        scope = _wait_scope(limit)
         try:
             with scope:
                 await self.stream.send_all(data)
         except trio.BrokenResourceError as exc:
             raise ConnectionClosed(f"connection to {self.peer} was closed by the peer") from exc
         except trio.ClosedResourceError:
-            raise self._already_closed() from None
+            raise self.already_closed() from None
         except OSError as exc:
             raise _describe_os_error(exc, self.peer) from None
         if scope.cancelled_caught:
-            raise self._timed_out("sending to")
+            raise self.timed_out("sending to")
 
-    async def read_message(self, part_size: int | None = None) -> MessageReader:
-        """Wait until the next whole message (or piece of one) has arrived."""
+    async def _receive(self, limit: float) -> bytes:
         import trio
 
-        while True:
-            message = self.conn.next_message(part_size)
-            if message is not None:
-                return message
-            scope = _wait_scope(self._wait_limit("waiting for"))
-            data: bytes | bytearray | None = None
-            try:
-                with scope:
-                    data = await self.stream.receive_some(_READ_SIZE)
-            except trio.BrokenResourceError:
-                data = b""  # a reset reads like a close: neither carries information
-            except trio.ClosedResourceError:
-                raise self._already_closed() from None
-            if data is None:  # the scope ran out
-                raise self._timed_out("waiting for")
-            self.conn.receive_data(bytes(data))
-
-    async def read_raw(self, max_bytes: int) -> bytes:
-        """Wait until some unframed bytes (at most ``max_bytes``) have arrived."""
-        import trio
-
-        while True:
-            buffered = self.conn.next_raw(max_bytes)
-            if buffered is not None:
-                return buffered
-            try:
-                with trio.fail_after(self.timeout):
-                    data = await self.stream.receive_some(_READ_SIZE)
-            except trio.TooSlowError:
-                raise self._timed_out("waiting for") from None
-            except trio.BrokenResourceError:
-                data = b""
-            except trio.ClosedResourceError:
-                raise self._already_closed() from None
-            self.conn.receive_data(bytes(data))
+        data: bytes | bytearray | None = None
+        try:
+            with _wait_scope(limit):
+                data = await self.stream.receive_some(_READ_SIZE)
+        except trio.BrokenResourceError:
+            data = b""  # a reset reads like a close: neither carries information
+        except trio.ClosedResourceError:
+            raise self.already_closed() from None
+        if data is None:  # the scope ran out
+            raise self.timed_out("waiting for")
+        return bytes(data)
 
     async def _steps(self, protocol: Protocol[Any]) -> AsyncIterator[Deliver | Finished]:
-        runner = ProtocolRunner(self.conn, protocol)
-        pending = _PendingWrites()
+        core = DriverCore(self.conn, protocol, self)
         try:
-            action = runner.start()
+            step = core.start()
             while True:
-                try:
-                    if isinstance(action, Write):
-                        if pending.add(action):
-                            await self._write(pending.take())
-                        action = runner.resume(None)
+                if isinstance(step, Flush):
+                    try:
+                        await self._write(step.data, step.limit)
+                    except CedarError as exc:
+                        step = core.failed(exc)
                         continue
-                    if pending:
-                        await self._write(pending.take())
-                    if isinstance(action, Finished):
-                        yield action
-                        return
-                    if isinstance(action, ReadMessage):
-                        action = runner.resume(await self.read_message(action.part_size))
-                    elif isinstance(action, ReadRaw):
-                        action = runner.resume(await self.read_raw(action.max_bytes))
-                    else:
-                        assert isinstance(action, Deliver)
-                        yield action
-                        action = runner.resume(None)
-                except CedarError as exc:
-                    action = runner.throw(exc)
+                    step = core.wrote()
+                elif isinstance(step, NeedData):  # no early pieces: other tasks use the wait
+                    try:
+                        data = await self._receive(step.limit)
+                    except CedarError as exc:
+                        step = core.failed(exc)
+                        continue
+                    step = core.received(data)
+                elif isinstance(step, Deliver):
+                    yield step
+                    step = core.delivered()
+                else:
+                    yield step
+                    return
         finally:
-            runner.close()
+            core.close()
 
     async def run(self, protocol: Protocol[T], on_emit: Callable[[Any], None] | None = None) -> T:
         """Run ``protocol`` to completion and return its result."""
@@ -539,6 +420,14 @@ class TrioChannel(_Transport):
                 for value in step.values():
                     yield value
 
+    async def read_message(self, part_size: int | None = None) -> MessageReader:
+        """Wait until the next whole message (or piece of one) has arrived."""
+        return await self.run(receive_one(part_size))
+
+    async def read_raw(self, max_bytes: int) -> bytes:
+        """Wait until some unframed bytes (at most ``max_bytes``) have arrived."""
+        return await self.run(receive_raw(max_bytes))
+
     async def aclose(self) -> None:
         """Close the stream."""
         await self.stream.aclose()
@@ -555,31 +444,24 @@ class ReplayChannel(_BlockingDriver):
 
     ``peer_bytes`` is everything the peer sent on the connection, in order (wire bytes: packets
     with headers).  :attr:`sent` collects the wire bytes of each message the protocol sends; a
-    protocol that waits for more than was recorded gets :class:`ConnectionClosed`.
+    protocol that waits for more than was recorded gets :class:`ConnectionClosed`.  Everything
+    is at hand from the start, so nothing here ever waits (a deadline would have nothing to cut).
     """
+
+    batch_writes = False  # record each message on its own
 
     def __init__(self, peer_bytes: bytes, *, conn: CedarConnection | None = None) -> None:
         self.conn = conn or CedarConnection()
         self.conn.receive_data(peer_bytes)
         self.conn.receive_data(b"")
+        self.waits = Waits(WAIT_TIMEOUT, "the recording", None)
         self.sent: list[bytes] = []
 
-    batch_writes = False  # record each message on its own
-
-    def _write(self, data: bytes) -> None:
+    def _write(self, data: bytes, limit: float) -> None:
         self.sent.append(data)
 
-    def read_message(self, part_size: int | None = None) -> MessageReader:
-        """The next recorded message or piece (EOF was fed in, so this never waits)."""
-        message = self.conn.next_message(part_size)
-        assert message is not None
-        return message
-
-    def read_raw(self, max_bytes: int) -> bytes:
-        """The next recorded unframed bytes (EOF was fed in, so this never waits)."""
-        data = self.conn.next_raw(max_bytes)
-        assert data is not None
-        return data
+    def _receive(self, limit: float) -> bytes:
+        return b""  # unreachable in practice: EOF was fed in, so a read never needs more
 
 
 class MemoryPair:
@@ -590,7 +472,9 @@ class MemoryPair:
     closes its end (the peer then sees :class:`ConnectionClosed` on its next read).  Records
     the wire bytes per direction (:attr:`sent`, keys ``"c2s"``/``"s2c"``), every message in clear
     in order (:attr:`log`, ``(direction, payload)``) and the values each side emitted.
-    ``tamper(direction, index, data)`` may alter bytes in flight (fault tests).
+    ``tamper(direction, index, data)`` may alter bytes in flight (fault tests).  With a
+    ``deadline``, a side that has to wait once it has passed gets :class:`CedarTimeout` thrown
+    in, as over a network.
     """
 
     def __init__(
@@ -599,10 +483,12 @@ class MemoryPair:
         server_conn: CedarConnection | None = None,
         *,
         tamper: Callable[[str, int, bytes], bytes] | None = None,
+        deadline: Deadline | None = None,
     ) -> None:
         self.client_conn = client_conn or CedarConnection()
         self.server_conn = server_conn or CedarConnection()
         self.tamper = tamper
+        self.deadline = deadline
         self.sent: dict[str, list[bytes]] = {"c2s": [], "s2c": []}
         self.log: list[tuple[str, bytes]] = []
         self.emitted: dict[str, list[Any]] = {"client": [], "server": []}
@@ -615,59 +501,60 @@ class MemoryPair:
         A protocol's own exception propagates; both waiting for a message is a deadlock and
         raises ``RuntimeError`` (a bug in the protocols, not a network condition).
         """
-        sides = {
-            "client": (ProtocolRunner(self.client_conn, client), self.server_conn, "c2s"),
-            "server": (ProtocolRunner(self.server_conn, server), self.client_conn, "s2c"),
+
+        def core(conn: CedarConnection, protocol: Protocol[Any], peer: str) -> DriverCore:
+            waits = Waits(WAIT_TIMEOUT, peer, self.deadline)
+            return DriverCore(conn, protocol, waits, batch_writes=False)
+
+        cores = {
+            "client": core(self.client_conn, client, "the server"),
+            "server": core(self.server_conn, server, "the client"),
         }
-        own = {"client": self.client_conn, "server": self.server_conn}
-        actions = {name: runner.start() for name, (runner, _peer, _dir) in sides.items()}
+        peers = {"client": "server", "server": "client"}
+        steps: dict[str, Any] = {}
         results: dict[str, Any] = {}
-        for _ in range(max_steps):
-            if len(results) == 2:
-                return results["client"], results["server"]
-            progressed = False
-            for name, (runner, peer, direction) in sides.items():
-                action = actions[name]
-                if name in results:
-                    continue
-                if isinstance(action, Finished):
-                    results[name] = action.result
-                    peer.receive_data(b"")  # this side is done: the peer sees EOF
-                    progressed = True
-                elif isinstance(action, Write):
-                    data = action.data
-                    if self.tamper is not None:
-                        data = self.tamper(direction, len(self.sent[direction]), data)
-                    self.sent[direction].append(data)
-                    self.log.append((direction, action.payload))
-                    peer.receive_data(data)
-                    actions[name] = runner.resume(None)
-                    progressed = True
-                elif isinstance(action, ReadMessage):
-                    try:
-                        message = own[name].next_message(action.part_size)
-                    except CedarError as exc:
-                        actions[name] = runner.throw(exc)
-                        progressed = True
+        try:
+            for name, side in cores.items():
+                steps[name] = side.start()
+            for _ in range(max_steps):
+                if len(results) == 2:
+                    return results["client"], results["server"]
+                progressed = False
+                for name, side in cores.items():
+                    if name in results:
                         continue
-                    if message is not None:
-                        actions[name] = runner.resume(message)
-                        progressed = True
-                elif isinstance(action, ReadRaw):
-                    try:
-                        raw = own[name].next_raw(action.max_bytes)
-                    except CedarError as exc:
-                        actions[name] = runner.throw(exc)
-                        progressed = True
-                        continue
-                    if raw is not None:
-                        actions[name] = runner.resume(raw)
-                        progressed = True
-                else:
-                    assert isinstance(action, Deliver)
-                    self.emitted[name].extend(action.values())
-                    actions[name] = runner.resume(None)
+                    step = steps[name]
+                    if isinstance(step, Flush):
+                        direction = "c2s" if name == "client" else "s2c"
+                        data = step.data
+                        if self.tamper is not None:
+                            data = self.tamper(direction, len(self.sent[direction]), data)
+                        self.sent[direction].append(data)
+                        self.log.append((direction, step.payload))
+                        self._deliver(peers[name], data, cores, steps)
+                        steps[name] = side.wrote()
+                    elif isinstance(step, Deliver):
+                        self.emitted[name].extend(step.values())
+                        steps[name] = side.delivered()
+                    elif isinstance(step, Finished):
+                        results[name] = step.result
+                        self._deliver(peers[name], b"", cores, steps)  # the peer sees EOF
+                    else:
+                        continue  # waiting: the other side's bytes will wake it
                     progressed = True
-            if not progressed:
-                raise RuntimeError("deadlock: both protocols wait for a message")
-        raise RuntimeError(f"protocols did not finish within {max_steps} steps")
+                if not progressed and len(results) < 2:
+                    raise RuntimeError("deadlock: both protocols wait for a message")
+            raise RuntimeError(f"protocols did not finish within {max_steps} steps")
+        finally:
+            for side in cores.values():
+                side.close()
+
+    @staticmethod
+    def _deliver(
+        name: str, data: bytes, cores: dict[str, DriverCore], steps: dict[str, Any]
+    ) -> None:
+        """Hand bytes (``b""``: EOF) to side ``name``, waking it if it waits for them."""
+        if isinstance(steps[name], NeedData):
+            steps[name] = cores[name].received(data)
+        else:
+            cores[name].conn.receive_data(data)

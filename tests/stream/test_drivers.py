@@ -14,6 +14,7 @@ import trio.testing
 from cedar.errors import CedarConnectionError, CedarTimeout, ConnectionClosed
 from cedar.stream import (
     CedarConnection,
+    Deadline,
     Emit,
     MemoryPair,
     MessageReader,
@@ -24,6 +25,7 @@ from cedar.stream import (
     SyncChannel,
     TrioChannel,
 )
+from cedar.stream.protocol import ReceiveRaw
 
 
 def count_client(conn: CedarConnection, upto: int) -> Protocol[int]:
@@ -201,3 +203,149 @@ def test_memory_pair_tamper_and_deadlock() -> None:
     pair = MemoryPair()
     with pytest.raises(RuntimeError, match="deadlock"):
         pair.run(waits(pair.client_conn), waits(pair.server_conn))
+
+
+# -- the call's deadline bounds every wait, raw bytes included (issue 26) --------------------
+
+
+def read_raw_client(conn: CedarConnection) -> Protocol[bytes]:
+    """Wait for unframed bytes (a clear file body) from a peer that never sends any."""
+    data: bytes = yield ReceiveRaw(100)
+    return data
+
+
+def silent_server(conn: CedarConnection) -> Protocol[None]:
+    yield Receive()  # waits for a message that never comes
+
+
+class SilentSocket:
+    """A connected socket whose peer never writes: every ``recv`` runs out of its timeout.
+
+    It records the timeout each ``recv`` was given, so a test sees what bounded the wait
+    without ever measuring time.
+    """
+
+    def __init__(self) -> None:
+        self.timeout: float | None = None
+        self.waits: list[float | None] = []
+
+    def settimeout(self, value: float | None) -> None:
+        self.timeout = value
+
+    def setsockopt(self, *args: object) -> None:
+        pass
+
+    def recv(self, size: int) -> bytes:
+        self.waits.append(self.timeout)
+        raise TimeoutError
+
+    def close(self) -> None:
+        pass
+
+
+def _read(channel: SyncChannel, how: str) -> object:
+    if how == "read_raw":
+        return channel.read_raw(100)
+    if how == "read_message":
+        return channel.read_message()
+    return channel.run(read_raw_client(channel.conn))
+
+
+@pytest.mark.parametrize("how", ["read_raw", "read_message", "protocol"])
+def test_sync_driver_waits_are_cut_by_the_deadline(how: str) -> None:
+    """Per-wait timeout one hour, deadline 5 s: the wait must be given at most the 5 s left."""
+    sock = SilentSocket()
+    channel = SyncChannel(sock, timeout=3600, deadline=Deadline(5))  # type: ignore[arg-type]
+    with pytest.raises(CedarTimeout):
+        _read(channel, how)
+    assert sock.waits, "the driver never waited"
+    assert all(wait is not None and wait <= 5 for wait in sock.waits), sock.waits
+
+
+def test_sync_driver_a_passed_deadline_raises_before_waiting() -> None:
+    sock = SilentSocket()
+    channel = SyncChannel(sock, timeout=3600, deadline=Deadline(0))  # type: ignore[arg-type]
+    with pytest.raises(CedarTimeout, match="deadline"):
+        channel.read_raw(100)
+    assert sock.waits == []
+
+
+@pytest.mark.parametrize("how", ["read_raw", "read_message", "protocol"])
+def test_trio_driver_waits_are_cut_by_the_deadline(how: str) -> None:
+    """On Trio's virtual clock: the silent wait must end at the 5 s deadline, not the 1 h timeout.
+
+    ``MockClock(autojump_threshold=0)`` jumps to the next timer as soon as every task waits,
+    so this takes no real time and its result does not depend on the machine's load.
+    """
+
+    async def main() -> float:
+        client_stream, _silent = trio.testing.memory_stream_pair()
+        channel = TrioChannel(client_stream, timeout=3600, deadline=Deadline(5))
+        start = trio.current_time()
+        with pytest.raises(CedarTimeout):
+            if how == "read_raw":
+                await channel.read_raw(100)
+            elif how == "read_message":
+                await channel.read_message()
+            else:
+                await channel.run(read_raw_client(channel.conn))
+        return trio.current_time() - start
+
+    virtual_wait = trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
+    assert virtual_wait <= 5
+
+
+def test_memory_pair_a_side_that_must_wait_past_the_deadline_times_out() -> None:
+    pair = MemoryPair(deadline=Deadline(0))
+    with pytest.raises(CedarTimeout, match="deadline"):
+        pair.run(read_raw_client(pair.client_conn), silent_server(pair.server_conn))
+
+
+def test_memory_pair_without_a_deadline_still_reports_the_deadlock() -> None:
+    pair = MemoryPair()
+    with pytest.raises(RuntimeError, match="deadlock"):
+        pair.run(read_raw_client(pair.client_conn), silent_server(pair.server_conn))
+
+
+def test_replay_driver_read_raw_hands_out_recorded_bytes_then_closed() -> None:
+    channel = ReplayChannel(b"abc")
+    assert channel.read_raw(2) == b"ab"
+    assert channel.read_raw(10) == b"c"
+    with pytest.raises(ConnectionClosed):
+        channel.read_raw(10)
+
+
+def test_held_back_messages_go_out_before_a_wait() -> None:
+    """``Send(flush=False)`` messages are written together, and before the protocol waits."""
+
+    def client(conn: CedarConnection) -> Protocol[int]:
+        for value in range(3):
+            yield Send(conn.writer().put_int(value), flush=False)
+        reply: MessageReader = yield Receive()
+        return reply.get_int()
+
+    def server(conn: CedarConnection) -> Protocol[None]:
+        total = 0
+        for _ in range(3):
+            message: MessageReader = yield Receive()
+            total += message.get_int()
+        yield Send(conn.writer().put_int(total))
+
+    async def main() -> tuple[int, int]:
+        client_stream, server_stream = trio.testing.memory_stream_pair()
+        writes: list[bytes] = []
+        original = client_stream.send_all
+
+        async def recording_send_all(data: bytes | bytearray | memoryview) -> None:
+            writes.append(bytes(data))
+            await original(data)
+
+        client_stream.send_all = recording_send_all  # type: ignore[method-assign]
+        client_channel = TrioChannel(client_stream, timeout=5)
+        server_channel = TrioChannel(server_stream, timeout=5)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(server_channel.run, server(server_channel.conn))
+            result = await client_channel.run(client(client_channel.conn))
+        return result, len(writes)
+
+    assert trio.run(main) == (3, 1)

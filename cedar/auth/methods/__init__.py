@@ -109,6 +109,9 @@ class MethodResult:
     failed (never a secret).  ``wrap_key``/``unwrap_key`` protect a legacy (non-ECDH) session key
     in the post-authentication key message; ``None`` means the key travels in clear.
     ``limit_authorization`` restricts the session to these levels (CLAIMTOBE, token scopes).
+    ``unread``: replies of this exchange the client did not wait for, because it knew the
+    outcome (a failed FS); the method loop reads them after sending its next mask, which saves
+    a round trip.
     """
 
     success: bool
@@ -120,6 +123,7 @@ class MethodResult:
     unwrap_key: Callable[[bytes], bytes] | None = None
     limit_authorization: list[str] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    unread: int = 0
 
     @property
     def fqu(self) -> str | None:

@@ -31,6 +31,25 @@ def format_endpoint(address: tuple[str, int]) -> str:
     return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
+def _binding_mismatch(prefix: str, name: str, ext: str) -> str | None:
+    """Why the server will reject ``ext``: its name says it is at another endpoint (or ``None``).
+
+    A current server names ``<dir>/<prefix>_<ip>_<port>_XXX<6>_`` with its own end of this
+    connection and accepts only that endpoint back (spec 04 §2.1, §2.4).  Through a TCP proxy
+    our view of the server differs, and the server answers ``-1`` whatever we create.
+    """
+    parts = os.path.basename(name).split("_")
+    if len(parts) < 4 or parts[0] != prefix or not parts[2].isdigit():
+        return None  # an older or unknown layout: let the server decide
+    server_view = format_endpoint((parts[1], int(parts[2])))
+    if server_view == ext:
+        return None
+    return (
+        f"the server sees this connection arrive at {server_view}, we reached {ext}: a proxy "
+        "or NAT is in between, and FS needs both ends on one host"
+    )
+
+
 def parse_endpoint(text: str) -> tuple[str, int] | None:
     """Inverse of :func:`format_endpoint` (split at the last ``:``); ``None`` if malformed."""
     host, sep, port = text.rpartition(":")
@@ -154,20 +173,31 @@ class FileSystem(AuthMethod):
     # -- client ---------------------------------------------------------------------------------
 
     def client(self, conn: CedarConnection, ctx: AuthContext) -> Protocol[MethodResult]:
-        """Create the directory the server named, channel-bound to the server's endpoint."""
+        """Create the directory the server named, channel-bound to the server's endpoint.
+
+        When the client already knows that FS fails here (the name is unusable, or names a
+        server endpoint other than the one we reached: a proxy or NAT is in between, where the
+        server's channel-binding check rejects us anyway), it answers ``-1`` without waiting
+        for the server's verdict: after a ``-1`` the server always answers ``-1`` (spec 04
+        §2.4), so the next method mask can follow at once (``MethodResult.unread``).
+        """
         message = yield Receive()
         name = message.get_string()
         message.end_of_message()
         ext, error = self._client_extension(name, ctx)
+        if error is None and ext is not None:
+            error = _binding_mismatch(self.prefix, name, ext)
+        if error is not None:
+            yield Send(conn.writer().put_int(-1), flush=False)
+            return MethodResult(False, error=f"{self.name}: {error}", unread=1)
         created: str | None = None
-        if error is None:
-            path = name + (ext or "")
-            try:
-                os.mkdir(path, 0o700)
-                created = path
-                os.chmod(path, 0o700)  # a restrictive umask must not change the mode
-            except OSError as exc:
-                error = f"could not create the directory the server named ({exc.strerror})"
+        path = name + (ext or "")
+        try:
+            os.mkdir(path, 0o700)
+            created = path
+            os.chmod(path, 0o700)  # a restrictive umask must not change the mode
+        except OSError as exc:
+            error = f"could not create the directory the server named ({exc.strerror})"
         try:
             out = conn.writer().put_int(0 if error is None else -1)
             if ext is not None and error is None:
