@@ -151,18 +151,26 @@ class Counting:
         svc: Services = scope["app"].state.services
         start = time.perf_counter()
         status = [500]
+        counted = [False]
+
+        def count() -> None:
+            if not counted[0]:
+                counted[0] = True
+                path = getattr(scope.get("route"), "path", "other")
+                svc.requests[(path, status[0])] += 1
+                svc.latency_sum[path] = svc.latency_sum.get(path, 0.0) + time.perf_counter() - start
 
         async def counted_send(message: Any) -> None:
             if message["type"] == "http.response.start":
                 status[0] = message["status"]
+            elif message["type"] == "http.response.body" and not message.get("more_body"):
+                count()  # before the last byte leaves: a client's next request sees it counted
             await send(message)
 
         try:
             await self.app(scope, receive, counted_send)
         finally:
-            path = getattr(scope.get("route"), "path", "other")
-            svc.requests[(path, status[0])] += 1
-            svc.latency_sum[path] = svc.latency_sum.get(path, 0.0) + time.perf_counter() - start
+            count()
 
 
 def _label(text: str) -> str:
