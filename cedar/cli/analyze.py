@@ -10,7 +10,6 @@ import argparse
 import getpass
 import json
 import os
-import re
 import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
@@ -26,7 +25,6 @@ _FLAGS = {
     "reverse-analyze": "reverse",
     "better-analyze:priority": "priority",
 }
-_JOB_ID = re.compile(r"^(\d+)(?:\.(\d+))?$")
 
 
 def _mode_of(arg: str) -> str | None:
@@ -84,14 +82,13 @@ def _split(argv: Sequence[str]) -> tuple[str, list[str]]:
 def _job_constraint(ids: Sequence[str], constraint: str | None) -> str | None:
     from cedar.classad_wire.constraints import constraint_text
     from cedar.classad_wire.unparse import quote_string
+    from cedar.jobid import ids_constraint_text, match_job_id
 
     alternatives = []
     for text in ids:
-        m = _JOB_ID.match(text)
-        if m and m.group(2) is not None:
-            alternatives.append(f"(ClusterId == {m.group(1)} && ProcId == {m.group(2)})")
-        elif m:
-            alternatives.append(f"(ClusterId == {m.group(1)})")
+        job = match_job_id(text, lenient=True)  # condor_q's reading of its restriction list
+        if job is not None:
+            alternatives.append(f"({ids_constraint_text([job])})")
         elif text and not text.startswith("-"):
             alternatives.append(f"(Owner == {quote_string(text, old=True)})")
         else:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import IO
 
 from cedar.auth.client import CommandSession
-from cedar.classad_wire import ClassAd, get_classad, parse_expr, put_classad
+from cedar.classad_wire import ClassAd, get_classad, parse_expr, put_classad, unparse
 from cedar.classad_wire.expr import Expr, Literal
 from cedar.errors import (
     ClassAdError,
@@ -26,6 +26,7 @@ from cedar.errors import (
     InvalidArgument,
     ProtocolError,
 )
+from cedar.jobid import JobId, match_job_id
 from cedar.stream.protocol import Emit, Protocol, Send, StreamedMessage
 
 __all__ = [
@@ -57,7 +58,6 @@ SOURCES: dict[str, str | None] = {
 TRANSFER_TYPES = ("INPUT", "OUTPUT", "CHECKPOINT")
 _TRANSFER_LETTERS = {"I": "INPUT", "O": "OUTPUT", "C": "CHECKPOINT"}
 _TYPE_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
-_JOB_ID = re.compile(r"\s*(\d+)(?:\.(\d+))?\s*\Z")
 
 #: ``ErrorCode`` of the error final ad -> what it means (spec 08 §3.4).
 HISTORY_ERRORS: dict[int, str] = {
@@ -142,12 +142,10 @@ def since_expression(since: int | str) -> str:
     if isinstance(since, bool):
         raise InvalidArgument("since must be a job id or an expression, not a boolean")
     if isinstance(since, int):
-        return f"ClusterId == {since}"
-    m = _JOB_ID.match(since)
-    if m is not None:
-        if m.group(2) is not None:
-            return f"ClusterId == {m.group(1)} && ProcId == {m.group(2)}"
-        return f"ClusterId == {m.group(1)}"
+        return unparse(JobId(since).constraint(), old=True)
+    job = match_job_id(since.strip())
+    if job is not None:
+        return unparse(job.constraint(), old=True)
     try:
         expr = parse_expr(since)
     except ClassAdError as exc:
@@ -371,8 +369,7 @@ def since_of(request: ClassAd) -> Expr | None:
     expr = request.get_expr("Since")
     if expr is None or not isinstance(expr, Literal):
         return expr
-    m = _JOB_ID.match(request.raw_text("Since"))
-    if m is None:
+    if match_job_id(request.raw_text("Since").strip()) is None:
         raise InvalidArgument(f"Since = {request.raw_text('Since')} is not a job id")
     return parse_expr(since_expression(request.raw_text("Since")))
 

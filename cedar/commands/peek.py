@@ -31,8 +31,8 @@ from cedar.auth.session import ClientSessionCache, Session
 from cedar.classad_wire import ClassAd, get_classad, put_classad
 from cedar.commands.base import Body, resolve_address
 from cedar.commands.filetransfer import AES_CHUNK_SIZE, CHUNK_SIZE, ZERO_LENGTH_MARKER
-from cedar.commands.schedd import parse_job_spec
 from cedar.errors import CommandError, InvalidArgument, ProtocolError, SecurityError
+from cedar.jobid import match_job_id
 from cedar.numbers import Command, JobStatus
 from cedar.stream.connection import CedarConnection
 from cedar.stream.crypto import derive_session_key
@@ -129,14 +129,10 @@ def job_id_of(job: str | int | tuple[int, int]) -> tuple[int, int]:
         return int(job[0]), int(job[1])
     if isinstance(job, int) and not isinstance(job, bool):
         return job, 0
-    ids, constraint = parse_job_spec(str(job).strip())
-    if ids is not None and len(ids) == 1:
-        return ids[0]
-    if constraint is not None and constraint.startswith("ClusterId == "):
-        cluster = constraint.removeprefix("ClusterId == ")
-        if cluster.isdigit():
-            return int(cluster), 0
-    raise InvalidArgument(f"{job!r} is not one job id (CLUSTER or CLUSTER.PROC)")
+    parsed = match_job_id(str(job).strip())
+    if parsed is None:
+        raise InvalidArgument(f"{job!r} is not one job id (CLUSTER or CLUSTER.PROC)")
+    return parsed.cluster, parsed.proc or 0
 
 
 @dataclass(frozen=True)

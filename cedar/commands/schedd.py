@@ -35,6 +35,7 @@ from cedar.errors import (
     PermissionDenied,
     ProtocolError,
 )
+from cedar.jobid import JobId, ids_constraint_text, match_job_id, parse_job_id
 from cedar.numbers import (
     ACTION_REASON_ATTRIBUTE,
     ActionResult,
@@ -62,7 +63,6 @@ __all__ = [
 ]
 
 T = TypeVar("T")
-_JOB_ID = re.compile(r"\s*(\d+)(?:\.(-?\d+))?\s*\Z")
 
 #: Which jobs an action or edit applies to: a cluster (``12``, ``"12"``), a job (``"12.3"``),
 #: a list of those (or of ``(cluster, proc)`` pairs), or a constraint string.
@@ -212,29 +212,27 @@ def parse_job_spec(spec: JobSpec) -> tuple[list[tuple[int, int]] | None, str | N
     if isinstance(spec, bool):
         raise InvalidArgument(f"{spec!r} is not a job id, list of job ids or constraint")
     if isinstance(spec, int):
-        return None, f"ClusterId == {spec}"
+        return None, ids_constraint_text([JobId(spec)])  # raises for a negative or huge cluster
     if isinstance(spec, str):
-        m = _JOB_ID.match(spec)
-        if m is None:
+        job = match_job_id(spec.strip())  # blanks around are forgiven (the bindings refuse)
+        if job is None:
             return None, spec
-        if m.group(2) is None:
-            return None, f"ClusterId == {int(m.group(1))}"
-        return [(int(m.group(1)), int(m.group(2)))], None
+        if job.proc is None:
+            return None, ids_constraint_text([job])
+        return [(job.cluster, job.proc)], None
     ids: list[tuple[int, int]] = []
-    clusters: list[int] = []
+    clusters: list[JobId] = []
     for item in spec:
         if isinstance(item, tuple):
             ids.append((int(item[0]), int(item[1])))
             continue
-        m = _JOB_ID.match(str(item))
-        if m is None:
-            raise InvalidArgument(f"{item!r} is not a job id (cluster or cluster.proc)")
-        if m.group(2) is None:
-            clusters.append(int(m.group(1)))
+        job = parse_job_id(item.strip() if isinstance(item, str) else str(item))
+        if job.proc is None:
+            clusters.append(job)
         else:
-            ids.append((int(m.group(1)), int(m.group(2))))
+            ids.append((job.cluster, job.proc))
     if clusters and not ids:
-        return None, " || ".join(f"ClusterId == {c}" for c in clusters)
+        return None, ids_constraint_text(clusters)
     if clusters:
         raise InvalidArgument("mix either whole clusters or cluster.proc ids, not both")
     return ids, None

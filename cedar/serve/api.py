@@ -32,6 +32,7 @@ from cedar.commands.schedd import RESULT_NAMES, ActResult
 from cedar.commands.spool import spool_protocol
 from cedar.commands.submit import Submit
 from cedar.errors import CedarError, InvalidArgument
+from cedar.jobid import parse_job_id
 from cedar.numbers import Command, JobAction
 from cedar.serve import models as m
 from cedar.serve.adjson import ad_dict, ad_json, primed, typed_values
@@ -44,7 +45,6 @@ router = APIRouter(prefix="/api/v1")
 
 #: Bytes of JSON gathered before one send of a streamed listing.
 CHUNK = 1 << 16
-_JOB_ID = re.compile(r"([0-9]{1,9})\.([0-9]{1,9})\Z")
 _PAGE_TOKEN = re.compile(r"([0-9]{1,9})\.([0-9]{1,9})\Z")
 
 CallerDep = Annotated[Caller, Depends(caller_of)]
@@ -56,10 +56,8 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 
 def job_id(text: str) -> tuple[int, int]:
     """``cluster.proc`` (the one job-id shape of the API)."""
-    match = _JOB_ID.match(text)
-    if match is None:
-        raise InvalidArgument(f"{text[:40]!r} is not a job id (cluster.proc)")
-    return int(match.group(1)), int(match.group(2))
+    job = parse_job_id(text, need_proc=True)
+    return job.cluster, job.proc or 0
 
 
 def _id_constraint(cluster: int, proc: int) -> str:
