@@ -26,11 +26,12 @@ from cedar.cli.common import (
     EXIT_REFUSED,
     UsageError,
     add_common_options,
-    check_constraint,
-    combined_constraint,
+    combined_constraint_tree,
+    parsed_constraint,
 )
 
 if TYPE_CHECKING:
+    from cedar.classad_wire.expr import Expr
     from cedar.commands import Schedd
     from cedar.commands.schedd import ActResult
     from cedar.jobid import JobId
@@ -192,7 +193,7 @@ def _requests(args: argparse.Namespace) -> list[_Request]:
         else:
             raise UsageError(f"{item!r} is neither a job id (CLUSTER or CLUSTER.PROC) nor a user")
     if args.constraint:
-        text = combined_constraint(args.constraint)
+        text = combined_constraint_tree(args.constraint)  # parsed once, sent as a tree
         shown = (
             args.constraint[0]
             if len(args.constraint) == 1
@@ -370,13 +371,13 @@ def _edit_list(words: Sequence[str]) -> list[tuple[str, str]] | None:
 
 
 def _run_edit(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from cedar.jobid import ids_constraint_text
+    from cedar.jobid import ids_constraint
 
     restricted = bool(args.constraint or args.owner or args.jobids)
     restrictions, edits = _split_edit_words(args.words, restricted)
     if not edits:
         raise UsageError("at least one restriction and one edit must be given")
-    parts: list[str] = []
+    parts: list[str | Expr | None] = []
     jobs = [job for job in map(_job_id, restrictions) if job is not None]
     owners = [r for r in restrictions if _job_id(r) is None]
     if args.owner:
@@ -388,21 +389,22 @@ def _run_edit(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 raise UsageError(f"{item!r} is not a job id (CLUSTER or CLUSTER.PROC)")
             jobs.append(job)
     ids = [str(job) for job in jobs if job.proc is not None]
+    constraints = []
     for text in args.constraint or ():
         try:
-            check_constraint(text)
+            constraints.append(parsed_constraint(text))  # the one parse of each
         except UsageError:
             err.write(f"cedar edit: invalid constraint: {text}\n")
             return EXIT_REFUSED
     if not (jobs or owners or args.constraint):
         raise UsageError("at least one restriction and one edit must be given")
     # whole clusters first, then single jobs
-    id_part = ids_constraint_text(sorted(jobs, key=lambda job: job.proc is not None))
+    id_part = ids_constraint(sorted(jobs, key=lambda job: job.proc is not None))
     parts = [id_part] if id_part else []
     parts += [_owner_constraint(owner) for owner in owners]
-    parts += list(args.constraint or ())
+    parts += constraints
     only_ids = len(ids) == 1 == len(jobs) and not (owners or args.constraint)
-    spec: Any = ids[0] if only_ids else combined_constraint(parts)
+    spec: Any = ids[0] if only_ids else combined_constraint_tree(parts)
     schedd = _schedd(args)
     try:
         counts = schedd.transaction(_edit_work(spec, edits))
@@ -431,6 +433,7 @@ def _names(edits: Sequence[tuple[str, str]]) -> str:
 def _edit_work(spec: Any, edits: Sequence[tuple[str, str]]) -> Callable[[CedarConnection], Any]:
     """Every edit in one queue transaction (as condor_qedit); the number of jobs touched."""
     from cedar.commands import qmgmt
+    from cedar.commands.constraint import constraint_text
     from cedar.commands.schedd import parse_job_spec
 
     ids, constraint = parse_job_spec(spec)
@@ -444,7 +447,7 @@ def _edit_work(spec: Any, edits: Sequence[tuple[str, str]]) -> Callable[[CedarCo
                 count = len(ids)
             else:
                 count = yield from qmgmt.set_attribute_by_constraint(
-                    conn, constraint or "false", name, value, 0
+                    conn, constraint_text(constraint or "false"), name, value, 0
                 )
         yield from qmgmt.commit_transaction(conn)
         yield from qmgmt.close_socket(conn)

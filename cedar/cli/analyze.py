@@ -14,7 +14,14 @@ import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-from cedar.cli.common import UsageError, add_common_options, check_constraint, condor_style, guarded
+from cedar.cli.common import (
+    UsageError,
+    add_common_options,
+    check_constraint,
+    condor_style,
+    guarded,
+    parsed_constraint,
+)
 
 #: The analyze options and the mode each selects.
 _FLAGS = {
@@ -94,7 +101,7 @@ def _job_constraint(ids: Sequence[str], constraint: str | None) -> str | None:
         else:
             raise UsageError(f"not a job id or owner: {text!r}")
     which = " || ".join(alternatives) if alternatives else None
-    return constraint_text([which, check_constraint(constraint)])
+    return constraint_text([which, parsed_constraint(constraint)])
 
 
 def run(args: argparse.Namespace, out: TextIO | None = None) -> int:

@@ -140,7 +140,7 @@ def run(args: ListingArgs, out: TextIO, err: TextIO) -> int:
     if submitter:  # observed: condor_q -submitter compares Owner (a full user name matches none)
         parts.append(f'(Owner == "{_quoted(submitter)}")')
     args.constraints = [p for p in parts if p]
-    constraint = args.constraint()
+    constraint = args.constraint_tree()  # parsed once: the client sends the tree as it is
     my_jobs = None
     # condor_q's default "only my jobs" holds for root too under -global (observed)
     if not (flags.get("allusers") or named or submitter) and (

@@ -19,6 +19,7 @@ from typing import IO
 from cedar.auth.client import CommandSession
 from cedar.classad_wire import ClassAd, get_classad, parse_expr, put_classad, unparse
 from cedar.classad_wire.expr import Expr, Literal
+from cedar.commands.constraint import Constraint, constraint_tree
 from cedar.errors import (
     ClassAdError,
     CommandError,
@@ -159,7 +160,7 @@ def since_expression(since: int | str) -> str:
 
 
 def history_request(
-    constraint: str | None = None,
+    constraint: Constraint = None,
     projection: str | Iterable[str] = (),
     match: int = -1,
     since: int | str | None = None,
@@ -196,11 +197,9 @@ def history_request(
     if transfer_types is not None and key != "transfer":
         raise InvalidArgument("transfer_types applies only to source='transfer'")
     ad = ClassAd()
-    if constraint is not None and str(constraint).strip():
-        try:
-            ad.set_expr("Requirements", parse_expr(str(constraint)))
-        except ClassAdError as exc:
-            raise InvalidArgument(f"invalid constraint {constraint!r}: {exc}") from None
+    tree = constraint_tree(constraint)  # a tree passes unchanged: parsed once on its way
+    if tree is not None:
+        ad.set_expr("Requirements", tree)
     since_text: str | None = None
     if since is not None:
         since_text = since_expression(since)

@@ -18,10 +18,11 @@ from typing import TypeVar
 
 from cedar.auth.client import CommandSession
 from cedar.classad_wire import ClassAd, get_classad, parse_expr, put_classad, unparse
-from cedar.classad_wire.expr import Expr, to_expr
+from cedar.classad_wire.expr import Expr, Literal, Paren, to_expr
 from cedar.commands import qmgmt
 from cedar.commands import spool as spool_lib
 from cedar.commands.collector import DaemonLocation, read_address_file
+from cedar.commands.constraint import Constraint, constraint_text, constraint_tree
 from cedar.commands.filetransfer import ProgressCallback
 from cedar.commands.history import history_protocol, history_request
 from cedar.commands.qmgmt import SubmitOutcome
@@ -66,7 +67,7 @@ T = TypeVar("T")
 
 #: Which jobs an action or edit applies to: a cluster (``12``, ``"12"``), a job (``"12.3"``),
 #: a list of those (or of ``(cluster, proc)`` pairs), or a constraint string.
-JobSpec = int | str | Iterable[int | str | tuple[int, int]]
+JobSpec = int | str | Expr | Iterable[int | str | tuple[int, int]]
 #: What ``submit`` accepts: a submit description (text or :class:`Submit`), or a cluster ad
 #: (a ClassAd, or a mapping of Python values) with ``itemdata`` as the proc ads.
 SubmitDescription = Submit | str | ClassAd | Mapping[str, object]
@@ -123,16 +124,14 @@ class SubmitResult:
 # --------------------------------------------------------------------------- request ads
 
 
-def _requirements(constraint: str | None) -> Expr:
-    text = "true" if constraint is None or not str(constraint).strip() else str(constraint)
-    try:
-        return parse_expr(f"(({text}))")
-    except ClassAdError as exc:
-        raise InvalidArgument(f"invalid constraint {text!r}: {exc}") from None
+def _requirements(constraint: Constraint) -> Expr:
+    # the bindings' form, ((constraint)), built on the tree: the constraint is parsed only once
+    tree = constraint_tree(constraint)
+    return Paren(Paren(Literal(True) if tree is None else tree))
 
 
 def query_request(
-    constraint: str | None = None,
+    constraint: Constraint = None,
     projection: Iterable[str] = (),
     limit: int = -1,
     *,
@@ -163,7 +162,7 @@ def query_request(
 
 
 def shared_query_request(
-    constraint: str | None,
+    constraint: Constraint,
     projection: tuple[str, ...],
     limit: int = -1,
     *,
@@ -187,7 +186,7 @@ def shared_query_request(
 
 @functools.lru_cache(maxsize=64)
 def _shared_query_request(
-    constraint: str | None,
+    constraint: Constraint,
     projection: tuple[str, ...],
     limit: int,
     *,
@@ -205,10 +204,14 @@ def _shared_query_request(
     )
 
 
-def parse_job_spec(spec: JobSpec) -> tuple[list[tuple[int, int]] | None, str | None]:
+def parse_job_spec(
+    spec: JobSpec,
+) -> tuple[list[tuple[int, int]] | None, str | Expr | None]:
     """Job ids or a constraint from ``"12"``, ``"12.3"``, ``12``, a list of those, or a
-    constraint string.  Returns ``(ids, None)`` or ``(None, constraint)``; a bare cluster
-    becomes the constraint ``ClusterId == N``."""
+    constraint (string or parsed tree, which is handed on as it is).  Returns ``(ids, None)``
+    or ``(None, constraint)``; a bare cluster becomes the constraint ``ClusterId == N``."""
+    if isinstance(spec, Expr):
+        return None, spec
     if isinstance(spec, bool):
         raise InvalidArgument(f"{spec!r} is not a job id, list of job ids or constraint")
     if isinstance(spec, int):
@@ -261,10 +264,7 @@ def act_request(
     if ids is not None:
         ad["ActionIds"] = ",".join(f"{c}.{p}" for c, p in ids)
     else:
-        try:
-            ad.set_expr("ActionConstraint", parse_expr(constraint or "false"))
-        except ClassAdError as exc:
-            raise InvalidArgument(f"invalid constraint {constraint!r}: {exc}") from None
+        ad.set_expr("ActionConstraint", constraint_tree(constraint) or Literal(False))
     ad["ActionResultType"] = 1 if long else 2
     return ad
 
@@ -382,7 +382,7 @@ def edit_protocol(
         count = len(ids)
     else:
         count = yield from qmgmt.set_attribute_by_constraint(
-            conn, constraint or "false", attr, value, flags
+            conn, constraint_text(constraint or "false"), attr, value, flags
         )
     yield from qmgmt.commit_transaction(conn)
     yield from qmgmt.close_socket(conn)

@@ -26,6 +26,7 @@ from cedar.analysis.fetch import fetch_slots
 from cedar.analysis.text import render_job
 from cedar.classad_wire import ClassAd
 from cedar.classad_wire.constraints import parse_constraint
+from cedar.classad_wire.expr import Expr
 from cedar.classad_wire.jsonfmt import ad_to_json
 from cedar.commands.filetransfer import ProgressCallback, TransferProgress
 from cedar.commands.peek import PeekError
@@ -168,9 +169,8 @@ def status_name(value: object) -> str:
         return "unknown"
 
 
-def _checked_constraint(text: str | None) -> str | None:
-    parse_constraint(text)  # a malformed constraint is refused here, with its own message
-    return text
+def _checked_constraint(text: str | None) -> Expr | None:
+    return parse_constraint(text)  # refused here with its own message; the tree is handed on
 
 
 def _projection(names: list[str] | None, *always: str) -> list[str]:

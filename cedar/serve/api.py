@@ -25,6 +25,7 @@ from starlette.background import BackgroundTask
 from starlette.responses import FileResponse
 
 from cedar.classad_wire import ClassAd
+from cedar.classad_wire.expr import Expr
 from cedar.classad_wire.jsonfmt import ad_from_json_object
 from cedar.commands._async.command import run_command_async
 from cedar.commands.filetransfer import expand_inputs
@@ -72,10 +73,10 @@ def _upto(cluster: int, proc: int) -> str:
     return f"ClusterId < {cluster} || (ClusterId == {cluster} && ProcId <= {proc})"
 
 
-def _and(*parts: str | None) -> str | None:
-    from cedar.classad_wire.constraints import constraint_text
+def _and(*parts: str | Expr | None) -> Expr | None:
+    from cedar.classad_wire.constraints import and_constraints
 
-    return constraint_text(parts)
+    return and_constraints(parts)  # a tree: the client sends it without parsing it again
 
 
 async def _one_job(svc: Services, caller: Caller, job: str, projection: list[str]) -> ClassAd:
@@ -368,7 +369,7 @@ def _action_response(action: JobAction, result: ActResult) -> m.ActionResponse:
 
 
 async def _act(
-    svc: Services, caller: Caller, action: JobAction, constraint: str, reason: str | None
+    svc: Services, caller: Caller, action: JobAction, constraint: str | Expr, reason: str | None
 ) -> m.ActionResponse:
     user = await svc.scope_user(caller)
     scoped = scoped_constraint(constraint, user)
@@ -661,7 +662,7 @@ async def collector_ads(
     limit: Annotated[int | None, Query(ge=1)] = None,
 ) -> m.AdList:
     names = svc.projection(projection)
-    text = svc.constraint(constraint)
+    text = _and_expr(svc.constraint(constraint), None)  # the collector client takes text
     if name is not None:
         from cedar.classad_wire.expr import AttrRef, Binary, Literal
 
@@ -674,7 +675,7 @@ async def collector_ads(
     return m.AdList(ads=ads, total_returned=len(ads))
 
 
-def _and_expr(text: str | None, node: Any) -> str | None:
+def _and_expr(text: str | Expr | None, node: Any) -> str | None:
     from cedar.classad_wire.constraints import constraint_text
 
     return constraint_text([node, text])

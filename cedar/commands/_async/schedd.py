@@ -21,6 +21,7 @@ from cedar.commands._async.command import iterate_command_async, run_command_asy
 from cedar.commands._async.history import AsyncHistoryQuery
 from cedar.commands._async.peek import follow_job_async, peek_job_async
 from cedar.commands.base import DEFAULT_TIMEOUT, MAX_RESULTS, run_blocking_async
+from cedar.commands.constraint import Constraint
 from cedar.commands.filetransfer import ProgressCallback
 from cedar.commands.history import history_request
 from cedar.commands.peek import (
@@ -161,7 +162,7 @@ class AsyncSchedd:
 
     def query_iter(
         self,
-        constraint: str | None = None,
+        constraint: Constraint = None,
         projection: Iterable[str] = (),
         limit: int = -1,
         *,
@@ -185,7 +186,7 @@ class AsyncSchedd:
 
     async def query(
         self,
-        constraint: str | None = None,
+        constraint: Constraint = None,
         projection: Iterable[str] = (),
         limit: int = -1,
         *,
@@ -304,7 +305,7 @@ class AsyncSchedd:
 
     def history(
         self,
-        constraint: str | None = None,
+        constraint: Constraint = None,
         projection: str | Iterable[str] = (),
         match: int = -1,
         since: int | str | None = None,

@@ -24,6 +24,7 @@ from cedar.commands._sync.command import iterate_command, run_command
 from cedar.commands._sync.history import HistoryQuery
 from cedar.commands._sync.peek import follow_job, peek_job
 from cedar.commands.base import DEFAULT_TIMEOUT, MAX_RESULTS, run_blocking
+from cedar.commands.constraint import Constraint
 from cedar.commands.filetransfer import ProgressCallback
 from cedar.commands.history import history_request
 from cedar.commands.peek import (
@@ -162,7 +163,7 @@ class Schedd:
 
     def query_iter(
         self,
-        constraint: str | None = None,
+        constraint: Constraint = None,
         projection: Iterable[str] = (),
         limit: int = -1,
         *,
@@ -186,7 +187,7 @@ class Schedd:
 
     def query(
         self,
-        constraint: str | None = None,
+        constraint: Constraint = None,
         projection: Iterable[str] = (),
         limit: int = -1,
         *,
@@ -303,7 +304,7 @@ class Schedd:
 
     def history(
         self,
-        constraint: str | None = None,
+        constraint: Constraint = None,
         projection: str | Iterable[str] = (),
         match: int = -1,
         since: int | str | None = None,
