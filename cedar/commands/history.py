@@ -20,9 +20,9 @@ from cedar.auth.client import CommandSession
 from cedar.classad_wire import ClassAd, get_classad, parse_expr, put_classad, unparse
 from cedar.classad_wire.expr import Expr, Literal
 from cedar.commands.constraint import Constraint, constraint_tree
+from cedar.commands.errors import HistoryError
 from cedar.errors import (
     ClassAdError,
-    CommandError,
     ConnectionClosed,
     InvalidArgument,
     ProtocolError,
@@ -71,17 +71,6 @@ HISTORY_ERRORS: dict[int, str] = {
     9: "the daemon is busy (more than 1000 history requests queued)",
     10: "remote history is disabled on the daemon (HISTORY_HELPER_MAX_CONCURRENCY = 0)",
 }
-
-
-class HistoryError(CommandError):
-    """A daemon refused a history request: with an error ad (``code``, ``reason``: its
-    ``ErrorCode``/``ErrorString``) or by closing the connection without a reply (``code`` None).
-    """
-
-    def __init__(self, message: str, *, code: int | None = None, reason: str | None = None):
-        self.code = code
-        self.reason = reason
-        super().__init__(message)
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from pathlib import Path
 from cedar.auth.client import CommandSession
 from cedar.auth.version import CEDAR_VERSION_STRING
 from cedar.classad_wire import ClassAd, get_classad, parse_expr, unparse
+from cedar.commands.errors import SpoolRefused
 from cedar.commands.filetransfer import (
     ProgressCallback,
     SandboxDestination,
@@ -37,11 +38,6 @@ LEAVE_JOB_IN_QUEUE = (
     "JobStatus == 4 && (time() - (CompletionDate ?: time())) < 864000 && "
     "(StageOutFinish ?: 0) < EnteredCurrentStatus"
 )
-
-
-class SpoolRefused(CommandError):
-    """The schedd closed a 488 without a word: unknown job, not the owner, already spooled, or
-    held for another reason (spec 07 §5.3)."""
 
 
 def spooling_hold(cluster_ad: dict[str, str], proc_ads: list[dict[str, str]]) -> None:
