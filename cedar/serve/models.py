@@ -8,13 +8,10 @@ from pydantic import BaseModel, Field
 
 
 def package_version() -> str:
-    """htc-cedar's installed version."""
-    from importlib.metadata import PackageNotFoundError, version
+    """htc-cedar's version (the one source, :mod:`cedar.version`)."""
+    from cedar.version import __version__
 
-    try:
-        return version("htc-cedar")
-    except PackageNotFoundError:
-        return "unknown"
+    return __version__
 
 
 #: A job ad in the ClassAd JSON mapping (``"/Expr(...)/"`` strings for expressions).
