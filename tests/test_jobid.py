@@ -74,7 +74,9 @@ def test_lenient_grammar_is_condor_q_s(text: str, expected: JobId | None) -> Non
     assert match_job_id(text, lenient=True) == expected
 
 
-@pytest.mark.parametrize("text", ["2147483648", "1.2147483648", "4294967395", "9" * 200])
+@pytest.mark.parametrize(
+    "text", ["2147483648", "1.2147483648", "4294967395", "9" * 200, "1." + "9" * 1_000_000]
+)
 def test_numbers_past_32_bits_are_refused_not_wrapped(text: str) -> None:
     # condor_rm wraps 4294967395 into cluster 99; cedar says so instead
     with pytest.raises(InvalidArgument, match="at most 2147483647"):

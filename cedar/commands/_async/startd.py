@@ -14,6 +14,7 @@ from cedar.commands._async.collector import AsyncCollector
 from cedar.commands._async.command import iterate_command_async
 from cedar.commands._async.history import AsyncHistoryQuery
 from cedar.commands.base import DEFAULT_TIMEOUT, MAX_RESULTS, run_blocking_async
+from cedar.commands.constraint import Constraint
 from cedar.commands.history import history_request
 from cedar.commands.startd import StartdLocation, local_startd, startd_address, unique_startd
 from cedar.numbers import Command, DaemonType
@@ -88,7 +89,7 @@ class AsyncStartd:
 
     def history(
         self,
-        constraint: str | None = None,
+        constraint: Constraint = None,
         projection: str | Iterable[str] = (),
         match: int = -1,
         since: int | str | None = None,
