@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any  # noqa: E402 - after the hook: imports ma
 
 from cedar.errors import *  # noqa: E402, F403 - light (no third-party import)
 from cedar.errors import __all__ as _errors_all  # noqa: E402
+from cedar.version import __version__ as __version__  # noqa: E402 - the one package version
 
 #: Public name -> the module that defines it, imported on first use (PEP 562), so that
 #: ``import cedar`` and the CLIs start without Trio, cryptography or the protocol layers.
@@ -164,7 +165,6 @@ if TYPE_CHECKING:  # the same names, for type checkers and IDEs
     from cedar.config import Config
     from cedar.numbers import AdType, DaemonType, JobAction, JobStatus
 
-__version__ = "0.1.0"
 __all__ = [
     "DEFAULT_TIMEOUT",
     "MAX_RESULTS",

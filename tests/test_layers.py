@@ -25,6 +25,7 @@ LAYERS: list[set[str]] = [
     },  # facts and exceptions: import nothing of cedar but each other
     {"stream"},  # framing, primitives, connection, protocol coroutines, drivers
     {"classad_wire"},  # ClassAd values, expressions, wire codec
+    {"jobid"},  # the one job-id grammar (its constraints are classad_wire trees)
     {"config"},  # the HTCondor configuration language
     {"auth"},  # the security handshake in both roles, methods, sessions, tokens
     {"commands"},  # the clients of each daemon command

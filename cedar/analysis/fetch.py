@@ -12,6 +12,7 @@ from cedar.analysis.model import JobAnalysis
 from cedar.auth.client import CommandSession
 from cedar.classad_wire.classad import ClassAd
 from cedar.classad_wire.constraints import constraint_text
+from cedar.classad_wire.expr import Expr
 from cedar.classad_wire.unparse import quote_string
 from cedar.classad_wire.wire import get_classad
 from cedar.commands import AsyncCollector, AsyncJobQuery, AsyncSchedd, run_command_async
@@ -63,7 +64,7 @@ async def fetch_slots(
 
 async def fetch_jobs(
     schedd: AsyncSchedd,
-    constraint: str | None,
+    constraint: str | Expr | None,
     *,
     my_jobs: str | None = None,
     with_auth: bool = False,
@@ -115,7 +116,7 @@ async def fetch_priorities(collector: AsyncCollector) -> dict[str, float]:
 async def fetch_inputs(
     schedd: AsyncSchedd,
     collector: AsyncCollector,
-    constraint: str | None,
+    constraint: str | Expr | None,
     *,
     machine: str | None = None,
     slot_filter: str | None = None,
@@ -157,7 +158,7 @@ async def fetch_inputs(
 async def analyze_async(
     schedd: AsyncSchedd,
     collector: AsyncCollector,
-    constraint: str | None,
+    constraint: str | Expr | None,
     *,
     machine: str | None = None,
     my_jobs: str | None = None,

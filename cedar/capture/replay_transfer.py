@@ -24,6 +24,7 @@ from cedar.capture.tcp import S2C
 from cedar.classad_wire import ClassAd
 from cedar.commands.filetransfer import FileTransferError, UploadItem
 from cedar.commands.spool import SpoolRefused, retrieve_protocol, spool_protocol
+from cedar.jobid import parse_job_id
 from cedar.server.job_queue import Job, JobQueue
 
 if TYPE_CHECKING:
@@ -132,7 +133,8 @@ class _SpoolReplay:
             sandboxes = _sandboxes_elsewhere(ctx, ids) or sandboxes
         self.jobs: list[tuple[int, int, list[UploadItem]]] = []
         for index, job in enumerate(ids):
-            cluster, proc = (int(x) for x in job.split("."))
+            parsed = parse_job_id(job, need_proc=True)
+            cluster, proc = parsed.cluster, parsed.proc or 0
             items = sandboxes[index] if index < len(sandboxes) else []
             job_root = self.root / job
             job_root.mkdir()
@@ -196,7 +198,8 @@ def spool_server(ctx: ReplayContext) -> Daemon:
     owner = (ctx.user() or "nobody").partition("@")[0]
     ids = next(m.fields["jobs"] for m in ctx.dissected.messages if m.kind == "SPOOL_JOB_IDS")
     for job in ids:
-        cluster, proc = (int(x) for x in job.split("."))
+        parsed = parse_job_id(job, need_proc=True)
+        cluster, proc = parsed.cluster, parsed.proc or 0
         queue.clusters.setdefault(cluster, ClassAd({"Owner": owner, "ClusterId": cluster}))
         queue.jobs[(cluster, proc)] = Job(
             cluster,

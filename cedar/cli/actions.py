@@ -26,13 +26,15 @@ from cedar.cli.common import (
     EXIT_REFUSED,
     UsageError,
     add_common_options,
-    check_constraint,
-    combined_constraint,
+    combined_constraint_tree,
+    parsed_constraint,
 )
 
 if TYPE_CHECKING:
+    from cedar.classad_wire.expr import Expr
     from cedar.commands import Schedd
     from cedar.commands.schedd import ActResult
+    from cedar.jobid import JobId
     from cedar.stream.connection import CedarConnection
 
 #: tool -> (JobAction name, verb for messages, reason attribute in condor_X -help, default).
@@ -56,7 +58,6 @@ _BAD_STATUS = {
     "hold": "not holdable",
     "release": "not held to be released",
 }
-_JOB_ID = re.compile(r"^\d+(\.\d+)?$")
 _USER = re.compile(r"^[\w.@+-]+$")
 _INFINITIVE = {"rm": "remove", "hold": "hold", "release": "release"}
 _RESULT_NAMES = ("Failed", "Succeeded", "Not Found", "Bad Status", "Already Done")
@@ -175,21 +176,24 @@ def _requests(args: argparse.Namespace) -> list[_Request]:
         raise UsageError("-all cannot be used with job ids, users or -constraint")
     if not args.all and not args.ids and not args.constraint:
         raise UsageError("you did not specify any jobs (ids, users, -constraint or -all)")
+    from cedar.jobid import ids_constraint_text
+
     requests: list[_Request] = []
-    job_ids = [item for item in args.ids if "." in item and _JOB_ID.match(item)]
+    jobs = {item: _job_id(item) for item in args.ids}
+    job_ids = [str(job) for job in jobs.values() if job is not None and job.proc is not None]
     if job_ids:
         requests.append(_Request(job_ids, "", job_ids))
-    for item in args.ids:
-        if item in job_ids:
+    for item, job in jobs.items():
+        if job is not None and job.proc is not None:
             continue
-        if _JOB_ID.match(item):
-            requests.append(_Request(f"ClusterId == {int(item)}", f"in cluster {int(item)}"))
+        if job is not None:
+            requests.append(_Request(ids_constraint_text([job]), f"in cluster {job.cluster}"))
         elif _USER.match(item):
             requests.append(_Request(_owner_constraint(item), f'of user "{item}"'))
         else:
             raise UsageError(f"{item!r} is neither a job id (CLUSTER or CLUSTER.PROC) nor a user")
     if args.constraint:
-        text = combined_constraint(args.constraint)
+        text = combined_constraint_tree(args.constraint)  # parsed once, sent as a tree
         shown = (
             args.constraint[0]
             if len(args.constraint) == 1
@@ -199,6 +203,17 @@ def _requests(args: argparse.Namespace) -> list[_Request]:
     if args.all:
         requests.append(_Request("true", ""))
     return requests
+
+
+def _job_id(item: str) -> JobId | None:
+    """condor_rm's reading of a positional: a job id (strict grammar), else ``None`` (a user);
+    a cluster 0 is refused as condor_rm refuses it."""
+    from cedar.jobid import match_job_id
+
+    job = match_job_id(item)
+    if job is not None and job.cluster == 0:
+        raise UsageError(f"Invalid cluster # from {item}.")
+    return job
 
 
 def _owner_constraint(user: str) -> str:
@@ -316,7 +331,7 @@ def _split_edit_words(
     ``ATTR=VALUE`` words."""
     restrictions: list[str] = []
     index = 0
-    while index < len(words) and _JOB_ID.match(words[index]):
+    while index < len(words) and _job_id(words[index]) is not None:
         restrictions.append(words[index])
         index += 1
     rest = list(words[index:])
@@ -356,39 +371,40 @@ def _edit_list(words: Sequence[str]) -> list[tuple[str, str]] | None:
 
 
 def _run_edit(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from cedar.jobid import ids_constraint
+
     restricted = bool(args.constraint or args.owner or args.jobids)
     restrictions, edits = _split_edit_words(args.words, restricted)
     if not edits:
         raise UsageError("at least one restriction and one edit must be given")
-    parts: list[str] = []
-    ids = [r for r in restrictions if "." in r]
-    clusters = [r for r in restrictions if "." not in r and _JOB_ID.match(r)]
-    owners = [r for r in restrictions if not _JOB_ID.match(r)]
+    parts: list[str | Expr | None] = []
+    jobs = [job for job in map(_job_id, restrictions) if job is not None]
+    owners = [r for r in restrictions if _job_id(r) is None]
     if args.owner:
         owners.append(args.owner)
     if args.jobids:
         for item in re.split(r"[,\s]+", args.jobids.strip()):
-            (ids if "." in item else clusters).append(item)
+            job = _job_id(item)
+            if job is None:
+                raise UsageError(f"{item!r} is not a job id (CLUSTER or CLUSTER.PROC)")
+            jobs.append(job)
+    ids = [str(job) for job in jobs if job.proc is not None]
+    constraints = []
     for text in args.constraint or ():
         try:
-            check_constraint(text)
+            constraints.append(parsed_constraint(text))  # the one parse of each
         except UsageError:
             err.write(f"cedar edit: invalid constraint: {text}\n")
             return EXIT_REFUSED
-    if not (ids or clusters or owners or args.constraint):
+    if not (jobs or owners or args.constraint):
         raise UsageError("at least one restriction and one edit must be given")
-    id_part = " || ".join(
-        [f"ClusterId == {int(c)}" for c in clusters]
-        + [
-            f"(ClusterId == {int(j.split('.')[0])} && ProcId == {int(j.split('.')[1])})"
-            for j in ids
-        ]
-    )
+    # whole clusters first, then single jobs
+    id_part = ids_constraint(sorted(jobs, key=lambda job: job.proc is not None))
     parts = [id_part] if id_part else []
     parts += [_owner_constraint(owner) for owner in owners]
-    parts += list(args.constraint or ())
-    only_ids = len(ids) == 1 and not (clusters or owners or args.constraint)
-    spec: Any = ids[0] if only_ids else combined_constraint(parts)
+    parts += constraints
+    only_ids = len(ids) == 1 == len(jobs) and not (owners or args.constraint)
+    spec: Any = ids[0] if only_ids else combined_constraint_tree(parts)
     schedd = _schedd(args)
     try:
         counts = schedd.transaction(_edit_work(spec, edits))
@@ -417,6 +433,7 @@ def _names(edits: Sequence[tuple[str, str]]) -> str:
 def _edit_work(spec: Any, edits: Sequence[tuple[str, str]]) -> Callable[[CedarConnection], Any]:
     """Every edit in one queue transaction (as condor_qedit); the number of jobs touched."""
     from cedar.commands import qmgmt
+    from cedar.commands.constraint import constraint_text
     from cedar.commands.schedd import parse_job_spec
 
     ids, constraint = parse_job_spec(spec)
@@ -430,7 +447,7 @@ def _edit_work(spec: Any, edits: Sequence[tuple[str, str]]) -> Callable[[CedarCo
                 count = len(ids)
             else:
                 count = yield from qmgmt.set_attribute_by_constraint(
-                    conn, constraint or "false", name, value, 0
+                    conn, constraint_text(constraint or "false"), name, value, 0
                 )
         yield from qmgmt.commit_transaction(conn)
         yield from qmgmt.close_socket(conn)

@@ -10,12 +10,18 @@ import argparse
 import getpass
 import json
 import os
-import re
 import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-from cedar.cli.common import UsageError, add_common_options, check_constraint, condor_style, guarded
+from cedar.cli.common import (
+    UsageError,
+    add_common_options,
+    check_constraint,
+    condor_style,
+    guarded,
+    parsed_constraint,
+)
 
 #: The analyze options and the mode each selects.
 _FLAGS = {
@@ -26,7 +32,6 @@ _FLAGS = {
     "reverse-analyze": "reverse",
     "better-analyze:priority": "priority",
 }
-_JOB_ID = re.compile(r"^(\d+)(?:\.(\d+))?$")
 
 
 def _mode_of(arg: str) -> str | None:
@@ -84,20 +89,19 @@ def _split(argv: Sequence[str]) -> tuple[str, list[str]]:
 def _job_constraint(ids: Sequence[str], constraint: str | None) -> str | None:
     from cedar.classad_wire.constraints import constraint_text
     from cedar.classad_wire.unparse import quote_string
+    from cedar.jobid import ids_constraint_text, match_job_id
 
     alternatives = []
     for text in ids:
-        m = _JOB_ID.match(text)
-        if m and m.group(2) is not None:
-            alternatives.append(f"(ClusterId == {m.group(1)} && ProcId == {m.group(2)})")
-        elif m:
-            alternatives.append(f"(ClusterId == {m.group(1)})")
+        job = match_job_id(text, lenient=True)  # condor_q's reading of its restriction list
+        if job is not None:
+            alternatives.append(f"({ids_constraint_text([job])})")
         elif text and not text.startswith("-"):
             alternatives.append(f"(Owner == {quote_string(text, old=True)})")
         else:
             raise UsageError(f"not a job id or owner: {text!r}")
     which = " || ".join(alternatives) if alternatives else None
-    return constraint_text([which, check_constraint(constraint)])
+    return constraint_text([which, parsed_constraint(constraint)])
 
 
 def run(args: argparse.Namespace, out: TextIO | None = None) -> int:

@@ -25,7 +25,7 @@ import threading
 import time
 import traceback
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import TextIO, TypeVar
+from typing import TYPE_CHECKING, TextIO, TypeVar
 
 from cedar.errors import (
     CedarConnectionError,
@@ -35,6 +35,9 @@ from cedar.errors import (
     InvalidArgument,
     SecurityError,
 )
+
+if TYPE_CHECKING:
+    from cedar.classad_wire.expr import Expr
 
 #: The one default for every network wait of every subcommand (seconds; ``--timeout``): the
 #: library's per-call deadline (``cedar.commands.DEFAULT_TIMEOUT``, not imported here: the CLI
@@ -120,11 +123,18 @@ def combined_constraint(parts: Sequence[str] | None) -> str | None:
     :mod:`cedar.classad_wire.constraints`), as text for the daemon; ``None`` for none.
 
     A malformed part is a :class:`UsageError` naming it."""
-    from cedar.classad_wire.constraints import constraint_text
+    from cedar.classad_wire.unparse import unparse
 
-    for part in parts or ():
-        check_constraint(part)
-    return constraint_text(parts or ())
+    combined = combined_constraint_tree(parts)
+    return None if combined is None else unparse(combined, old=True)
+
+
+def combined_constraint_tree(parts: Sequence[str | Expr | None] | None) -> Expr | None:
+    """:func:`combined_constraint` as the tree the clients send as it is: each part is parsed
+    once, here."""
+    from cedar.classad_wire.constraints import and_constraints
+
+    return and_constraints([parsed_constraint(part) for part in parts or ()])
 
 
 def add_common_options(parser: argparse.ArgumentParser) -> None:
@@ -144,18 +154,22 @@ def add_common_options(parser: argparse.ArgumentParser) -> None:
 def check_constraint(text: str | None) -> str | None:
     """The constraint unchanged, or :class:`UsageError` with the one message every subcommand
     gives for a malformed one."""
-    if text is None or not text.strip():
-        return text
-    from cedar.classad_wire import parse_expr
+    parsed_constraint(text)
+    return text
+
+
+def parsed_constraint(text: str | Expr | None) -> Expr | None:
+    """The constraint parsed by the one rule (``None`` for none), or :class:`UsageError` with
+    the one message every subcommand gives for a malformed one.  Hand the tree on to the
+    clients: they send it without parsing it again (a tree given here passes unchanged)."""
+    from cedar.classad_wire.constraints import parse_constraint
 
     try:
-        parse_expr(text, old=True)
-    except ClassAdError as exc:
+        return parse_constraint(text)
+    except ClassAdError as exc:  # "invalid constraint 'X': why"
         raise UsageError(
-            f"invalid constraint {text!r}: {exc}; write a ClassAd expression such as "
-            "'Owner == \"alice\" && JobStatus == 1'"
+            f"{exc}; write a ClassAd expression such as 'Owner == \"alice\" && JobStatus == 1'"
         ) from None
-    return text
 
 
 def exit_code(exc: BaseException) -> int:

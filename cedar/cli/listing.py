@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from cedar.classad_wire.classad import ClassAd
-from cedar.classad_wire.constraints import constraint_text
-from cedar.cli.common import DEFAULT_TIMEOUT, UsageError, check_constraint
-from cedar.errors import ClassAdError
+from cedar.classad_wire.expr import Expr
+from cedar.classad_wire.unparse import unparse
+from cedar.cli.common import DEFAULT_TIMEOUT, UsageError, combined_constraint_tree
 from cedar.output import AutoFormat, Printf, whole_writer, write_ads
 
 __all__ = ["ListingArgs", "Opt", "OutputRequest", "scan"]
@@ -92,12 +92,12 @@ class ListingArgs:
 
     def constraint(self) -> str | None:
         """Every ``-constraint`` ANDed (the one constraint rule); usage error if one is bad."""
-        for text in self.constraints:
-            check_constraint(text)  # the one message every subcommand gives
-        try:
-            return constraint_text(self.constraints)
-        except ClassAdError as exc:
-            raise UsageError(str(exc)) from None
+        combined = self.constraint_tree()
+        return None if combined is None else unparse(combined, old=True)
+
+    def constraint_tree(self) -> Expr | None:
+        """:meth:`constraint` as the tree the clients send as it is (each part parsed once)."""
+        return combined_constraint_tree(self.constraints)
 
 
 #: The options every listing tool has (the tools add their own).

@@ -60,7 +60,6 @@ MISSING = (
     "-schedd-constraint, -version"
 )
 
-_JOB_ID = re.compile(r"^(\d+)(?:\.(\d+))?$")
 _USER = re.compile(r"^[\w.@-]+$")
 _VIEWS = ("hold", "run", "idle", "nobatch", "batch", "totals")
 
@@ -83,13 +82,13 @@ def _handle(opt: Opt, modifier: str, values: list[str], args: ListingArgs) -> No
 def restriction(items: Sequence[str]) -> tuple[str | None, bool]:
     """The constraint of the restriction list (job ids and owners, ORed) and whether it names
     anything (which lifts the "only your jobs" default, as condor_q)."""
+    from cedar.jobid import ids_constraint_text, match_job_id
+
     parts = []
     for item in items:
-        match = _JOB_ID.match(item)
-        if match and match.group(2) is not None:
-            parts.append(f"(ClusterId == {match.group(1)} && ProcId == {match.group(2)})")
-        elif match:
-            parts.append(f"(ClusterId == {match.group(1)})")
+        job = match_job_id(item, lenient=True)  # condor_q's reading: " 1.2", "+1", "1."
+        if job is not None:
+            parts.append(f"({ids_constraint_text([job])})")
         elif _USER.match(item):
             parts.append(f'(Owner == "{item}")')
         else:
@@ -133,7 +132,7 @@ def run(args: ListingArgs, out: TextIO, err: TextIO) -> int:
     if submitter:  # observed: condor_q -submitter compares Owner (a full user name matches none)
         parts.append(f'(Owner == "{_quoted(submitter)}")')
     args.constraints = [p for p in parts if p]
-    constraint = args.constraint()
+    constraint = args.constraint_tree()  # parsed once: the client sends the tree as it is
     my_jobs = None
     # condor_q's default "only my jobs" holds for root too under -global (observed)
     if not (flags.get("allusers") or named or submitter) and (

@@ -29,7 +29,8 @@ from pathlib import Path
 from typing import BinaryIO
 
 from cedar.classad_wire import ClassAd, get_classad, parse_expr, put_classad
-from cedar.errors import CommandError, ProtocolError
+from cedar.commands.errors import FileTransferError
+from cedar.errors import ProtocolError
 from cedar.stream.connection import CedarConnection
 from cedar.stream.protocol import Protocol, Receive, ReceiveRaw, Send, SendRaw
 
@@ -76,26 +77,6 @@ _FILE_COMMANDS = (
     TransferCommand.FILE_ENCRYPTED,
     TransferCommand.FILE_UNENCRYPTED,
 )
-
-
-class FileTransferError(CommandError):
-    """A sandbox transfer failed; ``report`` is the failing side's report ad (if any).
-
-    ``code``/``subcode`` are the hold code and errno the reference would put the job on hold with.
-    """
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        code: int | None = None,
-        subcode: int | None = None,
-        report: ClassAd | None = None,
-    ) -> None:
-        self.code = code
-        self.subcode = subcode
-        self.report = report
-        super().__init__(message)
 
 
 # --------------------------------------------------------------------------- progress, reports

@@ -17,15 +17,17 @@ from dataclasses import dataclass, field
 from typing import IO
 
 from cedar.auth.client import CommandSession
-from cedar.classad_wire import ClassAd, get_classad, parse_expr, put_classad
+from cedar.classad_wire import ClassAd, get_classad, parse_expr, put_classad, unparse
 from cedar.classad_wire.expr import Expr, Literal
+from cedar.commands.constraint import Constraint, constraint_tree
+from cedar.commands.errors import HistoryError
 from cedar.errors import (
     ClassAdError,
-    CommandError,
     ConnectionClosed,
     InvalidArgument,
     ProtocolError,
 )
+from cedar.jobid import JobId, match_job_id
 from cedar.stream.protocol import Emit, Protocol, Send, StreamedMessage
 
 __all__ = [
@@ -57,7 +59,6 @@ SOURCES: dict[str, str | None] = {
 TRANSFER_TYPES = ("INPUT", "OUTPUT", "CHECKPOINT")
 _TRANSFER_LETTERS = {"I": "INPUT", "O": "OUTPUT", "C": "CHECKPOINT"}
 _TYPE_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
-_JOB_ID = re.compile(r"\s*(\d+)(?:\.(\d+))?\s*\Z")
 
 #: ``ErrorCode`` of the error final ad -> what it means (spec 08 §3.4).
 HISTORY_ERRORS: dict[int, str] = {
@@ -70,17 +71,6 @@ HISTORY_ERRORS: dict[int, str] = {
     9: "the daemon is busy (more than 1000 history requests queued)",
     10: "remote history is disabled on the daemon (HISTORY_HELPER_MAX_CONCURRENCY = 0)",
 }
-
-
-class HistoryError(CommandError):
-    """A daemon refused a history request: with an error ad (``code``, ``reason``: its
-    ``ErrorCode``/``ErrorString``) or by closing the connection without a reply (``code`` None).
-    """
-
-    def __init__(self, message: str, *, code: int | None = None, reason: str | None = None):
-        self.code = code
-        self.reason = reason
-        super().__init__(message)
 
 
 @dataclass(frozen=True)
@@ -142,12 +132,10 @@ def since_expression(since: int | str) -> str:
     if isinstance(since, bool):
         raise InvalidArgument("since must be a job id or an expression, not a boolean")
     if isinstance(since, int):
-        return f"ClusterId == {since}"
-    m = _JOB_ID.match(since)
-    if m is not None:
-        if m.group(2) is not None:
-            return f"ClusterId == {m.group(1)} && ProcId == {m.group(2)}"
-        return f"ClusterId == {m.group(1)}"
+        return unparse(JobId(since).constraint(), old=True)
+    job = match_job_id(since.strip())
+    if job is not None:
+        return unparse(job.constraint(), old=True)
     try:
         expr = parse_expr(since)
     except ClassAdError as exc:
@@ -161,7 +149,7 @@ def since_expression(since: int | str) -> str:
 
 
 def history_request(
-    constraint: str | None = None,
+    constraint: Constraint = None,
     projection: str | Iterable[str] = (),
     match: int = -1,
     since: int | str | None = None,
@@ -198,11 +186,9 @@ def history_request(
     if transfer_types is not None and key != "transfer":
         raise InvalidArgument("transfer_types applies only to source='transfer'")
     ad = ClassAd()
-    if constraint is not None and str(constraint).strip():
-        try:
-            ad.set_expr("Requirements", parse_expr(str(constraint)))
-        except ClassAdError as exc:
-            raise InvalidArgument(f"invalid constraint {constraint!r}: {exc}") from None
+    tree = constraint_tree(constraint)  # a tree passes unchanged: parsed once on its way
+    if tree is not None:
+        ad.set_expr("Requirements", tree)
     since_text: str | None = None
     if since is not None:
         since_text = since_expression(since)
@@ -371,8 +357,7 @@ def since_of(request: ClassAd) -> Expr | None:
     expr = request.get_expr("Since")
     if expr is None or not isinstance(expr, Literal):
         return expr
-    m = _JOB_ID.match(request.raw_text("Since"))
-    if m is None:
+    if match_job_id(request.raw_text("Since").strip()) is None:
         raise InvalidArgument(f"Since = {request.raw_text('Since')} is not a job id")
     return parse_expr(since_expression(request.raw_text("Since")))
 

@@ -28,9 +28,15 @@ from cedar.auth.client import ClientSecurity, CommandSession, default_security
 from cedar.auth.session import ClientSessionCache, Session
 from cedar.classad_wire import ClassAd, get_classad, put_classad
 from cedar.commands.base import Body, resolve_address
+from cedar.commands.errors import (
+    JobNotRunning,
+    PeekError,
+    PeekFileError,
+    PeekRefused,
+)
 from cedar.commands.filetransfer import AES_CHUNK_SIZE, CHUNK_SIZE, ZERO_LENGTH_MARKER
-from cedar.commands.schedd import parse_job_spec
-from cedar.errors import CommandError, InvalidArgument, ProtocolError, SecurityError
+from cedar.errors import InvalidArgument, ProtocolError, SecurityError
+from cedar.jobid import match_job_id
 from cedar.numbers import Command, JobStatus
 from cedar.stream.connection import CedarConnection
 from cedar.stream.crypto import derive_session_key
@@ -56,65 +62,10 @@ STARTER_COMMANDS = frozenset({Command.STARTER_PEEK, Command.START_SSHD})
 #: Transfer-queue answers (spec 08 §8.4).
 GO_AHEAD = 1
 NO_GO = 0
-#: Job states after which a job will not run again: following stops.
-FINAL_STATES = frozenset({JobStatus.REMOVED, JobStatus.COMPLETED})
-
 #: The two streams a peek names by number on the wire (spec 08 §8.5 "Items").
 STDOUT = "stdout"
 STDERR = "stderr"
 _STREAM_ITEMS = {0: STDOUT, 1: STDERR}
-
-
-# -- errors -----------------------------------------------------------------------------------
-
-
-class PeekError(CommandError):
-    """The schedd or the starter would not let us look into the job; ``retry``: it said that
-    trying again later may work (the job is starting, or between runs)."""
-
-    def __init__(self, message: str, *, retry: bool = False) -> None:
-        super().__init__(message)
-        self.retry = retry
-
-
-class JobNotRunning(PeekError):
-    """The job has no running starter to peek at (idle, held, completed, unknown, ...).
-
-    ``job_status`` is the schedd's ``JobStatus`` when it said (``None`` otherwise),
-    ``hold_reason`` its ``HoldReason`` for a held job.
-    """
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        retry: bool = False,
-        job_status: int | None = None,
-        hold_reason: str | None = None,
-    ) -> None:
-        super().__init__(message, retry=retry)
-        self.job_status = job_status
-        self.hold_reason = hold_reason
-
-    @property
-    def finished(self) -> bool:
-        """The job will not run again (removed, completed, or no longer in the queue)."""
-        return not self.retry and (self.job_status is None or self.job_status in FINAL_STATES)
-
-
-class PeekFileError(PeekError):
-    """A file asked for cannot be sent: the starter refuses it (not the job's stdout, stderr or
-    one of its ``transfer_output_files``), or it does not exist in the sandbox."""
-
-    def __init__(self, message: str, *, name: str | None = None, retry: bool = False) -> None:
-        super().__init__(message, retry=retry)
-        self.name = name
-        #: What the peek brought for the other files, when it got that far.
-        self.result: PeekResult | None = None
-
-
-class PeekRefused(PeekError):
-    """The schedd, the transfer queue or the starter refused the request."""
 
 
 # -- what to look at --------------------------------------------------------------------------
@@ -127,14 +78,10 @@ def job_id_of(job: str | int | tuple[int, int]) -> tuple[int, int]:
         return int(job[0]), int(job[1])
     if isinstance(job, int) and not isinstance(job, bool):
         return job, 0
-    ids, constraint = parse_job_spec(str(job).strip())
-    if ids is not None and len(ids) == 1:
-        return ids[0]
-    if constraint is not None and constraint.startswith("ClusterId == "):
-        cluster = constraint.removeprefix("ClusterId == ")
-        if cluster.isdigit():
-            return int(cluster), 0
-    raise InvalidArgument(f"{job!r} is not one job id (CLUSTER or CLUSTER.PROC)")
+    parsed = match_job_id(str(job).strip())
+    if parsed is None:
+        raise InvalidArgument(f"{job!r} is not one job id (CLUSTER or CLUSTER.PROC)")
+    return parsed.cluster, parsed.proc or 0
 
 
 @dataclass(frozen=True)

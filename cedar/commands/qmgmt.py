@@ -17,14 +17,19 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from cedar.classad_wire import ClassAd, get_classad, parse_expr
+from cedar.commands.errors import (
+    InvalidRequest,
+    JobNotFound,
+    QmgmtError,
+    QmgmtPermissionDenied,
+    SubmitRejected,
+)
 from cedar.commands.submit.factory import JobFactory
 from cedar.errors import (
     CedarError,
     ClassAdError,
-    CommandError,
     ConnectionClosed,
     InvalidArgument,
-    PermissionDenied,
     ProtocolError,
 )
 from cedar.numbers import (
@@ -79,40 +84,6 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _INT = struct.Struct(">q")
 #: GetAllJobsByConstraint is answered in one message; cap the ads we accept from it.
 MAX_JOBS_IN_ONE_REPLY = 1_000_000
-
-
-class QmgmtError(CommandError):
-    """The schedd refused a queue-management call.
-
-    ``rval`` is the call's return value, ``errno`` the schedd's error number (may be 0 or,
-    after a NoAck failure, negative), ``reason`` the text of an error ad when one came.
-    """
-
-    def __init__(
-        self, message: str, *, rval: int = -1, errno: int = 0, reason: str | None = None
-    ) -> None:
-        self.rval = rval
-        self.errno = errno
-        self.reason = reason
-        if reason:
-            message = f"{message}: {reason}"
-        super().__init__(message)
-
-
-class QmgmtPermissionDenied(QmgmtError, PermissionDenied):
-    """EACCES/EPERM: not the job's owner, an immutable attribute, or not authenticated."""
-
-
-class JobNotFound(QmgmtError, LookupError):
-    """ENOENT: no such job, or a constraint that matched nothing."""
-
-
-class InvalidRequest(QmgmtError, ValueError):
-    """EINVAL: a bad attribute name or value, or the job is in the wrong state."""
-
-
-class SubmitRejected(QmgmtError):
-    """NewCluster/NewProc or the commit failed (limits, submit requirements, …)."""
 
 
 _NEW_CLUSTER_ERRORS = {

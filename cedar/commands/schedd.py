@@ -18,10 +18,11 @@ from typing import TypeVar
 
 from cedar.auth.client import CommandSession
 from cedar.classad_wire import ClassAd, get_classad, parse_expr, put_classad, unparse
-from cedar.classad_wire.expr import Expr, to_expr
+from cedar.classad_wire.expr import Expr, Literal, Paren, to_expr
 from cedar.commands import qmgmt
 from cedar.commands import spool as spool_lib
 from cedar.commands.collector import DaemonLocation, daemon_address, read_address_file
+from cedar.commands.constraint import Constraint, constraint_text, constraint_tree
 from cedar.commands.filetransfer import ProgressCallback
 from cedar.commands.history import history_protocol, history_request
 from cedar.commands.qmgmt import SubmitOutcome
@@ -35,6 +36,7 @@ from cedar.errors import (
     PermissionDenied,
     ProtocolError,
 )
+from cedar.jobid import JobId, ids_constraint_text, match_job_id, parse_job_id
 from cedar.numbers import (
     ACTION_REASON_ATTRIBUTE,
     ActionResult,
@@ -63,11 +65,10 @@ __all__ = [
 ]
 
 T = TypeVar("T")
-_JOB_ID = re.compile(r"\s*(\d+)(?:\.(-?\d+))?\s*\Z")
 
 #: Which jobs an action or edit applies to: a cluster (``12``, ``"12"``), a job (``"12.3"``),
 #: a list of those (or of ``(cluster, proc)`` pairs), or a constraint string.
-JobSpec = int | str | Iterable[int | str | tuple[int, int]]
+JobSpec = int | str | Expr | Iterable[int | str | tuple[int, int]]
 #: What ``submit`` accepts: a submit description (text or :class:`Submit`), or a cluster ad
 #: (a ClassAd, or a mapping of Python values) with ``itemdata`` as the proc ads.
 SubmitDescription = Submit | str | ClassAd | Mapping[str, object]
@@ -124,16 +125,14 @@ class SubmitResult:
 # --------------------------------------------------------------------------- request ads
 
 
-def _requirements(constraint: str | None) -> Expr:
-    text = "true" if constraint is None or not str(constraint).strip() else str(constraint)
-    try:
-        return parse_expr(f"(({text}))")
-    except ClassAdError as exc:
-        raise InvalidArgument(f"invalid constraint {text!r}: {exc}") from None
+def _requirements(constraint: Constraint) -> Expr:
+    # the bindings' form, ((constraint)), built on the tree: the constraint is parsed only once
+    tree = constraint_tree(constraint)
+    return Paren(Paren(Literal(True) if tree is None else tree))
 
 
 def query_request(
-    constraint: str | None = None,
+    constraint: Constraint = None,
     projection: Iterable[str] = (),
     limit: int = -1,
     *,
@@ -164,7 +163,7 @@ def query_request(
 
 
 def shared_query_request(
-    constraint: str | None,
+    constraint: Constraint,
     projection: tuple[str, ...],
     limit: int = -1,
     *,
@@ -188,7 +187,7 @@ def shared_query_request(
 
 @functools.lru_cache(maxsize=64)
 def _shared_query_request(
-    constraint: str | None,
+    constraint: Constraint,
     projection: tuple[str, ...],
     limit: int,
     *,
@@ -206,36 +205,38 @@ def _shared_query_request(
     )
 
 
-def parse_job_spec(spec: JobSpec) -> tuple[list[tuple[int, int]] | None, str | None]:
+def parse_job_spec(
+    spec: JobSpec,
+) -> tuple[list[tuple[int, int]] | None, str | Expr | None]:
     """Job ids or a constraint from ``"12"``, ``"12.3"``, ``12``, a list of those, or a
-    constraint string.  Returns ``(ids, None)`` or ``(None, constraint)``; a bare cluster
-    becomes the constraint ``ClusterId == N``."""
+    constraint (string or parsed tree, which is handed on as it is).  Returns ``(ids, None)``
+    or ``(None, constraint)``; a bare cluster becomes the constraint ``ClusterId == N``."""
+    if isinstance(spec, Expr):
+        return None, spec
     if isinstance(spec, bool):
         raise InvalidArgument(f"{spec!r} is not a job id, list of job ids or constraint")
     if isinstance(spec, int):
-        return None, f"ClusterId == {spec}"
+        return None, ids_constraint_text([JobId(spec)])  # raises for a negative or huge cluster
     if isinstance(spec, str):
-        m = _JOB_ID.match(spec)
-        if m is None:
+        job = match_job_id(spec.strip())  # blanks around are forgiven (the bindings refuse)
+        if job is None:
             return None, spec
-        if m.group(2) is None:
-            return None, f"ClusterId == {int(m.group(1))}"
-        return [(int(m.group(1)), int(m.group(2)))], None
+        if job.proc is None:
+            return None, ids_constraint_text([job])
+        return [(job.cluster, job.proc)], None
     ids: list[tuple[int, int]] = []
-    clusters: list[int] = []
+    clusters: list[JobId] = []
     for item in spec:
         if isinstance(item, tuple):
             ids.append((int(item[0]), int(item[1])))
             continue
-        m = _JOB_ID.match(str(item))
-        if m is None:
-            raise InvalidArgument(f"{item!r} is not a job id (cluster or cluster.proc)")
-        if m.group(2) is None:
-            clusters.append(int(m.group(1)))
+        job = parse_job_id(item.strip() if isinstance(item, str) else str(item))
+        if job.proc is None:
+            clusters.append(job)
         else:
-            ids.append((int(m.group(1)), int(m.group(2))))
+            ids.append((job.cluster, job.proc))
     if clusters and not ids:
-        return None, " || ".join(f"ClusterId == {c}" for c in clusters)
+        return None, ids_constraint_text(clusters)
     if clusters:
         raise InvalidArgument("mix either whole clusters or cluster.proc ids, not both")
     return ids, None
@@ -264,10 +265,7 @@ def act_request(
     if ids is not None:
         ad["ActionIds"] = ",".join(f"{c}.{p}" for c, p in ids)
     else:
-        try:
-            ad.set_expr("ActionConstraint", parse_expr(constraint or "false"))
-        except ClassAdError as exc:
-            raise InvalidArgument(f"invalid constraint {constraint!r}: {exc}") from None
+        ad.set_expr("ActionConstraint", constraint_tree(constraint) or Literal(False))
     ad["ActionResultType"] = 1 if long else 2
     return ad
 
@@ -385,7 +383,7 @@ def edit_protocol(
         count = len(ids)
     else:
         count = yield from qmgmt.set_attribute_by_constraint(
-            conn, constraint or "false", attr, value, flags
+            conn, constraint_text(constraint or "false"), attr, value, flags
         )
     yield from qmgmt.commit_transaction(conn)
     yield from qmgmt.close_socket(conn)

@@ -15,7 +15,8 @@ from pathlib import Path
 
 from cedar.auth.client import CommandSession
 from cedar.auth.version import CEDAR_VERSION_STRING
-from cedar.classad_wire import ClassAd, get_classad, parse_expr
+from cedar.classad_wire import ClassAd, get_classad, parse_expr, unparse
+from cedar.commands.errors import SpoolRefused
 from cedar.commands.filetransfer import (
     ProgressCallback,
     SandboxDestination,
@@ -25,7 +26,8 @@ from cedar.commands.filetransfer import (
     expand_inputs,
     upload_sandbox,
 )
-from cedar.errors import CommandError, ConnectionClosed, ProtocolError
+from cedar.errors import CommandError, ConnectionClosed, InvalidArgument, ProtocolError
+from cedar.jobid import JobId, ids_constraint_text, match_job_id
 from cedar.stream.protocol import Protocol, Receive, Send
 
 #: ``HoldReasonCode`` of a job waiting for its input sandbox (spec 07 §3.1).
@@ -36,11 +38,6 @@ LEAVE_JOB_IN_QUEUE = (
     "JobStatus == 4 && (time() - (CompletionDate ?: time())) < 864000 && "
     "(StageOutFinish ?: 0) < EnteredCurrentStatus"
 )
-
-
-class SpoolRefused(CommandError):
-    """The schedd closed a 488 without a word: unknown job, not the owner, already spooled, or
-    held for another reason (spec 07 §5.3)."""
 
 
 def spooling_hold(cluster_ad: dict[str, str], proc_ads: list[dict[str, str]]) -> None:
@@ -199,23 +196,22 @@ def output_destination(
 def job_ids_constraint(spec: str | Iterable[str] | int) -> str:
     """A 489 constraint for job ids (``"5"``, ``"5.0"``, a list of them) or a constraint text."""
     if isinstance(spec, int):
-        return f"(ClusterId=={spec})"
+        return unparse(JobId(spec).constraint(), old=True)
     specs = [spec] if isinstance(spec, str) else list(spec)
-    clauses = []
+    jobs = []
     for item in specs:
         text = str(item).strip()
-        cluster, dot, proc = text.partition(".")
-        if cluster.isdigit() and (not dot or proc.isdigit()):
-            clauses.append(
-                f"(ClusterId=={cluster} && ProcId=={proc})" if dot else f"ClusterId=={cluster}"
-            )
+        job = match_job_id(text)
+        if job is not None:
+            jobs.append(job)
         elif len(specs) == 1:
             return text  # a constraint expression, as the bindings accept it
         else:
-            raise ValueError(f"{text!r} is not a job id")
-    if not clauses:
-        raise ValueError("no job ids given")
-    return " || ".join(f"({c})" for c in clauses)
+            raise InvalidArgument(f"{text[:40]!r} is not a job id")
+    combined = ids_constraint_text(jobs)
+    if combined is None:
+        raise InvalidArgument("no job ids given")
+    return combined
 
 
 # --------------------------------------------------------------------------- 488 and 489

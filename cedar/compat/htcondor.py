@@ -51,7 +51,7 @@ class Transaction:
     ) -> None:
         if kind is not None and self.clusters:
             with contextlib.suppress(HTCondorException):
-                spec = " || ".join(f"ClusterId == {c}" for c in self.clusters)
+                spec = [str(cluster) for cluster in self.clusters]  # the one job-id grammar
                 self._schedd.act(_h2.JobAction.Remove, spec, "transaction aborted")
 
 

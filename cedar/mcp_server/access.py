@@ -17,7 +17,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from cedar.auth.client import ClientSecurity, default_security
-from cedar.classad_wire.constraints import constraint_text
+from cedar.classad_wire.constraints import and_constraints
 from cedar.classad_wire.expr import Expr
 from cedar.commands import AsyncCollector, AsyncSchedd, ping_async
 from cedar.config import default_config
@@ -156,6 +156,6 @@ class PoolAccess:
             return None
         return owner_scope(identity)
 
-    async def scoped(self, caller: Caller, *parts: str | Expr | None) -> str | None:
-        """``parts`` and the caller's scope, combined as parsed trees, as constraint text."""
-        return constraint_text([await self.scope(caller), *parts])
+    async def scoped(self, caller: Caller, *parts: str | Expr | None) -> Expr | None:
+        """``parts`` and the caller's scope, combined as parsed trees (sent as they are)."""
+        return and_constraints([await self.scope(caller), *parts])

@@ -12,7 +12,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-JOB_ID = r"^[0-9]+\.[0-9]+$"
+from cedar.jobid import PROC_ID_PATTERN
+
+JOB_ID = PROC_ID_PATTERN
 ATTRIBUTE = r"^[A-Za-z_][A-Za-z0-9_.]*$"
 #: Longest constraint or expression text accepted (bounded memory and parse time).
 MAX_EXPRESSION = 8192

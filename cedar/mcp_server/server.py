@@ -239,13 +239,10 @@ class CedarMcp:
 
 
 def package_version() -> str:
-    """cedar's own version (the server's ``serverInfo``)."""
-    from importlib import metadata
+    """cedar's own version (the server's ``serverInfo``; the one source, :mod:`cedar.version`)."""
+    from cedar.version import __version__
 
-    try:
-        return metadata.version("htc-cedar")
-    except metadata.PackageNotFoundError:  # a source tree
-        return "0+source"
+    return __version__
 
 
 def tool_description(spec: ToolSpec) -> types.Tool:

@@ -26,11 +26,13 @@ from cedar.analysis.fetch import fetch_slots
 from cedar.analysis.text import render_job
 from cedar.classad_wire import ClassAd
 from cedar.classad_wire.constraints import parse_constraint
+from cedar.classad_wire.expr import Expr
 from cedar.classad_wire.jsonfmt import ad_to_json
 from cedar.commands.filetransfer import ProgressCallback, TransferProgress
 from cedar.commands.peek import PeekError
-from cedar.commands.schedd import RESULT_NAMES, parse_job_spec
+from cedar.commands.schedd import RESULT_NAMES
 from cedar.commands.submit import Submit
+from cedar.jobid import match_job_id
 from cedar.mcp_server import describe
 from cedar.mcp_server.access import Caller, PoolAccess
 from cedar.mcp_server.schemas import (
@@ -152,11 +154,11 @@ def ad_json(ad: ClassAd) -> dict[str, Any]:
 
 
 def job_id_of(text: str) -> tuple[int, int]:
-    """``cluster.proc`` from the one job-id grammar (:func:`parse_job_spec`)."""
-    ids, _ = parse_job_spec(text)
-    if not ids or len(ids) != 1:
-        raise ToolFailure(f"{text!r} is not a job id (cluster.proc)")
-    return ids[0]
+    """``cluster.proc`` from the one job-id grammar (:mod:`cedar.jobid`)."""
+    job = match_job_id(text)
+    if job is None or job.proc is None:
+        raise ToolFailure(f"{text[:40]!r} is not a job id (cluster.proc)")
+    return job.cluster, job.proc
 
 
 def status_name(value: object) -> str:
@@ -167,9 +169,8 @@ def status_name(value: object) -> str:
         return "unknown"
 
 
-def _checked_constraint(text: str | None) -> str | None:
-    parse_constraint(text)  # a malformed constraint is refused here, with its own message
-    return text
+def _checked_constraint(text: str | None) -> Expr | None:
+    return parse_constraint(text)  # refused here with its own message; the tree is handed on
 
 
 def _projection(names: list[str] | None, *always: str) -> list[str]:

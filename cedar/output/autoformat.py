@@ -19,6 +19,7 @@ from typing import Any
 
 from cedar.classad_wire.classad import ClassAd
 from cedar.errors import InvalidArgument
+from cedar.jobid import format_job_id
 from cedar.output.values import Argument, value_text
 
 __all__ = ["AF_MODIFIERS", "AutoFormat", "job_id"]
@@ -33,7 +34,10 @@ def job_id(ad: ClassAd) -> str:
     cluster = ad.eval("ClusterId")
     if not isinstance(cluster, int):
         return ""
-    return f"{cluster}.{value_text(ad.eval('ProcId'))}"
+    proc = ad.eval("ProcId")
+    if isinstance(proc, int) and not isinstance(proc, bool):
+        return format_job_id(cluster, proc)
+    return f"{cluster}.{value_text(proc)}"  # shown as it is, e.g. 5.undefined
 
 
 class AutoFormat:

@@ -26,6 +26,7 @@ from starlette.responses import FileResponse
 
 from cedar.classad_wire import ClassAd
 from cedar.classad_wire import expr as cx
+from cedar.classad_wire.expr import Expr
 from cedar.classad_wire.jsonfmt import ad_from_json_object
 from cedar.commands._async.command import run_command_async
 from cedar.commands.filetransfer import expand_inputs
@@ -33,6 +34,7 @@ from cedar.commands.schedd import RESULT_NAMES, ActResult
 from cedar.commands.spool import spool_protocol
 from cedar.commands.submit import Submit
 from cedar.errors import CedarError, InvalidArgument
+from cedar.jobid import parse_job_id
 from cedar.numbers import Command, JobAction
 from cedar.serve import models as m
 from cedar.serve.adjson import ad_dict, ad_json, primed, typed_values
@@ -45,7 +47,6 @@ router = APIRouter(prefix="/api/v1")
 
 #: Bytes of JSON gathered before one send of a streamed listing.
 CHUNK = 1 << 16
-_JOB_ID = re.compile(r"([0-9]{1,9})\.([0-9]{1,9})\Z")
 _PAGE_TOKEN = re.compile(r"([0-9]{1,9})\.([0-9]{1,9})\Z")
 
 CallerDep = Annotated[Caller, Depends(caller_of)]
@@ -57,10 +58,8 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 
 def job_id(text: str) -> tuple[int, int]:
     """``cluster.proc`` (the one job-id shape of the API)."""
-    match = _JOB_ID.match(text)
-    if match is None:
-        raise InvalidArgument(f"{text[:40]!r} is not a job id (cluster.proc)")
-    return int(match.group(1)), int(match.group(2))
+    job = parse_job_id(text, need_proc=True)
+    return job.cluster, job.proc or 0
 
 
 def _id_constraint(cluster: int, proc: int) -> cx.Expr:
@@ -80,10 +79,10 @@ def _upto(cluster: int, proc: int) -> str:
     return f"ClusterId < {cluster} || (ClusterId == {cluster} && ProcId <= {proc})"
 
 
-def _and(*parts: str | None) -> str | None:
-    from cedar.classad_wire.constraints import constraint_text
+def _and(*parts: str | Expr | None) -> Expr | None:
+    from cedar.classad_wire.constraints import and_constraints
 
-    return constraint_text(parts)
+    return and_constraints(parts)  # a tree: the client sends it without parsing it again
 
 
 async def _one_job(svc: Services, caller: Caller, job: str, projection: list[str]) -> ClassAd:
@@ -379,7 +378,7 @@ async def _act(
     svc: Services,
     caller: Caller,
     action: JobAction,
-    constraint: str | cx.Expr | None,
+    constraint: str | Expr | None,
     reason: str | None,
 ) -> m.ActionResponse:
     user = await svc.scope_user(caller)
@@ -684,7 +683,7 @@ async def collector_ads(
     limit: Annotated[int | None, Query(ge=1)] = None,
 ) -> m.AdList:
     names = svc.projection(projection)
-    text = svc.constraint(constraint)
+    text = _and_expr(svc.constraint(constraint), None)  # the collector client takes text
     if name is not None:
         text = _and_expr(text, cx.Binary("==", cx.AttrRef("Name"), cx.Literal(name)))
     collector = svc.access.collector(caller)
@@ -695,7 +694,7 @@ async def collector_ads(
     return m.AdList(ads=ads, total_returned=len(ads))
 
 
-def _and_expr(text: str | None, node: Any) -> str | None:
+def _and_expr(text: str | Expr | None, node: Any) -> str | None:
     from cedar.classad_wire.constraints import constraint_text
 
     return constraint_text([node, text])

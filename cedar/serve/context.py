@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from fastapi import Request
 
 from cedar.auth.signing_key import SigningKey
+from cedar.classad_wire.expr import Expr
 from cedar.config import Config
 from cedar.errors import ConfigError, InvalidArgument
 from cedar.service import (
@@ -79,7 +80,7 @@ class Services:
                 raise InvalidArgument(f"{name[:60]!r} is not an attribute name")
         return names
 
-    def constraint(self, text: str | None) -> str | None:
+    def constraint(self, text: str | None) -> Expr | None:
         return check_constraint(text, self.settings.max_constraint)
 
     async def scope_user(self, caller: Caller) -> str | None:

@@ -2,22 +2,16 @@
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 
-@functools.lru_cache(maxsize=1)
 def package_version() -> str:
-    """htc-cedar's installed version (looked up once: reading the distribution's metadata
-    costs about 2 ms, which ``/version`` paid on every request)."""
-    from importlib.metadata import PackageNotFoundError, version
+    """htc-cedar's version (the one source, :mod:`cedar.version`)."""
+    from cedar.version import __version__
 
-    try:
-        return version("htc-cedar")
-    except PackageNotFoundError:
-        return "unknown"
+    return __version__
 
 
 #: A job ad in the ClassAd JSON mapping (``"/Expr(...)/"`` strings for expressions).

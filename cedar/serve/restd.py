@@ -19,7 +19,7 @@ from fastapi import APIRouter, Depends
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from cedar.classad_wire import ClassAd
-from cedar.classad_wire.expr import AttrRef, Binary, Literal
+from cedar.classad_wire.expr import AttrRef, Binary, Expr, Literal
 from cedar.commands import AsyncSchedd
 from cedar.errors import CedarError, InvalidArgument
 from cedar.numbers import DaemonType
@@ -83,15 +83,15 @@ async def _schedd(svc: Services, caller: Caller, name: str) -> AsyncSchedd:
 
 def _job_constraint(
     svc: Services, constraint: str | None, cluster: int | None, proc: int | None
-) -> str | None:
-    from cedar.classad_wire.constraints import constraint_text
+) -> Expr | None:
+    from cedar.classad_wire.constraints import and_constraints
 
     parts: list[Any] = [svc.constraint(constraint)]
     if cluster is not None:
         parts.append(Binary("==", AttrRef("ClusterId"), Literal(cluster)))
     if proc is not None:
         parts.append(Binary("==", AttrRef("ProcId"), Literal(proc)))
-    return constraint_text(parts)
+    return and_constraints(parts)  # a tree: the client sends it without parsing it again
 
 
 async def _jobs(

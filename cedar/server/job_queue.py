@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from cedar.classad_wire import ClassAd, parse_expr
 from cedar.classad_wire.evaluate import Budget, evaluate
 from cedar.classad_wire.expr import Expr, fold
-from cedar.errors import CedarError, ClassAdError, EvaluationBudgetExceeded
+from cedar.errors import CedarError, ClassAdError, EvaluationBudgetExceeded, InvalidArgument
+from cedar.jobid import match_job_id
 from cedar.numbers import ACTION_REASON_ATTRIBUTE, JobAction, JobStatus, SetAttributeFlags
 from cedar.server.errors import QueueError
 from cedar.server.factories import (
@@ -577,10 +578,13 @@ class JobQueue:
                 if not isinstance(ids_text, str):
                     raise QueueError(errno.EINVAL, "ActionIds is not a string")
                 for item in LIST_SEPARATORS.split(ids_text.strip()):
-                    m = re.fullmatch(r"(\d+)\.(\d+)", item)
-                    if m is None:
+                    try:
+                        job = match_job_id(item)  # the one job-id grammar
+                    except InvalidArgument:  # past 32 bits: no such job
                         continue
-                    key = (int(m.group(1)), int(m.group(2)))
+                    if job is None or job.proc is None:
+                        continue
+                    key = (job.cluster, job.proc)
                     results[key] = self._act_code(key, own, action, explicit=True)
             else:
                 expr = request.get_expr("ActionConstraint")

@@ -14,8 +14,8 @@ Stateless by design: nothing kept here is needed by another replica or after a r
 """
 
 from cedar.service.access import ANONYMOUS, Identity, PoolAccess
-from cedar.service.caller import BadCredential, Caller
-from cedar.service.errors import NotFound, RateLimited, ServiceError, status_of
+from cedar.service.caller import Caller
+from cedar.service.errors import BadCredential, NotFound, RateLimited, ServiceError, status_of
 from cedar.service.limits import RateLimiter
 from cedar.service.scope import REDACTED, check_constraint, owner_scope, redact, scoped_constraint
 from cedar.service.settings import ServiceSettings

@@ -13,7 +13,7 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 
-from cedar.errors import InvalidArgument
+from cedar.service.errors import BadCredential as BadCredential  # its home; still exported
 
 #: A bearer token longer than this is refused before anything else looks at it.
 MAX_TOKEN_BYTES = 16384
@@ -21,10 +21,6 @@ MAX_TOKEN_BYTES = 16384
 #: ``Caller.kind`` values.
 IDTOKEN = "idtoken"
 SCITOKEN = "scitoken"
-
-
-class BadCredential(InvalidArgument):
-    """The ``Authorization`` header is not a usable bearer token (answered with 401)."""
 
 
 def _claims(token: str) -> dict[str, object]:

@@ -8,9 +8,13 @@ job 404, a daemon that cannot be reached 502, one that does not answer in time 5
 from __future__ import annotations
 
 from cedar.auth.token import TokenError
-from cedar.commands.history import HistoryError
-from cedar.commands.peek import JobNotRunning, PeekFileError, PeekRefused
-from cedar.commands.qmgmt import JobNotFound
+from cedar.commands.errors import (
+    HistoryError,
+    JobNotFound,
+    JobNotRunning,
+    PeekFileError,
+    PeekRefused,
+)
 from cedar.errors import (
     AuthenticationError,
     CedarConnectionError,
@@ -21,7 +25,10 @@ from cedar.errors import (
     PermissionDenied,
     ResultLimitExceeded,
 )
-from cedar.service.caller import BadCredential
+
+
+class BadCredential(InvalidArgument):
+    """The ``Authorization`` header is not a usable bearer token (answered with 401)."""
 
 
 class ServiceError(CedarError):

@@ -17,7 +17,8 @@ import time
 
 from cedar.auth.signing_key import SigningKey
 from cedar.auth.token import create_token
-from cedar.service.caller import BadCredential, Caller
+from cedar.service.caller import Caller
+from cedar.service.errors import BadCredential
 
 _USER = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}\Z")
 

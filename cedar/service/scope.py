@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from cedar.classad_wire import ClassAd
-from cedar.classad_wire.constraints import and_constraints, constraint_text, parse_constraint
+from cedar.classad_wire.constraints import and_constraints, parse_constraint
 from cedar.classad_wire.expr import AttrRef, Binary, Expr, Literal
 
 #: The value shown in place of a redacted attribute (restd's spelling).
@@ -23,24 +23,25 @@ def owner_scope(user: str) -> Expr:
     return Binary("==", AttrRef("User"), Literal(user))
 
 
-def scoped_constraint(constraint: str | Expr | None, user: str | None) -> str | None:
-    """The caller's constraint limited to ``user``'s jobs (no limit for ``None``), as text."""
+def scoped_constraint(constraint: str | Expr | None, user: str | None) -> Expr | None:
+    """The caller's constraint limited to ``user``'s jobs (no limit for ``None``), as the tree
+    the clients send as it is (a tree given here is not parsed again)."""
     parts: list[str | Expr | None] = [constraint]
     if user is not None:
         parts.insert(0, owner_scope(user))
-    return constraint_text(parts)
+    return and_constraints(parts)
 
 
-def check_constraint(constraint: str | None, max_length: int) -> str | None:
-    """The constraint, refused when it does not parse or is too long (blank = none)."""
+def check_constraint(constraint: str | None, max_length: int) -> Expr | None:
+    """The parsed constraint (``None`` for none or blank), refused when it does not parse or is
+    too long.  Hand the tree on: parsed here, it is not parsed again on its way to the wire."""
     if constraint is None or not constraint.strip():
         return None
     if len(constraint) > max_length:
         from cedar.errors import InvalidArgument
 
         raise InvalidArgument(f"constraint longer than {max_length} characters")
-    parse_constraint(constraint)
-    return constraint
+    return parse_constraint(constraint)
 
 
 def scope_and(*parts: str | Expr | None) -> Expr | None:

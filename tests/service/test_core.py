@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import trio
 
-from cedar.classad_wire import ClassAd
+from cedar.classad_wire import ClassAd, unparse
 from cedar.errors import AuthenticationError, ClassAdParseError
 from cedar.service import (
     BadCredential,
@@ -93,14 +93,18 @@ def test_whoami_is_what_the_daemon_authenticated(token_pool: TokenPool) -> None:
 
 
 def test_scope_cannot_be_escaped() -> None:
-    assert scoped_constraint("JobStatus == 2", "a@d") == '(User == "a@d") && (JobStatus == 2)'
-    assert scoped_constraint(None, "a@d") == '(User == "a@d")'
-    assert scoped_constraint("true", None) == "true"
+    def scoped(constraint: str | None, user: str | None) -> str | None:
+        tree = scoped_constraint(constraint, user)  # a tree, sent as it is
+        return None if tree is None else unparse(tree, old=True)
+
+    assert scoped("JobStatus == 2", "a@d") == '(User == "a@d") && (JobStatus == 2)'
+    assert scoped(None, "a@d") == '(User == "a@d")'
+    assert scoped("true", None) == "true"
     with pytest.raises(ClassAdParseError) as info:
         scoped_constraint("true) || (true", "a@d")
     assert status_of(info.value)[0] == 400
     # a user name cannot inject either: it is a literal, quoted by the printer
-    assert scoped_constraint(None, 'x" || true || "') == '(User == "x\\" || true || \\"")'
+    assert scoped(None, 'x" || true || "') == '(User == "x\\" || true || \\"")'
 
 
 def test_redact() -> None:

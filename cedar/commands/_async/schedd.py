@@ -21,6 +21,7 @@ from cedar.commands._async.command import AsyncDaemonClient, run_command_async
 from cedar.commands._async.history import AsyncHistoryQuery
 from cedar.commands._async.peek import follow_job_async, peek_job_async
 from cedar.commands.base import MAX_RESULTS, run_blocking_async
+from cedar.commands.constraint import Constraint
 from cedar.commands.filetransfer import ProgressCallback
 from cedar.commands.history import history_request
 from cedar.commands.peek import (
@@ -139,7 +140,7 @@ class AsyncSchedd(AsyncDaemonClient):
 
     def query_iter(
         self,
-        constraint: str | None = None,
+        constraint: Constraint = None,
         projection: Iterable[str] = (),
         limit: int = -1,
         *,
@@ -163,7 +164,7 @@ class AsyncSchedd(AsyncDaemonClient):
 
     async def query(
         self,
-        constraint: str | None = None,
+        constraint: Constraint = None,
         projection: Iterable[str] = (),
         limit: int = -1,
         *,
@@ -282,7 +283,7 @@ class AsyncSchedd(AsyncDaemonClient):
 
     def history(
         self,
-        constraint: str | None = None,
+        constraint: Constraint = None,
         projection: str | Iterable[str] = (),
         match: int = -1,
         since: int | str | None = None,

@@ -12,6 +12,7 @@ from cedar.commands._async.collector import AsyncCollector
 from cedar.commands._async.command import AsyncDaemonClient
 from cedar.commands._async.history import AsyncHistoryQuery
 from cedar.commands.base import MAX_RESULTS, run_blocking_async
+from cedar.commands.constraint import Constraint
 from cedar.commands.history import history_request
 from cedar.commands.startd import StartdLocation, local_startd, startd_address, unique_startd
 from cedar.numbers import Command, DaemonType
@@ -64,7 +65,7 @@ class AsyncStartd(AsyncDaemonClient):
 
     def history(
         self,
-        constraint: str | None = None,
+        constraint: Constraint = None,
         projection: str | Iterable[str] = (),
         match: int = -1,
         since: int | str | None = None,

@@ -24,6 +24,7 @@ from cedar.commands._sync.command import DaemonClient, run_command
 from cedar.commands._sync.history import HistoryQuery
 from cedar.commands._sync.peek import follow_job, peek_job
 from cedar.commands.base import MAX_RESULTS, run_blocking
+from cedar.commands.constraint import Constraint
 from cedar.commands.filetransfer import ProgressCallback
 from cedar.commands.history import history_request
 from cedar.commands.peek import (
@@ -140,7 +141,7 @@ class Schedd(DaemonClient):
 
     def query_iter(
         self,
-        constraint: str | None = None,
+        constraint: Constraint = None,
         projection: Iterable[str] = (),
         limit: int = -1,
         *,
@@ -164,7 +165,7 @@ class Schedd(DaemonClient):
 
     def query(
         self,
-        constraint: str | None = None,
+        constraint: Constraint = None,
         projection: Iterable[str] = (),
         limit: int = -1,
         *,
@@ -281,7 +282,7 @@ class Schedd(DaemonClient):
 
     def history(
         self,
-        constraint: str | None = None,
+        constraint: Constraint = None,
         projection: str | Iterable[str] = (),
         match: int = -1,
         since: int | str | None = None,

@@ -15,6 +15,7 @@ from cedar.commands._sync.collector import Collector
 from cedar.commands._sync.command import DaemonClient
 from cedar.commands._sync.history import HistoryQuery
 from cedar.commands.base import MAX_RESULTS, run_blocking
+from cedar.commands.constraint import Constraint
 from cedar.commands.history import history_request
 from cedar.commands.startd import StartdLocation, local_startd, startd_address, unique_startd
 from cedar.numbers import Command, DaemonType
@@ -67,7 +68,7 @@ class Startd(DaemonClient):
 
     def history(
         self,
-        constraint: str | None = None,
+        constraint: Constraint = None,
         projection: str | Iterable[str] = (),
         match: int = -1,
         since: int | str | None = None,
