@@ -19,9 +19,8 @@ import re
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from cedar.classad_wire.classad import ClassAd
 from cedar.cli.common import EXIT_USAGE, Progress, UsageError, guarded
 from cedar.cli.listing import ListingArgs, Opt, scan, usage
 from cedar.output import (
@@ -33,6 +32,9 @@ from cedar.output import (
     schedd_banner,
     totals_lines,
 )
+
+if TYPE_CHECKING:  # imported where used: `cedar q --help` loads no ClassAd machinery
+    from cedar.classad_wire.classad import ClassAd
 
 __all__ = ["EXTRA_HANDLERS", "EXTRA_OPTIONS", "Q_OPTIONS", "main", "run"]
 
@@ -218,7 +220,11 @@ def run(args: ListingArgs, out: TextIO, err: TextIO) -> int:
             out.write(line)
         if view_name in ("run", "idle"):
             continue  # condor_q prints no totals under these views
-        summary = stream.summary or ClassAd()
+        summary = stream.summary
+        if summary is None:
+            from cedar.classad_wire.classad import ClassAd
+
+            summary = ClassAd()
         out.write(("" if totals_only else "\n") + totals_lines(summary) + "\n")
     return 0
 

@@ -24,8 +24,6 @@ import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-import trio
-
 from cedar.auth.client import ClientSecurity, CommandSession, default_security
 from cedar.auth.session import ClientSessionCache, Session
 from cedar.classad_wire import ClassAd, get_classad, put_classad
@@ -727,6 +725,8 @@ def pause(seconds: float) -> None:
 
 async def pause_async(seconds: float) -> None:
     """Wait between two peeks without blocking the Trio loop."""
+    import trio  # here: the synchronous clients never load Trio
+
     await trio.sleep(seconds)
 
 

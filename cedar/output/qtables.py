@@ -11,11 +11,13 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from cedar.classad_wire.classad import ClassAd
 from cedar.errors import CedarError
 from cedar.numbers import JobStatus
+
+if TYPE_CHECKING:  # the tables only read ads they are given
+    from cedar.classad_wire.classad import ClassAd
 
 __all__ = [
     "BATCH_PROJECTION",
