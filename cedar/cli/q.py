@@ -195,7 +195,11 @@ def run(args: ListingArgs, out: TextIO, err: TextIO) -> int:
                 out.write(_long(stream.summary))
                 continue
         elif whole:
-            _write_whole(request, ads, out, streaming)
+            batches: Iterable[Iterable[ClassAd]] = [ads]
+            if not streaming and limit < 0 and not _needs_first(custom):
+                # condor_q's order without waiting for the whole queue: id windows
+                batches = _windows(schedd, constraint, projection, my_jobs, err) or batches
+            _write_whole(request, batches, out, streaming)
             continue
         # condor_q prints the banner once the answer is in (with -stream-results: at once)
         body: Iterable[str]
@@ -263,42 +267,68 @@ def _drain(ads: Iterable[ClassAd]) -> None:
         pass
 
 
-def _write_whole(request: Any, ads: Iterable[ClassAd], out: TextIO, streaming: bool) -> None:
+def _windows(
+    schedd: Any, constraint: str | None, projection: Any, my_jobs: str | None, err: TextIO
+) -> Iterator[Iterable[ClassAd]] | None:
+    """The queue as id windows (:mod:`cedar.cli.qorder`), or ``None`` for a small queue."""
+    from cedar.cli.qorder import in_windows, job_windows
+
+    with_auth = my_jobs is not None
+    windows = job_windows(schedd, with_auth)
+    if windows is None:
+        return None
+    progress = Progress("jobs", err)
+    queries = in_windows(
+        schedd, windows, constraint, projection or (), my_jobs=my_jobs, with_auth=with_auth
+    )
+    return (progress.track(query) for query in queries)
+
+
+def _write_whole(
+    request: Any, batches: Iterable[Iterable[ClassAd]], out: TextIO, streaming: bool
+) -> None:
+    """Whole ads or ``-af``/``-format`` lines; each batch sorted by job id on its own (the
+    batches come in id order: :func:`_windows`), or as they come when ``streaming``."""
     from cedar.output import JsonWriter, whole_writer
 
     custom = request.custom()
     if custom is not None:
         if streaming:
-            for line in custom.lines(ads):
-                out.write(line)
+            for ads in batches:
+                for line in custom.lines(ads):
+                    out.write(line)
             return
         # -af:h sizes its columns from every ad: sort the ads; otherwise render each ad as it
         # arrives and keep only its text.
-        ordered = sorted(ads, key=_job_key) if _needs_first(custom) else None
-        if ordered is not None:
+        if _needs_first(custom):
+            ordered = sorted((ad for ads in batches for ad in ads), key=_job_key)
             for line in custom.lines(ordered):
                 out.write(line)
             return
-        for text in by_job_id(ads, lambda ad: "".join(custom.lines([ad]))):
-            out.write(text)
+        for ads in batches:
+            for text in by_job_id(ads, lambda ad: "".join(custom.lines([ad]))):
+                out.write(text)
         return
     writer = whole_writer(request.form, request.attributes)
     out.write(writer.begin())
     if streaming:
-        for ad in ads:
-            out.write(writer.ad(ad))
+        for ads in batches:
+            for ad in ads:
+                out.write(writer.ad(ad))
         out.write(writer.end())
         return
     if isinstance(writer, JsonWriter):
         # The JSON separators depend on position: render each ad alone, join in id order.
         first = True
-        for text in by_job_id(ads, writer.text):
-            out.write(("[\n" if first else "\n,\n") + text)
-            first = False
+        for ads in batches:
+            for text in by_job_id(ads, writer.text):
+                out.write(("[\n" if first else "\n,\n") + text)
+                first = False
         out.write("" if first else "\n]\n")
         return
-    for text in by_job_id(ads, writer.ad):
-        out.write(text)
+    for ads in batches:
+        for text in by_job_id(ads, writer.ad):
+            out.write(text)
     out.write(writer.end())
 
 
