@@ -196,8 +196,9 @@ def run(args: ListingArgs, out: TextIO, err: TextIO) -> int:
                 continue
         elif whole:
             batches: Iterable[Iterable[ClassAd]] = [ads]
-            if not streaming and limit < 0 and not _needs_first(custom):
-                # condor_q's order without waiting for the whole queue: id windows
+            if not streaming and limit < 0 and custom is None:
+                # condor_q's order without waiting for the whole queue: id windows (whole
+                # ads only: -af/-format lines are small, one query costs less)
                 batches = _windows(schedd, constraint, projection, my_jobs, err) or batches
             _write_whole(request, batches, out, streaming)
             continue

@@ -119,8 +119,6 @@ def _cedar(*argv: str) -> tuple[int, str]:
         ["-long"],
         ["-json"],
         ["-xml"],
-        ["-af", "ClusterId", "ProcId"],
-        ["-format", "%d.", "ClusterId", "-format", "%d\n", "ProcId"],
         ["-long", "-constraint", "ProcId >= 1", "-constraint", "ClusterId != 3"],
         ["-json", "-attributes", "ClusterId,ProcId"],
     ],
