@@ -106,6 +106,13 @@ def restriction(items: Sequence[str]) -> tuple[str | None, bool]:
 
 
 def _job_key(ad: ClassAd) -> tuple[int, int]:
+    try:  # the common case: two integer literals (no evaluator, no closure)
+        key = (ad["ClusterId"], ad["ProcId"])
+        if key[0].__class__ is int and key[1].__class__ is int:
+            return key
+    except Exception:  # noqa: BLE001 - absent or odd: the careful way below
+        pass
+
     def number(name: str) -> int:
         try:
             value = ad.eval(name)
