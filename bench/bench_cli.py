@@ -14,14 +14,18 @@ Run it against a pool of your own (``tools/live_pool.sh start DIR > DIR.env; . D
   -multiple UPDATE_STARTD_AD``; invalidated at the end.
 
 Each case runs each tool ``--repeat`` times (median time, highest peak RSS of the child, from
-``wait4``), output to ``/dev/null``; ``| head -3`` cases time the third line's arrival and then
-close the pipe.  ratio = condor's time / cedar's time (above 1: cedar is faster); rss ratio =
-condor's peak / cedar's peak.  Numbers on a shared 2-core machine are noisy.
+``wait4``), output to ``/dev/null``; the ``cedar`` package is byte-compiled first; ``| head
+-3`` cases time the third line's arrival and then close the pipe.  ratio = condor's time /
+cedar's time (above 1: cedar is faster); rss ratio = condor's peak / cedar's peak; cpu ratio =
+condor's CPU seconds (user + system, GNU time) / cedar's.  Numbers on a shared 2-core machine
+are noisy: under load the wall times mostly measure the wait for a core, the CPU seconds much
+less so.  ``--only TEXT`` runs the cases whose label contains TEXT (repeatable).
 """
 
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
 import shutil
@@ -122,6 +126,14 @@ def advertise_slots(count: int, start: int = 0) -> None:
         done += batch
 
 
+def top_up_slots(slots: int) -> None:
+    """Advertise the bench's slots that are missing (all of them once the collector expired
+    them)."""
+    have = bench_slots()
+    if have < slots:
+        advertise_slots(slots - have, start=have)
+
+
 def invalidate_slots() -> None:
     query = (
         'MyType = "Query"\nTargetType = "Machine"\n'
@@ -138,16 +150,29 @@ def invalidate_slots() -> None:
 # -- measuring ----------------------------------------------------------------------------------
 
 
+def compile_cedar() -> str:
+    """Byte-compile the ``cedar`` package the console script imports, as installing a wheel
+    does: run from a source tree with ``PYTHONDONTWRITEBYTECODE`` set (this machine's
+    environment), every start would otherwise compile ~100 modules (0.5-1 s here)."""
+    where = subprocess.run(
+        [sys.executable, "-c", "import cedar, os; print(os.path.dirname(cedar.__file__))"],
+        env=_env(), capture_output=True, text=True, check=True, cwd="/",
+    ).stdout.strip()  # fmt: skip
+    compileall.compile_dir(where, quiet=1)
+    return where
+
+
 TIME = shutil.which("time") or "/usr/bin/time"
 
 
-def run_once(argv: list[str], first_lines: int = 0) -> tuple[float, int]:
-    """Seconds and peak RSS (KiB) of one run; ``first_lines``: time to that many lines.
+def run_once(argv: list[str], first_lines: int = 0) -> tuple[float, int, float]:
+    """Seconds, peak RSS (KiB) and CPU seconds of one run; ``first_lines``: time to that
+    many lines.
 
     The peak comes from GNU time (``%M``), not from our own ``wait4``: a child forked from this
     process starts with our high-water mark, which the fills raise."""
     with tempfile.NamedTemporaryFile("r", suffix=".rss") as rss:
-        command = [TIME, "-f", "%M", "-o", rss.name, *argv]
+        command = [TIME, "-f", "%M %U %S", "-o", rss.name, *argv]
         started = time.perf_counter()
         if first_lines:
             process = subprocess.Popen(command, env=_env(), stdout=subprocess.PIPE,
@@ -167,8 +192,11 @@ def run_once(argv: list[str], first_lines: int = 0) -> tuple[float, int]:
             elapsed = time.perf_counter() - started
             if code != 0:
                 raise RuntimeError(f"{' '.join(argv)} failed ({code})")
-        lines = [line for line in rss.read().splitlines() if line.strip().isdigit()]
-    return elapsed, int(lines[-1]) if lines else 0
+        lines = [line.split() for line in rss.read().splitlines()]
+        lines = [f for f in lines if len(f) == 3 and f[0].isdigit()]
+    if not lines:
+        return elapsed, 0, 0.0
+    return elapsed, int(lines[-1][0]), float(lines[-1][1]) + float(lines[-1][2])
 
 
 def measure(cedar: list[str], condor: list[str], repeat: int, first: int = 0) -> dict[str, Any]:
@@ -178,9 +206,11 @@ def measure(cedar: list[str], condor: list[str], repeat: int, first: int = 0) ->
         row[side] = {
             "seconds": statistics.median(r[0] for r in runs),
             "rss_kib": max(r[1] for r in runs),
+            "cpu_seconds": statistics.median(r[2] for r in runs),
         }
     row["ratio"] = row["condor"]["seconds"] / max(row["cedar"]["seconds"], 1e-9)
     row["rss_ratio"] = row["condor"]["rss_kib"] / max(row["cedar"]["rss_kib"], 1)
+    row["cpu_ratio"] = row["condor"]["cpu_seconds"] / max(row["cedar"]["cpu_seconds"], 1e-3)
     return row
 
 
@@ -216,8 +246,9 @@ def _row_text(label: str, row: dict[str, Any]) -> str:
     c, r = row["cedar"], row["condor"]
     return (
         f"{label:<42} {c['seconds']:>8.2f}s {c['rss_kib'] / 1024:>7.0f}MB "
-        f"{r['seconds']:>8.2f}s {r['rss_kib'] / 1024:>7.0f}MB {row['ratio']:>6.2f} "
-        f"{row['rss_ratio']:>6.2f}"
+        f"{c['cpu_seconds']:>6.2f}s "
+        f"{r['seconds']:>8.2f}s {r['rss_kib'] / 1024:>7.0f}MB {r['cpu_seconds']:>6.2f}s "
+        f"{row['ratio']:>6.2f} {row['rss_ratio']:>6.2f} {row['cpu_ratio']:>6.2f}"
     )
 
 
@@ -228,6 +259,8 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     parser.add_argument("--keep", action="store_true", help="leave the jobs and slots in place")
+    parser.add_argument("--only", action="append", default=[], metavar="TEXT",
+                        help="only the cases whose label contains TEXT (repeatable)")  # fmt: skip
     args = parser.parse_args()
     jobs, history, slots = (int(x) for x in args.sizes.split(","))
     if not os.environ.get("CEDAR_LIVE_TOKEN_DIR") or shutil.which("condor_q") is None:
@@ -245,15 +278,19 @@ def main() -> int:
         have = queued("CedarBench")
         if have < jobs:
             submit_held(jobs - have, "CedarBench", workdir)
-        have = bench_slots()
-        if have < slots:
-            advertise_slots(slots - have, start=have)
+        top_up_slots(slots)
         time.sleep(2)
+        print(f"cedar from {compile_cedar()} (byte-compiled)", flush=True)
         header = (
-            f"{'case':<42} {'cedar':>9} {'rss':>9} {'condor':>9} {'rss':>9} {'ratio':>6} {'rss':>6}"
+            f"{'case':<42} {'cedar':>9} {'rss':>9} {'cpu':>7} {'condor':>9} {'rss':>9} {'cpu':>7} "
+            f"{'ratio':>6} {'rss':>6} {'cpu':>6}"
         )
         print(header)
         for label, ours, theirs, first in cases(jobs, history, slots):
+            if args.only and not any(text in label for text in args.only):
+                continue
+            if label.startswith("status") and label.endswith("slots)"):
+                top_up_slots(slots)  # advertised slot ads expire (~15 min): the q cases are long
             row = measure(ours, theirs, args.repeat, first)
             row["case"] = label
             results.append(row)

@@ -11,13 +11,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from cedar.classad_wire.classad import ClassAd
-from cedar.classad_wire.expr import Expr
-from cedar.classad_wire.unparse import unparse
 from cedar.cli.common import DEFAULT_TIMEOUT, UsageError, combined_constraint_tree
-from cedar.output import AutoFormat, Printf, whole_writer, write_ads
+from cedar.output import whole_writer, write_ads
+
+if TYPE_CHECKING:  # imported where used: `--help` loads no ClassAd machinery
+    from cedar.classad_wire.classad import ClassAd
+    from cedar.classad_wire.expr import Expr
+    from cedar.output.autoformat import AutoFormat
+    from cedar.output.printf import Printf
 
 __all__ = ["ListingArgs", "Opt", "OutputRequest", "scan"]
 
@@ -47,8 +50,12 @@ class OutputRequest:
     def custom(self) -> AutoFormat | Printf | None:
         """The compiled ``-af`` or ``-format`` request (``-af`` wins when both are given)."""
         if self.af:
+            from cedar.output.autoformat import AutoFormat
+
             return AutoFormat(self.af, self.af_modifiers)
         if self.formats:
+            from cedar.output.printf import Printf
+
             return Printf(self.formats)
         return None
 
@@ -92,6 +99,8 @@ class ListingArgs:
 
     def constraint(self) -> str | None:
         """Every ``-constraint`` ANDed (the one constraint rule); usage error if one is bad."""
+        from cedar.classad_wire.unparse import unparse
+
         combined = self.constraint_tree()
         return None if combined is None else unparse(combined, old=True)
 

@@ -14,8 +14,8 @@ import logging
 import sys
 from collections.abc import Sequence
 from dataclasses import asdict
+from typing import TYPE_CHECKING
 
-from cedar.auth.client import ClientSecurity, default_security
 from cedar.cli.common import (
     EXIT_REFUSED,
     EXIT_UNREACHABLE,
@@ -26,9 +26,11 @@ from cedar.cli.common import (
     exit_code,
     guarded,
 )
-from cedar.commands import Collector, ping
-from cedar.commands.ping import PingResult
 from cedar.errors import CedarConnectionError, CedarError
+
+if TYPE_CHECKING:  # imported where used: `cedar ping --help` loads no client stack
+    from cedar.auth.client import ClientSecurity
+    from cedar.commands.ping import PingResult
 
 DEFAULT_COLLECTOR_PORT = 9618
 
@@ -65,6 +67,8 @@ def _target(args: argparse.Namespace, security: ClientSecurity) -> str:
             return pool
         return f"{pool}:{DEFAULT_COLLECTOR_PORT}"
     if args.type or args.name:
+        from cedar.commands import Collector
+
         collector = Collector(args.pool, security=security, timeout=args.timeout)
         return collector.locate(daemon_type, args.name).address
     if args.pool:
@@ -95,6 +99,10 @@ def run(args: argparse.Namespace, security: ClientSecurity | None = None) -> int
     """Ping every requested level; 0 iff all were authorized, 1 if not, 2 on errors."""
     if args.verbose:
         logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s")
+    from cedar.auth.client import default_security
+    from cedar.commands import ping
+    from cedar.commands.ping import PingResult
+
     levels = args.levels or ["WRITE"]
     security = security or default_security()
     try:

@@ -19,9 +19,8 @@ import re
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from cedar.classad_wire.classad import ClassAd
 from cedar.cli.common import EXIT_USAGE, Progress, UsageError, guarded
 from cedar.cli.listing import ListingArgs, Opt, scan, usage
 from cedar.output import (
@@ -33,6 +32,10 @@ from cedar.output import (
     schedd_banner,
     totals_lines,
 )
+
+if TYPE_CHECKING:  # imported where used: `cedar q --help` loads no ClassAd machinery
+    from cedar.classad_wire.classad import ClassAd
+    from cedar.classad_wire.expr import Expr
 
 __all__ = ["Q_OPTIONS", "main", "run"]
 
@@ -97,6 +100,13 @@ def restriction(items: Sequence[str]) -> tuple[str | None, bool]:
 
 
 def _job_key(ad: ClassAd) -> tuple[int, int]:
+    try:  # the common case: two integer literals (no evaluator, no closure)
+        key = (ad["ClusterId"], ad["ProcId"])
+        if key[0].__class__ is int and key[1].__class__ is int:
+            return key
+    except Exception:  # noqa: BLE001 - absent or odd: the careful way below
+        pass
+
     def number(name: str) -> int:
         try:
             value = ad.eval(name)
@@ -184,7 +194,12 @@ def run(args: ListingArgs, out: TextIO, err: TextIO) -> int:
                 out.write(_long(stream.summary))
                 continue
         elif whole:
-            _write_whole(request, ads, out, streaming)
+            batches: Iterable[Iterable[ClassAd]] = [ads]
+            if not streaming and limit < 0 and custom is None:
+                # condor_q's order without waiting for the whole queue: id windows (whole
+                # ads only: -af/-format lines are small, one query costs less)
+                batches = _windows(schedd, constraint, projection, my_jobs, err) or batches
+            _write_whole(request, batches, out, streaming)
             continue
         # condor_q prints the banner once the answer is in (with -stream-results: at once)
         body: Iterable[str]
@@ -209,7 +224,11 @@ def run(args: ListingArgs, out: TextIO, err: TextIO) -> int:
             out.write(line)
         if view_name in ("run", "idle"):
             continue  # condor_q prints no totals under these views
-        summary = stream.summary or ClassAd()
+        summary = stream.summary
+        if summary is None:
+            from cedar.classad_wire.classad import ClassAd
+
+            summary = ClassAd()
         out.write(("" if totals_only else "\n") + totals_lines(summary) + "\n")
     return 0
 
@@ -248,42 +267,68 @@ def _drain(ads: Iterable[ClassAd]) -> None:
         pass
 
 
-def _write_whole(request: Any, ads: Iterable[ClassAd], out: TextIO, streaming: bool) -> None:
+def _windows(
+    schedd: Any, constraint: str | Expr | None, projection: Any, my_jobs: str | None, err: TextIO
+) -> Iterator[Iterable[ClassAd]] | None:
+    """The queue as id windows (:mod:`cedar.cli.qorder`), or ``None`` for a small queue."""
+    from cedar.cli.qorder import in_windows, job_windows
+
+    with_auth = my_jobs is not None
+    windows = job_windows(schedd, with_auth)
+    if windows is None:
+        return None
+    progress = Progress("jobs", err)
+    queries = in_windows(
+        schedd, windows, constraint, projection or (), my_jobs=my_jobs, with_auth=with_auth
+    )
+    return (progress.track(query) for query in queries)
+
+
+def _write_whole(
+    request: Any, batches: Iterable[Iterable[ClassAd]], out: TextIO, streaming: bool
+) -> None:
+    """Whole ads or ``-af``/``-format`` lines; each batch sorted by job id on its own (the
+    batches come in id order: :func:`_windows`), or as they come when ``streaming``."""
     from cedar.output import JsonWriter, whole_writer
 
     custom = request.custom()
     if custom is not None:
         if streaming:
-            for line in custom.lines(ads):
-                out.write(line)
+            for ads in batches:
+                for line in custom.lines(ads):
+                    out.write(line)
             return
         # -af:h sizes its columns from every ad: sort the ads; otherwise render each ad as it
         # arrives and keep only its text.
-        ordered = sorted(ads, key=_job_key) if _needs_first(custom) else None
-        if ordered is not None:
+        if _needs_first(custom):
+            ordered = sorted((ad for ads in batches for ad in ads), key=_job_key)
             for line in custom.lines(ordered):
                 out.write(line)
             return
-        for text in by_job_id(ads, lambda ad: "".join(custom.lines([ad]))):
-            out.write(text)
+        for ads in batches:
+            for text in by_job_id(ads, lambda ad: "".join(custom.lines([ad]))):
+                out.write(text)
         return
     writer = whole_writer(request.form, request.attributes)
     out.write(writer.begin())
     if streaming:
-        for ad in ads:
-            out.write(writer.ad(ad))
+        for ads in batches:
+            for ad in ads:
+                out.write(writer.ad(ad))
         out.write(writer.end())
         return
     if isinstance(writer, JsonWriter):
         # The JSON separators depend on position: render each ad alone, join in id order.
         first = True
-        for text in by_job_id(ads, writer.text):
-            out.write(("[\n" if first else "\n,\n") + text)
-            first = False
+        for ads in batches:
+            for text in by_job_id(ads, writer.text):
+                out.write(("[\n" if first else "\n,\n") + text)
+                first = False
         out.write("" if first else "\n]\n")
         return
-    for text in by_job_id(ads, writer.ad):
-        out.write(text)
+    for ads in batches:
+        for text in by_job_id(ads, writer.ad):
+            out.write(text)
     out.write(writer.end())
 
 

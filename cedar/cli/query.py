@@ -14,13 +14,15 @@ from __future__ import annotations
 import socket
 import sys
 from collections.abc import Iterable, Sequence
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from cedar.classad_wire.classad import ClassAd
 from cedar.cli.common import EXIT_REFUSED, EXIT_USAGE, Progress, UsageError, guarded
 from cedar.cli.listing import ListingArgs, Opt, scan, usage
 from cedar.numbers import AdType
 from cedar.output import STATUS_TABLES, status_sort_key
+
+if TYPE_CHECKING:
+    from cedar.classad_wire.classad import ClassAd
 
 __all__ = ["STATUS_OPTIONS", "main", "run"]
 

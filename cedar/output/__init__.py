@@ -17,30 +17,61 @@ Typical use::
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from cedar.classad_wire.classad import ClassAd
-from cedar.output.autoformat import AF_MODIFIERS, AutoFormat, job_id
-from cedar.output.printf import FormatItem, Printf, unescape
-from cedar.output.qtables import (
-    BATCH_PROJECTION,
-    VIEW_CONSTRAINTS,
-    QView,
-    batch_lines,
-    q_view,
-    schedd_banner,
-    totals_lines,
-)
-from cedar.output.stables import STATUS_TABLES, StatusTable, natural_key, status_sort_key
-from cedar.output.values import Argument, value_text
-from cedar.output.whole import (
-    JsonWriter,
-    LongWriter,
-    WholeAdWriter,
-    XmlWriter,
-    attribute_filter,
-    long_text,
-)
+#: Public name -> the module that defines it, imported on first use (PEP 562): ``cedar q``
+#: loads the job tables, not the slot tables, and a default table no JSON writer.
+_LAZY = {
+    "AF_MODIFIERS": "cedar.output.autoformat",
+    "AutoFormat": "cedar.output.autoformat",
+    "job_id": "cedar.output.autoformat",
+    "FormatItem": "cedar.output.printf",
+    "Printf": "cedar.output.printf",
+    "unescape": "cedar.output.printf",
+    "BATCH_PROJECTION": "cedar.output.qtables",
+    "VIEW_CONSTRAINTS": "cedar.output.qtables",
+    "QView": "cedar.output.qtables",
+    "batch_lines": "cedar.output.qtables",
+    "q_view": "cedar.output.qtables",
+    "schedd_banner": "cedar.output.qtables",
+    "totals_lines": "cedar.output.qtables",
+    "STATUS_TABLES": "cedar.output.stables",
+    "StatusTable": "cedar.output.stables",
+    "natural_key": "cedar.output.stables",
+    "status_sort_key": "cedar.output.stables",
+    "Argument": "cedar.output.values",
+    "value_text": "cedar.output.values",
+    "JsonWriter": "cedar.output.whole",
+    "LongWriter": "cedar.output.whole",
+    "WholeAdWriter": "cedar.output.whole",
+    "XmlWriter": "cedar.output.whole",
+    "attribute_filter": "cedar.output.whole",
+    "long_text": "cedar.output.whole",
+}
+
+if TYPE_CHECKING:  # the same names, for type checkers and IDEs
+    from cedar.classad_wire.classad import ClassAd
+    from cedar.output.autoformat import AF_MODIFIERS, AutoFormat, job_id
+    from cedar.output.printf import FormatItem, Printf, unescape
+    from cedar.output.qtables import (
+        BATCH_PROJECTION,
+        VIEW_CONSTRAINTS,
+        QView,
+        batch_lines,
+        q_view,
+        schedd_banner,
+        totals_lines,
+    )
+    from cedar.output.stables import STATUS_TABLES, StatusTable, natural_key, status_sort_key
+    from cedar.output.values import Argument, value_text
+    from cedar.output.whole import (
+        JsonWriter,
+        LongWriter,
+        WholeAdWriter,
+        XmlWriter,
+        attribute_filter,
+        long_text,
+    )
 
 __all__ = [
     "AF_MODIFIERS",
@@ -73,10 +104,21 @@ __all__ = [
     "write_lines",
 ]
 
-_WHOLE: dict[str, type[LongWriter] | type[JsonWriter]] = {
-    "long": LongWriter,
-    "json": JsonWriter,
-}
+
+def __getattr__(name: str) -> Any:
+    """Import a public name's module when the name is first used."""
+    module_name = _LAZY.get(name)
+    if module_name is None:
+        raise AttributeError(f"module 'cedar.output' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module_name), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
 
 
 def whole_writer(
@@ -84,13 +126,16 @@ def whole_writer(
 ) -> WholeAdWriter:
     """The writer of a whole-ad form: ``long``, ``json`` or ``xml``, restricted to
     ``attributes`` when given (``-attributes``); ``spaced_xml`` as condor_status's ``-xml``."""
+    from cedar.output.whole import JsonWriter, LongWriter, XmlWriter, attribute_filter
+
     only = attribute_filter(attributes)
     if form == "xml":
         return XmlWriter(only, spaced=spaced_xml)
-    try:
-        return _WHOLE[form](only)
-    except KeyError:
-        raise ValueError(f"unknown ad form {form!r} (long, json, xml)") from None
+    if form == "long":
+        return LongWriter(only)
+    if form == "json":
+        return JsonWriter(only)
+    raise ValueError(f"unknown ad form {form!r} (long, json, xml)")
 
 
 def write_ads(ads: Iterable[ClassAd], writer: WholeAdWriter, out: TextIO) -> int:

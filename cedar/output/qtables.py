@@ -11,11 +11,13 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from cedar.classad_wire.classad import ClassAd
 from cedar.errors import CedarError
 from cedar.numbers import JobStatus
+
+if TYPE_CHECKING:  # the tables only read ads they are given
+    from cedar.classad_wire.classad import ClassAd
 
 __all__ = [
     "BATCH_PROJECTION",
@@ -33,9 +35,20 @@ _UNIVERSES = {1: "Standard", 2: "Pipe", 3: "Linda", 4: "PVM", 5: "Vanilla", 6: "
               13: "VM"}  # fmt: skip
 
 
+_SCALARS = frozenset((int, float, str, bool))
+
+
 def _get(ad: ClassAd, name: str) -> Any:
-    if name not in ad:  # absent: undefined, without the evaluator
+    """An attribute's value: a literal as it is (the common case, one lookup), an expression
+    evaluated, ``None`` when absent or an error (a table cell never raises)."""
+    try:
+        value = ad[name]
+    except KeyError:  # absent: undefined, without the evaluator
         return None
+    except CedarError:  # unparsable text: the evaluator decides
+        value = None
+    if value.__class__ in _SCALARS:
+        return value
     try:
         return ad.eval(name)
     except (CedarError, KeyError):
@@ -44,7 +57,10 @@ def _get(ad: ClassAd, name: str) -> Any:
 
 def _int(ad: ClassAd, name: str) -> int:
     value = _get(ad, name)
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    kind = value.__class__
+    if kind is int:
+        return value  # type: ignore[no-any-return]
+    if kind is bool or not isinstance(value, (int, float)):
         return 0
     return int(value)
 

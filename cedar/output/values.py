@@ -29,6 +29,9 @@ from cedar.errors import CedarError, ClassAdError, InvalidArgument
 __all__ = ["Argument", "value_text"]
 
 
+_SCALARS = frozenset((int, float, str, bool))
+
+
 class Argument:
     """One expression argument of ``-af`` or ``-format``, as the user typed it."""
 
@@ -60,9 +63,15 @@ class Argument:
         """The argument's value in ``ad`` (``Error`` when evaluation fails)."""
         try:
             if self.attribute is not None:
-                if self.attribute not in ad:
+                try:  # a literal attribute: one lookup, no evaluator
+                    value = ad[self.attribute]
+                except KeyError:
                     return Undefined  # absent: no evaluator needed
-                return ad.eval(self.attribute)  # a literal attribute skips the evaluator
+                except CedarError:  # unparsable text: the evaluator decides
+                    value = None
+                if value.__class__ in _SCALARS:
+                    return value
+                return ad.eval(self.attribute)
             return evaluate(self.expr, ad)
         except (CedarError, RecursionError):
             return Error

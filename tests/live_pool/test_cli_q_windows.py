@@ -1,0 +1,60 @@
+"""``cedar q``'s id windows against the real schedd: its cluster-ads-only answer
+(``IncludeClusterAd`` + ``NoProcAds``) plans the windows, and the windowed ``-long``/``-json``/
+``-xml`` output is condor_q's, byte for byte (the schedd's ``ServerTime`` aside).
+
+The queue of the listing test is small, so the windows are made tiny (2 then 3 jobs) in the
+cedar process; at 40 000 jobs the same comparison was made by hand (README, condor-style-output).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+
+import pytest
+from test_cli_condor_q import _env
+from test_cli_differential_listing import queue  # noqa: F401 - the fixture
+
+#: cedar q with tiny windows; reports on stderr how many window queries it made.
+WINDOWED = """
+import sys
+from cedar.cli import qorder
+qorder.FIRST_WINDOW, qorder.LARGEST_WINDOW, qorder.SMALL_QUEUE = 2, 3, 0
+real = qorder.in_windows
+count = []
+def counting(*args, **kwargs):
+    for query in real(*args, **kwargs):
+        count.append(1)
+        yield query
+qorder.in_windows = counting
+from cedar.cli.main import main
+status = main(sys.argv[1:])
+sys.stderr.write(f"WINDOWS {len(count)}\\n")
+sys.exit(status)
+"""
+
+
+def _normal(text: str) -> list[str]:
+    return [line for line in text.splitlines() if "ServerTime" not in line]
+
+
+@pytest.mark.parametrize("form", ["-long", "-json", "-xml"])
+def test_windowed_whole_ads_are_condor_qs(queue: list[int], form: str) -> None:  # noqa: F811
+    env = _env()
+    constraint = " || ".join(f"ClusterId == {cluster}" for cluster in queue)
+    ours = subprocess.run(
+        [sys.executable, "-c", WINDOWED, "q", "-all", form, "-constraint", constraint],
+        env=env, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    tool = shutil.which("condor_q", path=env["PATH"])
+    assert tool is not None
+    theirs = subprocess.run(
+        [tool, "-all", form, "-constraint", constraint],
+        env=env, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert ours.returncode == theirs.returncode == 0, ours.stderr
+    windows = int(ours.stderr.rsplit("WINDOWS ", 1)[1].split()[0])
+    assert windows >= 3  # the schedd's cluster ads cut 7 jobs in 3 clusters into windows
+    assert _normal(ours.stdout) == _normal(theirs.stdout)
+    assert len(_normal(ours.stdout)) > 20
