@@ -12,6 +12,7 @@ from cedar.auth.client import ClientSecurity, SecurityConfig  # noqa: E402
 from cedar.auth.policy import Requirement  # noqa: E402
 from cedar.config import Config, set_default_config  # noqa: E402
 from cedar.server.pool import MockPool  # noqa: E402
+from tests.mcp_server.helpers import keep_marked_jobs_idle  # noqa: E402
 
 
 def claimtobe(user: str) -> ClientSecurity:
@@ -31,4 +32,5 @@ def claimtobe(user: str) -> ClientSecurity:
 def pool() -> Iterator[MockPool]:
     set_default_config(Config())
     with MockPool(simulate=True, tick=0.1, run_time=0.3).run_in_thread() as running:
+        keep_marked_jobs_idle(running)
         yield running

@@ -56,7 +56,17 @@ async def wait_status(client: Client, job_id: str, status: int, seconds: float =
 
 
 SCRIPT = {"name": "run.sh", "content": "#!/bin/sh\necho hello\n", "executable": True}
-DESCRIPTION = "executable = run.sh\noutput = out.txt\nerror = err.txt\nqueue 2"
+#: Proc 1 is edited, held and released during the session, so it must not run (and complete)
+#: meanwhile, as a 0.3 s mock run would on a loaded machine: its ``StayIdle`` keeps it idle
+#: (:func:`keep_marked_jobs_idle`; a real pool ignores the attribute, its jobs run for longer).
+DESCRIPTION = (
+    "executable = run.sh\noutput = out.txt\nerror = err.txt\n+StayIdle = $(ProcId) == 1\nqueue 2"
+)
+
+
+def keep_marked_jobs_idle(pool: MockPool) -> None:
+    """The mock schedd starts no job whose ``StayIdle`` is true."""
+    pool.schedd.queue.can_start = lambda ad: ad.eval("StayIdle") is not True
 
 
 async def every_tool(client: Client, user: str, on_progress: Any = None) -> dict[str, Any]:

@@ -20,7 +20,7 @@ from cedar.mcp_server import McpSettings
 from cedar.mcp_server.http import serve_http
 from cedar.mcp_server.tools import TOOLS
 from cedar.server.pool import MockPool
-from tests.mcp_server.helpers import every_tool, text
+from tests.mcp_server.helpers import every_tool, keep_marked_jobs_idle, text
 
 SCRIPT = {"name": "run.sh", "content": "#!/bin/sh\necho hi\n", "executable": True}
 AUTH_SERVER = "https://issuer.example"
@@ -40,6 +40,7 @@ def token_pool() -> Iterator[tuple[MockPool, dict[str, str]]]:
         user: create_token(key, issuer=domain, subject=f"{user}@{domain}", lifetime=3600)
         for user in ("alice", "bob", "boss", "carol")
     }
+    keep_marked_jobs_idle(pool)
     with pool.run_in_thread():
         yield pool, tokens
 
