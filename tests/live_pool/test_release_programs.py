@@ -26,6 +26,7 @@ pool's IDTOKEN, which maps to ``testuser``): 3 finished jobs with file transfer 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import pty
@@ -732,8 +733,10 @@ def test_htmap_map_double(pool_jobs: Pool) -> None:
     if shutil.which("su") is None:
         pytest.skip("needs su to run htmap as the pool's testuser")
     base = Path(os.environ.get("CEDAR_HTMAP_VENVS", "/var/tmp"))
+    # one venv per checkout: two checkouts on one machine must not re-point each other's cedar
+    checkout = hashlib.sha256(str(REPO.resolve()).encode()).hexdigest()[:8]
     ours = _venv(
-        base / "cedar-htmap-venv",
+        base / f"cedar-htmap-venv-{checkout}",
         [["--no-deps", "htmap==0.6.1"], HTMAP_DEPS, CEDAR_DEPS, ["--no-deps", "-e", str(REPO)]],
         "import cedar.compat; cedar.compat.install(); import htmap",
     )
