@@ -740,11 +740,12 @@ def test_htmap_map_double(pool_jobs: Pool) -> None:
         [["--no-deps", "htmap==0.6.1"], HTMAP_DEPS, CEDAR_DEPS, ["--no-deps", "-e", str(REPO)]],
         "import cedar.compat; cedar.compat.install(); import htmap",
     )
-    follows = subprocess.run(
+    follows = subprocess.run(  # not from the checkout: `-c` would import cedar from the cwd
         [str(ours), "-c", "import cedar, os; print(os.path.realpath(cedar.__file__))"],
         capture_output=True,
         text=True,
         check=False,
+        cwd=base,
     )
     if follows.stdout.strip() != os.path.realpath(REPO / "cedar" / "__init__.py"):
         pip = [str(ours), "-m", "pip", "install", "-q", "--no-deps", "-e", str(REPO)]
