@@ -121,3 +121,11 @@ def test_allowlist(reason: str, allowed: bool) -> None:
     from tests.conftest import ci_allows_skip
 
     assert ci_allows_skip(reason) is allowed
+
+
+def test_root_credential_skips_are_allowed_only_as_an_ordinary_user() -> None:
+    """The as-testuser re-run may skip what needs root's 0600 credentials; root never may."""
+    from tests.conftest import ci_allows_skip
+
+    reason = "the pool's IDTOKEN is not readable by this user (root's, 0600)"
+    assert ci_allows_skip(reason) is (os.geteuid() != 0)
