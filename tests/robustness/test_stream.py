@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from cedar.errors import CedarError, ConnectionClosed, ProtocolError
@@ -73,6 +73,10 @@ def test_plain_arbitrary_bytes(data: bytes, chunks: list[int]) -> None:
 
 
 @fuzz(200)
+@example([(0, b"a"), (1, b"b"), (10, b"c")])  # the end flags the reference accepts as last
+@example([(1, b"a"), (11, b"b")])  # the first flag it refuses
+@example([(0, b"a"), (1, b"")])  # an empty packet
+@example([(0, b"x" * 64), (1, b"y" * 65)])  # one byte over the message limit
 @given(st.lists(st.tuples(st.integers(0, 255), st.binary(max_size=64)), max_size=8))
 def test_plain_packet_sequences(parts: list[tuple[int, bytes]]) -> None:
     """Any sequence of packets gives exactly the messages of the spec's framing model, and a
