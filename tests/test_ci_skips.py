@@ -123,8 +123,8 @@ def test_allowlist(reason: str, allowed: bool) -> None:
     assert ci_allows_skip(reason) is allowed
 
 
-def test_root_credential_skips_are_allowed_only_as_an_ordinary_user() -> None:
-    """The as-testuser re-run may skip what needs root's 0600 credentials; root never may."""
+def test_skips_are_allowed_only_in_the_ordinary_user_rerun() -> None:
+    """The as-testuser re-run (not root) may skip what needs root; the root run never may."""
     from tests.conftest import ci_allows_skip
 
     reason = "the pool's IDTOKEN is not readable by this user (root's, 0600)"
