@@ -77,7 +77,8 @@ def probe_ads(tmp_path_factory: pytest.TempPathFactory, live_collector: str) -> 
     """A GENERIC and a Submitter ad in the pool while the checks run (then invalidated).
 
     When they cannot be advertised (no ``condor_advertise``, not the admin), the two query
-    checks skip with their own reason, and CI turns that skip into a failure.
+    checks skip with their own reason, and CI turns that skip into a failure (except in the
+    as-testuser re-run, where the root run has checked them).
     """
     tool = _advertise_tool()
     if tool is None:
@@ -88,7 +89,8 @@ def probe_ads(tmp_path_factory: pytest.TempPathFactory, live_collector: str) -> 
     try:
         for ad_type, update, ad, _, _ in PROBES:
             sent = _condor_advertise(tool, tmp, update, ad)
-            assert sent.returncode == 0, f"condor_advertise {update}: {sent.stderr}"
+            if sent.returncode != 0:  # not the pool's admin (the as-testuser re-run)
+                continue
             deadline = time.monotonic() + 30
             while not collector.query(ad_type, f'regexp("^{PROBE}", Name)', ["Name"]):
                 assert time.monotonic() < deadline, f"the {update} probe never showed up"
