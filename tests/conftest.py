@@ -11,15 +11,24 @@ real pool with ``tools/live_pool.sh`` before collecting, exports its ``CEDAR_LIV
 (so ``tests/live_pool/`` and every subprocess see it) and stops it at the end. So the README's one
 test command runs the live suite too, and ``.ci/run`` is exactly that command.
 ``CEDAR_LIVE_AUTOSTART=0`` turns this off. The header of the run says what happened and why.
+
+Under CI a skipped test is a failed test (:func:`pytest_runtest_makereport`): CI has everything a
+test may need (the reference wheel, the real pool, Chromium), so a skip there means something is
+broken and nobody would see it. Only the reasons in :data:`CI_ALLOWED_SKIPS`, each with why it
+truly cannot be had in CI, stay skips. The unit runs of ``.ci/run`` on other Pythons do not
+collect ``tests/live_pool`` at all (``--ignore``), so those tests are not skips there.
 """
 
 from __future__ import annotations
 
+import importlib.metadata
 import os
+import re
 import shutil
 import socket
 import subprocess
 import tempfile
+from collections.abc import Callable, Generator
 from pathlib import Path
 
 import pytest
@@ -135,3 +144,88 @@ def pytest_report_header(config: pytest.Config) -> str:
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     terminalreporter.write_line(f"live pool: {_live_pool.get('why', 'not configured')}")
+
+
+# --------------------------------------------------------------------------- skips under CI
+
+
+def _reference_wheel_missing() -> bool:
+    """Whether the reference distribution is not installed at all (pip had no wheel for this
+    Python: .ci/run then installs the test extra without it and says so)."""
+    try:
+        importlib.metadata.distribution("htcondor")
+    except importlib.metadata.PackageNotFoundError:
+        return True
+    return False
+
+
+#: The only skips CI accepts: (pattern searched in the skip reason, condition that must hold now,
+#: why it cannot be had in CI). Anything else that skips under ``CI`` fails the run.
+CI_ALLOWED_SKIPS: list[tuple[str, Callable[[], bool], str]] = [
+    (
+        # .ci/run's fallback for a Python pip has no `htcondor` wheel for: the reference cannot
+        # be installed there. When the wheel IS installed, a reference skip is a failure.
+        r"htcondor2|classad2|reference",
+        _reference_wheel_missing,
+        "the reference wheel has no build for this Python",
+    ),
+    (
+        # A container may have no ::1 at all; nothing a test run can do brings it.
+        r"no IPv6 loopback",
+        lambda: True,
+        "the host has no IPv6 loopback",
+    ),
+    (
+        # CI runs as root (.ci/run); tests/live_pool/test_as_testuser.py re-runs the live suite
+        # as `testuser` (su keeps CI set) to check FS as an ordinary user. There every test that
+        # needs root (the pool's 0600 token and key, su, the programs venv...) skips: each ran
+        # as root in the parent run, which fails on its skips. A CI run that is not root is
+        # therefore that re-run, and only it.
+        r"",
+        lambda: os.geteuid() != 0,
+        "the as-testuser re-run of the live suite cannot do what needs root",
+    ),
+]
+
+
+def _skip_reason(longrepr: object) -> str:
+    """The text of a skip report (pytest keeps ``(path, line, "Skipped: why")``)."""
+    text = str(longrepr[2]) if isinstance(longrepr, tuple) and len(longrepr) == 3 else str(longrepr)
+    return text.removeprefix("Skipped: ")
+
+
+def ci_allows_skip(reason: str) -> bool:
+    """Whether a skip with ``reason`` is one :data:`CI_ALLOWED_SKIPS` accepts right now."""
+    return any(re.search(pattern, reason) and holds() for pattern, holds, _ in CI_ALLOWED_SKIPS)
+
+
+def _fail_skip_under_ci(report: pytest.TestReport | pytest.CollectReport) -> None:
+    if not os.environ.get("CI") or not report.skipped or hasattr(report, "wasxfail"):
+        return
+    reason = _skip_reason(report.longrepr)
+    if ci_allows_skip(reason):
+        return
+    report.outcome = "failed"
+    report.longrepr = (
+        f"skipped under CI, which must run every test: {reason}\n"
+        "(make what it needs available in CI, or add the reason to CI_ALLOWED_SKIPS in "
+        "tests/conftest.py with why it truly cannot be had there)"
+    )
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, None]:
+    """Under CI, a test that skips (in setup, call or by a mark) fails unless allowed."""
+    outcome = yield
+    _fail_skip_under_ci(outcome.get_result())
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(
+    collector: pytest.Collector,
+) -> Generator[None, pytest.CollectReport, None]:
+    """Under CI, a module that skips itself (``importorskip`` at the top) fails unless allowed."""
+    outcome = yield
+    _fail_skip_under_ci(outcome.get_result())

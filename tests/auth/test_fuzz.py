@@ -41,6 +41,8 @@ def serve(peer_bytes: bytes) -> None:
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.dictionaries(st.sampled_from(NAMES), VALUES, max_size=len(NAMES)), st.binary(max_size=64))
 def test_random_policy_ads(attributes, trailer):
+    """A DC_AUTHENTICATE with any policy ad (and trailing bytes) ends the handshake with at most
+    a CedarError, never another exception."""
     ad = ClassAd()
     for name, value in attributes.items():
         ad[name] = value
@@ -52,6 +54,7 @@ def test_random_policy_ads(attributes, trailer):
 @settings(max_examples=150, deadline=None)
 @given(st.binary(max_size=300))
 def test_random_bytes(data):
+    """Arbitrary bytes, raw or framed, to the daemon end with at most a CedarError."""
     serve(data)
     serve(b"\x01" + len(data).to_bytes(4, "big") + data if data else b"")
 
@@ -69,6 +72,8 @@ M2_NAMES = [
     st.binary(max_size=32),
 )
 def test_client_survives_random_server_ads(ads, trailer):
+    """The client's handshake fed any server ads ends with a session or a CedarError, never
+    another exception."""
     from cedar.auth import ClientSecurity, SecurityConfig, start_command
 
     channel = ReplayChannel(ad_messages(*ads, extra=trailer))

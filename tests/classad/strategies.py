@@ -48,7 +48,12 @@ reals = st.floats(allow_nan=False, allow_infinity=False, width=64)
 plain_text = st.text(
     alphabet=string.ascii_letters + string.digits + " _-./:@#$%^&*()[]{}<>?,;|~`'", max_size=8
 )
-any_text = st.text(max_size=8).filter(lambda s: "\0" not in s)
+#: Any text, with the characters a printer must escape drawn often (uniform unicode almost never
+#: draws a quote or a backslash, so a printer that forgot to escape them went unnoticed).
+any_text = st.text(
+    alphabet=st.one_of(st.sampled_from("\"\\\n\t'\x7fa"), st.characters(exclude_categories=["Cs"])),
+    max_size=8,
+).filter(lambda s: "\0" not in s)
 
 
 def _real_text(value: float) -> str:
@@ -194,3 +199,19 @@ expression_trees = st.recursive(_leaf_trees, _compose_trees, max_leaves=10)
 ads = st.dictionaries(
     names, st.one_of(literal_values.map(_literal), expression_trees), max_size=8
 ).map(lambda d: ClassAd({k: v for k, v in d.items()}))
+
+
+def wire_safe(expr: Expr) -> bool:
+    """Wire syntax cannot carry a string ending in a backslash inside a larger expression,
+    nor one holding a quote followed by LF (spec 02 §10 item 8)."""
+    stack = [expr]
+    while stack:
+        node = stack.pop()
+        if (
+            isinstance(node, Literal)
+            and isinstance(node.val, str)
+            and (node.val.endswith("\\") or '"\n' in node.val or "\0" in node.val)
+        ):
+            return False
+        stack.extend(node.children())
+    return True

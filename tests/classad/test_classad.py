@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 
 from cedar.classad_wire import (
     AbsTime,
@@ -174,8 +174,10 @@ def test_json_matches_reference_layout() -> None:
 @settings(max_examples=150, deadline=None)
 @given(ads)
 def test_json_matches_reference(classad2: Any, ad: ClassAd) -> None:
+    """Any ad classad2 reads from our new-syntax print has the same JSON in both."""
     try:
         reference = classad2.ClassAd(ad.print_new())
     except Exception:
+        assume(False)  # classad2 refuses it: its JSON is not comparable
         return
     assert ad.to_json() == reference.printJson()

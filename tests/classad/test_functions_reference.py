@@ -442,6 +442,8 @@ def _compare_call(classad2: Any, text: str) -> str | None:
 
 @pytest.mark.parametrize("name", sorted(FUNCTIONS))
 def test_function_matches_reference(classad2: Any, name: str) -> None:
+    """Every generated call of the function gives the value and type classad2 gives, outside
+    the documented DEVIATIONS."""
     counts, family = FUNCTIONS[name]
     pool = _pool(name, family)
     call = st.sampled_from(counts).flatmap(

@@ -82,6 +82,7 @@ def _our_matches(constraint: str) -> list[str]:
           suppress_health_check=[HealthCheck.too_slow])  # fmt: skip
 @given(_expressions())
 def test_generated_constraints_match_like_the_reference(constraint: str) -> None:
+    """Any generated constraint selects the same slots in our collector as in classad2."""
     assert _our_matches(constraint) == _reference_matches(constraint), constraint
 
 

@@ -71,6 +71,8 @@ def test_the_unmutated_reply_reads() -> None:
     cut=st.booleans(),
 )
 def test_mutated_replies(index: int, position: int, value: bytes, cut: bool) -> None:
+    """A peek fed a mutated or cut reply ends in a CedarError or a result within the byte
+    budget that names no more files than were asked for."""
     messages = _messages(True)
     index %= len(messages)
     message = messages[index]
@@ -88,6 +90,8 @@ def test_mutated_replies(index: int, position: int, value: bytes, cut: bool) -> 
 @fuzz(100)
 @given(st.lists(st.binary(max_size=64), max_size=8))
 def test_random_messages(messages: list[bytes]) -> None:
+    """After a valid first reply, random messages end in a CedarError or a result within the
+    byte budget."""
     result = _run([_messages(True)[0], *messages])
     if isinstance(result, PeekResult):
         assert result.size <= BUDGET

@@ -163,6 +163,7 @@ SCHEDD_NAMES = ["schedd-submit", "schedd-query", "schedd-edit", "schedd-hold", "
 @fuzz(120)
 @given(data=st.data())
 def test_collector_mutated_requests(collector: MockCollector, name: str, data: Any) -> None:
+    """After any mutated recorded request, the collector still answers an honest query."""
     strategy = data.draw(st.sampled_from([mutated_conversation, retyped_conversation]))
     bad = data.draw(strategy(recorded()[name]), label="client payloads")
     replay_server(collector, bad)
@@ -185,6 +186,7 @@ def _fresh_schedd(daemon: MockSchedd) -> JobQueue:
 @fuzz(100)
 @given(data=st.data())
 def test_schedd_mutated_requests(schedd: MockSchedd, name: str, data: Any) -> None:
+    """After any mutated recorded request, the schedd still answers an honest job query."""
     original = schedd.queue
     schedd.queue = _fresh_schedd(schedd)
     try:
@@ -207,6 +209,8 @@ def _calls(payloads: list[bytes]) -> list[int]:
 def test_uncommitted_transaction_leaves_queue_unchanged(
     schedd: MockSchedd, name: str, data: Any
 ) -> None:
+    """A mutated transaction that never commits leaves the queue exactly as it was, and the
+    schedd still serves."""
     original = schedd.queue
     schedd.queue = _fresh_schedd(schedd)
     try:
@@ -230,7 +234,8 @@ def test_uncommitted_transaction_leaves_queue_unchanged(
 @fuzz(60)
 @given(data=st.data())
 def test_failed_commit_is_all_or_nothing(schedd: MockSchedd, data: Any) -> None:
-    """Mutations anywhere: the queue either stays or gains whole clusters only."""
+    """Mutations anywhere in a submit: the queue either stays or gains whole clusters only
+    (procs 0..TotalSubmitProcs-1)."""
     original = schedd.queue
     schedd.queue = _fresh_schedd(schedd)
     try:
@@ -250,9 +255,15 @@ def test_failed_commit_is_all_or_nothing(schedd: MockSchedd, data: Any) -> None:
 @fuzz(150)
 @given(st.binary(max_size=200))
 def test_arbitrary_bytes_to_both_daemons(collector: MockCollector, data: bytes) -> None:
-    for daemon in (collector, _schedd()):
+    """Arbitrary bytes, raw or framed, end the connection with at most a CedarError, and both
+    daemons then still answer an honest query."""
+    schedd = _schedd()
+    for daemon in (collector, schedd):
         replay_server(daemon, [], data or b"\0")
         replay_server(daemon, [], frame_plain(data) if data else b"\0")
+    _still_serves_collector(collector)
+    with frozen():
+        _still_serves_schedd(schedd)
 
 
 # --------------------------------------------------------------------------- memory limits

@@ -1,11 +1,9 @@
-"""Framing, AES-GCM and primitive readers fed arbitrary bytes: only CedarErrors, bounded memory."""
+"""Framing, AES-GCM and primitive readers fed arbitrary bytes: each test states its property."""
 
 from __future__ import annotations
 
-import contextlib
-
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from cedar.errors import CedarError, ConnectionClosed, ProtocolError
@@ -18,53 +16,93 @@ from .helpers import fuzz
 KEY = bytes(range(32))
 
 
-def _drain(conn: CedarConnection, data: bytes, chunks: list[int]) -> int:
-    """Feed ``data`` in chunks, pulling messages after each; returns how many came out."""
-    count = 0
+def _drain(
+    conn: CedarConnection, data: bytes, chunks: list[int]
+) -> tuple[list[bytes], type[CedarError] | None]:
+    """Feed ``data`` in chunks, pulling messages after each; returns the payloads that came
+    out and the class of the CedarError that ended it (None when none did)."""
+    got: list[bytes] = []
     pos = 0
-    for size in [*chunks, len(data)]:
-        conn.receive_data(data[pos : pos + size])
-        pos += size
-        while conn.next_message() is not None:
-            count += 1
-        if pos >= len(data):
-            break
-    conn.receive_data(b"")
     try:
-        while conn.next_message() is not None:
-            count += 1
+        for size in [*chunks, len(data)]:
+            conn.receive_data(data[pos : pos + size])
+            pos += size
+            while (message := conn.next_message()) is not None:
+                got.append(bytes(message.payload))
+            if pos >= len(data):
+                break
+        conn.receive_data(b"")
+        while (message := conn.next_message()) is not None:
+            got.append(bytes(message.payload))
     except ConnectionClosed:
         pass
-    return count
+    except CedarError as exc:
+        return got, type(exc)
+    return got, None
 
 
 def _packets(parts: list[tuple[int, bytes]]) -> bytes:
     return b"".join(bytes([end]) + len(body).to_bytes(4, "big") + body for end, body in parts)
 
 
+def _framing_model(parts: list[tuple[int, bytes]], limit: int) -> tuple[list[bytes], bool]:
+    """Spec 01 §2: a message is the bodies up to a packet whose end flag is 1..10; a flag over
+    10, an empty packet, or a message over ``limit`` bytes is an error.  Returns (messages,
+    ended in error)."""
+    messages: list[bytes] = []
+    current = b""
+    for end, body in parts:
+        if end > 10 or not body:
+            return messages, True
+        current += body
+        if len(current) > limit:
+            return messages, True
+        if end:
+            messages.append(current)
+            current = b""
+    return messages, False
+
+
 @fuzz(300)
 @given(st.binary(max_size=400), st.lists(st.integers(1, 50), max_size=8))
 def test_plain_arbitrary_bytes(data: bytes, chunks: list[int]) -> None:
-    conn = CedarConnection(max_message_size=4096)
-    with contextlib.suppress(CedarError):
-        _drain(conn, data, chunks)
+    """Arbitrary bytes give the same messages and the same CedarError (or none) however they
+    are split across reads: framing never depends on how the bytes arrive."""
+    whole = _drain(CedarConnection(max_message_size=4096), data, [])
+    assert _drain(CedarConnection(max_message_size=4096), data, chunks) == whole
 
 
 @fuzz(200)
+@example([(0, b"a"), (1, b"b"), (10, b"c")])  # the end flags the reference accepts as last
+@example([(1, b"a"), (11, b"b")])  # the first flag it refuses
+@example([(0, b"a"), (1, b"")])  # an empty packet
+@example([(0, b"x" * 64), (1, b"y" * 65)])  # one byte over the message limit
 @given(st.lists(st.tuples(st.integers(0, 255), st.binary(max_size=64)), max_size=8))
 def test_plain_packet_sequences(parts: list[tuple[int, bytes]]) -> None:
-    conn = CedarConnection(max_message_size=128)
-    with contextlib.suppress(CedarError):
-        _drain(conn, _packets(parts), [])
+    """Any sequence of packets gives exactly the messages of the spec's framing model, and a
+    ProtocolError exactly where the model has an error."""
+    got, error = _drain(CedarConnection(max_message_size=128), _packets(parts), [])
+    expected, failed = _framing_model(parts, 128)
+    assert got == expected[: len(got)]
+    if failed:
+        assert error is not None and issubclass(error, ProtocolError), (got, error)
+        assert got == expected
+    else:
+        assert got == expected and error is None, (got, error)
 
 
 @fuzz(200)
 @given(st.binary(max_size=300), st.lists(st.integers(1, 64), max_size=6))
 def test_aes_arbitrary_bytes(data: bytes, chunks: list[int]) -> None:
-    conn = CedarConnection(max_message_size=4096)
-    conn.install_aes_key(KEY)
-    with contextlib.suppress(CedarError):
-        _drain(conn, data, chunks)
+    """Arbitrary bytes on an AES-GCM connection give the same outcome however they are split,
+    and no message ever authenticates (the key is not the forger's)."""
+    outcomes = []
+    for split in ([], chunks):
+        conn = CedarConnection(max_message_size=4096)
+        conn.install_aes_key(KEY)
+        outcomes.append(_drain(conn, data, split))
+    assert outcomes[0] == outcomes[1]
+    assert outcomes[0][0] == []
 
 
 def _sealed_stream(messages: list[bytes]) -> bytes:
@@ -81,6 +119,8 @@ def _sealed_stream(messages: list[bytes]) -> bytes:
     st.sampled_from(["flip", "truncate", "drop-packet", "swap"]),
 )
 def test_aes_tampered_stream(messages: list[bytes], where: int, bit: int, how: str) -> None:
+    """A tampered AES-GCM stream yields only a prefix of what was sent, then a CedarError:
+    nothing altered ever authenticates."""
     wire = bytearray(_sealed_stream(messages))
     pos = where % len(wire)
     if how == "flip":
@@ -126,6 +166,8 @@ READERS = ["int", "uint", "int32", "char", "double", "string", "nullable", "byte
 @fuzz(400)
 @given(st.binary(max_size=64), st.lists(st.sampled_from(READERS), max_size=10), st.booleans())
 def test_reader_getters(payload: bytes, calls: list[str], crypto: bool) -> None:
+    """Any sequence of getters on any payload returns values in their type's range or raises a
+    ProtocolError, and the reader's offset never leaves the payload."""
     reader = MessageReader(payload, crypto=crypto)
     for call in calls:
         try:
@@ -162,6 +204,7 @@ def test_crypto_string_length_prefix_is_bounded(length: int) -> None:
 @fuzz(100)
 @given(st.lists(st.text(max_size=20).filter(lambda s: "\0" not in s), max_size=5), st.booleans())
 def test_strings_round_trip(texts: list[str], crypto: bool) -> None:
+    """Strings written with put_string read back equal, in order, with nothing left over."""
     writer = MessageWriter(crypto=crypto)
     for text in texts:
         writer.put_string(text)

@@ -83,6 +83,9 @@ _NULL = struct.pack(">Q", 1) + bytes((NULL_STRING_MARKER,))
 def test_crypto_bulk_reader_matches_single_reader(
     strings: list[bytes], count: int, cut: int, truncate: bool
 ) -> None:
+    """For any run of crypto-mode strings, cut or not, the bulk reader gives what reading them
+    one by one gives (values, or the same ProtocolError at the same offset), ending at the same
+    offset."""
     payload = b"".join(strings)
     if truncate:
         payload = payload[: max(0, len(payload) - cut)]
@@ -97,6 +100,8 @@ def test_crypto_bulk_reader_matches_single_reader(
 def test_plain_bulk_reader_matches_single_reader(
     strings: list[bytes], count: int, cut: int
 ) -> None:
+    """For any run of plain strings, cut or not, the bulk reader gives what reading them one by
+    one gives (values, or the same ProtocolError at the same offset), ending at the same offset."""
     payload = b"".join(strings)
     payload = payload[: max(0, len(payload) - cut)] if cut % 2 else payload
     bulk = _outcome(MessageReader.get_strings, payload, False, count)
@@ -117,6 +122,7 @@ def test_bulk_reader_huge_count_on_short_message_fails_cleanly(crypto: bool) -> 
     st.booleans(),
 )
 def test_bulk_writer_matches_put_string(values: list[str | None], crypto: bool) -> None:
+    """put_strings writes exactly the bytes of put_string called once per value."""
     one = MessageWriter(crypto=crypto)
     for value in values:
         one.put_string(value)

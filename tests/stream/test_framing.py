@@ -133,6 +133,7 @@ def test_empty_message_is_never_sent() -> None:
 
 @given(st.binary(min_size=1, max_size=20000), st.integers(min_value=1, max_value=5000))
 def test_any_packet_split_round_trips(payload: bytes, chunk: int) -> None:
+    """A payload split into packets of any size reassembles into one equal message."""
     conn = feed(frame_plain(payload, chunk=chunk))
     message = conn.next_message()
     assert message is not None and message.payload == payload

@@ -160,11 +160,13 @@ wire_text = st.text(st.characters(blacklist_characters="\0", blacklist_categorie
 
 @given(int64)
 def test_int_round_trip(value: int) -> None:
+    """Every 64-bit integer reads back equal."""
     assert MessageReader(MessageWriter().put_int(value).getvalue()).get_int() == value
 
 
 @given(st.floats(allow_nan=False, allow_infinity=False, min_value=-1e300, max_value=1e300))
 def test_double_round_trip_is_lossy_by_31_bits(value: float) -> None:
+    """A double reads back truncated toward zero, within 2**-30 of its magnitude (spec 01)."""
     decoded = MessageReader(MessageWriter().put_double(value).getvalue()).get_double()
     assert abs(decoded - value) <= abs(value) * 2.0**-30
     assert abs(decoded) <= abs(value)  # truncation toward zero
@@ -172,6 +174,7 @@ def test_double_round_trip_is_lossy_by_31_bits(value: float) -> None:
 
 @given(st.lists(st.one_of(int64, wire_text), max_size=20), st.booleans())
 def test_mixed_message_round_trip(values: list[int | str], crypto: bool) -> None:
+    """Any mix of integers and strings reads back equal, in order, with nothing left over."""
     writer = MessageWriter(crypto=crypto)
     for value in values:
         if isinstance(value, int):

@@ -66,7 +66,11 @@ def condor_submit() -> tuple[Path | None, str]:
     candidates = (
         [Path(tarball_env)]
         if tarball_env
-        else sorted((REPO.parent / "shared" / "htcondor").glob(TARBALL_GLOB))
+        else sorted(
+            Path(os.environ.get("CEDAR_HTCONDOR") or REPO.parent / "shared" / "htcondor").glob(
+                TARBALL_GLOB
+            )
+        )
     )
     tarball = next((c for c in candidates if c.is_file()), None)
     if tarball is None:
