@@ -30,6 +30,7 @@ from cedar.classad_wire.expr import (
     fold,
 )
 from cedar.classad_wire.operators import (
+    NO_AD,
     ListValue,
     Scope,
     Value,
@@ -49,7 +50,7 @@ from cedar.classad_wire.values import (
     RelTime,
     Undefined,
 )
-from cedar.errors import EvaluationBudgetExceeded
+from cedar.errors import ClassAdError, EvaluationBudgetExceeded
 
 #: Nested attribute evaluations deeper than this give Error instead of exhausting the stack.
 MAX_REFERENCE_DEPTH = 150
@@ -57,8 +58,6 @@ MAX_REFERENCE_DEPTH = 150
 #: it every node gives Error, so ``a1 = a0 + a0; a2 = a1 + a1; ...`` cannot run for hours.
 MAX_EVAL_STEPS = 1_000_000
 _BYTES_PER_STEP = 64
-#: The scope of ``evaluate(expr)`` without an ad.
-_NO_AD = RecordExpr(())
 #: How often (in steps) an evaluation with a :class:`Budget` looks at the clock.
 _CLOCK_EVERY = 1024
 
@@ -157,18 +156,20 @@ class Evaluator:
 
     def _special(self, key: str, scope: Scope) -> Value:
         if key in ("my", "self"):
-            return scope
+            return Undefined if scope.source is NO_AD else scope
         if key == "target" or key == "other":
             other = scope.root().other
             return Undefined if other is None else other
         if key == "parent":
-            return Undefined if scope.parent is None else scope.parent
-        return scope.root()
+            parent = scope.parent
+            return Undefined if parent is None or parent.source is NO_AD else parent
+        # Observed: without an ad, a bare ``root`` is undefined; from inside a record it fails.
+        return Undefined if scope.source is NO_AD else _top(scope)
 
     def reference(self, name: str, scope: Scope, absolute: bool = False) -> Value:
         key = fold(name)
         if absolute:
-            root = scope.root()
+            root = _top(scope)
             found = self._member(root, key)
             if found is None and key in _SPECIAL:
                 return self._special(key, root)  # observed: .self is the ad
@@ -266,7 +267,10 @@ class Evaluator:
                 return self._subscript(self.eval(node.base, scope), self.eval(node.index, scope))
             if kind is ListExpr:
                 assert isinstance(node, ListExpr)
-                result = ListValue(self.eval(item, scope) for item in node.items)
+                try:
+                    result = ListValue(self.eval(item, scope) for item in node.items)
+                except _NoTopLevel:
+                    result = ListValue(self._item(item, scope) for item in node.items)
                 result.source = node
                 return result
             if kind is RecordExpr:
@@ -279,6 +283,14 @@ class Evaluator:
                     return Error
                 return function(self, node.args, scope)
             raise TypeError(f"cannot evaluate {kind.__name__}")
+
+    def _item(self, item: Expr, scope: Scope) -> Value:
+        """A list element whose absolute reference has no ad is undefined (observed:
+        ``{.X}[0]`` and ``size({.X})`` evaluate without an ad, where ``.X`` alone fails)."""
+        try:
+            return self.eval(item, scope)
+        except _NoTopLevel:
+            return Undefined
 
     def _binary(self, node: Binary, scope: Scope) -> Value:
         # Walk the left spine iteratively: long left-associative chains are common.
@@ -350,18 +362,34 @@ class Evaluator:
         return Error
 
 
+class _NoTopLevel(Exception):
+    """An absolute reference met no ad: the evaluation fails (see :func:`_top`)."""
+
+
+def _top(scope: Scope) -> Scope:
+    """The ad at the top of ``scope``; without an ad there is none, and the reference fails
+    the whole evaluation (observed: classad2 raises for ``.X``, ``[a = root].a`` or
+    ``[a = .b].a`` evaluated without an ad, while ``MY`` and ``parent`` are undefined)."""
+    root = scope.root()
+    if root.source is NO_AD:
+        raise _NoTopLevel
+    return root
+
+
 def evaluate(
     expr: Expr | str, my: Any = None, target: Any = None, *, budget: Budget | None = None
 ) -> Any:
     """Evaluate an expression (text is parsed as new syntax) in ``my`` against ``target``.
 
     With a ``budget``, the work is charged to it and :class:`EvaluationBudgetExceeded` is
-    raised once it is spent (instead of quietly giving ``Error``).
+    raised once it is spent (instead of quietly giving ``Error``).  Without ``my``, an
+    absolute reference (``.X``, ``root``) raises :class:`~cedar.errors.ClassAdError`, as the
+    reference's evaluation fails.
     """
     if isinstance(expr, str):
         expr = parse_expr(expr)
-    # No ad: an empty record stands in for it (``MY`` is then an empty ad, as with ``ClassAd()``).
-    my_scope = Scope.of_ad(my) if my is not None else Scope.of_record(_NO_AD, None)
+    # No ad: a scope without members stands in (``MY`` is undefined there, ``.X`` fails).
+    my_scope = Scope.of_ad(my) if my is not None else Scope.absent()
     if target is not None:
         target_scope = Scope.of_ad(target)
         my_scope.other = target_scope
@@ -372,6 +400,10 @@ def evaluate(
     started = evaluator.clock()
     try:
         return to_python(evaluator.eval(expr, my_scope))
+    except _NoTopLevel:
+        raise ClassAdError(
+            "cannot evaluate an absolute reference (.name, root, toplevel) without an ad"
+        ) from None
     except RecursionError:
         # Each attribute is bounded by the parser's depth limit, but chains of references
         # (up to MAX_REFERENCE_DEPTH) can still multiply that beyond the Python stack.

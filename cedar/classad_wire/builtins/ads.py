@@ -90,7 +90,7 @@ def _count_matches(ev: Context, args: tuple[Expr, ...], scope: Scope) -> Value:
     count = 0
     for item in items:
         if isinstance(item, Scope):
-            inner = Scope(item.members, scope, item.source)
+            inner = Scope(item.members, scope.without_absent_root(), item.source)
             inner.other = scope.root().other  # observed: still sees the match partner
             if as_bool(ev.eval(args[0], inner)) is True:
                 count += 1
@@ -111,7 +111,7 @@ def _eval_in_each_context(ev: Context, args: tuple[Expr, ...], scope: Scope) -> 
         if not isinstance(context, Scope):
             results.append(Undefined if context is Undefined else Error)
             continue
-        inner = Scope(context.members, scope, context.source)
+        inner = Scope(context.members, scope.without_absent_root(), context.source)
         inner.other = scope.root().other  # observed: still sees the match partner
         results.append(ev.eval(args[0], inner))
     return tuple(results)
