@@ -31,7 +31,9 @@ from cedar.classad_wire.expr import (
 )
 from cedar.classad_wire.operators import (
     NO_AD,
+    EvaluationFailed,
     ListValue,
+    NoTopLevel,
     Scope,
     Value,
     arith,
@@ -269,7 +271,7 @@ class Evaluator:
                 assert isinstance(node, ListExpr)
                 try:
                     result = ListValue(self.eval(item, scope) for item in node.items)
-                except _NoTopLevel:
+                except EvaluationFailed:
                     result = ListValue(self._item(item, scope) for item in node.items)
                 result.source = node
                 return result
@@ -285,12 +287,15 @@ class Evaluator:
             raise TypeError(f"cannot evaluate {kind.__name__}")
 
     def _item(self, item: Expr, scope: Scope) -> Value:
-        """A list element whose absolute reference has no ad is undefined (observed:
-        ``{.X}[0]`` and ``size({.X})`` evaluate without an ad, where ``.X`` alone fails)."""
+        """A list element whose evaluation fails: undefined for an absolute reference without
+        an ad, else Error (observed: ``{.X}[0]``, ``{absTime(0, -1)}[0]``; ``.X`` alone
+        fails)."""
         try:
             return self.eval(item, scope)
-        except _NoTopLevel:
+        except NoTopLevel:
             return Undefined
+        except EvaluationFailed:
+            return Error
 
     def _binary(self, node: Binary, scope: Scope) -> Value:
         # Walk the left spine iteratively: long left-associative chains are common.
@@ -362,17 +367,13 @@ class Evaluator:
         return Error
 
 
-class _NoTopLevel(Exception):
-    """An absolute reference met no ad: the evaluation fails (see :func:`_top`)."""
-
-
 def _top(scope: Scope) -> Scope:
     """The ad at the top of ``scope``; without an ad there is none, and the reference fails
     the whole evaluation (observed: classad2 raises for ``.X``, ``[a = root].a`` or
     ``[a = .b].a`` evaluated without an ad, while ``MY`` and ``parent`` are undefined)."""
     root = scope.root()
     if root.source is NO_AD:
-        raise _NoTopLevel
+        raise NoTopLevel
     return root
 
 
@@ -400,10 +401,12 @@ def evaluate(
     started = evaluator.clock()
     try:
         return to_python(evaluator.eval(expr, my_scope))
-    except _NoTopLevel:
+    except NoTopLevel:
         raise ClassAdError(
             "cannot evaluate an absolute reference (.name, root, toplevel) without an ad"
         ) from None
+    except EvaluationFailed as exc:
+        raise ClassAdError(f"cannot evaluate the expression: {exc}") from None
     except RecursionError:
         # Each attribute is bounded by the parser's depth limit, but chains of references
         # (up to MAX_REFERENCE_DEPTH) can still multiply that beyond the Python stack.

@@ -32,6 +32,20 @@ class Context(Protocol):
     def charge(self, size: int) -> None: ...
 
 
+class EvaluationFailed(Exception):
+    """The whole evaluation fails (classad2 raises "failed to evaluate expression").
+
+    Internal control flow, not a cedar error: :func:`~cedar.classad_wire.evaluate.evaluate`
+    turns it into a :class:`~cedar.errors.ClassAdError`.  A list element that fails gives
+    Error instead (observed: ``{absTime(0, -1)}[0]``; ``size`` of it is still 1).
+    """
+
+
+class NoTopLevel(EvaluationFailed):
+    """An absolute reference (``.X``, ``root`` in a record) met no ad: inside a list the
+    element is undefined (observed: ``{.X}[0]``)."""
+
+
 class _NoAd:
     """The ``source`` of :meth:`Scope.absent` (one object, compared by identity)."""
 
@@ -360,7 +374,9 @@ def to_string(value: Value) -> str:
 
 __all__ = [
     "Context",
+    "EvaluationFailed",
     "ListValue",
+    "NoTopLevel",
     "NO_AD",
     "Scope",
     "Value",

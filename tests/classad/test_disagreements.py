@@ -6,6 +6,7 @@ Every case is evaluated by both and compared by type and value (a boolean is not
 
 from __future__ import annotations
 
+import datetime
 import itertools
 import math
 from functools import partial
@@ -31,6 +32,8 @@ def _reference(classad2: Any, value: Any) -> Any:
         return ("ad", repr(value))
     if isinstance(value, float):
         return ("real", "nan" if math.isnan(value) else value)
+    if isinstance(value, datetime.datetime):
+        return ("abstime", int(value.timestamp()))
     return (type(value).__name__, value)
 
 
@@ -579,3 +582,44 @@ def test_failed_list_elements_are_a_documented_deviation(classad2: Any, text: st
         classad2.ExprTree(text).eval()
     assert parse_expr(text).eval() in (False, 0)
     assert parse_expr(text).eval(parse_one("[X = 1]")) == (True if "member" in text else 1)
+
+
+ABSTIME_ARGUMENTS = [
+    "undefined",
+    "error",
+    "0",
+    "3600",
+    "-18000",
+    "1.5",
+    "-1.5",
+    "-1",
+    "-1.0",
+    "4294967295",
+    "true",
+    '"x"',
+    '"2020-03-04T05:06:07-05:00"',
+    "{}",
+    "[a = 1]",
+    "absTime(5, 3600)",
+    "relTime(60)",
+    "relTime(-1)",
+    "1e300",
+    "5000000000",
+]
+
+
+def test_abstime_of_every_argument_pair_matches_reference(classad2: Any) -> None:
+    """absTime(time[, offset]) on C ints, an absTime or (with an offset) a string as is, the
+    offset checked first, and the evaluation failing for an integer time at offset -1."""
+    problems = []
+    for time_text in ABSTIME_ARGUMENTS:
+        for offset in [*ABSTIME_ARGUMENTS, None]:
+            call = f"absTime({time_text})" if offset is None else f"absTime({time_text}, {offset})"
+            for text in (f"string({call})", f"isAbsTime({call})", f"int({call})", f"{{{call}}}[0]"):
+                reference = _outcome(
+                    lambda t=text: classad2.ExprTree(t).eval(), partial(_reference, classad2)
+                )
+                ours = _outcome(lambda t=text: parse_expr(t).eval(), _ours)
+                if ours != reference:
+                    problems.append(f"{text}: cedar {ours}, reference {reference}")
+    assert not problems, problems[:20]
