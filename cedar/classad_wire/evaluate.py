@@ -249,8 +249,11 @@ class Evaluator:
                 return self._unary(node, scope)  # type: ignore[arg-type]
             if kind is Ternary:
                 assert isinstance(node, Ternary)
-                cond = as_bool(self.eval(node.cond, scope))
+                raw = self.eval(node.cond, scope)
+                cond = as_bool(raw)
                 if cond is Undefined or cond is Error:
+                    if cond is Error and raw is not Error:
+                        self._both_arms(node, scope)
                     return cond
                 node = node.then if cond else node.orelse
                 continue
@@ -286,6 +289,14 @@ class Evaluator:
                 return function(self, node.args, scope)
             raise TypeError(f"cannot evaluate {kind.__name__}")
 
+    def _both_arms(self, node: Ternary, scope: Scope) -> None:
+        """A condition that is not a truth value (a string, list, ad or time) is Error, but
+        classad2 still evaluates what follows it, so a failure there fails the whole
+        evaluation (observed: ``"a" ? 1 : .X`` and ``"a" && .X`` fail without an ad, where
+        ``error ? .X : 1`` is Error)."""
+        self.eval(node.then, scope)
+        self.eval(node.orelse, scope)
+
     def _item(self, item: Expr, scope: Scope) -> Value:
         """A list element whose evaluation fails: undefined for an absolute reference without
         an ad, else Error (observed: ``{.X}[0]``, ``{absTime(0, -1)}[0]``; ``.X`` alone
@@ -313,6 +324,8 @@ class Evaluator:
         if op == "&&":
             left = as_bool(a)
             if left is False or left is Error:
+                if left is Error and a is not Error:
+                    self.eval(right, scope)  # observed: see _both_arms
                 return left
             b = as_bool(self.eval(right, scope))
             if b is Error or b is False:
@@ -321,6 +334,8 @@ class Evaluator:
         if op == "||":
             left = as_bool(a)
             if left is True or left is Error:
+                if left is Error and a is not Error:
+                    self.eval(right, scope)  # observed: see _both_arms
                 return left
             b = as_bool(self.eval(right, scope))
             if b is Error or b is True:
