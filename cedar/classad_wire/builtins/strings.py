@@ -19,10 +19,12 @@ from cedar.classad_wire.values import Error, Undefined
 
 @register("strcat")
 def _strcat(ev: Context, args: tuple[Expr, ...], scope: Scope) -> Value:
-    values = [ev.eval(arg, scope) for arg in args]
-    for value in values:  # the first undefined/error argument decides (observed)
+    values = []
+    for arg in args:  # the first undefined/error argument decides; the rest is not evaluated
+        value = ev.eval(arg, scope)
         if value is Undefined or value is Error:
             return value
+        values.append(value)
     result = "".join(to_string(v) for v in values)
     ev.charge(len(result))
     return result

@@ -75,7 +75,7 @@ def _c_int(value: Value) -> int | None:
     return None
 
 
-@strict_function("relTime", arity=(1, 1))
+@strict_function("relTime", arity=(1, 1), count_after=True)
 def _rel_time(value: Value) -> Value:
     if type(value) in (AbsTime, RelTime):
         return RelTime(float(time_number(value)) if type(value) is AbsTime else value.seconds)
@@ -162,15 +162,15 @@ def _gmtime(seconds: int) -> time.struct_time:
 def _format_time(ev: Context, args: tuple[Expr, ...], scope: Scope) -> Value:
     if len(args) > 2:
         return Error
-    values = [ev.eval(arg, scope) for arg in args]
-    if any(v is Undefined or v is Error for v in values):
-        return Error
-    when = values[0] if values else AbsTime(int(time.time()), 0)
-    pattern = values[1] if len(values) == 2 else "%c"
-    if type(pattern) is not str:
+    when = ev.eval(args[0], scope) if args else AbsTime(int(time.time()), 0)
+    # Observed: a time that is no time is Error before the format is evaluated.
+    if when is Undefined or when is Error:
         return Error
     fields = _broken_down(when)
     if fields is None:
+        return Error
+    pattern = ev.eval(args[1], scope) if len(args) == 2 else "%c"
+    if type(pattern) is not str:
         return Error
     if not pattern:
         return ""
