@@ -695,3 +695,31 @@ def test_versioned_argument_functions_match_reference(classad2: Any, text: str) 
     """argsToList/listToArgs take an optional version (1: V1, blanks only; 2: V2 quoting)."""
     reference = _outcome(lambda: classad2.ExprTree(text).eval(), partial(_reference, classad2))
     assert _outcome(lambda: parse_expr(text).eval(), _ours) == reference
+
+
+LIST_COMPARE_ITEMS = [
+    "{1, undefined, 3}",
+    "{undefined, 3}",
+    "{3, undefined}",
+    "{1, error, 3}",
+    "{error, undefined}",
+    "{undefined, error}",
+    '{"a", 3}',
+    "{{1}, 3}",
+    "{}",
+]
+
+
+def test_list_compare_stops_where_reference_does(classad2: Any) -> None:
+    """anyCompare/allCompare walk the list in order: an error ends both with error, an
+    undefined comparison ends anyCompare with false (a later match does not count)."""
+    problems = []
+    for function in ("anyCompare", "allCompare"):
+        for op in ('">="', '"=="', '"!="', '"is"', '"isnt"'):
+            for items in LIST_COMPARE_ITEMS:
+                for value in ("3", "1", "undefined", "error", '"a"'):
+                    text = f"{function}({op}, {items}, {value})"
+                    ours, reference = _both(classad2, text)
+                    if ours != reference:
+                        problems.append(f"{text}: cedar {ours}, reference {reference}")
+    assert not problems, problems[:20]

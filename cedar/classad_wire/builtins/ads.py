@@ -63,15 +63,16 @@ def _list_compare(want_all: bool) -> Function:
                 same = identical(item, value)
                 result = same if same is Error else not same
             elif value is Undefined:
-                result = Undefined  # observed: not an error even for an error element
+                result = Error if item is Error else Undefined
             else:
                 result = compare(_COMPARE_OPS[name], item, value)
             if result is Error:
                 return Error
             if want_all and result is not True:
                 return False
-            if not want_all and result is True:
-                return True
+            if not want_all and result is not False:
+                # Observed: an undefined comparison ends anyCompare too, with false.
+                return result is True
         return want_all
 
     return call
