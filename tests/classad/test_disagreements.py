@@ -723,3 +723,18 @@ def test_list_compare_stops_where_reference_does(classad2: Any) -> None:
                     if ours != reference:
                         problems.append(f"{text}: cedar {ours}, reference {reference}")
     assert not problems, problems[:20]
+
+
+def test_substr_counts_utf8_bytes_as_reference(classad2: Any) -> None:
+    """substr() offsets and lengths count UTF-8 bytes, as size() does (a cut inside a
+    character is compared through size() and equality: the bindings cannot return it)."""
+    problems = []
+    for text in ('"日本"', '"aé"', '"ßx"', '"a日b"', '"abc"'):
+        for offset in range(-7, 8):
+            for length in (None, -4, -1, 0, 1, 2, 3, 5):
+                call = f"substr({text}, {offset}" + ("" if length is None else f", {length}") + ")"
+                for probe in (f"size({call})", f'{call} == "本"', f'{call} == "x"'):
+                    ours, reference = _both(classad2, probe)
+                    if ours != reference:
+                        problems.append(f"{probe}: cedar {ours}, reference {reference}")
+    assert not problems, problems[:20]
