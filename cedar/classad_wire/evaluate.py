@@ -30,7 +30,10 @@ from cedar.classad_wire.expr import (
     fold,
 )
 from cedar.classad_wire.operators import (
+    NO_AD,
+    EvaluationFailed,
     ListValue,
+    NoTopLevel,
     Scope,
     Value,
     arith,
@@ -49,7 +52,7 @@ from cedar.classad_wire.values import (
     RelTime,
     Undefined,
 )
-from cedar.errors import EvaluationBudgetExceeded
+from cedar.errors import ClassAdError, EvaluationBudgetExceeded
 
 #: Nested attribute evaluations deeper than this give Error instead of exhausting the stack.
 MAX_REFERENCE_DEPTH = 150
@@ -57,8 +60,6 @@ MAX_REFERENCE_DEPTH = 150
 #: it every node gives Error, so ``a1 = a0 + a0; a2 = a1 + a1; ...`` cannot run for hours.
 MAX_EVAL_STEPS = 1_000_000
 _BYTES_PER_STEP = 64
-#: The scope of ``evaluate(expr)`` without an ad.
-_NO_AD = RecordExpr(())
 #: How often (in steps) an evaluation with a :class:`Budget` looks at the clock.
 _CLOCK_EVERY = 1024
 
@@ -157,18 +158,20 @@ class Evaluator:
 
     def _special(self, key: str, scope: Scope) -> Value:
         if key in ("my", "self"):
-            return scope
+            return Undefined if scope.source is NO_AD else scope
         if key == "target" or key == "other":
             other = scope.root().other
             return Undefined if other is None else other
         if key == "parent":
-            return Undefined if scope.parent is None else scope.parent
-        return scope.root()
+            parent = scope.parent
+            return Undefined if parent is None or parent.source is NO_AD else parent
+        # Observed: without an ad, a bare ``root`` is undefined; from inside a record it fails.
+        return Undefined if scope.source is NO_AD else _top(scope)
 
     def reference(self, name: str, scope: Scope, absolute: bool = False) -> Value:
         key = fold(name)
         if absolute:
-            root = scope.root()
+            root = _top(scope)
             found = self._member(root, key)
             if found is None and key in _SPECIAL:
                 return self._special(key, root)  # observed: .self is the ad
@@ -246,8 +249,11 @@ class Evaluator:
                 return self._unary(node, scope)  # type: ignore[arg-type]
             if kind is Ternary:
                 assert isinstance(node, Ternary)
-                cond = as_bool(self.eval(node.cond, scope))
+                raw = self.eval(node.cond, scope)
+                cond = as_bool(raw)
                 if cond is Undefined or cond is Error:
+                    if cond is Error and raw is not Error:
+                        self._both_arms(node, scope)
                     return cond
                 node = node.then if cond else node.orelse
                 continue
@@ -266,7 +272,10 @@ class Evaluator:
                 return self._subscript(self.eval(node.base, scope), self.eval(node.index, scope))
             if kind is ListExpr:
                 assert isinstance(node, ListExpr)
-                result = ListValue(self.eval(item, scope) for item in node.items)
+                try:
+                    result = ListValue(self.eval(item, scope) for item in node.items)
+                except EvaluationFailed:
+                    result = ListValue(self._item(item, scope) for item in node.items)
                 result.source = node
                 return result
             if kind is RecordExpr:
@@ -279,6 +288,25 @@ class Evaluator:
                     return Error
                 return function(self, node.args, scope)
             raise TypeError(f"cannot evaluate {kind.__name__}")
+
+    def _both_arms(self, node: Ternary, scope: Scope) -> None:
+        """A condition that is not a truth value (a string, list, ad or time) is Error, but
+        classad2 still evaluates what follows it, so a failure there fails the whole
+        evaluation (observed: ``"a" ? 1 : .X`` and ``"a" && .X`` fail without an ad, where
+        ``error ? .X : 1`` is Error)."""
+        self.eval(node.then, scope)
+        self.eval(node.orelse, scope)
+
+    def _item(self, item: Expr, scope: Scope) -> Value:
+        """A list element whose evaluation fails: undefined for an absolute reference without
+        an ad, else Error (observed: ``{.X}[0]``, ``{absTime(0, -1)}[0]``; ``.X`` alone
+        fails)."""
+        try:
+            return self.eval(item, scope)
+        except NoTopLevel:
+            return Undefined
+        except EvaluationFailed:
+            return Error
 
     def _binary(self, node: Binary, scope: Scope) -> Value:
         # Walk the left spine iteratively: long left-associative chains are common.
@@ -296,6 +324,8 @@ class Evaluator:
         if op == "&&":
             left = as_bool(a)
             if left is False or left is Error:
+                if left is Error and a is not Error:
+                    self.eval(right, scope)  # observed: see _both_arms
                 return left
             b = as_bool(self.eval(right, scope))
             if b is Error or b is False:
@@ -304,6 +334,8 @@ class Evaluator:
         if op == "||":
             left = as_bool(a)
             if left is True or left is Error:
+                if left is Error and a is not Error:
+                    self.eval(right, scope)  # observed: see _both_arms
                 return left
             b = as_bool(self.eval(right, scope))
             if b is Error or b is True:
@@ -350,18 +382,30 @@ class Evaluator:
         return Error
 
 
+def _top(scope: Scope) -> Scope:
+    """The ad at the top of ``scope``; without an ad there is none, and the reference fails
+    the whole evaluation (observed: classad2 raises for ``.X``, ``[a = root].a`` or
+    ``[a = .b].a`` evaluated without an ad, while ``MY`` and ``parent`` are undefined)."""
+    root = scope.root()
+    if root.source is NO_AD:
+        raise NoTopLevel
+    return root
+
+
 def evaluate(
     expr: Expr | str, my: Any = None, target: Any = None, *, budget: Budget | None = None
 ) -> Any:
     """Evaluate an expression (text is parsed as new syntax) in ``my`` against ``target``.
 
     With a ``budget``, the work is charged to it and :class:`EvaluationBudgetExceeded` is
-    raised once it is spent (instead of quietly giving ``Error``).
+    raised once it is spent (instead of quietly giving ``Error``).  Without ``my``, an
+    absolute reference (``.X``, ``root``) raises :class:`~cedar.errors.ClassAdError`, as the
+    reference's evaluation fails.
     """
     if isinstance(expr, str):
         expr = parse_expr(expr)
-    # No ad: an empty record stands in for it (``MY`` is then an empty ad, as with ``ClassAd()``).
-    my_scope = Scope.of_ad(my) if my is not None else Scope.of_record(_NO_AD, None)
+    # No ad: a scope without members stands in (``MY`` is undefined there, ``.X`` fails).
+    my_scope = Scope.of_ad(my) if my is not None else Scope.absent()
     if target is not None:
         target_scope = Scope.of_ad(target)
         my_scope.other = target_scope
@@ -372,6 +416,12 @@ def evaluate(
     started = evaluator.clock()
     try:
         return to_python(evaluator.eval(expr, my_scope))
+    except NoTopLevel:
+        raise ClassAdError(
+            "cannot evaluate an absolute reference (.name, root, toplevel) without an ad"
+        ) from None
+    except EvaluationFailed as exc:
+        raise ClassAdError(f"cannot evaluate the expression: {exc}") from None
     except RecursionError:
         # Each attribute is bounded by the parser's depth limit, but chains of references
         # (up to MAX_REFERENCE_DEPTH) can still multiply that beyond the Python stack.

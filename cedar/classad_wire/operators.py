@@ -32,6 +32,37 @@ class Context(Protocol):
     def charge(self, size: int) -> None: ...
 
 
+class EvaluationFailed(Exception):
+    """The whole evaluation fails (classad2 raises "failed to evaluate expression").
+
+    Internal control flow, not a cedar error: :func:`~cedar.classad_wire.evaluate.evaluate`
+    turns it into a :class:`~cedar.errors.ClassAdError`.  A list element that fails gives
+    Error instead (observed: ``{absTime(0, -1)}[0]``; ``size`` of it is still 1).
+    """
+
+
+class NoTopLevel(EvaluationFailed):
+    """An absolute reference (``.X``, ``root`` in a record) met no ad: inside a list the
+    element is undefined (observed: ``{.X}[0]``)."""
+
+
+class _NoAd:
+    """The ``source`` of :meth:`Scope.absent` (one object, compared by identity)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "NO_AD"
+
+
+#: Marks the scope that stands for "no ad" (see :meth:`Scope.absent`).
+NO_AD = _NoAd()
+
+
+def _no_member(key: str) -> Expr | None:
+    return None
+
+
 class Scope:
     """An ad (or nested record) during evaluation: its members, lexical parent and match partner."""
 
@@ -53,6 +84,12 @@ class Scope:
         return cls(ad.get_expr, None, ad)
 
     @classmethod
+    def absent(cls) -> Scope:
+        """The scope of an evaluation without an ad: it has no members, ``MY`` is undefined
+        there and an absolute reference (``.X``, ``root``) cannot be resolved (observed)."""
+        return cls(_no_member, None, NO_AD)
+
+    @classmethod
     def of_record(cls, record: RecordExpr, parent: Scope | None) -> Scope:
         table = {fold(name): value for name, value in record.items()}
         return cls(lambda key: table.get(key), parent, record)
@@ -62,6 +99,20 @@ class Scope:
         while scope.parent is not None:
             scope = scope.parent
         return scope
+
+    def without_absent_root(self) -> Scope | None:
+        """This scope's chain with an absent ad (:meth:`absent`) at its top cut off: the
+        outermost record becomes the top (``None`` when nothing is left).  Observed:
+        ``countMatches`` and ``evalInEachContext`` evaluated without an ad see their outermost
+        record (or the visited ad itself) as ``root``, where a plain ``.X`` fails."""
+        if self.root().source is not NO_AD:
+            return self
+        if self.source is NO_AD:
+            return None
+        parent = self.parent.without_absent_root() if self.parent is not None else None
+        copy = Scope(self.members, parent, self.source)
+        copy.other = self.other
+        return copy
 
     def to_expr(self) -> Expr:
         source = self.source
@@ -323,7 +374,10 @@ def to_string(value: Value) -> str:
 
 __all__ = [
     "Context",
+    "EvaluationFailed",
     "ListValue",
+    "NoTopLevel",
+    "NO_AD",
     "Scope",
     "Value",
     "arith",

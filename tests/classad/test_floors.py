@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from cedar.classad_wire import ClassAd, Expr, evaluate, parse_expr, unparse
+from cedar.classad_wire import ClassAd, Expr, Undefined, evaluate, parse_expr, unparse
 from cedar.classad_wire.expr import UPCALLS, RecordExpr, Upcalls, to_expr
 from cedar.errors import ClassAdError
 
@@ -51,11 +51,14 @@ def test_a_low_file_imported_first_still_reaches_the_upper_floors(module: str) -
     ]
 
 
-def test_evaluate_without_an_ad_sees_an_empty_ad() -> None:
-    mine = evaluate("MY")
-    assert isinstance(mine, ClassAd) and len(mine) == 0
-    assert evaluate("size(MY)") == 0 and evaluate("string(MY)") == "[  ]"
+def test_evaluate_without_an_ad_has_no_my() -> None:
+    """As in classad2: ``MY`` is undefined, an absolute reference fails the evaluation."""
+    assert evaluate("MY") is Undefined and evaluate("MY =?= MY") is True
+    assert evaluate("size(MY)") is Undefined and evaluate("string(MY)") is Undefined
     assert evaluate("MY.x") is evaluate("x") and evaluate("isUndefined(x)") is True
+    with pytest.raises(ClassAdError, match="without an ad"):
+        evaluate(".x")
+    assert evaluate(".x", ClassAd()) is Undefined
 
 
 def test_records_and_ads_cross_the_floors_both_ways() -> None:

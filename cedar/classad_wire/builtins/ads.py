@@ -6,6 +6,7 @@ from cedar.classad_wire.builtins.registry import FUNCTIONS, Function, register, 
 from cedar.classad_wire.expr import AttrRef, Expr, Select, fold
 from cedar.classad_wire.operators import (
     Context,
+    EvaluationFailed,
     Scope,
     Value,
     as_bool,
@@ -40,7 +41,8 @@ def _list_compare(want_all: bool) -> Function:
     def call(ev: Context, args: tuple[Expr, ...], scope: Scope) -> Value:
         if len(args) != 3:
             return Error
-        op, items, value = (ev.eval(arg, scope) for arg in args)
+        # Observed: each argument is evaluated only once the ones before it are usable.
+        op = ev.eval(args[0], scope)
         if op is Undefined:
             return Undefined
         if type(op) is not str:
@@ -48,10 +50,12 @@ def _list_compare(want_all: bool) -> Function:
         name = fold(op)
         if name not in _COMPARE_OPS and name not in ("is", "isnt"):
             return Error
+        items = ev.eval(args[1], scope)
         if items is Undefined:
             return Undefined
         if not isinstance(items, tuple):
             return Error
+        value = ev.eval(args[2], scope)
         for item in items:
             if name == "is":
                 result = identical(item, value)
@@ -59,15 +63,16 @@ def _list_compare(want_all: bool) -> Function:
                 same = identical(item, value)
                 result = same if same is Error else not same
             elif value is Undefined:
-                result = Undefined  # observed: not an error even for an error element
+                result = Error if item is Error else Undefined
             else:
                 result = compare(_COMPARE_OPS[name], item, value)
             if result is Error:
                 return Error
             if want_all and result is not True:
                 return False
-            if not want_all and result is True:
-                return True
+            if not want_all and result is not False:
+                # Observed: an undefined comparison ends anyCompare too, with false.
+                return result is True
         return want_all
 
     return call
@@ -82,7 +87,10 @@ def _count_matches(ev: Context, args: tuple[Expr, ...], scope: Scope) -> Value:
     """The ads of the list in which the first argument (an expression) evaluates to true."""
     if len(args) != 2:
         return Error
-    items = ev.eval(args[1], scope)
+    try:
+        items = ev.eval(args[1], scope)
+    except EvaluationFailed:
+        return 0  # observed: a list that fails to evaluate counts nothing
     if items is Undefined:
         return 0
     if not isinstance(items, tuple):
@@ -90,7 +98,7 @@ def _count_matches(ev: Context, args: tuple[Expr, ...], scope: Scope) -> Value:
     count = 0
     for item in items:
         if isinstance(item, Scope):
-            inner = Scope(item.members, scope, item.source)
+            inner = Scope(item.members, scope.without_absent_root(), item.source)
             inner.other = scope.root().other  # observed: still sees the match partner
             if as_bool(ev.eval(args[0], inner)) is True:
                 count += 1
@@ -101,7 +109,10 @@ def _count_matches(ev: Context, args: tuple[Expr, ...], scope: Scope) -> Value:
 def _eval_in_each_context(ev: Context, args: tuple[Expr, ...], scope: Scope) -> Value:
     if len(args) != 2:
         return Error
-    contexts = ev.eval(args[1], scope)
+    try:
+        contexts = ev.eval(args[1], scope)
+    except EvaluationFailed:
+        return Undefined  # observed: as for countMatches
     if contexts is Undefined or contexts is Error:
         return contexts
     if not isinstance(contexts, tuple):
@@ -111,7 +122,7 @@ def _eval_in_each_context(ev: Context, args: tuple[Expr, ...], scope: Scope) -> 
         if not isinstance(context, Scope):
             results.append(Undefined if context is Undefined else Error)
             continue
-        inner = Scope(context.members, scope, context.source)
+        inner = Scope(context.members, scope.without_absent_root(), context.source)
         inner.other = scope.root().other  # observed: still sees the match partner
         results.append(ev.eval(args[0], inner))
     return tuple(results)

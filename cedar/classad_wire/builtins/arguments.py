@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from cedar.classad_wire.builtins.registry import register, strict_function
+from collections.abc import Callable
+
+from cedar.classad_wire.builtins.registry import FUNCTIONS, Function, register, strict_function
 from cedar.classad_wire.expr import Expr
 from cedar.classad_wire.operators import (
     Context,
@@ -33,11 +35,39 @@ def _quote_arg(arg: str) -> str:
     return "".join(out)
 
 
-@strict_function("listToArgs", arity=(1, 1), undefined_is_error=True)
-def _list_to_args(items: Value) -> Value:
+def _versioned(function: Callable[[Value, int], Value]) -> Function:
+    """``f(value)`` or ``f(value, version)``: the version (1 or 2, the V1 or V2 syntax) is
+    evaluated first, and anything else is Error before ``value`` is evaluated (observed)."""
+
+    def call(ev: Context, args: tuple[Expr, ...], scope: Scope) -> Value:
+        if len(args) not in (1, 2):
+            return Error
+        version = 2
+        if len(args) == 2:
+            given = ev.eval(args[1], scope)
+            if type(given) is not int or given not in (1, 2):
+                return Error
+            version = given
+        value = ev.eval(args[0], scope)
+        if value is Undefined or value is Error:
+            return Error
+        return function(value, version)
+
+    return call
+
+
+def _list_to_args(items: Value, version: int) -> Value:
     if not isinstance(items, tuple) or any(type(item) is not str for item in items):
         return Error
+    if version == 1:
+        # V1: blank-separated, no quoting (observed: an item with a blank is Error).
+        if any(any(ch in item for ch in " \t") for item in items):
+            return Error
+        return " ".join(items)
     return " ".join(_quote_arg(item) for item in items)
+
+
+FUNCTIONS["listtoargs"] = _versioned(_list_to_args)
 
 
 def _split_args(text: str) -> list[str] | None:
@@ -77,12 +107,16 @@ def _split_args(text: str) -> list[str] | None:
     return args
 
 
-@strict_function("argsToList", arity=(1, 1), undefined_is_error=True)
-def _args_to_list(text: Value) -> Value:
+def _args_to_list(text: Value, version: int) -> Value:
     if type(text) is not str:
         return Error
+    if version == 1:
+        return tuple(text.split())  # V1: blanks separate, quotes are plain characters
     args = _split_args(text)
     return Error if args is None else tuple(args)
+
+
+FUNCTIONS["argstolist"] = _versioned(_args_to_list)
 
 
 def _env_v2(pairs: list[tuple[str, str]]) -> str:

@@ -56,6 +56,8 @@ def _regex_args(values: list[Value], count: int) -> list[str] | Value:
 
 @register("regexp")
 def _regexp(ev: Context, args: tuple[Expr, ...], scope: Scope) -> Value:
+    if len(args) not in (2, 3):
+        return Error  # observed: before any argument is evaluated (so none can fail)
     strings = _regex_args([ev.eval(arg, scope) for arg in args], 2)
     if not isinstance(strings, list):
         return strings
@@ -72,9 +74,9 @@ def _regexp(ev: Context, args: tuple[Expr, ...], scope: Scope) -> Value:
 
 @register("regexpMember")
 def _regexp_member(ev: Context, args: tuple[Expr, ...], scope: Scope) -> Value:
+    if len(args) not in (2, 3):
+        return Error  # observed: before any argument is evaluated (so none can fail)
     values = [ev.eval(arg, scope) for arg in args]
-    if len(values) not in (2, 3):
-        return Error
     pattern, items = values[0], values[1]
     options = values[2] if len(values) == 3 else ""
     if pattern is Error or items is Error or options is Error:
@@ -129,6 +131,8 @@ def _replacing(kind: str) -> Function:
     """``regexps`` (the substitution of the first match), ``replace`` and ``replaceAll``."""
 
     def call(ev: Context, args: tuple[Expr, ...], scope: Scope) -> Value:
+        if len(args) not in (3, 4):
+            return Error  # observed: before any argument is evaluated (so none can fail)
         strings = _regex_args([ev.eval(arg, scope) for arg in args], 3)
         if not isinstance(strings, list):
             return strings

@@ -26,17 +26,26 @@ def register(*names: str) -> Callable[[Function], Function]:
 
 
 def strict_function(
-    *names: str, arity: tuple[int, int], undefined_is_error: bool = False
+    *names: str,
+    arity: tuple[int, int],
+    undefined_is_error: bool = False,
+    count_after: bool = False,
 ) -> Callable[[Callable[..., Value]], Callable[..., Value]]:
     """Register a function of evaluated arguments; Error/Undefined arguments propagate.
 
     Some reference functions (the math ones, ``stringListMember``) turn an undefined argument
-    into Error instead (observed); ``undefined_is_error`` selects that.
+    into Error instead (observed); ``undefined_is_error`` selects that.  Most check the number
+    of arguments before evaluating any; with ``count_after``, one argument too many is still
+    evaluated, so that a failing one fails the evaluation (observed: ``relTime(.X, 1)``
+    without an ad fails, ``relTime(.X, 1, 1)`` is Error).
     """
 
     def decorate(function: Callable[..., Value]) -> Callable[..., Value]:
         def call(ev: Context, args: tuple[Expr, ...], scope: Scope) -> Value:
             if not arity[0] <= len(args) <= arity[1]:
+                if count_after and len(args) == arity[1] + 1:
+                    for arg in args:
+                        ev.eval(arg, scope)
                 return Error
             values = [ev.eval(arg, scope) for arg in args]
             # Observed (substr): any undefined argument gives undefined, even next to error.

@@ -55,6 +55,8 @@ def _string_list_function(
 
     def decorate(function: Callable[..., Value]) -> Callable[..., Value]:
         def call(ev: Context, args: tuple[Expr, ...], scope: Scope) -> Value:
+            if len(args) not in (count, count + 1):
+                return Error  # observed: before any argument is evaluated
             values = [ev.eval(arg, scope) for arg in args]
             parsed = _string_list_args(values, count)
             if parsed is Undefined:
@@ -200,9 +202,9 @@ def _subset_call(fold_case: bool) -> Function:
     inner = _subset(fold_case)
 
     def call(ev: Context, args: tuple[Expr, ...], scope: Scope) -> Value:
+        if len(args) not in (2, 3):
+            return Error  # observed: before any argument is evaluated
         values = [ev.eval(arg, scope) for arg in args]
-        if len(values) not in (2, 3):
-            return Error
         if any(v is Error or (type(v) is not str and v is not Undefined) for v in values):
             return Error
         # Observed: "" is a subset of anything; so is undefined, except of undefined.
@@ -231,8 +233,10 @@ FUNCTIONS["stringlistisubsetmatch"] = _subset_call(fold_case=True)
 
 @register("stringList_regexpMember")
 def _string_list_regexp_member(ev: Context, args: tuple[Expr, ...], scope: Scope) -> Value:
+    if not 2 <= len(args) <= 4:
+        return Error  # observed: before any argument is evaluated
     values = [ev.eval(arg, scope) for arg in args]
-    if not 2 <= len(values) <= 4 or any(type(v) is not str for v in values):
+    if any(type(v) is not str for v in values):
         return Error
     pattern, text = values[0], values[1]
     delims = values[2] if len(values) > 2 else ", "
@@ -292,7 +296,11 @@ def _split(text: Value, delims: Value = None) -> Value:
 
 @register("join")
 def _join(ev: Context, args: tuple[Expr, ...], scope: Scope) -> Value:
-    values = [ev.eval(arg, scope) for arg in args]
+    values = []
+    for arg in args:
+        values.append(ev.eval(arg, scope))
+        if values[0] is Error:
+            return Error  # observed: an error separator stops before the items
     if not values:
         return ""  # observed: join() is the empty string
     items: Value

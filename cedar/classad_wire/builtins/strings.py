@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TypeVar
 
 from cedar.classad_wire.builtins.registry import register, strict_function
 from cedar.classad_wire.expr import Expr, RecordExpr, fold
@@ -19,13 +20,18 @@ from cedar.classad_wire.values import Error, Undefined
 
 @register("strcat")
 def _strcat(ev: Context, args: tuple[Expr, ...], scope: Scope) -> Value:
-    values = [ev.eval(arg, scope) for arg in args]
-    for value in values:  # the first undefined/error argument decides (observed)
+    values = []
+    for arg in args:  # the first undefined/error argument decides; the rest is not evaluated
+        value = ev.eval(arg, scope)
         if value is Undefined or value is Error:
             return value
+        values.append(value)
     result = "".join(to_string(v) for v in values)
     ev.charge(len(result))
     return result
+
+
+_Sliceable = TypeVar("_Sliceable", str, bytes)
 
 
 @strict_function("substr", arity=(2, 3))
@@ -34,14 +40,24 @@ def _substr(text: Value, offset: Value, length: Value = None) -> Value:
         return Error
     if length is not None and type(length) is not int:
         return Error
+    if not text.isascii():
+        # Observed: offsets count UTF-8 bytes (as size() does); a cut inside a character
+        # keeps the bytes (held as surrogate escapes, like other invalid UTF-8 text).
+        data = text.encode("utf-8", "surrogateescape")
+        part = _cut(data, offset, length)
+        return part.decode("utf-8", "surrogateescape")
+    return _cut(text, offset, length)
+
+
+def _cut(text: _Sliceable, offset: int, length: int | None) -> _Sliceable:
     size = len(text)
     start = offset if offset >= 0 else max(size + offset, 0)
     if start > size:
-        return ""
+        return text[:0]
     if length is None:
         return text[start:]
     end = start + length if length >= 0 else size + length
-    return text[start:end] if end > start else ""
+    return text[start:end] if end > start else text[:0]
 
 
 def _cmp(a: str, b: str) -> int:

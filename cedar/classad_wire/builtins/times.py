@@ -12,6 +12,7 @@ from cedar.classad_wire.builtins.registry import register, strict_function
 from cedar.classad_wire.expr import Expr, RecordExpr, to_expr
 from cedar.classad_wire.operators import (
     Context,
+    EvaluationFailed,
     Scope,
     Value,
     trunc,
@@ -24,21 +25,57 @@ def _time(ev: Context, args: tuple[Expr, ...], scope: Scope) -> Value:
     return int(time.time()) if not args else Error
 
 
-@strict_function("absTime", arity=(0, 2))
-def _abs_time(value: Value = None, offset: Value = None) -> Value:
-    if value is None:
+@register("absTime")
+def _abs_time(ev: Context, args: tuple[Expr, ...], scope: Scope) -> Value:
+    """``absTime()``, ``absTime(time)``, ``absTime(time, offset)``, as observed in classad2.
+
+    Numbers are seconds on a C int (an integer wraps, a real out of range is INT_MIN, a
+    relTime counts as its seconds); an absTime is returned as it is, and so, with an offset,
+    is a string.  The offset is checked first: undefined or not a number is Error even when
+    the time is undefined.  An integer time with the offset -1 fails the whole evaluation.
+    """
+    if len(args) > 2:
+        return Error
+    values = [ev.eval(arg, scope) for arg in args]
+    if not values:
         return AbsTime(int(time.time()), 0)
-    if type(value) is int and (offset is None or type(offset) is int):
-        return AbsTime(value, offset or 0)
-    if type(value) is str:
+    offset: int | None = None
+    if len(values) == 2:
+        offset = _c_int(values[1])
+        if offset is None:
+            return Error
+    value = values[0]
+    kind = type(value)
+    if value is Undefined or kind is AbsTime:
+        return value
+    if kind is str:
+        if offset is not None:
+            return value
+        ev.charge(len(value))
         from cedar.classad_wire.values import parse_abstime
 
         parsed = parse_abstime(value)
         return Error if parsed is None else parsed
-    return Error
+    seconds = _c_int(value)
+    if seconds is None:
+        return Error
+    if kind is int and offset == -1:
+        raise EvaluationFailed("absTime() of an integer with the offset -1")
+    return AbsTime(seconds, offset or 0)
 
 
-@strict_function("relTime", arity=(1, 1))
+def _c_int(value: Value) -> int | None:
+    """A number as the C int classad2 keeps for times (None: not a number)."""
+    kind = type(value)
+    if kind is int:
+        return _wrap32(value)
+    if kind is float or kind is RelTime:
+        seconds = trunc(value if kind is float else value.seconds)
+        return seconds if -(2**31) <= seconds < 2**31 else -(2**31)
+    return None
+
+
+@strict_function("relTime", arity=(1, 1), count_after=True)
 def _rel_time(value: Value) -> Value:
     if type(value) in (AbsTime, RelTime):
         return RelTime(float(time_number(value)) if type(value) is AbsTime else value.seconds)
@@ -125,15 +162,15 @@ def _gmtime(seconds: int) -> time.struct_time:
 def _format_time(ev: Context, args: tuple[Expr, ...], scope: Scope) -> Value:
     if len(args) > 2:
         return Error
-    values = [ev.eval(arg, scope) for arg in args]
-    if any(v is Undefined or v is Error for v in values):
-        return Error
-    when = values[0] if values else AbsTime(int(time.time()), 0)
-    pattern = values[1] if len(values) == 2 else "%c"
-    if type(pattern) is not str:
+    when = ev.eval(args[0], scope) if args else AbsTime(int(time.time()), 0)
+    # Observed: a time that is no time is Error before the format is evaluated.
+    if when is Undefined or when is Error:
         return Error
     fields = _broken_down(when)
     if fields is None:
+        return Error
+    pattern = ev.eval(args[1], scope) if len(args) == 2 else "%c"
+    if type(pattern) is not str:
         return Error
     if not pattern:
         return ""
