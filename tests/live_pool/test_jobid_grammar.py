@@ -31,12 +31,9 @@ ABSENT = 987654  # a cluster no test pool reaches
 
 
 def _need(condition: bool, why: str) -> None:
-    """Skip without what the test needs, but fail under CI (where it must be there)."""
-    if condition:
-        return
-    if os.environ.get("CI"):
-        pytest.fail(why)
-    pytest.skip(why)
+    """Skip without what the test needs (under CI, as root, tests/conftest.py fails it)."""
+    if not condition:
+        pytest.skip(why)
 
 
 def _env() -> dict[str, str]:
