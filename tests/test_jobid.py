@@ -141,6 +141,7 @@ def test_ids_constraint_is_a_tree_that_selects_exactly_the_ids() -> None:
 
 @given(st.integers(0, MAX_NUMBER), st.none() | st.integers(0, MAX_NUMBER))
 def test_formatting_then_parsing_gives_the_id_back(cluster: int, proc: int | None) -> None:
+    """Property: printing any valid id and reading it back, strictly or leniently, gives it."""
     job = JobId(cluster, proc)
     assert match_job_id(str(job)) == job
     assert match_job_id(str(job), lenient=True) == job
@@ -148,8 +149,9 @@ def test_formatting_then_parsing_gives_the_id_back(cluster: int, proc: int | Non
 
 @given(st.text(max_size=40))
 def test_any_text_is_an_id_none_or_a_cedar_error(text: str) -> None:
-    # property: never another exception; an id is given back in its canonical spelling only
-    # when the text is that spelling with leading zeros
+    """Property: any text is an id, None or InvalidArgument (never another exception), and the
+    strict grammar gives an id only for ASCII digits whose canonical spelling, but for leading
+    zeros, is the text."""
     for lenient in (False, True):
         try:
             job = match_job_id(text, lenient=lenient)
