@@ -213,6 +213,8 @@ def guarded(prog: str, debug: bool, action: Callable[[], int], err: TextIO | Non
     except Exception as exc:  # noqa: BLE001 - the one place errors meet the user
         if debug:
             traceback.print_exc()
+        if _interrupted(exc):
+            return EXIT_INTERRUPTED
         code = exit_code(exc)
         if code == EXIT_INTERNAL:
             err.write(
@@ -225,6 +227,19 @@ def guarded(prog: str, debug: bool, action: Callable[[], int], err: TextIO | Non
         else:
             err.write(f"{prog}: {_lines(str(exc))}\n")
         return code
+
+
+def _interrupted(exc: BaseException) -> bool:
+    """Whether Ctrl-C is what went wrong: Python wraps a KeyboardInterrupt raised while a class
+    is being made (``__set_name__``, as a lazy import may be doing) in a RuntimeError."""
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, KeyboardInterrupt):
+            return True
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+    return False
 
 
 def _silence_stdout() -> None:

@@ -382,3 +382,19 @@ def test_token_create_token_name_goes_to_the_token_directory(
         assert '"iss":"td.example","jti":' in capsys.readouterr().out
     finally:
         set_default_config(None)
+
+
+def test_ctrl_c_wrapped_by_python_is_still_quiet() -> None:
+    """A KeyboardInterrupt raised while a class is made (a lazy import) reaches cedar as the
+    RuntimeError Python wraps it in: it is still Ctrl-C (exit 130, nothing printed)."""
+    from cedar.cli.common import EXIT_INTERRUPTED, guarded
+
+    def interrupted_import() -> int:
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as exc:
+            raise RuntimeError("Error calling __set_name__ on 'cached_property'") from exc
+
+    err = io.StringIO()
+    assert guarded("cedar ping", False, interrupted_import, err) == EXIT_INTERRUPTED
+    assert err.getvalue() == ""
