@@ -2,7 +2,8 @@
 
 Your own jobs by default (every user's with ``-allusers``, with a job id or owner, or as root),
 one line per batch (``-nobatch``: per job; ``-hold``, ``-run``, ``-idle``: those jobs with their
-own columns; ``-totals``: the totals alone), and the ``Total for ...`` lines.  ``-af``,
+own columns; ``-totals``: the totals alone; ``-factory``: the late-materialization factories),
+and the ``Total for ...`` lines.  ``-af``,
 ``-format``, ``-long``, ``-json``, ``-xml`` and ``-attributes`` go through :mod:`cedar.output`.
 condor_q sorts jobs by id before printing anything; ``-stream-results`` prints each job as it
 arrives (as condor_q does).  Options may come before or after the restriction list.
@@ -25,9 +26,12 @@ from cedar.cli.common import EXIT_USAGE, Progress, UsageError, guarded
 from cedar.cli.listing import ListingArgs, Opt, scan, usage
 from cedar.output import (
     BATCH_PROJECTION,
+    FACTORY_CONSTRAINT,
+    FACTORY_PROJECTION,
     VIEW_CONSTRAINTS,
     QView,
     batch_lines,
+    factory_lines,
     q_view,
     schedd_banner,
     totals_lines,
@@ -49,6 +53,7 @@ Q_OPTIONS: list[Opt] = [
     Opt("run", 2, 0, "running jobs, with their host"),
     Opt("idle", 2, 0, "idle jobs, with their requests"),
     Opt("totals", 3, 0, "only the totals lines"),
+    Opt("factory", 3, 0, "the late-materialization factories (their cluster ads)"),
     Opt("wide", 2, 0, "do not truncate (cedar never truncates)"),
     Opt("global", 2, 0, "the queues of every schedd in the pool"),
     Opt("name", 2, 1, "the schedd's name", "NAME"),
@@ -58,7 +63,7 @@ Q_OPTIONS: list[Opt] = [
 ]
 
 MISSING = (
-    "-jobads, -userlog, -factory, -jobset, -autocluster, -unmatchable, -cputime, -currentrun, "
+    "-jobads, -userlog, -jobset, -autocluster, -unmatchable, -cputime, -currentrun, "
     "-dag, -expert, -grid, -hold-codes, -io, -print-format, -aaf, -af:T/:Y (accepted, ignored), "
     "-schedd-constraint, -version"
 )
@@ -74,7 +79,7 @@ def _handle(opt: Opt, modifier: str, values: list[str], args: ListingArgs) -> No
             args.flags.setdefault("states", []).append(name)
         else:
             args.flags["batch"] = name == "batch"
-    elif name in ("allusers", "wide", "global", "stream-results"):
+    elif name in ("allusers", "wide", "global", "stream-results", "factory"):
         args.flags[name] = True
     elif name in ("name", "submitter", "addr"):
         args.flags[name] = values[0]
@@ -132,11 +137,17 @@ def run(args: ListingArgs, out: TextIO, err: TextIO) -> int:
 
     flags = args.flags
     ids_constraint, named = restriction(args.positionals)
+    # observed: under -constraint condor_q's batch view leaves DONE empty; with a restriction
+    # list or none it counts the procs that have left
+    count_done = not args.constraints
     states = flags.get("states", [])
     view_names = [s for s in states if s in VIEW_CONSTRAINTS]
     view_name = view_names[-1] if view_names else None
     parts = [ids_constraint, *args.constraints]
-    if view_name is not None:
+    factory = bool(flags.get("factory"))
+    if factory:  # condor_q -factory: the factories' cluster ads, not the procs
+        parts.append(f"({FACTORY_CONSTRAINT})")
+    elif view_name is not None:
         parts.append(VIEW_CONSTRAINTS[view_name])
     submitter = flags.get("submitter")
     if submitter:  # observed: condor_q -submitter compares Owner (a full user name matches none)
@@ -153,8 +164,10 @@ def run(args: ListingArgs, out: TextIO, err: TextIO) -> int:
     totals_only = "totals" in states
     request = args.output
     custom = request.custom()
-    if view_name is not None:
-        default: Sequence[str] = q_view(view_name).projection
+    if factory:
+        default: Sequence[str] = FACTORY_PROJECTION
+    elif view_name is not None:
+        default = q_view(view_name).projection
     elif flags.get("batch", True) and not totals_only:
         default = BATCH_PROJECTION
     else:
@@ -184,6 +197,7 @@ def run(args: ListingArgs, out: TextIO, err: TextIO) -> int:
             my_jobs=my_jobs,
             with_auth=my_jobs is not None,
             summary_only=totals_only and custom is None and request.form is None,
+            include_cluster_ads=factory,
         )
         ads = Progress("jobs", err).track(stream)
         streaming = flags.get("stream-results", False)
@@ -195,7 +209,7 @@ def run(args: ListingArgs, out: TextIO, err: TextIO) -> int:
                 continue
         elif whole:
             batches: Iterable[Iterable[ClassAd]] = [ads]
-            if not streaming and limit < 0 and custom is None:
+            if not streaming and limit < 0 and custom is None and not factory:
                 # condor_q's order without waiting for the whole queue: id windows (whole
                 # ads only: -af/-format lines are small, one query costs less)
                 batches = _windows(schedd, constraint, projection, my_jobs, err) or batches
@@ -203,14 +217,16 @@ def run(args: ListingArgs, out: TextIO, err: TextIO) -> int:
             continue
         # condor_q prints the banner once the answer is in (with -stream-results: at once)
         body: Iterable[str]
-        if totals_only:
+        if factory:
+            body = factory_lines(ads)
+        elif totals_only:
             _drain(ads)
             body = []
         elif view_name is not None or not flags.get("batch", True):
             view = q_view(view_name or "nobatch")
             body = _view_lines(view, ads, streaming)
         else:
-            body = batch_lines(ads)  # it orders the batches itself
+            body = batch_lines(ads, count_done)  # it orders the batches itself
         if not streaming:
             body = list(body)
         if flags.get("global") and not streaming and len(list(body)) < 2:
@@ -222,7 +238,7 @@ def run(args: ListingArgs, out: TextIO, err: TextIO) -> int:
             out.write(schedd_banner(schedd_name, schedd.locate()))
         for line in body:
             out.write(line)
-        if view_name in ("run", "idle"):
+        if factory or view_name in ("run", "idle"):
             continue  # condor_q prints no totals under these views
         summary = stream.summary
         if summary is None:

@@ -29,6 +29,9 @@ _LAZY = {
     "Printf": "cedar.output.printf",
     "unescape": "cedar.output.printf",
     "BATCH_PROJECTION": "cedar.output.qtables",
+    "FACTORY_CONSTRAINT": "cedar.output.qtables",
+    "FACTORY_PROJECTION": "cedar.output.qtables",
+    "factory_lines": "cedar.output.qtables",
     "VIEW_CONSTRAINTS": "cedar.output.qtables",
     "QView": "cedar.output.qtables",
     "batch_lines": "cedar.output.qtables",
@@ -55,9 +58,12 @@ if TYPE_CHECKING:  # the same names, for type checkers and IDEs
     from cedar.output.printf import FormatItem, Printf, unescape
     from cedar.output.qtables import (
         BATCH_PROJECTION,
+        FACTORY_CONSTRAINT,
+        FACTORY_PROJECTION,
         VIEW_CONSTRAINTS,
         QView,
         batch_lines,
+        factory_lines,
         q_view,
         schedd_banner,
         totals_lines,
@@ -75,6 +81,9 @@ if TYPE_CHECKING:  # the same names, for type checkers and IDEs
 
 __all__ = [
     "AF_MODIFIERS",
+    "FACTORY_CONSTRAINT",
+    "FACTORY_PROJECTION",
+    "factory_lines",
     "BATCH_PROJECTION",
     "STATUS_TABLES",
     "VIEW_CONSTRAINTS",

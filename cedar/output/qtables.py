@@ -21,6 +21,9 @@ if TYPE_CHECKING:  # the tables only read ads they are given
 
 __all__ = [
     "BATCH_PROJECTION",
+    "FACTORY_CONSTRAINT",
+    "FACTORY_PROJECTION",
+    "factory_lines",
     "job_key",
     "QView",
     "batch_lines",
@@ -262,17 +265,19 @@ BATCH_PROJECTION = sorted(
         "QDate",
         "JobBatchName",
         "TotalSubmitProcs",
+        "JobMaterializeNextProcId",
         "DAGManJobId",
     },  # fmt: skip
     key=str.lower,
 )
 
 
-def batch_lines(ads: Iterable[ClassAd]) -> Iterator[str]:
+def batch_lines(ads: Iterable[ClassAd], count_done: bool = True) -> Iterator[str]:
     """condor_q's default view: one line per (owner, batch name or cluster), batches in the
     order of their first job id (the ads may come in any order: only a small tuple per job is
-    kept); the HOLD column only when some job is held."""
-    batches: dict[tuple[str, str], list[tuple[int, int, int, int, int]]] = {}
+    kept); the HOLD column only when some job is held.  ``count_done=False``: DONE stays ``_``
+    (condor_q under ``-constraint``, observed for factory and ordinary clusters alike)."""
+    batches: dict[tuple[str, str], list[tuple[int, int, int, int, int, int]]] = {}
     for ad in ads:
         name = _get(ad, "JobBatchName")
         cluster = _int(ad, "ClusterId")
@@ -284,6 +289,7 @@ def batch_lines(ads: Iterable[ClassAd]) -> Iterator[str]:
                 _int(ad, "JobStatus"),
                 _int(ad, "QDate"),
                 _int(ad, "TotalSubmitProcs"),
+                _int(ad, "JobMaterializeNextProcId"),
             )  # fmt: skip
         )
     if not batches:  # observed: the empty view keeps the narrow OWNER column and HOLD
@@ -299,10 +305,12 @@ def batch_lines(ads: Iterable[ClassAd]) -> Iterator[str]:
             if job[2] in counts:
                 counts[job[2]] += 1
         per_cluster: dict[int, int] = {}
+        present: dict[int, int] = {}
         for job in jobs:
             per_cluster.setdefault(job[0], job[4])
+            present[job[0]] = present.get(job[0], 0) + 1
         total = max(sum(per_cluster.values()), len(jobs))
-        done = total - len(jobs)
+        done = _done(jobs, present, total) if count_done else 0
         ids = sorted((job[0], job[1]) for job in jobs)
         if len(per_cluster) > 1:
             job_ids = f"{ids[0][0]}.{ids[0][1]} ... {ids[-1][0]}.{ids[-1][1]}"
@@ -320,6 +328,79 @@ def batch_lines(ads: Iterable[ClassAd]) -> Iterator[str]:
             f"{cell(done):>6} {cell(counts[2]):>6} {cell(counts[1]):>6}{held} "
             f"{total:>6} {job_ids}\n"
         )
+
+
+def _done(
+    jobs: list[tuple[int, int, int, int, int, int]], present: dict[int, int], total: int
+) -> int:
+    """The DONE column: for a factory cluster (late materialization) the procs it has made
+    and that have left, ``JobMaterializeNextProcId - present`` (observed: procs not yet made
+    are not done); for any other cluster what is missing of ``TotalSubmitProcs``."""
+    next_ids = {job[0]: job[5] for job in jobs if job[5] > 0}
+    if not next_ids:
+        return total - len(jobs)
+    totals = {job[0]: job[4] for job in jobs}
+    return sum(
+        max(0, next_ids.get(cluster, totals[cluster]) - count) for cluster, count in present.items()
+    )
+
+
+# -- the factory view (condor_q -factory) -------------------------------------------------------
+
+#: condor_q -factory's query: the factories' cluster ads only (sent with IncludeClusterAd).
+FACTORY_CONSTRAINT = "(ProcId =?= undefined) && (JobMaterializeDigestFile =!= undefined)"
+FACTORY_PROJECTION = sorted(
+    {
+        "ClusterId",
+        "JobFactoryPaused",
+        "JobMaterializeDigestFile",
+        "JobMaterializeLimit",
+        "JobMaterializeNextProcId",
+        "JobMaterializePaused",
+        "JobsHeld",
+        "JobsIdle",
+        "JobsPresent",
+        "JobsRunning",
+        "NiceUser",
+        "Owner",
+        "ProcId",
+        "QDate",
+    },  # fmt: skip
+    key=str.lower,
+)
+#: The MODE column by ``JobFactoryPaused`` (observed: 0 running, 1 after condor_hold of the
+#: cluster; other values were not seen and are printed as the number).
+_FACTORY_MODES = {0: "Norm", 1: "Held"}
+_FACTORY_HEADING = (
+    " OWNER            SUBMITTED  LIMIT PRESNT   RUN    IDLE   HOLD NEXTID MODE DIGEST"
+)
+
+
+def factory_lines(ads: Iterable[ClassAd]) -> Iterator[str]:
+    """condor_q -factory's table: one line per factory cluster ad, sorted by cluster id, the ID
+    column as ``CLUSTER.`` and the DIGEST heading padded to the longest digest path (observed;
+    no padding when no factory is listed)."""
+    rows = []
+    for ad in ads:
+        paused = _get(ad, "JobFactoryPaused")
+        if not isinstance(paused, int) or isinstance(paused, bool):
+            paused = _int(ad, "JobMaterializePaused")
+        mode = _FACTORY_MODES.get(paused, str(paused))
+        digest = _str(ad, "JobMaterializeDigestFile")
+        rest = (
+            f" {_str(ad, 'Owner'):<14} {_when(_int(ad, 'QDate')):>11} "
+            f"{_int(ad, 'JobMaterializeLimit'):>6} {_int(ad, 'JobsPresent'):>6} "
+            f"{_int(ad, 'JobsRunning'):>6} {_int(ad, 'JobsIdle'):>6} {_int(ad, 'JobsHeld'):>6} "
+            f"{_int(ad, 'JobMaterializeNextProcId'):>6} {mode:<4} {digest}"
+        )
+        rows.append((_int(ad, "ClusterId"), rest.rstrip(), len(digest)))
+    rows.sort(key=lambda row: row[0])
+    cluster_width = max([4, *(len(str(row[0])) for row in rows)])
+    digest_width = max([0, *(row[2] for row in rows)])
+    heading = _FACTORY_HEADING[: -len("DIGEST")] + "DIGEST".ljust(digest_width)
+    yield " ID".ljust(cluster_width + 4) + heading + "\n"
+    for cluster, rest, _ in rows:
+        yield f"{cluster:>{cluster_width}}.   {rest}\n"
 
 
 # -- banner and totals --------------------------------------------------------------------------
