@@ -307,9 +307,8 @@ def test_tail_and_analysis_of_a_real_job(live: Live) -> None:
 
 
 def _skip_or_fail(reason: str) -> None:
-    """Skip -- but fail under CI (``CI`` set), where the pool is ours to configure."""
-    if os.environ.get("CI"):
-        pytest.fail(f"CI is set and this cannot run: {reason}")
+    """Skip; under CI as root, where the pool is ours to configure, tests/conftest.py makes the
+    skip a failure (as another user, e.g. test_as_testuser's run, it stays a skip)."""
     pytest.skip(reason)
 
 
