@@ -25,10 +25,11 @@ from dataclasses import dataclass, field
 from typing import Any, NoReturn, TextIO
 
 from cedar.classad_wire import ClassAd
-from cedar.classad_wire.constraints import constraint_text
+from cedar.classad_wire.constraints import and_constraints
+from cedar.classad_wire.expr import Expr
 from cedar.classad_wire.jsonfmt import ad_to_json_sorted
 from cedar.classad_wire.values import UndefinedType
-from cedar.cli.common import DEFAULT_TIMEOUT, Progress, UsageError, check_constraint, guarded
+from cedar.cli.common import DEFAULT_TIMEOUT, Progress, UsageError, guarded, parsed_constraint
 from cedar.commands.history import history_request, iter_selected, read_history_file
 from cedar.commands.schedd import parse_job_spec
 from cedar.errors import ClassAdError, CommandError
@@ -167,6 +168,7 @@ class HistoryOptions:
     pool: str | None = None
     addr: str | None = None
     constraints: list[str] = field(default_factory=list)
+    parsed_constraints: list[Expr] = field(default_factory=list)
     restrictions: list[str] = field(default_factory=list)
     since: str | None = None
     completed_since: str | None = None
@@ -182,13 +184,14 @@ class HistoryOptions:
     debug: bool = False
     help: bool = False
 
-    def constraint(self) -> str | None:
+    def constraint(self) -> Expr | None:
         """``-constraint`` terms ANDed with the job-id/owner terms ORed (one rule:
-        :mod:`cedar.classad_wire.constraints`)."""
+        :mod:`cedar.classad_wire.constraints`), as the tree the clients send as it is: the
+        user's terms were parsed once, when the command line was read."""
         ors = [restriction_term(item) for item in self.restrictions]
         either = " || ".join(f"({term})" for term in ors) if ors else None
         try:
-            return constraint_text([*self.constraints, either])
+            return and_constraints([*self.parsed_constraints, either])
         except ClassAdError as exc:
             raise UsageError(f"invalid constraint: {exc}") from None
 
@@ -310,8 +313,10 @@ def parse_options(argv: Sequence[str]) -> HistoryOptions:
         raise UsageError("-forwards cannot be combined with -since or -completedsince")
     if opts.since is not None and opts.completed_since is not None:
         raise UsageError("-since cannot be combined with -completedsince")
-    for text in opts.constraints:
-        check_constraint(text)  # the one message every subcommand gives
+    # parsed once, here (the one message every subcommand gives for a malformed one)
+    opts.parsed_constraints = [
+        tree for tree in map(parsed_constraint, opts.constraints) if tree is not None
+    ]
     return opts
 
 

@@ -137,7 +137,7 @@ def run(args: ListingArgs, out: TextIO, err: TextIO) -> int:
     if table is not None and table.constraint and table_name in ("avail", "claimed"):
         parts.append(table.constraint)
     args.constraints = parts
-    constraint = args.constraint()
+    constraint = args.constraint_tree()  # parsed once; the client sends the tree
     request = args.output
     totals_only = bool(flags.get("total"))
     default = None

@@ -20,9 +20,12 @@ from typing import Any, TypeVar
 
 from cedar.auth.client import CommandSession
 from cedar.auth.version import parse_version
-from cedar.classad_wire import ClassAd, parse_expr, put_classad
+from cedar.classad_wire import ClassAd, put_classad
+from cedar.classad_wire.constraints import parse_constraint
+from cedar.classad_wire.expr import Expr, Literal, Paren
 from cedar.classad_wire.wire import get_flagged_classads
 from cedar.commands.base import DEFAULT_TIMEOUT
+from cedar.commands.constraint import Constraint
 from cedar.config import Config, default_config
 from cedar.errors import (
     CedarConnectionError,
@@ -114,22 +117,24 @@ def _quote(value: str) -> str:
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def constraint_requirements(constraint: str | None) -> str:
-    """The ``Requirements`` text for a user constraint: ``((X))``, or ``true`` without one.
+def constraint_requirements(constraint: Constraint) -> Expr:
+    """The ``Requirements`` for a user constraint: ``((X))``, or ``true`` without one.
 
-    The constraint is parsed first so a typo fails here with a message instead of making the
-    collector drop the connection (spec 05 §2.5).
+    Text is parsed here, once, by the one constraint rule (a tree passes unchanged), so a typo
+    fails (:class:`~cedar.errors.ClassAdParseError` naming it) instead of making the collector
+    drop the connection (spec 05 §2.5).
     """
-    if constraint is None or not str(constraint).strip():
-        return "true"
-    text = f"(({constraint}))"
-    parse_expr(text, old=True)
-    return text
+    if constraint is not None and not isinstance(constraint, (str, Expr)):
+        constraint = str(constraint)  # a foreign expression type is read as its text
+    tree = parse_constraint(constraint)
+    if tree is None:
+        return Literal(True)
+    return Paren(Paren(tree))
 
 
 def build_query_ad(
     ad_type: AdType,
-    constraint: str | None = None,
+    constraint: Constraint = None,
     projection: Iterable[str] | None = None,
     limit: int | None = None,
     *,
@@ -150,8 +155,9 @@ def build_query_ad(
     ad["TargetType"] = target_type or ad_type.target_type
     if limit is not None and limit > 0:
         ad["LimitResults"] = int(limit)
-    if ad_type.value.requirements or constraint:
-        ad.set_expr("Requirements", parse_expr(constraint_requirements(constraint), old=True))
+    requirements = constraint_requirements(constraint)
+    if ad_type.value.requirements or not isinstance(requirements, Literal):
+        ad.set_expr("Requirements", requirements)
     if location is not None:
         ad["LocationQuery"] = location
     if statistics:
@@ -194,7 +200,7 @@ def locate_query_ad(daemon_type: DaemonType, name: str | None) -> ClassAd:
 def invalidation_ad(
     ad_type: AdType,
     *,
-    constraint: str | None = None,
+    constraint: Constraint = None,
     name: str | None = None,
     address: str | None = None,
     target_type: str | None = None,
@@ -210,7 +216,7 @@ def invalidation_ad(
         if address is not None:
             ad["MyAddress"] = address
     if constraint is not None:
-        ad.set_expr("Requirements", parse_expr(constraint_requirements(constraint), old=True))
+        ad.set_expr("Requirements", constraint_requirements(constraint))
     return ad
 
 
@@ -514,7 +520,7 @@ def query_body(query_ad: ClassAd) -> Callable[[CommandSession], Protocol[int]]:
 
 def collector_query(
     ad_type: AdType | str,
-    constraint: str | None,
+    constraint: Constraint,
     projection: Iterable[str] | None,
     limit: int | None,
     statistics: str | None,
@@ -536,7 +542,7 @@ def locate_request(daemon_type: DaemonType, name: str | None) -> tuple[Command, 
 def direct_request(
     daemon_type: DaemonType,
     ad_type: AdType | str | None,
-    constraint: str | None,
+    constraint: Constraint,
     projection: Iterable[str] | None,
     statistics: str | None = None,
 ) -> tuple[Command, ClassAd]:
@@ -554,7 +560,7 @@ def direct_result(daemon_type: DaemonType, location: DaemonLocation, ads: list[C
 
 def invalidate_request(
     ad_type: AdType | str,
-    constraint: str | None,
+    constraint: Constraint,
     name: str | None,
     address: str | None,
     target_type: str | None,

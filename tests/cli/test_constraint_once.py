@@ -10,6 +10,7 @@ only those of the user's exact text: the mock schedd's own reading of the reques
 from __future__ import annotations
 
 import io
+import threading
 from collections.abc import Iterator
 from contextlib import redirect_stderr
 from typing import Any
@@ -96,3 +97,41 @@ def test_the_service_path_parses_it_once(parses: list[str]) -> None:
     requirements = request.get_expr("Requirements")
     assert requirements is not None and CONSTRAINT in requirements.unparse(old=True)
     assert 'User == "alice@pool"' in requirements.unparse(old=True)
+
+
+STATUS_CONSTRAINT = 'MyType =!= "nothing-at-all" && Name =!= "nobody"'
+
+
+def test_cedar_status_parses_the_constraint_once(
+    pool: MockPool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Counted in this thread only (the mock collector, in its own, reads the request's
+    ``Requirements = ((...))``): any parse of a text holding the constraint, wrapped or not."""
+    seen: list[str] = []
+    parser = syntax._Parser
+    original = parser.__init__
+    me = threading.current_thread()
+
+    def counting(self: Any, text: str, old: bool) -> None:
+        if threading.current_thread() is me:
+            seen.append(text)
+        original(self, text, old)
+
+    monkeypatch.setattr(parser, "__init__", counting)
+    status, out, err = cedar(
+        "status", "-schedd", "-constraint", STATUS_CONSTRAINT, "-af", "Name",
+        "-pool", pool.address,
+    )  # fmt: skip
+    assert (status, err) == (0, "")
+    assert out.strip()  # the constraint reached the collector whole: the schedd's ad matched
+    assert sum(1 for text in seen if STATUS_CONSTRAINT in text) == 1
+
+
+def test_cedar_history_parses_the_constraint_once(pool: MockPool, parses: list[str]) -> None:
+    Schedd(pool.schedd_address).remove(CONSTRAINT, "to the history")
+    parses.clear()  # the removal's own parse, and the mock schedd's reading of it
+    status, _out, err = cedar(
+        "history", "-constraint", CONSTRAINT, "-af", "ProcId", "-addr", pool.schedd_address
+    )
+    assert (status, err) == (0, "")
+    assert _of_user(parses) == 1

@@ -31,6 +31,7 @@ from cedar.commands.collector import (
     resolve_pool,
     update_command,
 )
+from cedar.commands.constraint import Constraint
 from cedar.numbers import AdType, Command, DaemonType
 from cedar.stream.protocol import Protocol
 
@@ -102,7 +103,7 @@ class AsyncCollector:
     def query_iter(
         self,
         ad_type: AdType | str = AdType.ANY,
-        constraint: str | None = None,
+        constraint: Constraint = None,
         projection: Iterable[str] | None = None,
         limit: int | None = None,
         *,
@@ -118,7 +119,7 @@ class AsyncCollector:
     async def query(
         self,
         ad_type: AdType | str = AdType.ANY,
-        constraint: str | None = None,
+        constraint: Constraint = None,
         projection: Iterable[str] | None = None,
         limit: int | None = None,
         *,
@@ -154,7 +155,7 @@ class AsyncCollector:
         projection: Iterable[str] | None = None,
         *,
         ad_type: AdType | str | None = None,
-        constraint: str | None = None,
+        constraint: Constraint = None,
         statistics: str | None = None,
     ) -> ClassAd:
         """Locate a daemon, then ask it for its own ad directly (spec 05 §2.7); ``statistics``
@@ -191,7 +192,7 @@ class AsyncCollector:
         ad_type: AdType | str,
         *,
         name: str | None = None,
-        constraint: str | None = None,
+        constraint: Constraint = None,
         address: str | None = None,
         target_type: str | None = None,
     ) -> None:

@@ -34,6 +34,7 @@ from cedar.commands.collector import (
     resolve_pool,
     update_command,
 )
+from cedar.commands.constraint import Constraint
 from cedar.numbers import AdType, Command, DaemonType
 from cedar.stream.protocol import Protocol
 
@@ -105,7 +106,7 @@ class Collector:
     def query_iter(
         self,
         ad_type: AdType | str = AdType.ANY,
-        constraint: str | None = None,
+        constraint: Constraint = None,
         projection: Iterable[str] | None = None,
         limit: int | None = None,
         *,
@@ -121,7 +122,7 @@ class Collector:
     def query(
         self,
         ad_type: AdType | str = AdType.ANY,
-        constraint: str | None = None,
+        constraint: Constraint = None,
         projection: Iterable[str] | None = None,
         limit: int | None = None,
         *,
@@ -155,7 +156,7 @@ class Collector:
         projection: Iterable[str] | None = None,
         *,
         ad_type: AdType | str | None = None,
-        constraint: str | None = None,
+        constraint: Constraint = None,
         statistics: str | None = None,
     ) -> ClassAd:
         """Locate a daemon, then ask it for its own ad directly (spec 05 §2.7); ``statistics``
@@ -192,7 +193,7 @@ class Collector:
         ad_type: AdType | str,
         *,
         name: str | None = None,
-        constraint: str | None = None,
+        constraint: Constraint = None,
         address: str | None = None,
         target_type: str | None = None,
     ) -> None:
