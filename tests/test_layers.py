@@ -98,19 +98,10 @@ def test_no_upward_import(path: Path) -> None:
 
 MAX_LINES = 900
 
-# Known breaks being removed this session (issue 26), each with the branch removing it; the
-# lead deletes an entry when that branch is merged.  An entry that no longer fails fails, so the
-# list cannot go stale.  Keys: ``circle:<folder>``, ``private:<file>``, ``lines:<file>``.
-KNOWN: dict[str, str] = {}
-
 
 def _check(key: str, problems: list[str], message: str) -> None:
-    """Fail on ``problems`` unless ``key`` is a known break (then xfail); fail on a stale entry."""
-    if key in KNOWN:
-        if not problems:
-            pytest.fail(f"{key} passes now: delete it from KNOWN in {Path(__file__).name}")
-        pytest.xfail(f"known, removed by {KNOWN[key]}: {problems}")
-    assert not problems, f"{message}: {problems}"
+    """Fail on ``problems``, naming the rule (``key``) and what breaks it."""
+    assert not problems, f"{key}: {message}: {problems}"
 
 
 def _module_name(path: Path) -> str:

@@ -71,6 +71,24 @@ class HandshakeEnv:
     shared_port_id: str | None = None
 
 
+def server_context(
+    env: HandshakeEnv, command: int, permission: str, *, peer_ad: ClassAd | None = None
+) -> AuthContext:
+    """What the server side of an authentication method sees of this connection."""
+    return AuthContext(
+        role="server",
+        local_address=env.local_address,
+        peer_address=env.peer_address,
+        uid_domain=env.policy.uid_domain,
+        trust_domain=env.policy.trust_domain or env.policy.uid_domain,
+        options=env.policy.options,
+        shared_port_id=env.shared_port_id,
+        command=command,
+        permission=permission,
+        peer_ad=peer_ad,
+    )
+
+
 @dataclass
 class ServerOutcome:
     """An authorized command, ready for its handler (``finished``: nothing left to dispatch)."""
@@ -483,18 +501,7 @@ def _new_session(
     env: HandshakeEnv,
 ) -> Protocol[ServerOutcome | None]:
     resolved = env.policy.resolve(info.permission)
-    ctx = AuthContext(
-        role="server",
-        local_address=env.local_address,
-        peer_address=env.peer_address,
-        uid_domain=env.policy.uid_domain,
-        trust_domain=env.policy.trust_domain or env.policy.uid_domain,
-        options=env.policy.options,
-        shared_port_id=env.shared_port_id,
-        command=cmd,
-        permission=info.permission,
-        peer_ad=m1,
-    )
+    ctx = server_context(env, cmd, info.permission, peer_ad=m1)
     hs = _ServerHandshake(conn, m1, command, cmd, info, env, ctx, resolved)
     hs.methods = server_methods(env, resolved.methods, ctx)
     for step in SERVER_STEPS:

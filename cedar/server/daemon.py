@@ -21,7 +21,7 @@ from typing import Any, Generic, TypeVar
 
 import trio
 
-from cedar.auth.methods import UNAUTHENTICATED_USER, AuthContext, MethodResult
+from cedar.auth.methods import UNAUTHENTICATED_USER, MethodResult
 from cedar.auth.permissions import (
     DC_AUTHENTICATE,
     DC_NOP_COMMANDS,
@@ -36,6 +36,7 @@ from cedar.auth.server import (
     ServerOutcome,
     authenticate_peer,
     serve_authenticate,
+    server_context,
     server_methods,
     user_is_mapped,
 )
@@ -569,17 +570,7 @@ class Daemon:
         info: CommandInfo,
     ) -> Protocol[MethodResult | None]:
         """Raw force-authentication command: the method mask shares the first message (§2)."""
-        ctx = AuthContext(
-            role="server",
-            local_address=env.local_address,
-            peer_address=env.peer_address,
-            uid_domain=self.policy.uid_domain,
-            trust_domain=self.policy.trust_domain or self.policy.uid_domain,
-            options=self.policy.options,
-            shared_port_id=self._shared_port_id,
-            command=command,
-            permission=info.permission,
-        )
+        ctx = server_context(env, command, info.permission)
         methods = server_methods(env, self.policy.resolve(info.permission).methods, ctx)
         result = yield from authenticate_peer(conn, ctx, methods, command, first=message)
         if result is None or not result.success or not user_is_mapped(result.fqu or ""):
