@@ -151,6 +151,16 @@ def _text(raw: str | bytes) -> str:
     return raw if isinstance(raw, str) else raw.decode("utf-8", "surrogateescape")
 
 
+def _texts(raws: Sequence[bytes]) -> Sequence[str]:
+    """Raw wire values as texts: one decode for them all.  Wire values hold no NUL (a CEDAR
+    string ends at its first), and UTF-8 decoding never joins bytes across an ASCII NUL, so
+    this is :func:`_text` of each; values holding a NUL anyway are decoded one by one."""
+    texts = b"\0".join(raws).decode("utf-8", "surrogateescape").split("\0")
+    if len(texts) != len(raws):
+        return [_text(raw) for raw in raws]
+    return texts
+
+
 def split_line(line: str) -> tuple[str, str]:
     """Split an ``Name = expr`` line per spec 02 §2.8 step 3; raises on a missing ``=``/name."""
     body = line.lstrip(_LINE_WS)
@@ -246,11 +256,7 @@ class ClassAd(MutableMapping[str, Any]):
         if shape is None:
             raise AttributeError("_entries")
         values = self._values
-        texts = (
-            [_text(value) for value in values]
-            if values and values[0].__class__ is bytes
-            else values
-        )
+        texts = _texts(values) if values and values[0].__class__ is bytes else values  # type: ignore[arg-type]
         entries: dict[str, Entry] = dict(
             zip(shape.keys, zip(shape.names, texts, repeat(None)), strict=True)
         )
@@ -353,7 +359,7 @@ class ClassAd(MutableMapping[str, Any]):
         if shape is not None:
             values = self._values
             if values and values[0].__class__ is bytes:
-                return shape.names, [_text(value) for value in values]
+                return shape.names, _texts(values)  # type: ignore[arg-type]
             return shape.names, values  # type: ignore[return-value]
         entries = list(self._entries.values())
         return (

@@ -366,16 +366,22 @@ def _get_classad_fast(reader: MessageReader, count: int, types: bool) -> ClassAd
             return None
         names = parts[1::3]
         typed = False  # a shape reader only takes canonical lines
-    shape = ad_shape(tuple(names))
+    wire_names = tuple(names)
+    plan = _MERGES.get(wire_names)
+    shape = ad_shape(wire_names) if plan is None else None
     if shape is None:
         # A repeated name (the 25.x schedd sends JobStatus twice in every job ad): as the line
         # reader, the first spelling at its first position with the last value (§2.8).
-        names, values = _merge_repeats(names, values)
-        shape = ad_shape(tuple(names))
+        plan = plan or _merge_plan(wire_names)
+        shape = plan.shape
         if shape is None:
             reader.seek(start)
             return None
-        return _shaped(shape, values, False, reader.crypto)
+        plan.seen += 1
+        crypto = reader.crypto
+        if typed and plan.seen >= _SHAPE_READER_AFTER and crypto not in plan.readers:
+            _add_shape_reader(shape, crypto, plan)
+        return ClassAd._from_shape(shape, plan.getter(values))
     if canonical:
         if len(_RECENT_SHAPES) >= _RECENT_SHAPES_MAX:
             _RECENT_SHAPES.clear()
@@ -384,12 +390,18 @@ def _get_classad_fast(reader: MessageReader, count: int, types: bool) -> ClassAd
     return _shaped(shape, values, typed, reader.crypto)
 
 
-def _merge_repeats(names: list[str], values: list[str]) -> tuple[list[str], list[str]]:
-    """Names and values with each repeated name (case-insensitively) folded into its first
-    occurrence, which takes the last value; the plan is kept per list of names."""
-    key = tuple(names)
-    plan = _MERGES.get(key)
-    if plan is None:
+class _MergePlan:
+    """How to read the ads that list one sequence of names with some name repeated.
+
+    Each repeated name (case-insensitively) is folded into its first occurrence, which takes
+    the last value; ``shape`` is the merged names' (``None`` if they cannot form one).  Like an
+    :class:`AdShape`, a plan counts its ads (``seen``) and holds its compiled readers, by
+    crypto mode: the wire names are what a reader's pattern spells out.
+    """
+
+    __slots__ = ("getter", "names", "readers", "seen", "shape")
+
+    def __init__(self, names: tuple[str, ...]) -> None:
         first: dict[str, int] = {}
         kept: list[str] = []
         sources: list[int] = []
@@ -402,20 +414,30 @@ def _merge_repeats(names: list[str], values: list[str]) -> tuple[list[str], list
                 sources.append(position)
             else:
                 sources[index] = position
-        getter: Any = _only(sources[0]) if len(sources) == 1 else itemgetter(*sources)
-        plan = (kept, getter)
-        if len(_MERGES) >= _RECENT_SHAPES_MAX:
-            _MERGES.clear()
-        _MERGES[key] = plan
-    return list(plan[0]), list(plan[1](values))
+        self.names = names
+        self.getter: Callable[[Any], tuple[Any, ...]] = (
+            _only(sources[0]) if len(sources) == 1 else itemgetter(*sources)
+        )
+        self.shape = ad_shape(tuple(kept))
+        self.seen = 0
+        self.readers: dict[bool, _ShapeReader] = {}
 
 
-def _only(position: int) -> Any:
+def _merge_plan(names: tuple[str, ...]) -> _MergePlan:
+    """A new merge plan for these names with a repeat, kept by them (bounded)."""
+    plan = _MergePlan(names)
+    if len(_MERGES) >= _RECENT_SHAPES_MAX:
+        _MERGES.clear()
+    _MERGES[names] = plan
+    return plan
+
+
+def _only(position: int) -> Callable[[Any], tuple[Any, ...]]:
     return lambda values: (values[position],)
 
 
 #: Merge plans of ads whose names repeat, by their names (bounded as _RECENT_SHAPES).
-_MERGES: dict[tuple[str, ...], tuple[list[str], Any]] = {}
+_MERGES: dict[tuple[str, ...], _MergePlan] = {}
 
 
 def _shaped(shape: AdShape, values: list[str], typed: bool, crypto: bool) -> ClassAd:
@@ -460,15 +482,19 @@ class _ShapeReader:
     exactly that shape in canonical lines, and its groups are the values (under crypto mode,
     interleaved with each string's length prefix, all checked against the actual lengths so
     the NUL-based split is the length-based reading).  Anything else does not match and goes
-    to the general reader.  Linear: no group can extend past a NUL.
+    to the general reader.  Linear: no group can extend past a NUL.  With a merge ``plan`` the
+    pattern spells the plan's names (a name repeated) and the values are merged as it says.
     """
 
-    __slots__ = ("crypto", "lengths", "offsets", "pattern", "shape")
+    __slots__ = ("crypto", "lengths", "merge", "offsets", "owner", "pattern", "shape")
 
-    def __init__(self, shape: AdShape, crypto: bool) -> None:
+    def __init__(self, shape: AdShape, crypto: bool, plan: _MergePlan | None = None) -> None:
         self.shape = shape
         self.crypto = crypto
-        names = [name.encode("utf-8", "surrogateescape") for name in shape.names]
+        self.owner: AdShape | _MergePlan = shape if plan is None else plan
+        self.merge = None if plan is None else plan.getter
+        spelled = shape.names if plan is None else plan.names
+        names = [name.encode("utf-8", "surrogateescape") for name in spelled]
         prefix = _PREFIX if crypto else b""
         empty = rb"\0\0\0\0\0\0\0\x01\0" if crypto else b"\0"
         self.pattern = re.compile(
@@ -490,6 +516,7 @@ class _ShapeReader:
 
     def ad(self, match: re.Match[bytes]) -> ClassAd | None:
         """The ad of a match of :attr:`pattern` (``None``: a length prefix is not its length)."""
+        merge = self.merge
         if self.crypto:
             groups = match.groups()
             values = groups[1::2]
@@ -497,7 +524,9 @@ class _ShapeReader:
                 *map(add, map(len, values), self.offsets)
             ):
                 return None
-            return ClassAd._from_shape(self.shape, values)
+            return ClassAd._from_shape(self.shape, values if merge is None else merge(values))
+        if merge is not None:
+            return ClassAd._from_shape(self.shape, merge(match.groups()))
         return ClassAd._from_match(self.shape, match)  # the values are its groups
 
 
@@ -530,8 +559,8 @@ def _read_shaped_run(
     return position
 
 
-def _add_shape_reader(shape: AdShape, crypto: bool) -> None:
-    count = len(shape.names)
+def _add_shape_reader(shape: AdShape, crypto: bool, plan: _MergePlan | None = None) -> None:
+    count = len(shape.names if plan is None else plan.names)  # the items on the wire
     if not 0 < count <= _SHAPE_READER_MAX_ATTRIBUTES:
         return
     if sum(map(len, _SHAPE_READERS.values())) >= _SHAPE_READERS_MAX:
@@ -539,8 +568,8 @@ def _add_shape_reader(shape: AdShape, crypto: bool) -> None:
             for stale in old:
                 _drop_reader(stale)
         _SHAPE_READERS.clear()
-    shape_reader = _ShapeReader(shape, crypto)
-    shape.readers[crypto] = shape_reader
+    shape_reader = _ShapeReader(shape, crypto, plan)
+    shape_reader.owner.readers[crypto] = shape_reader
     readers = _SHAPE_READERS.setdefault((count, crypto), [])
     if len(readers) >= _SHAPE_READERS_PER_COUNT:
         _drop_reader(readers.pop())
@@ -549,8 +578,8 @@ def _add_shape_reader(shape: AdShape, crypto: bool) -> None:
 
 def _drop_reader(shape_reader: _ShapeReader) -> None:
     """Forget a shape's reader; it earns a new one only by recurring as often again."""
-    shape_reader.shape.readers.pop(shape_reader.crypto, None)
-    shape_reader.shape.seen = 0
+    shape_reader.owner.readers.pop(shape_reader.crypto, None)
+    shape_reader.owner.seen = 0
 
 
 def get_flagged_classads(reader: MessageReader) -> tuple[list[ClassAd], bool]:
