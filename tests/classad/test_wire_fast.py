@@ -367,3 +367,84 @@ def test_expression_lookups_answer_from_the_shape() -> None:
             ad.lookup("Absent")
     assert ads[0].eval("Start", ClassAd({"RequestMemory": 512})) is True
     assert ads[1].get_expr("Start") is ads[2].get_expr("Start")  # one tree for one text
+
+
+_REPEAT_LINES = [b"JobStatus = 5", b"ClusterId = 1", b'Owner = "u"', b"jobstatus = 2"]
+
+
+def _merging_reader(crypto: bool) -> Any:
+    """The compiled reader of the ads of _REPEAT_LINES' names, if there is one."""
+    for shape_reader in wire._SHAPE_READERS.get((4, crypto), ()):
+        owner = shape_reader.owner
+        if getattr(owner, "names", None) == ("JobStatus", "ClusterId", "Owner", "jobstatus"):
+            assert shape_reader.merge is not None and owner.readers[crypto] is shape_reader
+            return shape_reader
+    return None
+
+
+@pytest.mark.parametrize("crypto", [False, True])
+def test_a_recurring_shape_with_a_repeated_name_gets_a_compiled_reader(crypto: bool) -> None:
+    """Every 25.x job ad repeats JobStatus: such ads earn a compiled reader too, which merges
+    the repeat as the line reader does (first spelling and place, last value)."""
+    for index in range(wire._SHAPE_READER_AFTER + 8):
+        lines = [*_REPEAT_LINES[:1], b"ClusterId = %d" % index, *_REPEAT_LINES[2:]]
+        reader = MessageReader(_payload(4, lines, crypto, True) + b"after", crypto=crypto)
+        ad = get_classad(reader)
+        assert reader.remaining == len(b"after")
+        assert list(ad) == ["JobStatus", "ClusterId", "Owner"]
+        assert ad["ClusterId"] == index and ad["JobStatus"] == 2
+    shape_reader = _merging_reader(crypto)
+    assert shape_reader is not None
+    plan = shape_reader.owner
+    assert ad.raw_columns() == (("JobStatus", "ClusterId", "Owner"), ["2", str(index), '"u"'])
+    # read by the compiled reader now: same outcome as the line reader
+    payload = _payload(4, list(_REPEAT_LINES), crypto, True)
+    before = plan.seen
+    assert _shape_reader_outcome(payload, crypto, True) == _shape_reader_outcome(
+        payload, crypto, False
+    )
+    assert plan.seen == before  # not counted again: the compiled reader took it
+
+
+@pytest.mark.parametrize("crypto", [False, True])
+def test_merging_shape_reader_matches_line_reader_on_damaged_input(crypto: bool) -> None:
+    """Every byte of an ad with a repeated name changed in turn, and every cut, through the
+    compiled merging reader: the line reader's ad, or its error at its offset."""
+    for _ in range(wire._SHAPE_READER_AFTER + 8):
+        get_classad(MessageReader(_payload(4, list(_REPEAT_LINES), crypto, True), crypto=crypto))
+    assert _merging_reader(crypto) is not None
+    whole = _payload(4, list(_REPEAT_LINES), crypto, True)
+    damaged = [whole[:cut] for cut in range(len(whole))]
+    for position, original in enumerate(whole):
+        for byte in {0, 1, 0x20, 0x3D, 0xAD, 0xFF, (original + 1) % 256}:
+            if byte != original:
+                damaged.append(whole[:position] + bytes((byte,)) + whole[position + 1 :])
+    for payload in damaged:
+        fast = _shape_reader_outcome(payload, crypto, True)
+        assert fast == _shape_reader_outcome(payload, crypto, False), payload
+
+
+def test_a_run_of_ads_with_a_repeated_name_is_read_in_bulk() -> None:
+    """A reply of flagged ads (``I(more) AD`` ...) whose ads repeat a name: all read, merged."""
+    writer = MessageWriter(crypto=True)
+    total = wire._SHAPE_READER_AFTER + 50
+    for index in range(total):
+        writer.put_int(1)
+        body = _payload(
+            4, [b"A = %d" % index, b"B = 1", b"a = %d" % (index * 2), b"C = 2"], True, True
+        )
+        writer.put_bytes(body)
+    writer.put_int(0)
+    ads, done = wire.get_flagged_classads(MessageReader(writer.getvalue(), crypto=True))
+    assert done and len(ads) == total
+    assert [ad["A"] for ad in ads] == [index * 2 for index in range(total)]
+    assert all(list(ad) == ["A", "B", "C"] for ad in ads)
+
+
+def test_bytes_values_decode_in_one_pass_as_one_by_one() -> None:
+    from cedar.classad_wire.classad import _texts
+
+    raws = [b"1", b'"\xc3\xa9"', b'"\xff\xfe"', b"", b'"\xe2\x82"']
+    assert _texts(raws) == [raw.decode("utf-8", "surrogateescape") for raw in raws]
+    # a value holding a NUL (never read from the wire) still decodes one by one
+    assert _texts([b"a\0b", b"c"]) == ["a\0b", "c"]
