@@ -190,6 +190,19 @@ class TestWholeAds:
         assert data[0]["XF"] == 1e-05
         assert ad_from_json(json.dumps(data[0]))["Owner"] == "testuser"
 
+    def test_percent_signs_in_names_and_values_are_printed_as_they_are(self) -> None:
+        """The writers fill a per-shape ``%`` template: a ``%`` in a name or value is text."""
+        ad = ClassAd()
+        ad["A%s"] = "100%d %s"
+        ad["b%%"] = 1
+        ad["One"] = 1
+        assert long_text(ad) == "'A%s' = \"100%d %s\"\n'b%%' = 1\nOne = 1\n\n"
+        out = io.StringIO()
+        write_ads([ad, ad], whole_writer("json"), out)
+        assert json.loads(out.getvalue()) == [{"A%s": "100%d %s", "b%%": 1, "One": 1}] * 2
+        single = ClassAd({"Only": "%"})
+        assert long_text(single) == 'Only = "%"\n\n'
+
     def test_json_nothing_for_no_ads(self) -> None:
         out = io.StringIO()
         assert write_ads([], whole_writer("json"), out) == 0
