@@ -27,7 +27,6 @@ from cedar.serve.adjson import ad_json, primed
 from cedar.serve.api import CHUNK
 from cedar.serve.context import Services, caller_of, services_dep
 from cedar.service import Caller, NotFound, ServiceError
-from cedar.service.scope import REDACTED
 
 router = APIRouter(prefix="/v1", tags=["restd"])
 
@@ -59,10 +58,7 @@ def _hidden(svc: Services) -> tuple[str, ...]:
 
 
 def _lower(ad: ClassAd, hidden: tuple[str, ...]) -> dict[str, Any]:
-    for name in hidden:
-        if name in ad:
-            ad[name] = REDACTED
-    data: dict[str, Any] = json.loads(ad_json(ad, lower=True))
+    data: dict[str, Any] = json.loads(ad_json(ad, hidden, lower=True))
     return data
 
 

@@ -7,9 +7,10 @@ import json
 
 import pytest
 
-from cedar.classad_wire import ClassAd
+from cedar.classad_wire import ClassAd, get_classad, put_classad
 from cedar.classad_wire.jsonfmt import ad_to_json_compact, ad_to_json_sorted
 from cedar.serve.adjson import ad_json
+from cedar.stream.primitives import MessageReader, MessageWriter
 
 TEXT = r"""
 ClusterId = 12
@@ -76,3 +77,35 @@ def test_plans_follow_each_shape() -> None:
         assert ad_to_json_compact(second) == '{"a": "x","C": 2,"Nested": {"Q": 1}}'
         assert ad_to_json_compact(second, lower=True) == '{"a": "x","c": 2,"nested": {"q": 1}}'
         assert ad_to_json_compact(first, frozenset({"b"})) == '{"B": 1}'
+
+
+def _wire_ads(count: int) -> list[ClassAd]:
+    """Ads read from the wire, as a listing gets them (one shared shape, received texts)."""
+    out = []
+    for i in range(count):
+        writer = MessageWriter(crypto=True)
+        source = ClassAd.from_raw_text(
+            f'ProcId = {i}\nOwner = "u"\nEnv = "TOKEN=s{i}"\nClaimId = Other + {i}\nZ = {i}'
+        )
+        put_classad(writer, source)
+        out.append(get_classad(MessageReader(writer.getvalue(), crypto=True)))
+    return out
+
+
+def test_redaction_is_planned_per_shape_and_leaves_the_ad_alone() -> None:
+    """Private members (any case, plain or expression values) are written as the mask in every
+    ad of a shape; the ads keep their values; a plan without the mask is not reused for one with
+    it, nor the other way round."""
+    ads = _wire_ads(3)
+    for i, ad in enumerate(ads):
+        plain = json.loads(ad_to_json_compact(ad))
+        assert plain["Env"] == f"TOKEN=s{i}" and plain["ClaimId"] == f"/Expr(Other + {i})/"
+        hidden = json.loads(ad_json(ad, ("env", "CLAIMID", "Absent")))
+        assert hidden == {**plain, "Env": "<REDACTED>", "ClaimId": "<REDACTED>"}
+        assert list(hidden) == list(plain)  # same members, same order
+        lowered = json.loads(ad_json(ad, ["Env"], lower=True))
+        assert lowered["env"] == "<REDACTED>" and lowered["claimid"] == plain["ClaimId"]
+        assert ad["Env"] == f"TOKEN=s{i}"  # unchanged
+        assert json.loads(ad_to_json_compact(ad)) == plain
+    assert json.loads(ad_json(ads[0], ("Env",)))["Env"] == "<REDACTED>"
+    assert json.loads(ad_json(ads[0]))["Env"] == "TOKEN=s0"
