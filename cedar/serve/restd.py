@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends
-from fastapi.responses import JSONResponse, Response, StreamingResponse
+from fastapi.responses import JSONResponse, Response
 
 from cedar.classad_wire import ClassAd
 from cedar.classad_wire.expr import AttrRef, Binary, Expr, Literal
@@ -26,6 +26,7 @@ from cedar.numbers import DaemonType
 from cedar.serve.adjson import ad_json, primed
 from cedar.serve.api import CHUNK
 from cedar.serve.context import Services, caller_of, services_dep
+from cedar.serve.streaming import PipelinedResponse
 from cedar.service import Caller, NotFound, ServiceError
 
 router = APIRouter(prefix="/v1", tags=["restd"])
@@ -171,7 +172,7 @@ async def _job_answer(
             if not entries:
                 return JSONResponse({"message": "No matching jobs"}, status_code=404)
             return JSONResponse(entries)
-        return StreamingResponse(_job_list_text(svc, ads, hidden), media_type="application/json")
+        return PipelinedResponse(_job_list_text(svc, ads, hidden), media_type="application/json")
     async for ad in ads:
         values = _lower(ad, hidden)
         if attr.lower() not in values:
