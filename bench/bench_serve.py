@@ -5,26 +5,33 @@ Run (as root, with the pool's environment; restd optional, see
 ``/work/shared/peers/htcondor-restd/PEER.md``)::
 
     . /tmp/pool.env
-    python bench/bench_serve.py [--jobs 2000] [--stream-jobs 40000] \\
+    python bench/bench_serve.py [--jobs 2000] [--stream-jobs 40000] [--replicas N] \\
         [--restd http://127.0.0.1:9680 --restd-pid PID]
 
 It starts ``cedar serve`` in a subprocess (its own interpreter, as in production), fills the
 queue with held jobs owned by the pool's testuser (IDTOKEN from ``CEDAR_LIVE_TOKEN_DIR``), and
 prints, for 1, 10 and 100 concurrent clients: requests/s, p50/p99 latency and ads/s for a one-job
 GET, a job listing and a history query through the API and through ``AsyncSchedd``; then
-``/v1/jobs/DEFAULT`` (whole and projected) and ``/v1/status?query=startd`` against restd; then the
-streaming of ``--stream-jobs`` jobs (JSON Lines, ``limit=0``) with the server's peak RSS.  The
-jobs it submitted are removed at the end.  Numbers on a shared, loaded machine are noisy.
+``/v1/jobs/DEFAULT`` (whole and projected) and ``/v1/status?query=startd`` against restd, with
+the same queries made by the library alone and by the reference client (``htcondor2``) alone: the
+floor the daemon and the decoding set for any server; then the streaming of ``--stream-jobs``
+jobs (JSON Lines, ``limit=0``) with the server's peak RSS.  The one-job GET is measured twice:
+with httpx (whose own per-request work, ~1 ms of Python, is in the client's latency) and with a
+minimal keep-alive HTTP/1.1 client, which leaves the API's own cost.  ``--replicas N`` starts N
+``cedar serve`` processes and spreads the API's requests over them (what several processes behind
+a load balancer give).  The jobs it submitted are removed at the end.  Numbers on a shared,
+loaded machine are noisy.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import subprocess
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 import httpx
@@ -43,12 +50,78 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def process_cpu(pid: int | None = None) -> float:
-    """CPU seconds (user + system) used so far by process ``pid`` (None: this one)."""
+def process_cpu(pid: int | list[int] | None = None) -> float:
+    """CPU seconds (user + system) used so far by process ``pid`` (None: this one; a list: their
+    sum)."""
     if pid is None:
         return time.process_time()
+    if isinstance(pid, list):
+        return sum(process_cpu(one) for one in pid)
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class RawHTTP:
+    """A minimal keep-alive HTTP/1.1 GET client (one connection, Content-Length answers only).
+
+    httpx spends about a millisecond of Python per request, which lands in the measured latency
+    of every API call but is the client's, not the API's; this client costs a few microseconds.
+    """
+
+    def __init__(self, host: str, port: int, headers: dict[str, str]) -> None:
+        self.host, self.port = host, port
+        self.head = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+        self.stream: trio.SocketStream | None = None
+        self.buffer = b""
+
+    async def get(self, path: str) -> tuple[int, bytes]:
+        if self.stream is None:
+            self.stream = await trio.open_tcp_stream(self.host, self.port)
+        request = f"GET {path} HTTP/1.1\r\nHost: {self.host}\r\n{self.head}\r\n"
+        await self.stream.send_all(request.encode())
+        while b"\r\n\r\n" not in self.buffer:
+            await self._more()
+        head, _, self.buffer = self.buffer.partition(b"\r\n\r\n")
+        lines = head.decode("latin-1").split("\r\n")
+        status = int(lines[0].split()[1])
+        fields = {k.strip().lower(): v.strip() for k, _, v in (x.partition(":") for x in lines[1:])}
+        length = int(fields["content-length"])
+        while len(self.buffer) < length:
+            await self._more()
+        body, self.buffer = self.buffer[:length], self.buffer[length:]
+        return status, body
+
+    async def _more(self) -> None:
+        assert self.stream is not None
+        data = await self.stream.receive_some(1 << 16)
+        if not data:
+            raise ConnectionError("the server closed the connection")
+        self.buffer += data
+
+    async def aclose(self) -> None:
+        if self.stream is not None:
+            await self.stream.aclose()
+
+
+class RawPool:
+    """Idle :class:`RawHTTP` connections, one per concurrent caller, over every replica."""
+
+    def __init__(self, ports: list[int], headers: dict[str, str]) -> None:
+        self.free: list[RawHTTP] = []
+        self.ports = itertools.cycle(ports)
+        self.headers = headers
+
+    async def get(self, path: str) -> tuple[int, bytes]:
+        conn = (
+            self.free.pop() if self.free else RawHTTP("127.0.0.1", next(self.ports), self.headers)
+        )
+        status, body = await conn.get(path)
+        self.free.append(conn)
+        return status, body
+
+    async def aclose(self) -> None:
+        for conn in self.free:
+            await conn.aclose()
 
 
 async def measure(
@@ -56,7 +129,7 @@ async def measure(
     work: Callable[[], Awaitable[int]],
     concurrency: int,
     total: int,
-    cpu_pid: int | None = None,
+    cpu_pid: int | list[int] | None = None,
 ) -> tuple[float, float]:
     """Run ``work`` ``total`` times with ``concurrency`` tasks; print rps, p50, p99, ads/s, and
     the CPU time per request of the process doing the work (``cpu_pid``: the server; None: this
@@ -130,6 +203,45 @@ async def fill(schedd: AsyncSchedd, count: int) -> list[int]:
     return clusters
 
 
+class Replicas:
+    """httpx clients over the replicas, used in turn (a round-robin load balancer)."""
+
+    def __init__(self, ports: list[int], headers: dict[str, str], limits: httpx.Limits) -> None:
+        self.clients = [
+            httpx.AsyncClient(
+                base_url=f"http://127.0.0.1:{port}", headers=headers, timeout=120, limits=limits
+            )
+            for port in ports
+        ]
+        self.turn = itertools.cycle(self.clients)
+
+    async def get(self, path: str, **options: object) -> httpx.Response:
+        return await next(self.turn).get(path, **options)  # type: ignore[arg-type]
+
+    async def aclose(self) -> None:
+        for one in self.clients:
+            await one.aclose()
+
+
+def reference_floor() -> dict[str, Callable[[], int]]:
+    """The /v1 queries made by the reference client alone (``htcondor2``, the C++ library restd
+    uses), anonymous as restd's callers are: what the daemon plus C++ decoding take.  Empty when
+    the reference client is not installed."""
+    try:
+        import htcondor2
+    except ImportError:
+        return {}
+    collector = htcondor2.Collector(os.environ["CEDAR_LIVE_COLLECTOR"])
+    schedd = htcondor2.Schedd(collector.locate(htcondor2.DaemonTypes.Schedd))
+    return {
+        "/v1/jobs/DEFAULT": lambda: len(schedd.query()),
+        "/v1/jobs/DEFAULT?projection=clusterid,procid": lambda: len(
+            schedd.query(projection=["ClusterId", "ProcId"])
+        ),
+        "/v1/status?query=startd": lambda: len(collector.query(htcondor2.AdTypes.Startd)),
+    }
+
+
 async def main(args: argparse.Namespace) -> None:
     token_dir = os.environ["CEDAR_LIVE_TOKEN_DIR"]
     token = next(Path(token_dir, n).read_text().strip() for n in sorted(os.listdir(token_dir)))
@@ -138,25 +250,31 @@ async def main(args: argparse.Namespace) -> None:
     access = PoolAccess(settings)
     caller = Caller.from_token(token)
     schedd = await access.schedd(caller, stream=True)  # a 40 000-job query takes a while
-    server = start_server(args.port)
-    base = f"http://127.0.0.1:{args.port}"
+    anonymous = await access.schedd(Caller.anonymous(), stream=True)  # restd's callers
+    ports = [args.port + i for i in range(max(1, args.replicas))]
+    servers = [start_server(port) for port in ports]
+    pid: list[int] = [server.pid for server in servers]
+    base = f"http://127.0.0.1:{ports[0]}"
     headers = {"Authorization": f"Bearer {token}"}
     clusters = await fill(schedd, 100)  # the listed cluster: 100 whole job ads
     clusters += await fill(schedd, args.jobs - 100)
     first = clusters[0]
-    pid = server.pid
-    print(f"queue: {args.jobs} held jobs in clusters {clusters}; server pid {server.pid}")
+    print(f"queue: {args.jobs} held jobs in clusters {clusters}; server pids {pid}")
     limits = httpx.Limits(max_connections=200, max_keepalive_connections=200)
+    api = Replicas(ports, headers, limits)
+    raw = RawPool(ports, headers)
     try:
-        async with (
-            httpx.AsyncClient(base_url=base, headers=headers, timeout=120, limits=limits) as api,
-            httpx.AsyncClient(timeout=120, limits=limits) as plain,
-        ):
+        async with httpx.AsyncClient(timeout=120, limits=limits) as plain:
             await api.get("/api/v1/whoami")  # warm the caller's sessions
 
             async def api_one() -> int:
                 r = await api.get(f"/api/v1/jobs/{first}.0")
                 r.raise_for_status()
+                return 1
+
+            async def raw_one() -> int:
+                status, _ = await raw.get(f"/api/v1/jobs/{first}.0")
+                assert status == 200, status
                 return 1
 
             async def lib_one() -> int:
@@ -181,11 +299,16 @@ async def main(args: argparse.Namespace) -> None:
             async def lib_history() -> int:
                 return len([ad async for ad in schedd.history(None, (), page)])
 
-            print("one-job GET (API vs library)")
+            print(f"one-job GET (API vs library; {len(ports)} server process(es))")
             for c in (1, 10, 100):
-                a, _ = await measure("API GET /api/v1/jobs/{id}", api_one, c, max(50, 3 * c), pid)
-                b, _ = await measure("library query (one job)", lib_one, c, max(50, 3 * c))
-                print(f"    -> the API adds {a - b:+.2f} ms at p50")
+                n = max(100, 3 * c)
+                a, _ = await measure("API GET /api/v1/jobs/{id} (httpx)", api_one, c, n, pid)
+                raw_p50, _ = await measure("API GET /api/v1/jobs/{id} (raw)", raw_one, c, n, pid)
+                b, _ = await measure("library query (one job)", lib_one, c, n)
+                print(
+                    f"    -> the API adds {a - b:+.2f} ms (httpx) / "
+                    f"{raw_p50 - b:+.2f} ms (raw client) at p50"
+                )
             print("job listing: one cluster of 100 whole job ads (API JSON Lines vs library)")
             for c in (1, 10, 100):
                 await measure("API GET /api/v1/jobs (100 ads)", api_page, c, max(10, c), pid)
@@ -195,15 +318,21 @@ async def main(args: argparse.Namespace) -> None:
                 await measure("API GET /api/v1/jobs/archive", api_history, c, max(10, c), pid)
                 await measure("library history", lib_history, c, max(10, c))
 
-            print("restd's /v1: cedar serve vs restd (same pool, same moment)")
-            targets: list[tuple[str, str, int | None]] = [("cedar", base, pid)]
+            print("restd's /v1: cedar serve vs restd, and the same query by a library alone")
+            targets: list[tuple[str, str, int | list[int] | None]] = [("cedar", base, pid)]
             if args.restd:
                 targets.append(("restd", args.restd, args.restd_pid))
-            for path in (
-                "/v1/jobs/DEFAULT",
-                "/v1/jobs/DEFAULT?projection=clusterid,procid",
-                "/v1/status?query=startd",
-            ):
+            reference = reference_floor()
+            collector = access.collector(Caller.anonymous())
+            library: dict[str, Callable[[], Awaitable[int]]] = {
+                "/v1/jobs/DEFAULT": lambda: count_ads(anonymous.query_iter(None, [])),
+                "/v1/jobs/DEFAULT?projection=clusterid,procid": lambda: count_ads(
+                    anonymous.query_iter(None, ["ClusterId", "ProcId"])
+                ),
+                "/v1/status?query=startd": lambda: count_ads(collector.query_iter("startd")),
+            }
+            for path in library:
+                reps = args.v1_reps if "projection" in path or "status" in path else 5
                 for name, url, target_pid in targets:
 
                     async def get(url: str = url, path: str = path) -> int:
@@ -211,7 +340,14 @@ async def main(args: argparse.Namespace) -> None:
                         r.raise_for_status()
                         return len(r.json())
 
-                    await measure(f"{name:<5} {path[:28]}", get, 1, 5, target_pid)
+                    await measure(f"{name:<5} {path[:28]}", get, 1, reps, target_pid)
+                await measure("  cedar library alone", library[path], 1, reps)
+                if path in reference:
+
+                    async def ref(path: str = path) -> int:
+                        return reference[path]()
+
+                    await measure("  htcondor2 alone", ref, 1, reps)
             if not args.restd:
                 print("  (restd not given: --restd URL)")
 
@@ -219,19 +355,19 @@ async def main(args: argparse.Namespace) -> None:
             extra = await fill(schedd, args.stream_jobs - args.jobs)
             clusters += extra
         print(f"streaming {max(args.stream_jobs, args.jobs)} jobs (JSON Lines, limit=0)")
-        async with httpx.AsyncClient(base_url=base, headers=headers, timeout=600) as api:
-            before = rss_kib(server.pid)
+        async with httpx.AsyncClient(base_url=base, headers=headers, timeout=600) as stream:
+            before = rss_kib(pid[0])
             server_cpu = process_cpu(pid)
             start = time.perf_counter()
             count = 0
-            async with api.stream(
+            async with stream.stream(
                 "GET", "/api/v1/jobs", params={"limit": 0, "format": "jsonl"}
             ) as r:
                 async for _ in r.aiter_lines():
                     count += 1
             api_rate = count / (time.perf_counter() - start)
             server_cpu = process_cpu(pid) - server_cpu
-            after = rss_kib(server.pid)
+            after = rss_kib(pid[0])
         start = time.perf_counter()
         lib_cpu = process_cpu()
         n = 0
@@ -248,10 +384,17 @@ async def main(args: argparse.Namespace) -> None:
             f"reaches where CPU, not the machine's load, is the limit)"
         )
     finally:
-        server.terminate()
-        server.wait(10)
+        await api.aclose()
+        await raw.aclose()
+        for server in servers:
+            server.terminate()
+            server.wait(10)
         for cluster in clusters:
             await schedd.remove(f"ClusterId == {cluster}", "bench_serve")
+
+
+async def count_ads(ads: AsyncIterator[object]) -> int:
+    return len([ad async for ad in ads])
 
 
 if __name__ == "__main__":
@@ -261,4 +404,6 @@ if __name__ == "__main__":
     parser.add_argument("--port", type=int, default=18639)
     parser.add_argument("--restd", help="restd's base URL on the same pool")
     parser.add_argument("--restd-pid", type=int, help="restd's process id (for its CPU time)")
+    parser.add_argument("--replicas", type=int, default=1, help="cedar serve processes")
+    parser.add_argument("--v1-reps", type=int, default=20, help="requests per small /v1 case")
     trio.run(main, parser.parse_args())

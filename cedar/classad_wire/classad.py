@@ -155,7 +155,11 @@ def _texts(raws: Sequence[bytes]) -> Sequence[str]:
     """Raw wire values as texts: one decode for them all.  Wire values hold no NUL (a CEDAR
     string ends at its first), and UTF-8 decoding never joins bytes across an ASCII NUL, so
     this is :func:`_text` of each; values holding a NUL anyway are decoded one by one."""
-    texts = b"\0".join(raws).decode("utf-8", "surrogateescape").split("\0")
+    try:
+        joined = b"\0".join(raws)
+    except TypeError:  # a value set since, as text
+        return [_text(raw) for raw in raws]
+    texts = joined.decode("utf-8", "surrogateescape").split("\0")
     if len(texts) != len(raws):
         return [_text(raw) for raw in raws]
     return texts

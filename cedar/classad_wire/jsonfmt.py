@@ -252,12 +252,22 @@ class _CompactPlan:
     """How to write the ads of one shape compactly: which texts in which order, and each
     member's ``"Name":`` prefix (``,`` before all but the first)."""
 
-    __slots__ = ("getter", "names", "prefixes", "source")
+    __slots__ = ("getter", "masked", "names", "prefixes", "source", "template")
 
-    def __init__(self, source: tuple[str, ...], only: frozenset[str] | None, lower: bool):
+    def __init__(
+        self,
+        source: tuple[str, ...],
+        only: frozenset[str] | None,
+        lower: bool,
+        masked: frozenset[str] | None = None,
+    ):
         order = _column_order(source, only)
         self.source = source  # the shape's names tuple (identity checked on use)
         self.names = tuple(source[i] for i in order)
+        #: Positions (in the written order) whose value is replaced by the mask.
+        self.masked = tuple(
+            i for i, name in enumerate(self.names) if masked and name.lower() in masked
+        )
         self.getter: Any = (
             itemgetter(*order) if len(order) > 1 else _single(order[0]) if order else _nothing
         )
@@ -265,28 +275,38 @@ class _CompactPlan:
             ("," if i else "") + _json_string(name.lower() if lower else name) + ": "
             for i, name in enumerate(self.names)
         )
+        #: The whole object with a ``%s`` per value: one C-level pass joins an ad (1.6x faster
+        #: than joining ``prefix + value`` pairs, measured on 80 members).
+        self.template = "{" + "".join(p.replace("%", "%%") + "%s" for p in self.prefixes) + "}"
 
 
 #: Compact plans by (id of the names tuple, only, lower), and by the names themselves for ads
 #: whose names tuple is built anew each time (not read from the wire).  Bounded.
-_COMPACT_BY_ID: dict[tuple[int, frozenset[str] | None, bool], _CompactPlan] = {}
-_COMPACT_BY_NAMES: dict[tuple[tuple[str, ...], frozenset[str] | None, bool], _CompactPlan] = {}
+_PlanKey = tuple[frozenset[str] | None, bool, frozenset[str] | None]
+_COMPACT_BY_ID: dict[tuple[int, _PlanKey], _CompactPlan] = {}
+_COMPACT_BY_NAMES: dict[tuple[tuple[str, ...], _PlanKey], _CompactPlan] = {}
 
 
-def _compact_plan(names: tuple[str, ...], only: frozenset[str] | None, lower: bool) -> _CompactPlan:
-    plan = _COMPACT_BY_ID.get((id(names), only, lower))
+def _compact_plan(
+    names: tuple[str, ...],
+    only: frozenset[str] | None,
+    lower: bool,
+    masked: frozenset[str] | None = None,
+) -> _CompactPlan:
+    options = (only, lower, masked)
+    plan = _COMPACT_BY_ID.get((id(names), options))
     if plan is not None and plan.source is names:
         return plan
-    plan = _COMPACT_BY_NAMES.get((names, only, lower))
+    plan = _COMPACT_BY_NAMES.get((names, options))
     if plan is None:
-        plan = _CompactPlan(names, only, lower)
+        plan = _CompactPlan(names, only, lower, masked)
         if len(_COMPACT_BY_NAMES) >= _PLANS_MAX:
             _COMPACT_BY_NAMES.clear()
-        _COMPACT_BY_NAMES[names, only, lower] = plan
+        _COMPACT_BY_NAMES[names, options] = plan
     if len(_COMPACT_BY_ID) >= _PLANS_MAX:
         _COMPACT_BY_ID.clear()
     plan.source = names
-    _COMPACT_BY_ID[id(names), only, lower] = plan
+    _COMPACT_BY_ID[id(names), options] = plan
     return plan
 
 
@@ -316,19 +336,30 @@ _COMPACT_VALUES = {False: _ValueCache(), True: _ValueCache()}
 
 
 def ad_to_json_compact(
-    ad: ClassAd, only: frozenset[str] | None = None, *, lower: bool = False
+    ad: ClassAd,
+    only: frozenset[str] | None = None,
+    *,
+    lower: bool = False,
+    masked: frozenset[str] | None = None,
+    mask: str = "",
 ) -> str:
     """:func:`ad_to_json_sorted` on one line with no indentation (``"Name": value`` members
     joined by ``,``): JSON Lines and HTTP bodies.  ``lower``: member names lower-cased, nested
-    ones too (htcondor-restd's convention).  Written directly from the received texts with a
-    plan per shape and a cache of value texts: a listing's per-ad cost is a few lookups."""
+    ones too (htcondor-restd's convention).  ``masked`` (lower-cased names): those members are
+    written with the string ``mask`` as their value (redaction, planned once per shape instead of
+    looked up in every ad; the ad is not changed).  Written directly from the received texts with
+    a plan per shape and a cache of value texts: a listing's per-ad cost is a few lookups."""
     names, texts = ad.raw_columns()
-    plan = _compact_plan(names, only, lower)
+    plan = _compact_plan(names, only, lower, masked or None)
     if not plan.names:
         return "{}"
     ordered = plan.getter(texts)
     cache = _COMPACT_VALUES[lower]
     values = list(map(cache.get, ordered))
+    if plan.masked:
+        masked_json = _json_string(mask)
+        for index in plan.masked:
+            values[index] = masked_json
     if None in values:
         for index, value in enumerate(values):
             if value is None:
@@ -342,7 +373,8 @@ def ad_to_json_compact(
                     json_text = _compact(json_text, lower)
                 cache.remember(text, json_text)
                 values[index] = json_text
-    return "{" + "".join(map(add, plan.prefixes, values)) + "}"
+    result: str = plan.template % tuple(values)
+    return result
 
 
 def _member_order(entry: tuple[str, object, object]) -> tuple[int, object]:

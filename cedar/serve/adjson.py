@@ -7,13 +7,15 @@ building its entry table: the listing's hot path), ready for JSON Lines.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import AsyncIterator, Iterable
 from typing import Any, TypeVar
 
 from cedar.classad_wire import ClassAd
 from cedar.classad_wire.jsonfmt import ad_to_json_compact
-from cedar.service import redact, typed_values
+from cedar.service import typed_values
+from cedar.service.scope import REDACTED
 
 __all__ = ["ad_dict", "ad_json", "primed", "typed_values"]
 
@@ -21,13 +23,16 @@ T = TypeVar("T")
 
 
 def ad_json(ad: ClassAd, private: Iterable[str] = (), *, lower: bool = False) -> str:
-    """One ad as a compact JSON object (private attributes redacted first; ``lower``: member
-    names lower-cased, as restd writes them)."""
-    for name in private:
-        if name in ad:  # a lookup only: the ad keeps its received texts unless one is present
-            redact(ad, private)
-            break
-    return ad_to_json_compact(ad, lower=lower)
+    """One ad as a compact JSON object (private attributes shown as ``"<REDACTED>"``;
+    ``lower``: member names lower-cased, as restd writes them).  The writer plans the redaction
+    once per shape of ad, so a listing pays nothing per ad for it, and the ad is not changed."""
+    masked = _masked(private if isinstance(private, tuple) else tuple(private))
+    return ad_to_json_compact(ad, lower=lower, masked=masked, mask=REDACTED)
+
+
+@functools.lru_cache(maxsize=64)
+def _masked(private: tuple[str, ...]) -> frozenset[str] | None:
+    return frozenset(name.lower() for name in private) or None
 
 
 async def primed(ads: AsyncIterator[T]) -> AsyncIterator[T]:

@@ -40,6 +40,7 @@ from cedar.serve import models as m
 from cedar.serve.adjson import ad_dict, ad_json, primed, typed_values
 from cedar.serve.context import Services, caller_of, services_dep
 from cedar.serve.sandbox import TooLarge, extract_tar, pack_tar, resolve_file, write_file
+from cedar.serve.streaming import PipelinedResponse
 from cedar.service import Caller, NotFound, ServiceError, scoped_constraint, status_of
 from cedar.version import VERSION_STRING
 
@@ -196,7 +197,7 @@ def _job_stream(
 
     media = "application/json" if format == "json" else "application/x-ndjson"
     headers = {"X-Next-Page-Token": token} if token else {}
-    return StreamingResponse(body(), media_type=media, headers=headers)
+    return PipelinedResponse(body(), media_type=media, headers=headers)
 
 
 async def _history(

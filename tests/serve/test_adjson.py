@@ -7,9 +7,10 @@ import json
 
 import pytest
 
-from cedar.classad_wire import ClassAd
+from cedar.classad_wire import ClassAd, get_classad, put_classad
 from cedar.classad_wire.jsonfmt import ad_to_json_compact, ad_to_json_sorted
 from cedar.serve.adjson import ad_json
+from cedar.stream.primitives import MessageReader, MessageWriter
 
 TEXT = r"""
 ClusterId = 12
@@ -76,3 +77,70 @@ def test_plans_follow_each_shape() -> None:
         assert ad_to_json_compact(second) == '{"a": "x","C": 2,"Nested": {"Q": 1}}'
         assert ad_to_json_compact(second, lower=True) == '{"a": "x","c": 2,"nested": {"q": 1}}'
         assert ad_to_json_compact(first, frozenset({"b"})) == '{"B": 1}'
+
+
+def _wire_ads(count: int) -> list[ClassAd]:
+    """Ads read from the wire, as a listing gets them (one shared shape, received texts)."""
+    out = []
+    for i in range(count):
+        writer = MessageWriter(crypto=True)
+        source = ClassAd.from_raw_text(
+            f'ProcId = {i}\nOwner = "u"\nEnv = "TOKEN=s{i}"\nClaimId = Other + {i}\nZ = {i}'
+        )
+        put_classad(writer, source)
+        out.append(get_classad(MessageReader(writer.getvalue(), crypto=True)))
+    return out
+
+
+def test_redaction_is_planned_per_shape_and_leaves_the_ad_alone() -> None:
+    """Private members (any case, plain or expression values) are written as the mask in every
+    ad of a shape; the ads keep their values; a plan without the mask is not reused for one with
+    it, nor the other way round."""
+    ads = _wire_ads(3)
+    for i, ad in enumerate(ads):
+        plain = json.loads(ad_to_json_compact(ad))
+        assert plain["Env"] == f"TOKEN=s{i}" and plain["ClaimId"] == f"/Expr(Other + {i})/"
+        hidden = json.loads(ad_json(ad, ("env", "CLAIMID", "Absent")))
+        assert hidden == {**plain, "Env": "<REDACTED>", "ClaimId": "<REDACTED>"}
+        assert list(hidden) == list(plain)  # same members, same order
+        lowered = json.loads(ad_json(ad, ["Env"], lower=True))
+        assert lowered["env"] == "<REDACTED>" and lowered["claimid"] == plain["ClaimId"]
+        assert ad["Env"] == f"TOKEN=s{i}"  # unchanged
+        assert json.loads(ad_to_json_compact(ad)) == plain
+    assert json.loads(ad_json(ads[0], ("Env",)))["Env"] == "<REDACTED>"
+    assert json.loads(ad_json(ads[0]))["Env"] == "TOKEN=s0"
+
+
+def test_percent_signs_in_names_and_values_are_written_as_they_are() -> None:
+    """The compact writer fills a per-shape template: a ``%`` in a name or a value is text."""
+    ad = ClassAd()
+    ad["Pct%s"] = "100%s done %d %%"
+    ad["B"] = 1
+    for _ in range(2):  # the planned shape too
+        text = ad_to_json_compact(ad)
+        assert json.loads(text) == {"B": 1, "Pct%s": "100%s done %d %%"}
+        assert text == reference(ad, False)
+
+
+def test_wire_ads_read_in_bulk_give_the_same_texts_and_json() -> None:
+    """Ads of one recurring shape (after enough of them the bulk shape reader keeps their values
+    as the received bytes) give the same raw texts and compact JSON as the same ads parsed from
+    text, an undecodable byte included (kept as a surrogate, as the line reader keeps it)."""
+    kinds = set()
+    for i in range(300):
+        lines = [f"ProcId = {i}", f'Cmd = "/bin/x{i}"', f"Req = Memory > {i}", 'Z = "é"']
+        source = ClassAd.from_raw_text("\n".join(lines))
+        writer = MessageWriter(crypto=True)
+        put_classad(writer, source)
+        ad = get_classad(MessageReader(writer.getvalue(), crypto=True))
+        kinds.add(type(ad._values[0]))
+        assert ad.raw_columns()[0] == source.raw_columns()[0]
+        assert list(ad.raw_columns()[1]) == list(source.raw_columns()[1])
+        assert ad_to_json_compact(ad) == ad_to_json_compact(source)
+        writer = MessageWriter(crypto=True)
+        writer.put_int(2).put_strings([b'A = "\xff"', f"B = {i}".encode(), b"", b""])
+        ad = get_classad(MessageReader(writer.getvalue(), crypto=True))
+        kinds.add(type(ad._values[0]))
+        assert list(ad.raw_columns()[1]) == ['"\udcff"', str(i)]
+        assert ad_to_json_compact(ad) == reference(ad, False)
+    assert bytes in kinds and str in kinds  # both kinds of stored values were written

@@ -54,3 +54,16 @@ def test_status_and_config(api: Api) -> None:
     assert "Scheduler" in grouped and "Collector" in grouped
     assert api.anonymous.get("/v1/config/NO_SUCH_KNOB_HERE").status_code == 404
     assert isinstance(api.anonymous.get("/v1/config").json(), dict)
+
+
+def test_status_written_as_text_matches_the_grouped_entries(api: Api) -> None:
+    """/v1/status writes its list as text from each ad's JSON; /v1/grouped_status builds dicts:
+    both give the same entries (names lower-cased, name and type beside the ad)."""
+    listed = api.anonymous.get("/v1/status", params={"query": "any"})
+    assert listed.headers["content-type"].startswith("application/json")
+    grouped = api.anonymous.get("/v1/grouped_status/mytype").json()
+    regrouped = [entry for group in grouped.values() for entry in group]
+    key = lambda entry: (str(entry["type"]), str(entry["name"]))  # noqa: E731
+    assert sorted(listed.json(), key=key) == sorted(regrouped, key=key)
+    assert all(set(entry) == {"name", "type", "classad"} for entry in listed.json())
+    assert all(name == name.lower() for e in listed.json() for name in e["classad"])
