@@ -6,8 +6,9 @@ Run (as root, with a live pool's environment, e.g. ``. /tmp/pool-x.env``)::
 
 Copies of the pool's first slot ad (trimmed to what the analysis reads, with varied memory) are
 advertised with ``condor_advertise -multiple UPDATE_STARTD_AD`` (default 100 000), then both
-tools analyse the same job against the same collector: ``condor_q -better-analyze JOB`` (wall
-time of the process) and cedar (fetch, then the pure analysis with and without histograms).
+tools analyse the same job against the same collector, alternating for ``BENCH_ROUNDS`` rounds
+(default 3): ``condor_q -better-analyze JOB`` (wall time of the process) and cedar (fetch, then
+the pure analysis as ``cedar q -better-analyze`` runs it); then once with histograms.
 The fake ads are invalidated at the end.  On a shared, loaded machine the numbers are noisy.
 """
 
@@ -139,12 +140,9 @@ def main() -> None:
     count = int(sys.argv[1]) if len(sys.argv) > 1 else 100_000
     job_id = sys.argv[2] if len(sys.argv) > 2 else _submit_job()
     _advertise(count)
+    rounds = int(os.environ.get("BENCH_ROUNDS", "3"))
     try:
         time.sleep(2)
-        start = time.perf_counter()
-        text = _tool("condor_q", "-better-analyze", job_id)
-        condor = time.perf_counter() - start
-        print(f"condor_q -better-analyze {job_id}: {condor:.2f} s ({len(text)} bytes)")
         cluster, proc = job_id.split(".")
 
         async def fetch() -> object:
@@ -155,21 +153,35 @@ def main() -> None:
                 collector_schedd_ad=False,
             )
 
-        start = time.perf_counter()
-        inputs = trio.run(fetch)
-        fetched = time.perf_counter() - start
-        job = inputs.jobs[0]  # type: ignore[attr-defined]
-        slots = inputs.slots  # type: ignore[attr-defined]
-        for detail in (False, True):
+        # Side by side, alternating, so that the machine's load hits both alike: the ratio of
+        # each pair is what to read, not the absolute times.
+        ratios = []
+        for round_ in range(rounds):
             start = time.perf_counter()
-            result = analyze_job(job, slots, detail=detail)
+            text = _tool("condor_q", "-better-analyze", job_id)
+            condor = time.perf_counter() - start
+            start = time.perf_counter()
+            inputs = trio.run(fetch)
+            fetched = time.perf_counter() - start
+            job = inputs.jobs[0]  # type: ignore[attr-defined]
+            slots = inputs.slots  # type: ignore[attr-defined]
+            start = time.perf_counter()
+            result = analyze_job(job, slots, detail=False)  # what `cedar q -better-analyze` does
             render_job(result)
             took = time.perf_counter() - start
+            ratios.append((fetched + took) / condor)
             print(
-                f"cedar: fetch {len(slots)} slots {fetched:.2f} s + analysis "
-                f"{'with' if detail else 'without'} histograms {took:.2f} s "
-                f"= {fetched + took:.2f} s; {result.explanation}"
+                f"round {round_ + 1}: condor_q -better-analyze {job_id} {condor:.2f} s "
+                f"({len(text)} bytes); cedar: fetch {len(slots)} slots {fetched:.2f} s + analysis "
+                f"{took:.2f} s = {fetched + took:.2f} s; cedar/condor_q = {ratios[-1]:.2f}"
             )
+        print(f"median cedar/condor_q over {rounds} rounds: {sorted(ratios)[rounds // 2]:.2f}")
+        start = time.perf_counter()
+        result = analyze_job(job, slots, detail=True)
+        print(
+            f"cedar: the same analysis with histograms and suggestions (--verbose, --json) "
+            f"{time.perf_counter() - start:.2f} s; {result.explanation}"
+        )
     finally:
         _invalidate()
         if len(sys.argv) <= 2:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from cedar.analysis.gcpause import paused_gc
 from cedar.analysis.job import analyze_job
 from cedar.analysis.model import JobAnalysis
 from cedar.auth.client import CommandSession
@@ -59,7 +60,8 @@ async def fetch_slots(
     collector: AsyncCollector, machine: str | None = None, constraint: str | None = None
 ) -> list[ClassAd]:
     """Whole slot ads (no projection), as the analysis needs every attribute."""
-    return await collector.query(AdType.STARTD, slot_constraint(machine, constraint))
+    with paused_gc():  # many long-lived ads, no cycles: see cedar.analysis.gcpause
+        return await collector.query(AdType.STARTD, slot_constraint(machine, constraint))
 
 
 async def fetch_jobs(

@@ -22,6 +22,7 @@ from cedar.analysis.detail import (
     suggestions,
     target_name,
 )
+from cedar.analysis.gcpause import with_paused_gc
 from cedar.analysis.model import (
     AttributeValue,
     ClauseResult,
@@ -342,6 +343,7 @@ def _blocker(table: ClauseTable, job: ClassAd, slots: Sequence[ClassAd]) -> str 
     return None
 
 
+@with_paused_gc  # many slot ads, no cycles: see cedar.analysis.gcpause
 def analyze_job(
     job: ClassAd,
     slots: Sequence[ClassAd],

@@ -307,8 +307,18 @@ def _sandbox(directory: Path, files: list[Any], limit: int) -> list[str]:
     return names
 
 
+#: Submit commands that choose whether the job's files are transferred.
+_TRANSFER_COMMANDS = ("should_transfer_files", "ShouldTransferFiles", "+ShouldTransferFiles")
+
+
 async def submit_job(call: ToolCall, args: SubmitJobArgs) -> tuple[Result, str]:
     submit = Submit(args.description)
+    if not any(name in submit for name in _TRANSFER_COMMANDS):
+        # Found on 25.13.2: with condor_submit's IF_NEEDED on a shared file system the job runs
+        # in its spool directory itself, where the starter's peek (tail_job) never looks; with
+        # file transfer it runs in a scratch directory that tail_job can read.
+        # (first: a command set after the description's queue statement would not apply)
+        submit = Submit("should_transfer_files = YES\n" + args.description)
     schedd = call.access.schedd(call.caller)
     with tempfile.TemporaryDirectory(prefix="cedar-mcp-submit-") as directory:
         names = _sandbox(Path(directory), args.input_files, call.access.settings.input_limit)
@@ -474,7 +484,7 @@ async def _peek_lines(call: ToolCall, args: TailArgs) -> list[str]:
     except PeekError as exc:
         raise ToolFailure(
             f"cannot peek at running job {args.job_id}: {exc}; its output can be read with "
-            "get_job_output once it completed"
+            "get_job_output once it completed (a job without file transfer cannot be peeked at)"
         ) from None
     data = b"".join(f.data for f in peeked.files)
     lines = data.decode("utf-8", "replace").splitlines()[-args.lines :]

@@ -21,7 +21,9 @@ prints the comparison of every case (for investigating).
 
 The jobs the command lines look at are submitted by the ``pool_jobs`` fixture (as root with the
 pool's IDTOKEN, which maps to ``testuser``): 3 finished jobs with file transfer and a user log
-(batch ``relbatch``), 2 running ``sleep`` jobs (batch ``sleepers``), 1 held job, 2 idle ones.
+(batch ``relbatch``), 2 finished jobs whose input and output the ``file://`` plugin moved (batch
+``urlbatch``, their own log: the transfer records condor_adstash's transfer source reads), 2
+running ``sleep`` jobs (batch ``sleepers``), 1 held job, 2 idle ones.
 """
 
 from __future__ import annotations
@@ -294,6 +296,20 @@ batch_name = relbatch
 request_memory = 16
 queue 3
 """,
+    # Input and output moved by the file:// plugin: the schedd keeps INPUT and OUTPUT transfer
+    # records for these (not for plain file transfer), so condor_adstash's transfer source has
+    # documents to write.  Its own log, so the user-log command lines do not change.
+    "url": """executable = /bin/sh
+arguments = "-c 'cat in.txt > url.$(Process).txt'"
+transfer_input_files = file://{dir}/in.txt
+should_transfer_files = YES
+transfer_output_files = url.$(Process).txt
+transfer_output_remaps = "url.$(Process).txt = file://{dir}/url.$(Cluster).$(Process).txt"
+log = url.log
+batch_name = urlbatch
+request_memory = 16
+queue 2
+""",
     "sleep": "executable = /bin/sleep\narguments = 6000\nlog = rel.log\nbatch_name = sleepers\n"
     "request_memory = 16\nqueue 2\n",
     "held": "executable = /bin/true\nlog = rel.log\nhold = true\nqueue 1\n",
@@ -318,7 +334,7 @@ def _pool_env() -> dict[str, str]:
 
 def _submit(tools: Path, env: dict[str, str], directory: Path, name: str) -> int:
     path = directory / f"{name}.sub"
-    path.write_text(SUBMITS[name])
+    path.write_text(SUBMITS[name].replace("{dir}", str(directory)))
     submit_env = dict(env)
     submit_env["_condor_SEC_CLIENT_AUTHENTICATION_METHODS"] = "IDTOKENS"
     submit_env["_condor_SEC_TOKEN_DIRECTORY"] = os.environ["CEDAR_LIVE_TOKEN_DIR"]
@@ -379,9 +395,10 @@ def prepare_pool() -> Pool:
     pool = Pool(directory, env=env)
     pool.before = _submit(tools, env, directory, "held") - 1
     pool.ids["held"] = pool.before + 1
-    for name in ("done", "sleep", "idle"):
+    for name in ("done", "url", "sleep", "idle"):
         pool.ids[name] = _submit(tools, env, directory, name)
     _wait_done(tools, env, pool.ids["done"])
+    _wait_done(tools, env, pool.ids["url"])
     time.sleep(3)  # the sleepers start; the user log settles
     (directory / "pool.json").write_text(json.dumps({"ids": pool.ids, "before": pool.before}))
     return pool
@@ -614,7 +631,7 @@ def test_release_program(case: Case, release: Path, pool_jobs: Pool) -> None:
     reference = run_case(case, "reference", release, pool_jobs)
     ours = run_case(case, "cedar", release, pool_jobs)
     problems = compare(case, reference, ours)
-    if case.name in ("adstash-history", "adstash-epochs"):
+    if case.name in ("adstash-history", "adstash-epochs", "adstash-transfer", "adstash-startd"):
         assert reference.documents, "the reference wrote no documents: nothing was compared"
     if case.name in KNOWN:
         assert problems, f"{case.name} is listed as a known difference but is now identical"
