@@ -16,7 +16,7 @@ import json.scanner
 import math
 import re
 from collections.abc import Mapping, Sequence
-from operator import add, itemgetter
+from operator import itemgetter
 from typing import Any
 
 from cedar.classad_wire.classad import ClassAd
