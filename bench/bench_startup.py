@@ -1,0 +1,203 @@
+"""How fast ``cedar ping`` and ``cedar q`` start against a real pool (issue 20: <= 100 ms).
+
+Run it against a pool of your own (``tools/live_pool.sh start DIR > DIR.env; . DIR.env``)::
+
+    python bench/bench_startup.py              # median of 10 runs per case
+    python bench/bench_startup.py --runs 20 --json /tmp/startup.json
+
+For each case, side by side in one run (the cases alternate, so load hits them alike):
+
+* ``first byte``: from just before the process is spawned to the first byte it sends to a
+  daemon.  The collector is reached through a small TCP proxy in this process, which notes the
+  arrival time of the first chunk on the clock the spawn was timed with (``time.monotonic``);
+  ``cedar q`` asks the collector where the schedd is first, so its first byte goes there too.
+* ``wall``: spawn to exit, output to ``/dev/null``, straight to the pool (no proxy: its
+  Python threads would add to every round trip of the handshake).
+* ``imports``: ``python -X importtime`` of the same command line: the sum of every module's own
+  time (what the whole run spent importing, before and after the first byte), and the shares of
+  the biggest packages.  ``-X importtime`` itself slows imports down: compare these numbers with
+  each other, not with ``first byte``.
+
+``python -c pass`` (Python's own start, ``site`` included) and ``python -c "import cedar"``
+are measured the same way for reference.  The ``cedar`` package is byte-compiled first.  On a
+shared 2-core machine the numbers are noisy: the load average is printed with them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import compileall
+import contextlib
+import json
+import os
+import re
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+CEDAR = str(Path(sys.executable).parent / "cedar")
+IMPORT_LINE = re.compile(r"import time:\s+(\d+) \|\s+(\d+) \|( *)(\S+)")
+
+
+class FirstByteProxy:
+    """A loopback TCP proxy to ``upstream`` that records when the first byte of a client
+    arrives (``first``, a ``time.monotonic()`` value; reset with :meth:`reset`)."""
+
+    def __init__(self, upstream: tuple[str, int]) -> None:
+        self.upstream = upstream
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.first: float | None = None
+        self.lock = threading.Lock()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def reset(self) -> None:
+        with self.lock:
+            self.first = None
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._serve, args=(client,), daemon=True).start()
+
+    def _serve(self, client: socket.socket) -> None:
+        try:
+            server = socket.create_connection(self.upstream, timeout=30)
+        except OSError:
+            client.close()
+            return
+        for sock in (client, server):  # no Nagle delays added to the exchange
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        threading.Thread(target=self._pump, args=(server, client, False), daemon=True).start()
+        self._pump(client, server, True)
+
+    def _pump(self, source: socket.socket, sink: socket.socket, from_client: bool) -> None:
+        try:
+            while data := source.recv(65536):
+                if from_client:
+                    now = time.monotonic()
+                    with self.lock:
+                        if self.first is None:
+                            self.first = now
+                sink.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for sock in (sink, source):
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RDWR)
+
+
+def timed(argv: list[str], proxy: FirstByteProxy | None) -> tuple[float, float | None, int]:
+    """(wall seconds, first-byte seconds or None, exit status) of one run."""
+    if proxy is not None:
+        proxy.reset()
+    start = time.monotonic()
+    status = subprocess.call(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wall = time.monotonic() - start
+    first = None
+    if proxy is not None and proxy.first is not None:
+        first = proxy.first - start
+    return wall, first, status
+
+
+def import_profile(argv: list[str]) -> tuple[float, dict[str, float]]:
+    """Total import time (seconds, the sum of the modules' own times) and per-package sums."""
+    result = subprocess.run(
+        [argv[0], "-X", "importtime", *argv[1:]],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    total = 0
+    packages: dict[str, float] = {}
+    for line in result.stderr.splitlines():
+        match = IMPORT_LINE.match(line)
+        if match is None:
+            continue
+        own = int(match[1])
+        total += own
+        name = match[4]
+        key = ".".join(name.split(".")[:2]) if name.startswith("cedar.") else name.split(".")[0]
+        packages[key] = packages.get(key, 0.0) + own / 1e6
+    return total / 1e6, packages
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--pool", default=os.environ.get("CEDAR_LIVE_COLLECTOR"))
+    parser.add_argument("--runs", type=int, default=10)
+    parser.add_argument("--level", default="WRITE", help="the level cedar ping asks for")
+    parser.add_argument("--json", help="also write the results to this file")
+    parser.add_argument("--top", type=int, default=8, help="packages shown per import profile")
+    options = parser.parse_args()
+    if not options.pool:
+        parser.error("no pool: --pool HOST:PORT or CEDAR_LIVE_COLLECTOR")
+    host, _, port = options.pool.rpartition(":")
+    proxy = FirstByteProxy((host, int(port)))
+    via = f"127.0.0.1:{proxy.port}"
+    compileall.compile_dir(str(Path(__file__).resolve().parents[1] / "cedar"), quiet=1, workers=1)
+    python = sys.executable
+    cases: dict[str, list[str]] = {  # "{pool}": the collector (through the proxy or not)
+        "python -c pass": [python, "-c", "pass"],
+        "import cedar": [python, "-c", "import cedar"],
+        "cedar q --help": [python, CEDAR, "q", "--help"],
+        f"cedar ping {options.level}": [python, CEDAR, "ping", "--pool", "{pool}", options.level],
+        "cedar q": [python, CEDAR, "q", "-pool", "{pool}"],
+    }
+
+    def argv_of(name: str, pool: str) -> list[str]:
+        return [arg.replace("{pool}", pool) for arg in cases[name]]
+
+    for name in cases:  # warm the caches (and check that it works)
+        _, _, status = timed(argv_of(name, via), proxy)
+        if status != 0:
+            print(f"warning: {name} exited {status}", file=sys.stderr)
+    walls: dict[str, list[float]] = {name: [] for name in cases}
+    firsts: dict[str, list[float]] = {name: [] for name in cases}
+    loads = [os.getloadavg()[0]]
+    for _ in range(options.runs):
+        for name, argv in cases.items():
+            wall, _, _ = timed(argv_of(name, options.pool), None)
+            walls[name].append(wall)
+            if "{pool}" in argv:
+                _, first, _ = timed(argv_of(name, via), proxy)
+                if first is not None:
+                    firsts[name].append(first)
+    loads.append(os.getloadavg()[0])
+    results: dict[str, Any] = {"runs": options.runs, "load": loads, "cases": {}}
+    print(f"{options.runs} runs per case, medians; load average {loads[0]:.2f} -> {loads[1]:.2f}")
+    print(f"{'case':<20} {'first byte':>11} {'wall':>9} {'imports':>9}  biggest importers")
+    for name in cases:
+        argv = argv_of(name, options.pool)
+        total, packages = import_profile(argv)
+        wall = statistics.median(walls[name])
+        first = statistics.median(firsts[name]) if firsts[name] else None
+        top = sorted(packages.items(), key=lambda item: -item[1])[: options.top]
+        shares = ", ".join(f"{k} {100 * v / total:.0f}%" for k, v in top) if total else ""
+        first_text = f"{1000 * first:8.1f} ms" if first is not None else " " * 11
+        print(f"{name:<20} {first_text} {1000 * wall:6.1f} ms {1000 * total:6.1f} ms  {shares}")
+        results["cases"][name] = {
+            "argv": argv[1:],
+            "wall_median_s": wall,
+            "first_byte_median_s": first,
+            "walls_s": walls[name],
+            "first_bytes_s": firsts[name],
+            "import_total_s": total,
+            "import_by_package_s": packages,
+        }
+    if options.json:
+        Path(options.json).write_text(json.dumps(results, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
