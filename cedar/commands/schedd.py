@@ -14,20 +14,15 @@ import os
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar, Union
 
 from cedar.auth.client import CommandSession
 from cedar.classad_wire import ClassAd, get_classad, parse_expr, put_classad, unparse
 from cedar.classad_wire.expr import Expr, Literal, Paren, to_expr
 from cedar.commands import qmgmt
-from cedar.commands import spool as spool_lib
 from cedar.commands.collector import DaemonLocation, daemon_address, read_address_file
 from cedar.commands.constraint import Constraint, constraint_text, constraint_tree
-from cedar.commands.filetransfer import ProgressCallback
 from cedar.commands.history import history_protocol, history_request
-from cedar.commands.qmgmt import SubmitOutcome
-from cedar.commands.submit import Submit, SubmitSettings
-from cedar.commands.submit.factory import JobFactory, job_factory, max_materialize
 from cedar.config import default_config
 from cedar.errors import (
     ClassAdError,
@@ -47,6 +42,12 @@ from cedar.numbers import (
 )
 from cedar.stream.connection import CedarConnection
 from cedar.stream.protocol import Emit, Protocol, Receive, Send
+
+if TYPE_CHECKING:  # imported where used: a query loads no submission, spool or transfer code
+    from cedar.commands import spool as spool_lib
+    from cedar.commands.filetransfer import ProgressCallback
+    from cedar.commands.qmgmt import SubmitOutcome
+    from cedar.commands.submit import Submit, SubmitSettings
 
 __all__ = [
     "ActResult",
@@ -71,7 +72,7 @@ T = TypeVar("T")
 JobSpec = int | str | Expr | Iterable[int | str | tuple[int, int]]
 #: What ``submit`` accepts: a submit description (text or :class:`Submit`), or a cluster ad
 #: (a ClassAd, or a mapping of Python values) with ``itemdata`` as the proc ads.
-SubmitDescription = Submit | str | ClassAd | Mapping[str, object]
+SubmitDescription = Union["Submit", str, ClassAd, Mapping[str, object]]  # noqa: UP007 - lazy Submit
 
 
 #: Result code -> text (``ActResult.count(code)``).
@@ -482,6 +483,8 @@ def submit_builder(
     build = _submit_builder(description, count, itemdata, submit_dir, settings)
     if not spool:
         return build
+    from cedar.commands import spool as spool_lib
+    from cedar.commands.submit.factory import JobFactory
 
     def build_on_hold(cluster: int) -> qmgmt.Built:
         built = build(cluster)
@@ -502,6 +505,9 @@ def _submit_builder(
     submit_dir: str | None,
     settings: SubmitSettings,
 ) -> Callable[[int], qmgmt.Built]:
+    from cedar.commands.submit import Submit
+    from cedar.commands.submit.factory import job_factory, max_materialize
+
     if isinstance(description, str):
         description = Submit(description)
     if isinstance(description, Submit):
@@ -567,6 +573,8 @@ def spool_body(
     jobs: SubmitResult | Iterable[ClassAd], progress: ProgressCallback | None
 ) -> Callable[[CommandSession], Protocol[list[spool_lib.SpooledJob]]]:
     """The body of :meth:`Schedd.spool`: each job's input files, from its submitted ad."""
+    from cedar.commands import spool as spool_lib
+
     ads = jobs.proc_ads if isinstance(jobs, SubmitResult) else list(jobs)
     work = []
     for ad in ads:
@@ -584,6 +592,8 @@ def retrieve_body(
     max_bytes: int | None = None,
 ) -> Callable[[CommandSession], Protocol[list[spool_lib.RetrievedJob]]]:
     """The body of :meth:`Schedd.retrieve`."""
+    from cedar.commands import spool as spool_lib
+
     constraint = spool_lib.job_ids_constraint(job_spec)
     target = None if destination is None else os.fspath(destination)
     return lambda session: spool_lib.retrieve_protocol(
