@@ -11,7 +11,6 @@ from __future__ import annotations
 import logging
 import os
 import re
-import subprocess
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -79,6 +78,8 @@ class ConfigParser(Knobs):
         """Read one file or ``cmd |`` source; ``False`` if unreadable and not required."""
         if source.rstrip().endswith("|"):
             command = source.rstrip()[:-1]
+            import subprocess  # here: rare, and ~2 ms to import
+
             try:
                 output = subprocess.run(
                     command, shell=True, check=True, capture_output=True, text=True, timeout=60
