@@ -18,9 +18,15 @@ For each case, side by side in one run (the cases alternate, so load hits them a
   the biggest packages.  ``-X importtime`` itself slows imports down: compare these numbers with
   each other, not with ``first byte``.
 
+Medians and minima are printed: on a shared machine a burst of other work can slow half the
+runs, and the minimum is then the better estimate of the command's own cost.
+
 ``python -c pass`` (Python's own start, ``site`` included) and ``python -c "import cedar"``
-are measured the same way for reference.  The ``cedar`` package is byte-compiled first.  On a
-shared 2-core machine the numbers are noisy: the load average is printed with them.
+are measured the same way for reference.  ``--baseline DIR`` adds each cedar case run with
+another source tree (``git archive main | tar -x -C DIR``) first on ``PYTHONPATH``, interleaved
+with this one, so that a before/after comparison sees the same load.  The ``cedar`` package is
+byte-compiled first.  On a shared 2-core machine the numbers are noisy: the load average is
+printed with them.
 """
 
 from __future__ import annotations
@@ -96,12 +102,14 @@ class FirstByteProxy:
                     sock.shutdown(socket.SHUT_RDWR)
 
 
-def timed(argv: list[str], proxy: FirstByteProxy | None) -> tuple[float, float | None, int]:
+def timed(
+    argv: list[str], proxy: FirstByteProxy | None, env: dict[str, str] | None = None
+) -> tuple[float, float | None, int]:
     """(wall seconds, first-byte seconds or None, exit status) of one run."""
     if proxy is not None:
         proxy.reset()
     start = time.monotonic()
-    status = subprocess.call(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    status = subprocess.call(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     wall = time.monotonic() - start
     first = None
     if proxy is not None and proxy.first is not None:
@@ -109,13 +117,22 @@ def timed(argv: list[str], proxy: FirstByteProxy | None) -> tuple[float, float |
     return wall, first, status
 
 
-def import_profile(argv: list[str]) -> tuple[float, dict[str, float]]:
-    """Total import time (seconds, the sum of the modules' own times) and per-package sums."""
+def import_profile(
+    argv: list[str], env: dict[str, str] | None = None, repeat: int = 3
+) -> tuple[float, dict[str, float]]:
+    """Total import time (seconds, the sum of the modules' own times) and per-package sums, of
+    the least disturbed of ``repeat`` runs."""
+    profiles = [_import_profile(argv, env) for _ in range(repeat)]
+    return min(profiles, key=lambda profile: profile[0])
+
+
+def _import_profile(argv: list[str], env: dict[str, str] | None) -> tuple[float, dict[str, float]]:
     result = subprocess.run(
         [argv[0], "-X", "importtime", *argv[1:]],
         capture_output=True,
         text=True,
         check=False,
+        env=env,
     )
     total = 0
     packages: dict[str, float] = {}
@@ -138,6 +155,12 @@ def main() -> int:
     parser.add_argument("--level", default="WRITE", help="the level cedar ping asks for")
     parser.add_argument("--json", help="also write the results to this file")
     parser.add_argument("--top", type=int, default=8, help="packages shown per import profile")
+    parser.add_argument(
+        "--baseline",
+        metavar="DIR",
+        help="also run every cedar case with this source tree first on PYTHONPATH (e.g. "
+        "`git archive main | tar -x -C DIR`), interleaved with this one",
+    )
     options = parser.parse_args()
     if not options.pool:
         parser.error("no pool: --pool HOST:PORT or CEDAR_LIVE_COLLECTOR")
@@ -146,45 +169,60 @@ def main() -> int:
     via = f"127.0.0.1:{proxy.port}"
     compileall.compile_dir(str(Path(__file__).resolve().parents[1] / "cedar"), quiet=1, workers=1)
     python = sys.executable
-    cases: dict[str, list[str]] = {  # "{pool}": the collector (through the proxy or not)
+    commands: dict[str, list[str]] = {  # "{pool}": the collector (through the proxy or not)
         "python -c pass": [python, "-c", "pass"],
         "import cedar": [python, "-c", "import cedar"],
         "cedar q --help": [python, CEDAR, "q", "--help"],
         f"cedar ping {options.level}": [python, CEDAR, "ping", "--pool", "{pool}", options.level],
         "cedar q": [python, CEDAR, "q", "-pool", "{pool}"],
     }
+    cases: dict[str, tuple[list[str], dict[str, str] | None]] = {}
+    for name, argv in commands.items():
+        cases[name] = (argv, None)
+        if options.baseline and "cedar" in name:
+            compileall.compile_dir(str(Path(options.baseline) / "cedar"), quiet=1, workers=1)
+            baseline = {**os.environ, "PYTHONPATH": str(Path(options.baseline).resolve())}
+            cases[f"{name} [baseline]"] = (argv, baseline)
 
     def argv_of(name: str, pool: str) -> list[str]:
-        return [arg.replace("{pool}", pool) for arg in cases[name]]
+        return [arg.replace("{pool}", pool) for arg in cases[name][0]]
 
-    for name in cases:  # warm the caches (and check that it works)
-        _, _, status = timed(argv_of(name, via), proxy)
+    for name, (_, env) in cases.items():  # warm the caches (and check that it works)
+        _, _, status = timed(argv_of(name, via), proxy, env)
         if status != 0:
             print(f"warning: {name} exited {status}", file=sys.stderr)
     walls: dict[str, list[float]] = {name: [] for name in cases}
     firsts: dict[str, list[float]] = {name: [] for name in cases}
     loads = [os.getloadavg()[0]]
     for _ in range(options.runs):
-        for name, argv in cases.items():
-            wall, _, _ = timed(argv_of(name, options.pool), None)
+        for name, (argv, env) in cases.items():
+            wall, _, _ = timed(argv_of(name, options.pool), None, env)
             walls[name].append(wall)
             if "{pool}" in argv:
-                _, first, _ = timed(argv_of(name, via), proxy)
+                _, first, _ = timed(argv_of(name, via), proxy, env)
                 if first is not None:
                     firsts[name].append(first)
     loads.append(os.getloadavg()[0])
     results: dict[str, Any] = {"runs": options.runs, "load": loads, "cases": {}}
     print(f"{options.runs} runs per case, medians; load average {loads[0]:.2f} -> {loads[1]:.2f}")
-    print(f"{'case':<20} {'first byte':>11} {'wall':>9} {'imports':>9}  biggest importers")
-    for name in cases:
+    print(
+        f"{'case':<31} {'first byte':>11} {'(min)':>9} {'wall':>9} {'(min)':>9} {'imports':>9}"
+        "  biggest importers"
+    )
+    for name, (_, env) in cases.items():
         argv = argv_of(name, options.pool)
-        total, packages = import_profile(argv)
+        total, packages = import_profile(argv, env)
         wall = statistics.median(walls[name])
         first = statistics.median(firsts[name]) if firsts[name] else None
         top = sorted(packages.items(), key=lambda item: -item[1])[: options.top]
         shares = ", ".join(f"{k} {100 * v / total:.0f}%" for k, v in top) if total else ""
-        first_text = f"{1000 * first:8.1f} ms" if first is not None else " " * 11
-        print(f"{name:<20} {first_text} {1000 * wall:6.1f} ms {1000 * total:6.1f} ms  {shares}")
+        first_text = " " * 21
+        if first is not None:
+            first_text = f"{1000 * first:8.1f} ms {1000 * min(firsts[name]):6.1f} ms"
+        print(
+            f"{name:<31} {first_text} {1000 * wall:6.1f} ms {1000 * min(walls[name]):6.1f} ms "
+            f"{1000 * total:6.1f} ms  {shares}"
+        )
         results["cases"][name] = {
             "argv": argv[1:],
             "wall_median_s": wall,
