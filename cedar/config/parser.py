@@ -40,6 +40,10 @@ class _Source:
     line: int
 
 
+#: ``NAME @= tag``: the first line of a multi-line value.
+_MULTI_LINE = re.compile(r"([^\s=:+@]+)\s*@=\s*(\S+)")
+
+
 def logical_lines(text: str) -> Iterator[tuple[int, str]]:
     """Logical lines (spec 06 §1.3) plus the configuration's ``NAME @= tag`` multi-line values."""
     physical = text.split("\n")
@@ -49,7 +53,7 @@ def logical_lines(text: str) -> Iterator[tuple[int, str]]:
         if got is None:
             return
         number, line, i = got
-        multi = re.fullmatch(r"([^\s=:+@]+)\s*@=\s*(\S+)", line)
+        multi = _MULTI_LINE.fullmatch(line) if "@=" in line else None
         if multi:
             tag = "@" + multi.group(2)
             body: list[str] = []

@@ -107,6 +107,7 @@ NOT_BEFORE_FIRST_BYTE = (
     "cedar.classad_wire.builtins",
     "subprocess",
     "platform",
+    "shutil",
 )
 
 
