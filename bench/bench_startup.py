@@ -13,6 +13,8 @@ For each case, side by side in one run (the cases alternate, so load hits them a
   ``cedar q`` asks the collector where the schedd is first, so its first byte goes there too.
 * ``wall``: spawn to exit, output to ``/dev/null``, straight to the pool (no proxy: its
   Python threads would add to every round trip of the handshake).
+* ``cpu``: the CPU seconds (user + system) of the direct run, from ``wait4``: much less
+  sensitive to the machine's load than the wall times.
 * ``imports``: ``python -X importtime`` of the same command line: the sum of every module's own
   time (what the whole run spent importing, before and after the first byte), and the shares of
   the biggest packages.  ``-X importtime`` itself slows imports down: compare these numbers with
@@ -104,17 +106,19 @@ class FirstByteProxy:
 
 def timed(
     argv: list[str], proxy: FirstByteProxy | None, env: dict[str, str] | None = None
-) -> tuple[float, float | None, int]:
-    """(wall seconds, first-byte seconds or None, exit status) of one run."""
+) -> tuple[float, float | None, float, int]:
+    """(wall seconds, first-byte seconds or None, CPU seconds, exit status) of one run."""
     if proxy is not None:
         proxy.reset()
     start = time.monotonic()
-    status = subprocess.call(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    child = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    _, wait_status, usage = os.wait4(child.pid, 0)
     wall = time.monotonic() - start
+    child.returncode = os.waitstatus_to_exitcode(wait_status)
     first = None
     if proxy is not None and proxy.first is not None:
         first = proxy.first - start
-    return wall, first, status
+    return wall, first, usage.ru_utime + usage.ru_stime, child.returncode
 
 
 def import_profile(
@@ -188,26 +192,28 @@ def main() -> int:
         return [arg.replace("{pool}", pool) for arg in cases[name][0]]
 
     for name, (_, env) in cases.items():  # warm the caches (and check that it works)
-        _, _, status = timed(argv_of(name, via), proxy, env)
+        _, _, _, status = timed(argv_of(name, via), proxy, env)
         if status != 0:
             print(f"warning: {name} exited {status}", file=sys.stderr)
     walls: dict[str, list[float]] = {name: [] for name in cases}
     firsts: dict[str, list[float]] = {name: [] for name in cases}
+    cpus: dict[str, list[float]] = {name: [] for name in cases}
     loads = [os.getloadavg()[0]]
     for _ in range(options.runs):
         for name, (argv, env) in cases.items():
-            wall, _, _ = timed(argv_of(name, options.pool), None, env)
+            wall, _, cpu, _ = timed(argv_of(name, options.pool), None, env)
             walls[name].append(wall)
+            cpus[name].append(cpu)
             if "{pool}" in argv:
-                _, first, _ = timed(argv_of(name, via), proxy, env)
+                _, first, _, _ = timed(argv_of(name, via), proxy, env)
                 if first is not None:
                     firsts[name].append(first)
     loads.append(os.getloadavg()[0])
     results: dict[str, Any] = {"runs": options.runs, "load": loads, "cases": {}}
     print(f"{options.runs} runs per case, medians; load average {loads[0]:.2f} -> {loads[1]:.2f}")
     print(
-        f"{'case':<31} {'first byte':>11} {'(min)':>9} {'wall':>9} {'(min)':>9} {'imports':>9}"
-        "  biggest importers"
+        f"{'case':<31} {'first byte':>11} {'(min)':>9} {'wall':>9} {'(min)':>9} {'cpu':>9}"
+        f" {'imports':>9}  biggest importers"
     )
     for name, (_, env) in cases.items():
         argv = argv_of(name, options.pool)
@@ -221,13 +227,15 @@ def main() -> int:
             first_text = f"{1000 * first:8.1f} ms {1000 * min(firsts[name]):6.1f} ms"
         print(
             f"{name:<31} {first_text} {1000 * wall:6.1f} ms {1000 * min(walls[name]):6.1f} ms "
-            f"{1000 * total:6.1f} ms  {shares}"
+            f"{1000 * statistics.median(cpus[name]):6.1f} ms {1000 * total:6.1f} ms  {shares}"
         )
         results["cases"][name] = {
             "argv": argv[1:],
             "wall_median_s": wall,
             "first_byte_median_s": first,
             "walls_s": walls[name],
+            "cpu_median_s": statistics.median(cpus[name]),
+            "cpus_s": cpus[name],
             "first_bytes_s": firsts[name],
             "import_total_s": total,
             "import_by_package_s": packages,
