@@ -19,10 +19,8 @@ from typing import TYPE_CHECKING, TypeVar, Union
 from cedar.auth.client import CommandSession
 from cedar.classad_wire import ClassAd, get_classad, parse_expr, put_classad, unparse
 from cedar.classad_wire.expr import Expr, Literal, Paren, to_expr
-from cedar.commands import qmgmt
 from cedar.commands.collector import DaemonLocation, daemon_address, read_address_file
 from cedar.commands.constraint import Constraint, constraint_text, constraint_tree
-from cedar.commands.history import history_protocol, history_request
 from cedar.config import default_config
 from cedar.errors import (
     ClassAdError,
@@ -44,8 +42,10 @@ from cedar.stream.connection import CedarConnection
 from cedar.stream.protocol import Emit, Protocol, Receive, Send
 
 if TYPE_CHECKING:  # imported where used: a query loads no submission, spool or transfer code
+    from cedar.commands import qmgmt
     from cedar.commands import spool as spool_lib
     from cedar.commands.filetransfer import ProgressCallback
+    from cedar.commands.history import history_protocol, history_request
     from cedar.commands.qmgmt import SubmitOutcome
     from cedar.commands.submit import Submit, SubmitSettings
 
@@ -66,6 +66,18 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+
+if not TYPE_CHECKING:  # (type checkers see the imports above)
+
+    def __getattr__(name: str) -> object:
+        """``history_protocol``/``history_request``, re-exported from :mod:`.history` on
+        first use (a job query does not load the history client)."""
+        if name in ("history_protocol", "history_request"):
+            from cedar.commands import history
+
+            return getattr(history, name)
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 #: Which jobs an action or edit applies to: a cluster (``12``, ``"12"``), a job (``"12.3"``),
 #: a list of those (or of ``(cluster, proc)`` pairs), or a constraint string.
@@ -375,6 +387,8 @@ def edit_protocol(
     ``no_ack`` adds NoAck as the bindings do; condor_qedit sends without it, so every call
     is answered (spec 05 §5.5).
     """
+    from cedar.commands import qmgmt
+
     ids, constraint = parse_job_spec(job_spec)
     if no_ack:
         flags |= SetAttributeFlags.NO_ACK
