@@ -76,10 +76,10 @@ def test_command_paths_load_no_extras(argv: list[str]) -> None:
     assert _heavy(modules, NEVER) == []
 
 
-#: Never before the first byte of a ``q``/``ping``/``status`` (nor on their whole run, when the
-#: daemon accepts FS: ``tests/live_pool/test_startup_live.py``): job-queue transactions, history,
-#: submission, spooling, peek and file transfer; the credential methods' modules (imported when a handshake uses one); the
-#: server side of the handshake; Construct (only ``PACKET_HEADER`` uses it).
+#: Never before the first byte of a ``q``/``ping`` (nor on their whole run, when the daemon
+#: accepts FS: ``tests/live_pool/test_startup_live.py``): job-queue transactions, history,
+#: submission, spooling, peek and file transfer; the credential methods' modules (imported when
+#: a handshake uses one); the server side of the handshake; Construct (only ``PACKET_HEADER``).
 NOT_ON_CLIENT_PATHS = (
     "cedar.commands.qmgmt",
     "cedar.commands.history",
