@@ -36,4 +36,5 @@ def test_plain_and_evaluated_integers_agree(text: str) -> None:
 
 @given(st.integers(min_value=-(10**18), max_value=10**18))
 def test_any_decimal_integer(value: int) -> None:
+    """Property: a decimal integer of up to 18 digits reads as itself, as the evaluator reads it."""
     assert typed_value(INT_KNOB, str(value)) == _by_evaluator(str(value), "int") == value
