@@ -11,7 +11,6 @@ import os
 import pwd
 import re
 import socket
-from pathlib import Path
 
 from cedar.config.defaults import DEFAULT_ROOT_FILES
 from cedar.errors import ConfigError
@@ -93,7 +92,8 @@ def _ipv4_of(interface: str) -> str:
 def _os_release() -> dict[str, str]:
     values: dict[str, str] = {}
     try:
-        text = Path("/etc/os-release").read_text(encoding="utf-8")
+        with open("/etc/os-release", encoding="utf-8") as file:
+            text = file.read()
     except OSError:
         return values
     for line in text.splitlines():
@@ -105,7 +105,9 @@ def _os_release() -> dict[str, str]:
 
 def _memory_mb() -> str:
     try:
-        for line in Path("/proc/meminfo").read_text(encoding="utf-8").splitlines():
+        with open("/proc/meminfo", encoding="utf-8") as file:
+            text = file.read()
+        for line in text.splitlines():
             if line.startswith("MemTotal:"):
                 return str(int(line.split()[1]) // 1024)
     except (OSError, ValueError, IndexError):
@@ -233,13 +235,12 @@ def find_root_file(condor_config: str | None) -> tuple[str | None, bool]:
     elif condor_config.rstrip().endswith("|"):
         root = condor_config
     else:
-        path = Path(condor_config)
-        if condor_config and path.is_dir():
+        if condor_config and os.path.isdir(condor_config):
             raise ConfigError(
                 f"File specified in CONDOR_CONFIG environment variable: "
                 f'"{condor_config}" is a directory.  Please specify a file.'
             )
-        if not condor_config or not path.is_file():
+        if not condor_config or not os.path.isfile(condor_config):
             raise ConfigError(
                 f'File specified in CONDOR_CONFIG environment variable: "{condor_config}" '
                 "does not exist."

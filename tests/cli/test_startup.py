@@ -110,6 +110,7 @@ NOT_BEFORE_FIRST_BYTE = (
     "subprocess",
     "platform",
     "shutil",
+    "pathlib",
 )
 
 
