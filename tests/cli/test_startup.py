@@ -111,6 +111,7 @@ NOT_BEFORE_FIRST_BYTE = (
     "platform",
     "shutil",
     "pathlib",
+    "encodings.idna",  # the host name is looked up as bytes; the daemon is an IP literal
 )
 
 
