@@ -18,8 +18,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-
 # Defined in cedar.auth.client_config; exported here too, where callers have always imported them.
 from cedar.auth.client_config import DEFAULT_METHODS as DEFAULT_METHODS
 from cedar.auth.client_config import LEGACY_CRYPTO, SUPPORTED_CRYPTO, crypto_name
@@ -336,6 +334,8 @@ def _resume(
             )
     if session.key is not None:
         if session.cipher is None:
+            from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
             session.cipher = AESGCM(session.key)
         conn.install_aes_key(session.key, aead=session.cipher)
     return CommandSession(

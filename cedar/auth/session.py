@@ -13,9 +13,10 @@ import threading
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+if TYPE_CHECKING:  # made when a session with a key is used (cedar/auth/client.py)
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 #: The server keeps its side this much longer than it promised (``SEC_SESSION_DURATION_SLOP``).
 SERVER_SLOP = 20.0

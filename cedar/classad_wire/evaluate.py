@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from cedar.classad_wire.builtins import FUNCTIONS
 from cedar.classad_wire.expr import (
     AttrRef,
     Binary,
@@ -53,6 +52,24 @@ from cedar.classad_wire.values import (
     Undefined,
 )
 from cedar.errors import ClassAdError, EvaluationBudgetExceeded
+
+if TYPE_CHECKING:
+    from cedar.classad_wire.builtins.registry import Function
+
+#: The built-in functions by lower-case name (:mod:`cedar.classad_wire.builtins`), imported when
+#: the first call is evaluated: a client that only moves ads (``cedar ping``, a handshake)
+#: never pays the ~5 ms their modules take to import.
+_functions: dict[str, Function] | None = None
+
+
+def _builtin(name: str) -> Function | None:
+    global _functions
+    if _functions is None:
+        from cedar.classad_wire.builtins import FUNCTIONS
+
+        _functions = FUNCTIONS
+    return _functions.get(name)
+
 
 #: Nested attribute evaluations deeper than this give Error instead of exhausting the stack.
 MAX_REFERENCE_DEPTH = 150
@@ -283,7 +300,7 @@ class Evaluator:
                 return Scope.of_record(node, scope)
             if kind is Call:
                 assert isinstance(node, Call)
-                function = FUNCTIONS.get(node.name.lower())
+                function = _builtin(node.name.lower())
                 if function is None:
                     return Error
                 return function(self, node.args, scope)
@@ -448,4 +465,4 @@ def _charge(budget: Budget, evaluator: Evaluator, elapsed: float) -> None:
         budget.check()
 
 
-__all__ = ["FUNCTIONS", "Evaluator", "Scope", "evaluate", "identical", "to_python", "to_string"]
+__all__ = ["Evaluator", "Scope", "evaluate", "identical", "to_python", "to_string"]

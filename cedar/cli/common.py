@@ -137,6 +137,36 @@ def combined_constraint_tree(parts: Sequence[str | Expr | None] | None) -> Expr 
     return and_constraints([parsed_constraint(part) for part in parts or ()])
 
 
+class HelpFormatter(argparse.HelpFormatter):
+    """argparse's formatter, as wide as :func:`terminal_columns` says: argparse asks
+    ``shutil`` (~2 ms to import) while the parser is being built, not only for ``--help``."""
+
+    def __init__(
+        self,
+        prog: str,
+        indent_increment: int = 2,
+        max_help_position: int = 24,
+        width: int | None = None,
+    ) -> None:
+        width = terminal_columns() - 2 if width is None else width
+        super().__init__(prog, indent_increment, max_help_position, width)
+
+
+def terminal_columns() -> int:
+    """``shutil.get_terminal_size().columns``: ``$COLUMNS``, else standard output's terminal,
+    else 80."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns or 80
+
+
 def add_common_options(parser: argparse.ArgumentParser) -> None:
     """``--timeout`` and ``--debug``, on every subcommand."""
     parser.add_argument(

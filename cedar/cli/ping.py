@@ -20,6 +20,7 @@ from cedar.cli.common import (
     EXIT_REFUSED,
     EXIT_UNREACHABLE,
     EXIT_USAGE,
+    HelpFormatter,
     UsageError,
     add_common_options,
     condor_style,
@@ -40,6 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="cedar-ping",
         description="Test whether this client is authorized at permission levels of a daemon.",
+        formatter_class=HelpFormatter,
     )
     parser.add_argument("--pool", metavar="HOST[:PORT]", help="the collector (default port 9618)")
     parser.add_argument("--address", metavar="SINFUL", help="the daemon's address")

@@ -53,6 +53,12 @@ log = logging.getLogger("cedar.commands")
 DEFAULT_TIMEOUT = 60.0
 #: Results (ads, records) one call accepts at most, unless the caller says otherwise.
 MAX_RESULTS = 1_000_000
+#: ``condor_tail``'s default byte budget of one peek (``-maxbytes``); here, not in
+#: :mod:`cedar.commands.peek`, because ``Schedd.peek``'s signature needs it at import.
+DEFAULT_MAX_BYTES = 1024
+#: Seconds between two peeks while following, and between two tries while the job is not
+#: running (``condor_tail``'s pace); here for the same reason.
+FOLLOW_INTERVAL = 2.0
 #: Seconds a connection opened ahead (while another query makes the session) may be held
 #: before it is used; a longer wait opens a new one instead (the daemon may have dropped it).
 HELD_CONNECTION_MAX = 2.0

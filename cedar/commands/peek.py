@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from cedar.auth.client import ClientSecurity, CommandSession, default_security
 from cedar.auth.session import ClientSessionCache, Session
 from cedar.classad_wire import ClassAd, get_classad, put_classad
+from cedar.commands.base import DEFAULT_MAX_BYTES as DEFAULT_MAX_BYTES  # its home; exported
+from cedar.commands.base import FOLLOW_INTERVAL as FOLLOW_INTERVAL
 from cedar.commands.base import Body, resolve_address
 from cedar.commands.errors import (
     JobNotRunning,
@@ -44,13 +46,8 @@ from cedar.stream.primitives import MessageReader
 from cedar.stream.protocol import Protocol, Receive, ReceiveRaw, Send
 from cedar.version import VERSION_STRING
 
-#: ``condor_tail``'s default byte budget of one peek (``-maxbytes``).
-DEFAULT_MAX_BYTES = 1024
 #: The largest budget cedar asks for: what one peek may bring into memory.
 MAX_PEEK_BYTES = 64 << 20
-#: Seconds between two peeks while following, and between two tries while the job is not
-#: running (``condor_tail``'s pace).
-FOLLOW_INTERVAL = 2.0
 #: Failed peeks in a row, the schedd still saying the job runs, before a follow gives up.
 MAX_FOLLOW_FAILURES = 5
 #: Most items one peek reply may announce (stdout, stderr and the named files).

@@ -15,6 +15,7 @@ import struct
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Union
 
 from cedar.classad_wire import ClassAd, get_classad, parse_expr
 from cedar.commands.errors import (
@@ -24,7 +25,6 @@ from cedar.commands.errors import (
     QmgmtPermissionDenied,
     SubmitRejected,
 )
-from cedar.commands.submit.factory import JobFactory
 from cedar.errors import (
     CedarError,
     ClassAdError,
@@ -43,6 +43,9 @@ from cedar.numbers import (
 from cedar.stream.connection import CedarConnection
 from cedar.stream.primitives import MessageReader, MessageWriter
 from cedar.stream.protocol import Protocol, Receive, Send
+
+if TYPE_CHECKING:  # imported where used: a query or an edit loads no submission code
+    from cedar.commands.submit.factory import JobFactory
 
 __all__ = [
     "CommitResult",
@@ -472,7 +475,7 @@ class SubmitOutcome:
 
 ProcAds = tuple[Mapping[str, str], Sequence[Mapping[str, str]]]
 #: What a submission's ``build`` returns: every proc, or a job factory (late materialization).
-Built = ProcAds | JobFactory
+Built = Union[ProcAds, "JobFactory"]  # noqa: UP007 - "JobFactory" is imported where used
 
 
 def submit_transaction(
@@ -488,6 +491,8 @@ def submit_transaction(
     late materialization (:func:`_send_factory`).  Any failure before the commit aborts the
     transaction (explicitly when the connection still works), so nothing is left behind.
     """
+    from cedar.commands.submit.factory import JobFactory
+
     capabilities = yield from get_capabilities(conn)
     cluster = yield from new_cluster(conn)
     try:

@@ -14,20 +14,13 @@ import os
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar, Union
 
 from cedar.auth.client import CommandSession
 from cedar.classad_wire import ClassAd, get_classad, parse_expr, put_classad, unparse
 from cedar.classad_wire.expr import Expr, Literal, Paren, to_expr
-from cedar.commands import qmgmt
-from cedar.commands import spool as spool_lib
 from cedar.commands.collector import DaemonLocation, daemon_address, read_address_file
 from cedar.commands.constraint import Constraint, constraint_text, constraint_tree
-from cedar.commands.filetransfer import ProgressCallback
-from cedar.commands.history import history_protocol, history_request
-from cedar.commands.qmgmt import SubmitOutcome
-from cedar.commands.submit import Submit, SubmitSettings
-from cedar.commands.submit.factory import JobFactory, job_factory, max_materialize
 from cedar.config import default_config
 from cedar.errors import (
     ClassAdError,
@@ -48,6 +41,14 @@ from cedar.numbers import (
 from cedar.stream.connection import CedarConnection
 from cedar.stream.protocol import Emit, Protocol, Receive, Send
 
+if TYPE_CHECKING:  # imported where used: a query loads no submission, spool or transfer code
+    from cedar.commands import qmgmt
+    from cedar.commands import spool as spool_lib
+    from cedar.commands.filetransfer import ProgressCallback
+    from cedar.commands.history import history_protocol, history_request
+    from cedar.commands.qmgmt import SubmitOutcome
+    from cedar.commands.submit import Submit, SubmitSettings
+
 __all__ = [
     "ActResult",
     "JobAction",
@@ -66,12 +67,24 @@ __all__ = [
 
 T = TypeVar("T")
 
+if not TYPE_CHECKING:  # (type checkers see the imports above)
+
+    def __getattr__(name: str) -> object:
+        """``history_protocol``/``history_request``, re-exported from :mod:`.history` on
+        first use (a job query does not load the history client)."""
+        if name in ("history_protocol", "history_request"):
+            from cedar.commands import history
+
+            return getattr(history, name)
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 #: Which jobs an action or edit applies to: a cluster (``12``, ``"12"``), a job (``"12.3"``),
 #: a list of those (or of ``(cluster, proc)`` pairs), or a constraint string.
 JobSpec = int | str | Expr | Iterable[int | str | tuple[int, int]]
 #: What ``submit`` accepts: a submit description (text or :class:`Submit`), or a cluster ad
 #: (a ClassAd, or a mapping of Python values) with ``itemdata`` as the proc ads.
-SubmitDescription = Submit | str | ClassAd | Mapping[str, object]
+SubmitDescription = Union["Submit", str, ClassAd, Mapping[str, object]]  # noqa: UP007 - lazy Submit
 
 
 #: Result code -> text (``ActResult.count(code)``).
@@ -374,6 +387,8 @@ def edit_protocol(
     ``no_ack`` adds NoAck as the bindings do; condor_qedit sends without it, so every call
     is answered (spec 05 §5.5).
     """
+    from cedar.commands import qmgmt
+
     ids, constraint = parse_job_spec(job_spec)
     if no_ack:
         flags |= SetAttributeFlags.NO_ACK
@@ -482,6 +497,8 @@ def submit_builder(
     build = _submit_builder(description, count, itemdata, submit_dir, settings)
     if not spool:
         return build
+    from cedar.commands import spool as spool_lib
+    from cedar.commands.submit.factory import JobFactory
 
     def build_on_hold(cluster: int) -> qmgmt.Built:
         built = build(cluster)
@@ -502,6 +519,9 @@ def _submit_builder(
     submit_dir: str | None,
     settings: SubmitSettings,
 ) -> Callable[[int], qmgmt.Built]:
+    from cedar.commands.submit import Submit
+    from cedar.commands.submit.factory import job_factory, max_materialize
+
     if isinstance(description, str):
         description = Submit(description)
     if isinstance(description, Submit):
@@ -567,6 +587,8 @@ def spool_body(
     jobs: SubmitResult | Iterable[ClassAd], progress: ProgressCallback | None
 ) -> Callable[[CommandSession], Protocol[list[spool_lib.SpooledJob]]]:
     """The body of :meth:`Schedd.spool`: each job's input files, from its submitted ad."""
+    from cedar.commands import spool as spool_lib
+
     ads = jobs.proc_ads if isinstance(jobs, SubmitResult) else list(jobs)
     work = []
     for ad in ads:
@@ -584,6 +606,8 @@ def retrieve_body(
     max_bytes: int | None = None,
 ) -> Callable[[CommandSession], Protocol[list[spool_lib.RetrievedJob]]]:
     """The body of :meth:`Schedd.retrieve`."""
+    from cedar.commands import spool as spool_lib
+
     constraint = spool_lib.job_ids_constraint(job_spec)
     target = None if destination is None else os.fspath(destination)
     return lambda session: spool_lib.retrieve_protocol(

@@ -11,10 +11,8 @@ from __future__ import annotations
 import logging
 import os
 import re
-import subprocess
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 
 from cedar.config.defaults import (
     DEFAULT_EXCLUDE_REGEXP,
@@ -41,6 +39,17 @@ class _Source:
     line: int
 
 
+def read_text(path: str) -> str:
+    """A configuration file's text, undecodable bytes kept as surrogates (plain ``open``:
+    ``pathlib`` costs a client ~2 ms of start-up)."""
+    with open(path, encoding="utf-8", errors="surrogateescape") as file:
+        return file.read()
+
+
+#: ``NAME @= tag``: the first line of a multi-line value.
+_MULTI_LINE = re.compile(r"([^\s=:+@]+)\s*@=\s*(\S+)")
+
+
 def logical_lines(text: str) -> Iterator[tuple[int, str]]:
     """Logical lines (spec 06 §1.3) plus the configuration's ``NAME @= tag`` multi-line values."""
     physical = text.split("\n")
@@ -50,7 +59,7 @@ def logical_lines(text: str) -> Iterator[tuple[int, str]]:
         if got is None:
             return
         number, line, i = got
-        multi = re.fullmatch(r"([^\s=:+@]+)\s*@=\s*(\S+)", line)
+        multi = _MULTI_LINE.fullmatch(line) if "@=" in line else None
         if multi:
             tag = "@" + multi.group(2)
             body: list[str] = []
@@ -79,6 +88,8 @@ class ConfigParser(Knobs):
         """Read one file or ``cmd |`` source; ``False`` if unreadable and not required."""
         if source.rstrip().endswith("|"):
             command = source.rstrip()[:-1]
+            import subprocess  # here: rare, and ~2 ms to import
+
             try:
                 output = subprocess.run(
                     command, shell=True, check=True, capture_output=True, text=True, timeout=60
@@ -89,7 +100,7 @@ class ConfigParser(Knobs):
             self.parse_text(output, source)
             return True
         try:
-            text = Path(source).read_text(encoding="utf-8", errors="surrogateescape")
+            text = read_text(source)
         except OSError as exc:
             if required:
                 raise ConfigError(f"Can't read config source {source}: {exc.strerror}") from None
@@ -378,7 +389,7 @@ class ConfigParser(Knobs):
             if "command" in flags or target.endswith("|"):
                 raise self._error(where, "include of a command's output is not supported by cedar")
             try:
-                content = Path(target).read_text(encoding="utf-8", errors="surrogateescape")
+                content = read_text(target)
             except OSError as exc:
                 if "ifexist" in flags:
                     return

@@ -4,11 +4,15 @@ A knob the table types ``int``/``float``/``bool`` is read as a ClassAd expressio
 ``1.5`` is 1 for an int, ``True`` is 1; ``true``/``false`` in any case are booleans.  A value
 that does not evaluate to a number (or a boolean) falls back to the knob's compiled-in default,
 and to 0 / False when that does not evaluate either.  Other knobs are strings.
+
+A plain decimal integer is read without the ClassAd machinery (the usual case: a client reads
+a few such knobs before its first command, and the evaluator costs milliseconds to import).
 """
 
 from __future__ import annotations
 
-from cedar.classad_wire import Expr
+import re
+
 from cedar.config.defaults import KNOB_TYPES
 from cedar.errors import CedarError
 
@@ -28,12 +32,21 @@ def knob_type(name: str) -> str:
     return KNOB_TYPES.get(bare) or _BARE_TYPES.get(bare, "str")
 
 
+#: What the ClassAd parser reads as a plain integer literal (no leading zero, in 64 bits).
+_PLAIN_INT = re.compile(r"-?(?:0|[1-9][0-9]{0,17})")
+
+
 def _evaluate(text: str) -> object:
-    lowered = text.strip().lower()
+    stripped = text.strip()
+    lowered = stripped.lower()
     if lowered in ("true", "false"):
         return lowered == "true"
+    if _PLAIN_INT.fullmatch(stripped):
+        return int(stripped)
+    from cedar.classad_wire.expr import Expr
+
     try:
-        return Expr.parse(text.strip()).eval()
+        return Expr.parse(stripped).eval()
     except (CedarError, ValueError, TypeError, RecursionError):
         return None
 

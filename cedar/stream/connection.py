@@ -11,8 +11,7 @@ messages applies to exactly the packets that follow.
 from __future__ import annotations
 
 import hashlib
-
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from typing import TYPE_CHECKING
 
 from cedar.errors import ConnectionClosed, NotCedarPeer, ProtocolError
 from cedar.stream.crypto import TAG_SIZE, ZERO_DIGEST, AesGcmState
@@ -24,6 +23,9 @@ from cedar.stream.framing import (
     split_payload,
 )
 from cedar.stream.primitives import MessageReader, MessageWriter
+
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 #: The reference stops feeding transcript digests after about this much data (spec 01 §4.2.4).
 TRANSCRIPT_LIMIT = 1 << 20

@@ -1,31 +1,41 @@
 """CEDAR packet framing (spec 01 §2): the 5-byte header and how messages become packets.
 
-The header layout is declared with Construct (:data:`PACKET_HEADER`); sending and receiving
-use the same layout as one ``struct`` (a call per packet instead of a Construct build/parse).
+The header layout is declared with Construct (:data:`PACKET_HEADER`, built on first use so that a
+client starts without importing Construct); sending and receiving use the same layout as one
+``struct`` (a call per packet instead of a Construct build/parse; ``tests/stream`` checks that
+the two agree).
 """
 
 from __future__ import annotations
 
 import struct
-
-from construct import Int8ub, Int32ub, Struct
+from typing import Any
 
 from cedar.errors import InvalidArgument, ProtocolError
 
-#: ``end`` (1 byte) + big-endian uint32 ``len`` (spec 01 §2.1).
-PACKET_HEADER = Struct("end" / Int8ub, "length" / Int32ub)
-HEADER_SIZE = PACKET_HEADER.sizeof()
+#: The header as one ``struct``: ``end`` (1 byte) + big-endian uint32 ``len`` (spec 01 §2.1).
+#: A pipelined submission sends and reads thousands of small packets, and a Construct build or
+#: parse cost ~13 µs each.
+_HEADER = struct.Struct(">BI")
+HEADER_SIZE = _HEADER.size
 #: Largest packet payload either side may send or accept (spec 01 §2.3).
 MAX_PACKET_PAYLOAD = 1 << 20
 #: End flags the reference accepts as "last packet"; senders only use 0 and 1 (spec 01 §2.2).
 MAX_END_FLAG = 10
 #: Payload bytes of a full packet sent by the reference (4096-byte buffer minus the header).
 REFERENCE_PACKET_PAYLOAD = 4091
-#: :data:`PACKET_HEADER` as one ``struct``: a pipelined submission sends and reads thousands of
-#: small packets, and a Construct build or parse cost ~13 µs each.
-_HEADER = struct.Struct(
-    ">" + "".join(field.subcon.fmtstr.lstrip("<>=!") for field in PACKET_HEADER.subcons)
-)
+
+
+def __getattr__(name: str) -> Any:
+    """``PACKET_HEADER``: the header's Construct declaration (``end`` Int8ub, ``length``
+    Int32ub), made on first use: importing Construct costs a client ~10 ms of start-up."""
+    if name != "PACKET_HEADER":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from construct import Int8ub, Int32ub, Struct
+
+    header = Struct("end" / Int8ub, "length" / Int32ub)
+    globals()[name] = header
+    return header
 
 
 def encode_header(end: bool, length: int) -> bytes:

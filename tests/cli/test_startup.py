@@ -8,9 +8,13 @@ that path must never need.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import socket
 import subprocess
 import sys
+import threading
+from collections.abc import Iterator
 
 import pytest
 
@@ -70,6 +74,94 @@ def test_command_paths_load_no_extras(argv: list[str]) -> None:
     assert status in (1, 3)  # it really tried to connect (and loaded the client stack)
     assert "cedar.stream.connection" in modules or argv[0] == "ping"
     assert _heavy(modules, NEVER) == []
+
+
+#: Never before the first byte of a ``q``/``ping`` (nor on their whole run, when the daemon
+#: accepts FS: ``tests/live_pool/test_startup_live.py``): job-queue transactions, history,
+#: submission, spooling, peek and file transfer; the credential methods' modules (imported when
+#: a handshake uses one); the server side of the handshake; Construct (only ``PACKET_HEADER``).
+NOT_ON_CLIENT_PATHS = (
+    "cedar.commands.qmgmt",
+    "cedar.commands.history",
+    "cedar.commands.submit",
+    "cedar.commands.spool",
+    "cedar.commands.peek",
+    "cedar.commands._sync.peek",
+    "cedar.commands.filetransfer",
+    "cedar.auth.token",
+    "cedar.auth.signing_key",
+    "cedar.auth.tls",
+    "cedar.auth.scitoken",
+    "cedar.auth.methods.idtokens",
+    "cedar.auth.methods.ssl_methods",
+    "cedar.auth.server",
+    "cedar.auth.server_policy",
+    "ssl",
+    "construct",
+)
+#: Not before the first byte either: what only a session key needs (AES-GCM, HKDF), the
+#: ClassAd built-in functions (imported when a call is evaluated), and modules a client's
+#: configuration reads only in rare cases.
+NOT_BEFORE_FIRST_BYTE = (
+    "cryptography.hazmat.primitives.ciphers",
+    "cryptography.hazmat.primitives.kdf",
+    "cryptography.hazmat.primitives.serialization",
+    "cedar.classad_wire.builtins",
+    "subprocess",
+    "platform",
+    "shutil",
+    "pathlib",
+    "encodings.idna",  # the host name is looked up as bytes; the daemon is an IP literal
+)
+
+
+@contextlib.contextmanager
+def _hanging_up_daemon() -> Iterator[str]:
+    """A listener that reads a client's first bytes and hangs up: the client has then sent
+    its first message (command and security policy) and fails at once (connection closed)."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(0.2)
+    stop = threading.Event()
+    received: list[bytes] = []
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                continue
+            with conn:
+                conn.settimeout(30)
+                with contextlib.suppress(OSError):
+                    received.append(conn.recv(65536))
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield f"127.0.0.1:{listener.getsockname()[1]}"
+    finally:
+        stop.set()
+        thread.join()
+        listener.close()
+    assert received and received[0], "the client sent nothing"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["q", "-all", "-addr", "{daemon}", "-timeout", "20"],
+        ["ping", "--address", "<{daemon}>", "--timeout", "20", "WRITE"],
+    ],
+    ids=["q", "ping"],
+)
+def test_nothing_heavy_before_the_first_byte(argv: list[str]) -> None:
+    """What a ``q``/``ping`` has loaded once its first message is sent (and the daemon hung
+    up): nothing that only later steps, other commands or other methods need."""
+    with _hanging_up_daemon() as daemon:
+        status, modules = _loaded([arg.replace("{daemon}", daemon) for arg in argv])
+    assert status in (1, 3)
+    assert "cedar.auth.client" in modules and "cedar.stream.connection" in modules
+    assert _heavy(modules, NOT_ON_CLIENT_PATHS + NOT_BEFORE_FIRST_BYTE) == []
 
 
 def test_q_loads_no_slot_tables_submission_or_peek() -> None:

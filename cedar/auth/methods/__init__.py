@@ -179,6 +179,54 @@ class AuthMethod:
         return f"<auth method {self.name}>"
 
 
+class DeferredMethod(AuthMethod):
+    """A method whose module is imported the first time a handshake runs it or a server asks
+    whether it can: the client's offer needs only its name and bit, so a client that
+    authenticates with FS never imports TOKEN's, SSL's or SCITOKENS' machinery (``ssl``,
+    key derivation, token parsing).
+
+    A subclass sets ``name``/``bit`` and :meth:`load` (which imports and makes the real
+    method).  Only for methods that keep :class:`AuthMethod`'s client hooks (always offered,
+    no extra attributes in M1); ``tests/auth`` checks the built-in ones.
+    """
+
+    def __init__(self) -> None:
+        self._method: AuthMethod | None = None
+        self._load_lock = threading.Lock()
+
+    def load(self) -> AuthMethod:
+        """Import the method's module and make the method."""
+        raise NotImplementedError
+
+    @property
+    def method(self) -> AuthMethod:
+        """The real method (imported on first use)."""
+        if self._method is None:
+            with self._load_lock:
+                if self._method is None:
+                    self._method = self.load()
+        return self._method
+
+    def server_available(self, ctx: AuthContext) -> bool:
+        """The real method's answer."""
+        return self.method.server_available(ctx)
+
+    def server_ad_attributes(self, ctx: AuthContext) -> dict[str, Any]:
+        """The real method's attributes."""
+        return self.method.server_ad_attributes(ctx)
+
+    def client(self, conn: CedarConnection, ctx: AuthContext) -> Protocol[MethodResult]:
+        """Run the real method's client role."""
+        return self.method.client(conn, ctx)
+
+    def server(self, conn: CedarConnection, ctx: AuthContext) -> Protocol[MethodResult]:
+        """Run the real method's server role."""
+        return self.method.server(conn, ctx)
+
+    def __repr__(self) -> str:
+        return f"<auth method {self.name} (deferred)>"
+
+
 _registry: dict[str, AuthMethod] = {}
 _lock = threading.Lock()
 
@@ -243,6 +291,7 @@ __all__ = [
     "UNAUTHENTICATED_USER",
     "AuthContext",
     "AuthMethod",
+    "DeferredMethod",
     "MethodResult",
     "available_methods",
     "canonical_method_name",

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import getpass
-
 from cedar.auth.methods import AuthContext, AuthMethod, MethodResult
 from cedar.auth.permissions import implied_levels
 from cedar.stream.connection import CedarConnection
@@ -26,6 +24,8 @@ class ClaimToBe(AuthMethod):
         user = ctx.options.get("SEC_CLAIMTOBE_USER")
         if not user:
             try:
+                import getpass  # here: it imports termios, for a rarely used method
+
                 user = getpass.getuser()
             except (KeyError, OSError):
                 return None

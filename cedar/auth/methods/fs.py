@@ -14,7 +14,6 @@ import pwd
 import secrets
 import socket
 import stat
-import string
 
 from cedar.auth.methods import AuthContext, AuthMethod, MethodResult
 from cedar.stream.connection import CedarConnection
@@ -22,7 +21,8 @@ from cedar.stream.protocol import Protocol, Receive, Send
 
 log = logging.getLogger("cedar.auth.fs")
 
-_ALNUM = string.ascii_letters + string.digits
+#: ``string.ascii_letters + string.digits`` (spelled out: no ``string`` import at start-up).
+_ALNUM = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 
 
 def format_endpoint(address: tuple[str, int]) -> str:

@@ -11,28 +11,19 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from cedar.auth.client import ClientSecurity, CommandSession, SecurityConfig
 from cedar.classad_wire import ClassAd
-from cedar.commands import qmgmt
 from cedar.commands._async.collector import AsyncCollector
 from cedar.commands._async.command import AsyncDaemonClient, run_command_async
-from cedar.commands._async.history import AsyncHistoryQuery
-from cedar.commands._async.peek import follow_job_async, peek_job_async
-from cedar.commands.base import MAX_RESULTS, run_blocking_async
-from cedar.commands.constraint import Constraint
-from cedar.commands.filetransfer import ProgressCallback
-from cedar.commands.history import history_request
-from cedar.commands.peek import (
+from cedar.commands.base import (
     DEFAULT_MAX_BYTES,
     FOLLOW_INTERVAL,
-    PeekedFile,
-    PeekResult,
-    check_max_bytes,
-    job_id_of,
-    make_target,
+    MAX_RESULTS,
+    run_blocking_async,
 )
+from cedar.commands.constraint import Constraint
 from cedar.commands.schedd import (
     ActResult,
     JobSpec,
@@ -53,12 +44,17 @@ from cedar.commands.schedd import (
     submit_builder,
     submit_result,
 )
-from cedar.commands.spool import RetrievedJob, SpooledJob
-from cedar.commands.submit import SubmitSettings
 from cedar.errors import CedarError
 from cedar.numbers import Command, DaemonType, JobAction
 from cedar.stream.connection import CedarConnection
 from cedar.stream.protocol import Protocol
+
+if TYPE_CHECKING:  # imported where used: a query loads no submission, peek or transfer code
+    from cedar.commands._async.history import AsyncHistoryQuery
+    from cedar.commands.filetransfer import ProgressCallback
+    from cedar.commands.peek import PeekedFile, PeekResult
+    from cedar.commands.spool import RetrievedJob, SpooledJob
+    from cedar.commands.submit import SubmitSettings
 
 T = TypeVar("T")
 
@@ -205,11 +201,14 @@ class AsyncSchedd(AsyncDaemonClient):
         ``spool=True`` submits the jobs on the spooling hold (spec 07 §3.1): they wait until
         :meth:`spool` has sent their input files.
         """
+        from cedar.commands.qmgmt import submit_transaction
+        from cedar.commands.submit import SubmitSettings
+
         settings = self.settings
         if settings is None:
             settings = await run_blocking_async(SubmitSettings.from_config)
         build = submit_builder(description, count, itemdata, submit_dir, settings, spool)
-        outcome = await self.transaction(lambda conn: qmgmt.submit_transaction(conn, build))
+        outcome = await self.transaction(lambda conn: submit_transaction(conn, build))
         if outcome.proc_ads:  # condor_submit sends no RESCHEDULE after a job factory
             with contextlib.suppress(CedarError):  # only a hint to the negotiator
                 await self._run(Command.RESCHEDULE, reschedule_body)
@@ -310,6 +309,9 @@ class AsyncSchedd(AsyncDaemonClient):
         the first record they match.  The returned query's ``summary`` is the final ad.
         Refusals raise :class:`~cedar.commands.history.HistoryError`.
         """
+        from cedar.commands._async.history import AsyncHistoryQuery
+        from cedar.commands.history import history_request
+
         request = history_request(
             constraint,
             projection,
@@ -345,6 +347,9 @@ class AsyncSchedd(AsyncDaemonClient):
         :class:`~cedar.commands.peek.PeekFileError` (a file the starter will not send or that
         does not exist) or :class:`~cedar.commands.peek.PeekRefused`.
         """
+        from cedar.commands._async.peek import peek_job_async
+        from cedar.commands.peek import check_max_bytes, job_id_of, make_target
+
         target = make_target(stdout, stderr, files, offsets)
         budget = check_max_bytes(max_bytes)
         address = await self.locate()
@@ -374,6 +379,9 @@ class AsyncSchedd(AsyncDaemonClient):
         """Yield new bytes of the job's files as they are written, until the job ends
         (``condor_tail -follow``, minus its misread offsets); see
         :func:`~cedar.commands._async.peek.follow_job_async`.  ``timeout`` bounds each peek."""
+        from cedar.commands._async.peek import follow_job_async
+        from cedar.commands.peek import check_max_bytes, job_id_of, make_target
+
         target = make_target(stdout, stderr, files, offsets)
         budget = check_max_bytes(max_bytes)
         address = await self.locate()

@@ -14,28 +14,19 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from cedar.auth.client import ClientSecurity, CommandSession, SecurityConfig
 from cedar.classad_wire import ClassAd
-from cedar.commands import qmgmt
 from cedar.commands._sync.collector import Collector
 from cedar.commands._sync.command import DaemonClient, run_command
-from cedar.commands._sync.history import HistoryQuery
-from cedar.commands._sync.peek import follow_job, peek_job
-from cedar.commands.base import MAX_RESULTS, run_blocking
-from cedar.commands.constraint import Constraint
-from cedar.commands.filetransfer import ProgressCallback
-from cedar.commands.history import history_request
-from cedar.commands.peek import (
+from cedar.commands.base import (
     DEFAULT_MAX_BYTES,
     FOLLOW_INTERVAL,
-    PeekedFile,
-    PeekResult,
-    check_max_bytes,
-    job_id_of,
-    make_target,
+    MAX_RESULTS,
+    run_blocking,
 )
+from cedar.commands.constraint import Constraint
 from cedar.commands.schedd import (
     ActResult,
     JobSpec,
@@ -56,12 +47,17 @@ from cedar.commands.schedd import (
     submit_builder,
     submit_result,
 )
-from cedar.commands.spool import RetrievedJob, SpooledJob
-from cedar.commands.submit import SubmitSettings
 from cedar.errors import CedarError
 from cedar.numbers import Command, DaemonType, JobAction
 from cedar.stream.connection import CedarConnection
 from cedar.stream.protocol import Protocol
+
+if TYPE_CHECKING:  # imported where used: a query loads no submission, peek or transfer code
+    from cedar.commands._sync.history import HistoryQuery
+    from cedar.commands.filetransfer import ProgressCallback
+    from cedar.commands.peek import PeekedFile, PeekResult
+    from cedar.commands.spool import RetrievedJob, SpooledJob
+    from cedar.commands.submit import SubmitSettings
 
 T = TypeVar("T")
 
@@ -206,11 +202,14 @@ class Schedd(DaemonClient):
         ``spool=True`` submits the jobs on the spooling hold (spec 07 §3.1): they wait until
         :meth:`spool` has sent their input files.
         """
+        from cedar.commands.qmgmt import submit_transaction
+        from cedar.commands.submit import SubmitSettings
+
         settings = self.settings
         if settings is None:
             settings = run_blocking(SubmitSettings.from_config)
         build = submit_builder(description, count, itemdata, submit_dir, settings, spool)
-        outcome = self.transaction(lambda conn: qmgmt.submit_transaction(conn, build))
+        outcome = self.transaction(lambda conn: submit_transaction(conn, build))
         if outcome.proc_ads:  # condor_submit sends no RESCHEDULE after a job factory
             with contextlib.suppress(CedarError):  # only a hint to the negotiator
                 self._run(Command.RESCHEDULE, reschedule_body)
@@ -309,6 +308,9 @@ class Schedd(DaemonClient):
         the first record they match.  The returned query's ``summary`` is the final ad.
         Refusals raise :class:`~cedar.commands.history.HistoryError`.
         """
+        from cedar.commands._sync.history import HistoryQuery
+        from cedar.commands.history import history_request
+
         request = history_request(
             constraint,
             projection,
@@ -344,6 +346,9 @@ class Schedd(DaemonClient):
         :class:`~cedar.commands.peek.PeekFileError` (a file the starter will not send or that
         does not exist) or :class:`~cedar.commands.peek.PeekRefused`.
         """
+        from cedar.commands._sync.peek import peek_job
+        from cedar.commands.peek import check_max_bytes, job_id_of, make_target
+
         target = make_target(stdout, stderr, files, offsets)
         budget = check_max_bytes(max_bytes)
         address = self.locate()
@@ -373,6 +378,9 @@ class Schedd(DaemonClient):
         """Yield new bytes of the job's files as they are written, until the job ends
         (``condor_tail -follow``, minus its misread offsets); see
         :func:`~cedar.commands._sync.peek.follow_job`.  ``timeout`` bounds each peek."""
+        from cedar.commands._sync.peek import follow_job
+        from cedar.commands.peek import check_max_bytes, job_id_of, make_target
+
         target = make_target(stdout, stderr, files, offsets)
         budget = check_max_bytes(max_bytes)
         address = self.locate()
