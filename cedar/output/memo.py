@@ -1,0 +1,122 @@
+"""Per-row work done once per distinct input: the tables' cells of ads that hold the same
+texts (the procs of a cluster, the slots of a machine) are computed once.
+
+Imports nothing of the ClassAd machinery until used (``cedar q --help`` stays light).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from itertools import count
+from operator import itemgetter
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+if TYPE_CHECKING:
+    from cedar.classad_wire.classad import ClassAd
+
+__all__ = ["MEMO_LIMIT", "Memo", "RawTexts"]
+
+
+_T = TypeVar("_T")
+#: Entries a memo holds before it starts over (bounded memory whatever the ads hold).
+MEMO_LIMIT = 8192
+
+
+class RawTexts:
+    """A key made of the received wire texts of a few attributes of an ad, read with one call
+    per ad: ``(shape token, texts of the attributes the ad has)``.
+
+    The ads of one query share their names tuple (:meth:`ClassAd.raw_columns`), so the
+    positions of the wanted names are found once per distinct tuple (its token says which
+    names were absent), not once per ad.
+    """
+
+    __slots__ = ("_count", "_fold", "_keys", "_plans")
+
+    def __init__(self, names: Sequence[str]) -> None:
+        from cedar.classad_wire.expr import fold
+
+        self._fold = fold
+        self._keys = tuple(fold(name) for name in names)
+        self._count = count()
+        # id(names tuple) -> (the tuple, kept alive so the id stays its own; token; reader)
+        self._plans: dict[int, tuple[tuple[str, ...], int, Callable[[Sequence[str]], Any]]] = {}
+
+    def __call__(self, ad: ClassAd) -> tuple[int, tuple[str, ...]]:
+        names, texts = ad.raw_columns()
+        plan = self._plans.get(id(names))
+        if plan is None or plan[0] is not names:
+            plan = self._plan(names)
+        return plan[1], plan[2](texts)
+
+    def _plan(
+        self, names: tuple[str, ...]
+    ) -> tuple[tuple[str, ...], int, Callable[[Sequence[str]], Any]]:
+        where: dict[str, int] = {}
+        fold = self._fold
+        for position, name in enumerate(names):
+            where.setdefault(fold(name), position)
+        present = [where[key] for key in self._keys if key in where]
+        reader: Callable[[Sequence[str]], Any]
+        if len(present) > 1:
+            reader = itemgetter(*present)
+        elif present:
+            only = present[0]
+
+            def reader(texts: Sequence[str]) -> tuple[str, ...]:
+                return (texts[only],)
+
+        else:
+
+            def reader(texts: Sequence[str]) -> tuple[str, ...]:
+                return ()
+
+        if len(self._plans) >= 64:  # ads without a shared tuple: do not grow without bound
+            self._plans.clear()
+        plan = (names, next(self._count), reader)
+        self._plans[id(names)] = plan
+        return plan
+
+
+def _literal(text: str) -> bool:
+    from cedar.classad_wire.syntax import simple_value
+
+    return simple_value(text) is not None
+
+
+class Memo(Generic[_T]):
+    """``compute(ad)`` kept by the raw texts of the attributes it reads: ads that hold the
+    same literal texts (the procs of a cluster, the slots of a machine) share one result.
+
+    A result is kept only when every text is a literal (an expression may read attributes
+    outside the key).  Bounded by :data:`MEMO_LIMIT`; when the inputs turn out to be mostly
+    distinct the memo stops keeping results and just computes them.
+    """
+
+    __slots__ = ("_compute", "_hits", "_misses", "_results", "_texts")
+
+    def __init__(self, names: Sequence[str], compute: Callable[[ClassAd], _T]) -> None:
+        self._texts = RawTexts(names)
+        self._compute = compute
+        self._results: dict[tuple[int, tuple[str, ...]], _T] = {}
+        self._hits = 0
+        self._misses = 0
+
+    def __call__(self, ad: ClassAd) -> _T:
+        if self._misses > 2048 and self._hits < self._misses:
+            return self._compute(ad)  # mostly distinct inputs: the memo would only cost
+        key = self._texts(ad)
+        try:
+            result = self._results[key]
+        except KeyError:
+            pass
+        else:
+            self._hits += 1
+            return result
+        self._misses += 1
+        result = self._compute(ad)
+        if all(map(_literal, key[1])):
+            if len(self._results) >= MEMO_LIMIT:
+                self._results.clear()
+            self._results[key] = result
+        return result
