@@ -155,7 +155,9 @@ def run(args: ListingArgs, out: TextIO, err: TextIO) -> int:
         target_type=flags.get("target-type"),
     )
     ads: Iterable[ClassAd] = Progress("ads", err).track(stream)
-    if str(flags.get("sort", "")).lower() != "no":
+    table_only = request.form is None and not request.af and not request.formats
+    # a default table sorts its own rows (whatever -sort says), -total needs no order at all
+    if not table_only and str(flags.get("sort", "")).lower() != "no":
         ads = sorted(ads, key=status_sort_key)
     if request.write(ads, out, spaced_xml=True):
         return 0

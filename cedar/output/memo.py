@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 if TYPE_CHECKING:
     from cedar.classad_wire.classad import ClassAd
 
-__all__ = ["MEMO_LIMIT", "Memo", "RawTexts"]
+__all__ = ["MEMO_LIMIT", "Memo", "RawTexts", "literal_key"]
 
 
 _T = TypeVar("_T")
@@ -84,6 +84,11 @@ def _literal(text: str) -> bool:
     return simple_value(text) is not None
 
 
+def literal_key(key: tuple[int, tuple[str, ...]]) -> bool:
+    """Whether every text of a :class:`RawTexts` key is a literal (its own value)."""
+    return all(map(_literal, key[1]))
+
+
 class Memo(Generic[_T]):
     """``compute(ad)`` kept by the raw texts of the attributes it reads: ads that hold the
     same literal texts (the procs of a cluster, the slots of a machine) share one result.
@@ -115,7 +120,7 @@ class Memo(Generic[_T]):
             return result
         self._misses += 1
         result = self._compute(ad)
-        if all(map(_literal, key[1])):
+        if literal_key(key):
             if len(self._results) >= MEMO_LIMIT:
                 self._results.clear()
             self._results[key] = result
