@@ -31,7 +31,7 @@ class RawTexts:
     names were absent), not once per ad.
     """
 
-    __slots__ = ("_count", "_fold", "_keys", "_plans")
+    __slots__ = ("_count", "_fold", "_keys", "_plans", "planned")
 
     def __init__(self, names: Sequence[str]) -> None:
         from cedar.classad_wire.expr import fold
@@ -39,6 +39,8 @@ class RawTexts:
         self._fold = fold
         self._keys = tuple(fold(name) for name in names)
         self._count = count()
+        #: How many names tuples were planned for (many: the ads share none).
+        self.planned = 0
         # id(names tuple) -> (the tuple, kept alive so the id stays its own; token; reader)
         self._plans: dict[int, tuple[tuple[str, ...], int, Callable[[Sequence[str]], Any]]] = {}
 
@@ -73,6 +75,7 @@ class RawTexts:
 
         if len(self._plans) >= 64:  # ads without a shared tuple: do not grow without bound
             self._plans.clear()
+        self.planned += 1
         plan = (names, next(self._count), reader)
         self._plans[id(names)] = plan
         return plan
@@ -108,8 +111,8 @@ class Memo(Generic[_T]):
         self._misses = 0
 
     def __call__(self, ad: ClassAd) -> _T:
-        if self._misses > 2048 and self._hits < self._misses:
-            return self._compute(ad)  # mostly distinct inputs: the memo would only cost
+        if (self._misses > 2048 and self._hits < self._misses) or self._texts.planned > 32:
+            return self._compute(ad)  # mostly distinct inputs, or no shared names: no gain
         key = self._texts(ad)
         try:
             result = self._results[key]
