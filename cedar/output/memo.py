@@ -18,6 +18,10 @@ __all__ = ["MEMO_LIMIT", "Memo", "RawTexts", "literal_key"]
 
 
 _T = TypeVar("_T")
+#: A received value: text, or bytes as read from the wire.
+Raw = str | bytes
+#: A :class:`RawTexts` key: (names token, the received values of the wanted names).
+Key = tuple[int, tuple[Raw, ...]]
 #: Entries a memo holds before it starts over (bounded memory whatever the ads hold).
 MEMO_LIMIT = 8192
 
@@ -42,10 +46,10 @@ class RawTexts:
         #: How many names tuples were planned for (many: the ads share none).
         self.planned = 0
         # id(names tuple) -> (the tuple, kept alive so the id stays its own; token; reader)
-        self._plans: dict[int, tuple[tuple[str, ...], int, Callable[[Sequence[str]], Any]]] = {}
+        self._plans: dict[int, tuple[tuple[str, ...], int, Callable[[Sequence[Raw]], Any]]] = {}
 
-    def __call__(self, ad: ClassAd) -> tuple[int, tuple[str, ...]]:
-        names, texts = ad.raw_columns()
+    def __call__(self, ad: ClassAd) -> Key:
+        names, texts = ad.raw_values()
         plan = self._plans.get(id(names))
         if plan is None or plan[0] is not names:
             plan = self._plan(names)
@@ -53,24 +57,24 @@ class RawTexts:
 
     def _plan(
         self, names: tuple[str, ...]
-    ) -> tuple[tuple[str, ...], int, Callable[[Sequence[str]], Any]]:
+    ) -> tuple[tuple[str, ...], int, Callable[[Sequence[Raw]], Any]]:
         where: dict[str, int] = {}
         fold = self._fold
         for position, name in enumerate(names):
             where.setdefault(fold(name), position)
         present = [where[key] for key in self._keys if key in where]
-        reader: Callable[[Sequence[str]], Any]
+        reader: Callable[[Sequence[Raw]], Any]
         if len(present) > 1:
             reader = itemgetter(*present)
         elif present:
             only = present[0]
 
-            def reader(texts: Sequence[str]) -> tuple[str, ...]:
+            def reader(texts: Sequence[Raw]) -> tuple[Raw, ...]:
                 return (texts[only],)
 
         else:
 
-            def reader(texts: Sequence[str]) -> tuple[str, ...]:
+            def reader(texts: Sequence[Raw]) -> tuple[Raw, ...]:
                 return ()
 
         if len(self._plans) >= 64:  # ads without a shared tuple: do not grow without bound
@@ -81,13 +85,15 @@ class RawTexts:
         return plan
 
 
-def _literal(text: str) -> bool:
+def _literal(text: str | bytes) -> bool:
     from cedar.classad_wire.syntax import simple_value
 
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "surrogateescape")
     return simple_value(text) is not None
 
 
-def literal_key(key: tuple[int, tuple[str, ...]]) -> bool:
+def literal_key(key: Key) -> bool:
     """Whether every text of a :class:`RawTexts` key is a literal (its own value)."""
     return all(map(_literal, key[1]))
 
@@ -106,7 +112,7 @@ class Memo(Generic[_T]):
     def __init__(self, names: Sequence[str], compute: Callable[[ClassAd], _T]) -> None:
         self._texts = RawTexts(names)
         self._compute = compute
-        self._results: dict[tuple[int, tuple[str, ...]], _T] = {}
+        self._results: dict[Key, _T] = {}
         self._hits = 0
         self._misses = 0
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from cedar.classad_wire.classad import ClassAd
 from cedar.errors import CedarError
-from cedar.output.memo import Memo
+from cedar.output.memo import Memo, RawTexts, literal_key
 from cedar.output.values import value_text
 
 __all__ = [
@@ -225,9 +225,6 @@ class StatusTable:
             else:
                 listed = sorted(ads, key=status_sort_key)
             return self.footer(listed) if listed else ""
-        ordered = sorted(ads, key=status_sort_key) if sort else list(ads)
-        if not ordered:
-            return ""
         columns = self.columns
         shared = [index for index, col in enumerate(columns) if col.inputs is not None]
         own = [index for index, col in enumerate(columns) if col.inputs is None]
@@ -240,10 +237,23 @@ class StatusTable:
 
         names = sorted({name for i in shared for name in columns[i].inputs or ()})
         memo = Memo(names, shared_row)
-        rows = [
-            (tuple([cell(ad) or "" for cell in own_cells]), memo(ad) if shared else ())
-            for ad in ordered
+        # each ad's sort key and cells at once (its Name is read once, while it is fresh)
+        keyed = [
+            (
+                status_sort_key(ad) if sort else ("", ""),
+                ad,
+                tuple([cell(ad) or "" for cell in own_cells]),
+                memo(ad) if shared else (),
+            )
+            for ad in ads
         ]
+        if not keyed:
+            return ""
+        if sort:
+            keyed.sort(key=_first)
+        ordered = [item[1] for item in keyed]
+        rows = [(item[2], item[3]) for item in keyed]
+        del keyed
         distinct = {id(row[1]): row[1] for row in rows}
         widths = []
         for index, col in enumerate(columns):
@@ -293,6 +303,10 @@ class StatusTable:
         return text
 
 
+def _first(item: tuple[Any, ...]) -> Any:
+    return item[0]
+
+
 # -- footers ------------------------------------------------------------------------------------
 
 _SLOT_STATES = ("Owner", "Claimed", "Unclaimed", "Matched", "Preempting", "Drained", "Backfill")
@@ -300,17 +314,15 @@ _SLOT_STATES = ("Owner", "Claimed", "Unclaimed", "Matched", "Preempting", "Drain
 
 def _slot_footer(ads: Sequence[ClassAd]) -> str:
     """The per-platform state summary after the slot table (and all of ``-total``)."""
-    # the slots that hold the same four strings count alike: count them, classify once
+    # the slots that hold the same four texts count alike: count them, classify once
+    read = RawTexts(["Arch", "OpSys", "State", "Activity"])
     seen: dict[Any, list[Any]] = {}
     for ad in ads:
-        try:
-            key: Any = (ad["Arch"], ad["OpSys"], ad["State"], ad["Activity"])
-            entry = seen.get(key)
-        except (KeyError, CedarError, TypeError):  # absent or odd: this ad on its own
-            key, entry = id(ad), None
+        key: Any = read(ad)
+        entry = seen.get(key)
         if entry is None:
-            if key.__class__ is tuple and not all(value.__class__ is str for value in key):
-                key = id(ad)  # an expression may read other attributes: on its own
+            if not literal_key(key):  # an expression may read other attributes: on its own
+                key = id(ad)
             seen[key] = [1, ad]
         else:
             entry[0] += 1
