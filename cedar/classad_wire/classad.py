@@ -372,6 +372,14 @@ class ClassAd(MutableMapping[str, Any]):
              for entry in entries],
         )  # fmt: skip
 
+    def raw_values(self) -> tuple[tuple[str, ...], Sequence[str] | Sequence[bytes]]:
+        """As :meth:`raw_columns`, but the values as received (an ad read from the wire does not
+        decode its bytes): a cheap memo key for what is computed from a few attributes."""
+        shape = self._shape
+        if shape is not None:
+            return shape.names, self._values
+        return self.raw_columns()
+
     def raw_items(self) -> list[tuple[str, str]]:
         """``(spelling, wire-syntax text)`` of every attribute, in the ad's order."""
         names, texts = self.raw_columns()

@@ -42,6 +42,7 @@ from cedar.output import (
     write_ads,
     write_lines,
 )
+from cedar.output.memo import Memo
 
 __all__ = ["HistoryOptions", "build_parser", "main", "parse_options", "run"]
 
@@ -375,8 +376,19 @@ def _apply(opts: HistoryOptions, name: str, modifier: str, values: list[str]) ->
 # --------------------------------------------------------------------------- the table
 
 
+_SCALARS = frozenset((int, float, str, bool))
+
+
 def _value(ad: ClassAd, name: str) -> Any:
     """An attribute's value; None when it is missing, undefined or cannot be evaluated."""
+    try:  # a literal: one lookup; absent: undefined without the evaluator
+        value = ad[name]
+    except KeyError:
+        return None
+    except ClassAdError:
+        value = None
+    if value.__class__ in _SCALARS:
+        return value
     try:
         value = ad.eval(name)
     except (ClassAdError, KeyError):
@@ -435,15 +447,29 @@ def _command(ad: ClassAd) -> str:
 def table_row(ad: ClassAd) -> str:
     """One line of condor_history's default table (observed byte for byte, ``-file`` records
     with every kind of missing and odd value): absent fields as condor prints them."""
+    return _job_cell(ad) + _row_rest(ad)
+
+
+def _job_cell(ad: ClassAd) -> str:
     cluster, proc = _value(ad, "ClusterId"), _value(ad, "ProcId")
     job = "" if cluster is None and proc is None else f"{cluster}.{proc}"
+    return f"{job:<12} "
+
+
+#: What a line reads but the job id (the records of a cluster mostly share it).
+_REST_INPUTS = ["Owner", "JobStatus", "QDate", "RemoteWallClockTime", "CompletionDate",
+                "JobDescription", "MATCH_EXP_JobDescription", "Cmd", "Args",
+                "Arguments"]  # fmt: skip
+
+
+def _row_rest(ad: ClassAd) -> str:
     owner = _value(ad, "Owner")
     owner_text = owner[:14] if isinstance(owner, str) else "[????????????]"
     status = _value(ad, "JobStatus")
     letter = STATUS.get(status, "") if isinstance(status, int) else ""
     completed = _value(ad, "CompletionDate")
     return (
-        f"{job:<12} {owner_text:<14} {_date(_value(ad, 'QDate'), '[?????????]'):>11} "
+        f"{owner_text:<14} {_date(_value(ad, 'QDate'), '[?????????]'):>11} "
         f"{_run_time(_value(ad, 'RemoteWallClockTime')):>12} {letter:<2} "
         f"{_date(completed, ' ' * 11):>11} {_command(ad)}\n"
     )
@@ -466,8 +492,9 @@ def daemon_row(ad: ClassAd) -> str:
 def table_lines(ads: Iterable[ClassAd]) -> Iterator[str]:
     """The heading (always), then one row per record as it arrives."""
     yield HEADING + "\n"
+    rest = Memo(_REST_INPUTS, _row_rest)
     for ad in ads:
-        yield table_row(ad)
+        yield _job_cell(ad) + rest(ad)
 
 
 def _jsonl(ad: ClassAd) -> str:

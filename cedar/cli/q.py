@@ -322,8 +322,7 @@ def _write_whole(
                 out.write(line)
             return
         for ads in batches:
-            for text in by_job_id(ads, lambda ad: "".join(custom.lines([ad]))):
-                out.write(text)
+            out.writelines(by_job_id(ads, custom.line))
         return
     writer = whole_writer(request.form, request.attributes)
     out.write(writer.begin())

@@ -14,7 +14,7 @@ from __future__ import annotations
 import socket
 import sys
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from cedar.cli.common import EXIT_REFUSED, EXIT_USAGE, Progress, UsageError, guarded
 from cedar.cli.listing import ListingArgs, Opt, scan, usage
@@ -155,7 +155,17 @@ def run(args: ListingArgs, out: TextIO, err: TextIO) -> int:
         target_type=flags.get("target-type"),
     )
     ads: Iterable[ClassAd] = Progress("ads", err).track(stream)
-    if str(flags.get("sort", "")).lower() != "no":
+    table_only = request.form is None and not request.af and not request.formats
+    sorting = str(flags.get("sort", "")).lower() != "no"
+    custom = request.custom()
+    if sorting and custom is not None and not getattr(custom, "headings", False):
+        # -af/-format: each ad's line made as it arrives, only the lines kept and sorted
+        lines = [(status_sort_key(ad), custom.line(ad)) for ad in ads]
+        lines.sort(key=_first)
+        out.writelines([line for _, line in lines])
+        return 0
+    # a default table sorts its own rows (whatever -sort says), -total needs no order at all
+    if not table_only and sorting:
         ads = sorted(ads, key=status_sort_key)
     if request.write(ads, out, spaced_xml=True):
         return 0
@@ -163,6 +173,10 @@ def run(args: ListingArgs, out: TextIO, err: TextIO) -> int:
         table = STATUS_TABLES["any"]
     out.write(table.render(ads, totals_only=totals_only))
     return 0
+
+
+def _first(item: tuple[Any, ...]) -> Any:
+    return item[0]
 
 
 def _table_for(ad_type: AdType) -> str:

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from cedar.classad_wire.classad import ClassAd
-from cedar.errors import InvalidArgument
+from cedar.errors import CedarError, InvalidArgument
 from cedar.jobid import format_job_id
 from cedar.output.values import Argument, value_text
 
@@ -74,6 +74,7 @@ class AutoFormat:
         self.newline = "n" in modifiers
         self.glued = "g" in modifiers
         self.separator = "" if self.glued else ("\t" if "t" in modifiers else " ")
+        self._simple = not (self.comma or self.newline or self.glued or self.labels)
 
     def projection(self) -> list[str]:
         """Every attribute the arguments read (plus the job id's when ``j`` is given)."""
@@ -89,12 +90,39 @@ class AutoFormat:
     def cells(self, ad: ClassAd) -> list[str]:
         """The printed values of one ad, job id first when asked."""
         out = [job_id(ad)] if self.job_id else []
+        if self.raw:
+            out.extend(argument.raw(ad) for argument in self.arguments)
+            return out
+        quoted = self.quoted
         for argument in self.arguments:
-            if self.raw:
-                out.append(argument.raw(ad))
-            else:
-                out.append(value_text(argument.evaluate(ad), self.quoted))
+            name = argument.attribute
+            if name is not None:  # a bare name: one lookup, the evaluator only for formulas
+                try:
+                    value = ad[name]
+                except KeyError:
+                    out.append("undefined")
+                    continue
+                except CedarError:  # unparsable text: the evaluator decides
+                    value = None
+                kind = value.__class__
+                if kind is str and not quoted:
+                    out.append(value)
+                    continue
+                if kind is int:
+                    out.append(str(value))
+                    continue
+            out.append(value_text(argument.evaluate(ad), quoted))
         return out
+
+    def line(self, ad: ClassAd) -> str:
+        """One ad's output without headings (what :meth:`lines` yields for it)."""
+        cells = self.cells(ad)
+        if self._simple:
+            return self.separator.join(cells) + "\n"
+        if self.labels:
+            labels = self._labels()
+            cells = [f"{label} = {cell}" for label, cell in zip(labels, cells, strict=True)]
+        return self._line(cells, None)
 
     def _labels(self) -> list[str]:
         return (["ID"] if self.job_id else []) + [argument.text for argument in self.arguments]
@@ -161,9 +189,6 @@ class AutoFormat:
             for cells, _ in rows:
                 yield self._line(cells, widths)
             return
+        line = self.line
         for ad in ads:
-            cells = self.cells(ad)
-            if self.labels:
-                labels = self._labels()
-                cells = [f"{label} = {cell}" for label, cell in zip(labels, cells, strict=True)]
-            yield self._line(cells, None)
+            yield line(ad)

@@ -146,7 +146,12 @@ class Printf:
                 names.setdefault(name.lower(), name)
         return sorted(names.values(), key=str.lower)
 
+    def line(self, ad: ClassAd) -> str:
+        """One ad's text."""
+        return "".join([item.render(ad) for item in self.items])
+
     def lines(self, ads: Iterable[ClassAd]) -> Iterator[str]:
         """One string per ad."""
+        line = self.line
         for ad in ads:
-            yield "".join(item.render(ad) for item in self.items)
+            yield line(ad)

@@ -11,10 +11,12 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Iterable, Iterator, Mapping
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from cedar.errors import CedarError
 from cedar.numbers import JobStatus
+from cedar.output.memo import Memo
 
 if TYPE_CHECKING:  # the tables only read ads they are given
     from cedar.classad_wire.classad import ClassAd
@@ -87,6 +89,13 @@ def _duration(seconds: int) -> str:
 
 def job_key(ad: ClassAd) -> tuple[int, int]:
     """(ClusterId, ProcId) of a job ad: condor_q's order."""
+    try:  # the common case: two integer literals, one lookup each
+        cluster = ad["ClusterId"]
+        proc = ad["ProcId"]
+        if cluster.__class__ is int and proc.__class__ is int:
+            return (cluster, proc)
+    except (KeyError, CedarError):  # absent or odd: the careful way below
+        pass
     return (_int(ad, "ClusterId"), _int(ad, "ProcId"))
 
 
@@ -127,17 +136,23 @@ class QView:
         self.heading = heading
         self.projection = projection
         self.row = row
+        #: What ``row`` reads (the projection but the job id).
+        self.inputs = [name for name in projection if name not in ("ClusterId", "ProcId")]
 
     def lines(self, ads: Iterable[ClassAd], now: int, streaming: bool = False) -> Iterator[str]:
         """The heading and one line per job: sorted by id, each rendered as it arrives and
         kept as text; ``streaming``: in arrival order, printed at once (minimal widths)."""
         if streaming:
             yield " ID".ljust(8) + self.heading + "\n"
+            row = Memo(self.inputs, partial(self.row, now=now))
             for ad in ads:
                 cluster, proc = job_key(ad)
-                yield f"{cluster:>4}.{proc:<3}{self.row(ad, now)}\n"
+                yield f"{cluster:>4}.{proc:<3}{row(ad)}\n"
             return
-        rows = [(job_key(ad), self.row(ad, now)) for ad in ads]
+        # The rest of a line depends on the view's attributes but the id: the procs of a
+        # cluster mostly share it, so it is computed once per distinct set of texts.
+        row = Memo(self.inputs, partial(self.row, now=now))
+        rows = [(job_key(ad), row(ad)) for ad in ads]
         rows.sort(key=_first)
         cluster_width = max([4, *(len(str(key[0])) for key, _ in rows)])
         proc_width = max([3, *(len(str(key[1])) for key, _ in rows)])
@@ -272,74 +287,119 @@ BATCH_PROJECTION = sorted(
 )
 
 
+def _batch_job(ad: ClassAd) -> tuple[str, str, int, int, int, int, int]:
+    """What the batch view reads of a job but its proc id: (owner, batch label, cluster,
+    status, QDate, TotalSubmitProcs, JobMaterializeNextProcId)."""
+    name = _get(ad, "JobBatchName")
+    cluster = _int(ad, "ClusterId")
+    return (
+        _str(ad, "Owner"),
+        name if isinstance(name, str) and name else f"ID: {cluster}",
+        cluster,
+        _int(ad, "JobStatus"),
+        _int(ad, "QDate"),
+        _int(ad, "TotalSubmitProcs"),
+        _int(ad, "JobMaterializeNextProcId"),
+    )
+
+
+_BATCH_INPUTS = [name for name in BATCH_PROJECTION if name != "ProcId"]
+
+
 def batch_lines(ads: Iterable[ClassAd], count_done: bool = True) -> Iterator[str]:
     """condor_q's default view: one line per (owner, batch name or cluster), batches in the
-    order of their first job id (the ads may come in any order: only a small tuple per job is
-    kept); the HOLD column only when some job is held.  ``count_done=False``: DONE stays ``_``
-    (condor_q under ``-constraint``, observed for factory and ordinary clusters alike)."""
-    batches: dict[tuple[str, str], list[tuple[int, int, int, int, int, int]]] = {}
-    for ad in ads:
-        name = _get(ad, "JobBatchName")
-        cluster = _int(ad, "ClusterId")
-        label = name if isinstance(name, str) and name else f"ID: {cluster}"
-        batches.setdefault((_str(ad, "Owner"), label), []).append(
-            (
-                cluster,
-                _int(ad, "ProcId"),
-                _int(ad, "JobStatus"),
-                _int(ad, "QDate"),
-                _int(ad, "TotalSubmitProcs"),
-                _int(ad, "JobMaterializeNextProcId"),
-            )  # fmt: skip
-        )
-    if not batches:  # observed: the empty view keeps the narrow OWNER column and HOLD
+    order of their first job id (the ads may come in any order: the jobs that share all but
+    their proc id are counted together, with their lowest and highest proc id); the HOLD
+    column only when some job is held.  ``count_done=False``: DONE stays ``_`` (condor_q
+    under ``-constraint``, observed for factory and ordinary clusters alike)."""
+    read = Memo(_BATCH_INPUTS, _batch_job)
+    # job (but the proc id) -> [jobs, lowest proc id, highest proc id, first seen]
+    groups: dict[tuple[str, str, int, int, int, int, int], list[int]] = {}
+    for seen, ad in enumerate(ads):
+        job = read(ad)
+        proc = _proc_id(ad)
+        group = groups.get(job)
+        if group is None:
+            groups[job] = [1, proc, proc, seen]
+        else:
+            group[0] += 1
+            if proc < group[1]:
+                group[1] = proc
+            elif proc > group[2]:
+                group[2] = proc
+    if not groups:  # observed: the empty view keeps the narrow OWNER column and HOLD
         yield "OWNER BATCH_NAME      SUBMITTED   DONE   RUN    IDLE   HOLD  TOTAL JOB_IDS\n"
         return
-    ordered = sorted(batches.items(), key=lambda item: min(job[:2] for job in item[1]))
-    any_held = any(job[2] == 5 for jobs in batches.values() for job in jobs)
+    # batch -> its groups, in the order the jobs came (the "first/last seen" rules of _done)
+    batches: dict[tuple[str, str], list[tuple[tuple[Any, ...], list[int]]]] = {}
+    for job, group in sorted(groups.items(), key=lambda item: item[1][3]):
+        batches.setdefault((job[0], job[1]), []).append((job, group))
+    ordered = sorted(
+        batches.items(), key=lambda item: min((job[2], group[1]) for job, group in item[1])
+    )
+    any_held = any(job[3] == 5 for job in groups)
     hold_head = "   HOLD" if any_held else ""
     yield f"OWNER    BATCH_NAME    SUBMITTED   DONE   RUN    IDLE{hold_head}  TOTAL JOB_IDS\n"
-    for (owner, label), jobs in ordered:
+    for (owner, label), members in ordered:
         counts = {2: 0, 1: 0, 5: 0}
-        for job in jobs:
-            if job[2] in counts:
-                counts[job[2]] += 1
-        per_cluster: dict[int, int] = {}
+        per_cluster: dict[int, int] = {}  # TotalSubmitProcs, as first seen
+        last_total: dict[int, int] = {}  # as last seen
+        next_ids: dict[int, int] = {}  # JobMaterializeNextProcId > 0, as last seen
         present: dict[int, int] = {}
-        for job in jobs:
-            per_cluster.setdefault(job[0], job[4])
-            present[job[0]] = present.get(job[0], 0) + 1
-        total = max(sum(per_cluster.values()), len(jobs))
-        done = _done(jobs, present, total) if count_done else 0
-        ids = sorted((job[0], job[1]) for job in jobs)
+        jobs = 0
+        for job, group in members:
+            cluster, status, number = job[2], job[3], group[0]
+            if status in counts:
+                counts[status] += number
+            per_cluster.setdefault(cluster, job[5])
+            last_total[cluster] = job[5]
+            if job[6] > 0:
+                next_ids[cluster] = job[6]
+            present[cluster] = present.get(cluster, 0) + number
+            jobs += number
+        total = max(sum(per_cluster.values()), jobs)
+        done = _done(next_ids, last_total, present, total, jobs) if count_done else 0
+        first = min((job[2], group[1]) for job, group in members)
+        last = max((job[2], group[2]) for job, group in members)
         if len(per_cluster) > 1:
-            job_ids = f"{ids[0][0]}.{ids[0][1]} ... {ids[-1][0]}.{ids[-1][1]}"
-        elif len(ids) > 1:
-            job_ids = f"{ids[0][0]}.{ids[0][1]}-{ids[-1][1]}"
+            job_ids = f"{first[0]}.{first[1]} ... {last[0]}.{last[1]}"
+        elif jobs > 1:
+            job_ids = f"{first[0]}.{first[1]}-{last[1]}"
         else:
-            job_ids = f"{ids[0][0]}.{ids[0][1]}"
+            job_ids = f"{first[0]}.{first[1]}"
 
         def cell(value: int) -> str:
             return str(value) if value else "_"
 
         held = f" {cell(counts[5]):>6}" if any_held else ""
+        submitted = min(job[4] for job, _ in members)
         yield (
-            f"{owner:<8} {label:<11} {_when(min(job[3] for job in jobs)):>11} "
+            f"{owner:<8} {label:<11} {_when(submitted):>11} "
             f"{cell(done):>6} {cell(counts[2]):>6} {cell(counts[1]):>6}{held} "
             f"{total:>6} {job_ids}\n"
         )
 
 
+def _proc_id(ad: ClassAd) -> int:
+    try:
+        proc = ad["ProcId"]
+    except (KeyError, CedarError):
+        return _int(ad, "ProcId")
+    return proc if proc.__class__ is int else _int(ad, "ProcId")
+
+
 def _done(
-    jobs: list[tuple[int, int, int, int, int, int]], present: dict[int, int], total: int
+    next_ids: dict[int, int],
+    totals: dict[int, int],
+    present: dict[int, int],
+    total: int,
+    jobs: int,
 ) -> int:
     """The DONE column: for a factory cluster (late materialization) the procs it has made
     and that have left, ``JobMaterializeNextProcId - present`` (observed: procs not yet made
     are not done); for any other cluster what is missing of ``TotalSubmitProcs``."""
-    next_ids = {job[0]: job[5] for job in jobs if job[5] > 0}
     if not next_ids:
-        return total - len(jobs)
-    totals = {job[0]: job[4] for job in jobs}
+        return total - jobs
     return sum(
         max(0, next_ids.get(cluster, totals[cluster]) - count) for cluster, count in present.items()
     )

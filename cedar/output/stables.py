@@ -16,6 +16,7 @@ from typing import Any
 
 from cedar.classad_wire.classad import ClassAd
 from cedar.errors import CedarError
+from cedar.output.memo import Memo, RawTexts, literal_key
 from cedar.output.values import value_text
 
 __all__ = [
@@ -26,9 +27,20 @@ __all__ = [
 ]
 
 
+_SCALARS = frozenset((int, float, str, bool))
+
+
 def _get(ad: ClassAd, name: str) -> Any:
-    if name not in ad:  # absent: undefined, without the evaluator
+    """An attribute's value (``None`` when absent, undefined or an error): a literal with one
+    lookup, an expression through the evaluator."""
+    try:
+        value = ad[name]
+    except KeyError:  # absent: undefined, without the evaluator
         return None
+    except CedarError:  # unparsable text: the evaluator decides
+        value = None
+    if value.__class__ in _SCALARS:
+        return value
     try:
         value = ad.eval(name)
     except (CedarError, KeyError):
@@ -45,6 +57,8 @@ def _number(ad: ClassAd, name: str) -> int | float | None:
 
 def _text(ad: ClassAd, name: str) -> str:
     value = _get(ad, name)
+    if value.__class__ is str:
+        return value
     return "" if value is None else value_text(value)
 
 
@@ -53,12 +67,31 @@ _DIGITS = re.compile(r"\d+")
 
 def natural_key(text: str) -> str:
     """A sort key in which runs of digits compare by value (``slot9`` before ``slot10``)."""
-    return _DIGITS.sub(lambda m: m.group().zfill(24), text)
+    return _DIGITS.sub(_padded, text)
+
+
+def _machine_key(text: str) -> str:
+    """:func:`natural_key` of a Machine, kept: the slots of a machine share it."""
+    key = _NATURAL.get(text)
+    if key is None:
+        key = _DIGITS.sub(_padded, text)
+        if len(_NATURAL) >= 4096:
+            _NATURAL.clear()
+        _NATURAL[text] = key
+    return key
+
+
+def _padded(match: re.Match[str]) -> str:
+    return match.group().zfill(24)
+
+
+#: natural_key of recent texts: the slots of a machine share their Machine.
+_NATURAL: dict[str, str] = {}
 
 
 def status_sort_key(ad: ClassAd) -> tuple[str, str]:
     """condor_status's order: ``Machine``, then ``Name``, natural (observed, 100 000 slots)."""
-    return (natural_key(_text(ad, "Machine")), natural_key(_text(ad, "Name")))
+    return (_machine_key(_text(ad, "Machine")), _DIGITS.sub(_padded, _text(ad, "Name")))
 
 
 def duration(seconds: int | float) -> str:
@@ -72,7 +105,7 @@ class Col:
     """One column: heading, minimal width, left-aligned or not, auto-sized or not, and the
     cell function (``None`` prints an empty cell)."""
 
-    __slots__ = ("auto", "cell", "head", "left", "width")
+    __slots__ = ("auto", "cell", "head", "inputs", "left", "width")
 
     def __init__(
         self,
@@ -82,7 +115,11 @@ class Col:
         *,
         left: bool = False,
         auto: bool = False,
+        inputs: Sequence[str] | None = None,
     ) -> None:
+        #: The attributes the cell reads, when it reads nothing else (not even the clock):
+        #: such cells are computed once per distinct set of their texts.
+        self.inputs = inputs
         self.head = head
         self.width = width
         self.cell = cell
@@ -177,33 +214,97 @@ class StatusTable:
         #: What this view adds to the query (``-avail``, ``-claimed``).
         self.constraint = constraint
 
-    def render(self, ads: Iterable[ClassAd], totals_only: bool = False) -> str:
-        """The whole table (``totals_only``: the footer alone, as ``-total``)."""
-        ordered = sorted(ads, key=status_sort_key)
-        if totals_only:
-            return self.footer(ordered) if self.footer is not None and ordered else ""
-        if not ordered:
+    def render(self, ads: Iterable[ClassAd], totals_only: bool = False, sort: bool = True) -> str:
+        """The whole table (``totals_only``: the footer alone, as ``-total``); ``sort=False``
+        when the ads are already in condor_status's order."""
+        if totals_only:  # no rows; the slot footer orders its own lines: no sort either
+            if self.footer is None:
+                return ""
+            if self.footer is _slot_footer or not sort:
+                listed = ads if isinstance(ads, list) else list(ads)
+            else:
+                listed = sorted(ads, key=status_sort_key)
+            return self.footer(listed) if listed else ""
+        columns = self.columns
+        shared = [index for index, col in enumerate(columns) if col.inputs is not None]
+        own = [index for index, col in enumerate(columns) if col.inputs is None]
+        # the cells read from each ad, and the ones shared by ads that hold the same texts
+        own_cells = [columns[index].cell for index in own]
+        shared_cells = [columns[index].cell for index in shared]
+
+        def shared_row(ad: ClassAd) -> tuple[str, ...]:
+            return tuple([cell(ad) or "" for cell in shared_cells])
+
+        names = sorted({name for i in shared for name in columns[i].inputs or ()})
+        memo = Memo(names, shared_row)
+        # each ad's sort key and cells at once (its Name is read once, while it is fresh)
+        keyed = [
+            (
+                status_sort_key(ad) if sort else ("", ""),
+                ad,
+                tuple([cell(ad) or "" for cell in own_cells]),
+                memo(ad) if shared else (),
+            )
+            for ad in ads
+        ]
+        if not keyed:
             return ""
-        rows = [[col.cell(ad) or "" for col in self.columns] for ad in ordered]
+        if sort:
+            keyed.sort(key=_first)
+        ordered = [item[1] for item in keyed]
+        rows = [(item[2], item[3]) for item in keyed]
+        del keyed
+        distinct = {id(row[1]): row[1] for row in rows}
         widths = []
-        for index, col in enumerate(self.columns):
+        for index, col in enumerate(columns):
             width = max(col.width, len(col.head))
             if col.auto:
-                width = max([width, *(len(row[index]) for row in rows)])
+                if index in own:
+                    at = own.index(index)
+                    width = max([width, *(len(row[0][at]) for row in rows)])
+                else:
+                    at = shared.index(index)
+                    width = max([width, *(len(cells[at]) for cells in distinct.values())])
             widths.append(width)
-        head = " ".join(col.head.ljust(w) for col, w in zip(self.columns, widths, strict=True))
+
+        def pad(index: int, cell: str) -> str:
+            width = widths[index]
+            return cell.ljust(width) if columns[index].left else cell.rjust(width)
+
+        head = " ".join(col.head.ljust(w) for col, w in zip(columns, widths, strict=True))
         lines = [head, ""]
-        for row in rows:
-            lines.append(
-                " ".join(
-                    cell.ljust(w) if col.left else cell.rjust(w)
-                    for cell, col, w in zip(row, self.columns, widths, strict=True)
-                )
-            )
+        padded = {
+            key: [pad(index, cell) for index, cell in zip(shared, cells, strict=True)]
+            for key, cells in distinct.items()
+        }
+        # each line: the columns in order, from the ad's own cells and the shared ones
+        order = [
+            (0, own.index(i)) if i in own else (1, shared.index(i)) for i in range(len(columns))
+        ]
+        own_pads = [(columns[i].left, widths[i]) for i in own]
+        if shared and own == [0]:  # Name first, then the shared cells (the slot tables)
+            left, width = own_pads[0]
+            joined = {key: " " + " ".join(cells) if cells else "" for key, cells in padded.items()}
+            lines += [
+                (row[0][0].ljust(width) if left else row[0][0].rjust(width)) + joined[id(row[1])]
+                for row in rows
+            ]
+        else:
+            for own_row, shared_row_cells in rows:
+                mine = [
+                    cell.ljust(width) if left else cell.rjust(width)
+                    for cell, (left, width) in zip(own_row, own_pads, strict=True)
+                ]
+                parts = (mine, padded[id(shared_row_cells)]) if shared else (mine, [])
+                lines.append(" ".join([parts[source][at] for source, at in order]))
         text = "\n".join(lines) + "\n"
         if self.footer is not None:
             text += self.footer(ordered)
         return text
+
+
+def _first(item: tuple[Any, ...]) -> Any:
+    return item[0]
 
 
 # -- footers ------------------------------------------------------------------------------------
@@ -213,16 +314,28 @@ _SLOT_STATES = ("Owner", "Claimed", "Unclaimed", "Matched", "Preempting", "Drain
 
 def _slot_footer(ads: Sequence[ClassAd]) -> str:
     """The per-platform state summary after the slot table (and all of ``-total``)."""
-    rows: dict[str, list[int]] = {}
+    # the slots that hold the same four texts count alike: count them, classify once
+    read = RawTexts(["Arch", "OpSys", "State", "Activity"])
+    seen: dict[Any, list[Any]] = {}
     for ad in ads:
+        key: Any = read(ad)
+        entry = seen.get(key)
+        if entry is None:
+            if not literal_key(key):  # an expression may read other attributes: on its own
+                key = id(ad)
+            seen[key] = [1, ad]
+        else:
+            entry[0] += 1
+    rows: dict[str, list[int]] = {}
+    for number, ad in seen.values():
         label = f"{_text(ad, 'Arch')}/{_text(ad, 'OpSys')}"
         counts = rows.setdefault(label, [0] * 9)
-        counts[0] += 1
+        counts[0] += number
         state = _text(ad, "State")
         if state in _SLOT_STATES:
-            counts[1 + _SLOT_STATES.index(state)] += 1
+            counts[1 + _SLOT_STATES.index(state)] += number
             if state == "Backfill" and _text(ad, "Activity") == "Idle":
-                counts[8] += 1
+                counts[8] += number
     total = [sum(column) for column in zip(*rows.values(), strict=True)] if rows else [0] * 9
     label_width = max([14, *(len(label) + 2 for label in rows)])
     columns = ("Total", "Owner", "Claimed", "Unclaimed", "Matched", "Preempting", "Drain",
@@ -312,14 +425,16 @@ def _member_count(ad: ClassAd) -> str | None:
 
 _SLOT_COLUMNS = [
     Col("Name", 34, _attr("Name"), left=True, auto=True),
-    Col("OpSys", 10, _attr("OpSys"), left=True),
-    Col("Arch", 8, _attr("Arch"), left=True),
-    Col("State", 5, _attr("State"), left=True, auto=True),
-    Col("Activity", 8, _attr("Activity"), left=True),
-    Col("LoadAv", 6, _load),
-    Col("Mem", 6, _int_cell("Memory")),
-    Col(" ActvtyTime", 11, _activity_time),
-]
+    Col("OpSys", 10, _attr("OpSys"), left=True, inputs=["OpSys"]),
+    Col("Arch", 8, _attr("Arch"), left=True, inputs=["Arch"]),
+    Col("State", 5, _attr("State"), left=True, auto=True, inputs=["State"]),
+    Col("Activity", 8, _attr("Activity"), left=True, inputs=["Activity"]),
+    Col("LoadAv", 6, _load, inputs=["CondorLoadAvg"]),
+    Col("Mem", 6, _int_cell("Memory"), inputs=["Memory"]),
+    # the clock only when both times are absent (never seen): one reading per distinct texts
+    Col(" ActvtyTime", 11, _activity_time,
+        inputs=["EnteredCurrentActivity", "MyCurrentTime", "LastHeardFrom"]),
+]  # fmt: skip
 _SLOT_PROJECTION = ["Activity", "Arch", "CondorLoadAvg", "EnteredCurrentActivity",
                     "LastHeardFrom", "Machine", "Memory", "MyCurrentTime", "Name", "OCU", "OpSys",
                     "State"]  # fmt: skip
