@@ -28,10 +28,11 @@ if getattr(_sys, "argv", None) and _sys.argv[0].rsplit("/", 1)[-1] in (
 ):
     _sys.excepthook = _quiet_interrupt
 
-from typing import TYPE_CHECKING, Any  # noqa: E402 - after the hook: imports may be interrupted
+from typing import TYPE_CHECKING  # noqa: E402 - after the hook: imports may be interrupted
 
 from cedar.errors import *  # noqa: E402, F403 - light (no third-party import)
 from cedar.errors import __all__ as _errors_all  # noqa: E402
+from cedar.lazy import lazy_exports  # noqa: E402
 from cedar.version import __version__ as __version__  # noqa: E402 - the one package version
 
 #: Public name -> the module that defines it, imported on first use (PEP 562), so that
@@ -233,17 +234,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """Import a public name's module when the name is first used."""
-    module_name = _LAZY.get(name)
-    if module_name is None:
-        raise AttributeError(f"module 'cedar' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module_name), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())

@@ -20,6 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent / "cedar"
 LAYERS: list[set[str]] = [
     {
         "errors",
+        "lazy",
         "numbers",
         "version",
     },  # facts and exceptions: import nothing of cedar but each other

@@ -11,10 +11,11 @@ does not load the server's policy machinery.  The built-in methods are registere
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 # TOKEN, SSL and SCITOKENS live in their own modules; importing this registers them (deferred).
 import cedar.auth.methods.registration  # noqa: F401
+from cedar.lazy import lazy_exports
 
 #: Public name -> the module that defines it.
 _LAZY = {
@@ -123,17 +124,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """Import a public name's module when the name is first used."""
-    module_name = _LAZY.get(name)
-    if module_name is None:
-        raise AttributeError(f"module 'cedar.auth' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module_name), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())

@@ -15,9 +15,12 @@ same name (see :class:`_Package`).
 
 from __future__ import annotations
 
+import importlib
 import sys
 import types
 from typing import TYPE_CHECKING, Any
+
+from cedar.lazy import lazy_exports
 
 #: Public name -> the module that defines it.
 _LAZY = {
@@ -96,23 +99,7 @@ __all__ = [
 ]
 
 
-def _resolve(name: str) -> Any:
-    import importlib
-
-    return getattr(importlib.import_module(_LAZY[name]), name)
-
-
-def __getattr__(name: str) -> Any:
-    """Import a public name's module when the name is first used."""
-    if name not in _LAZY:
-        raise AttributeError(f"module 'cedar.commands' has no attribute {name!r}")
-    value = _resolve(name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())
 
 
 class _Package(types.ModuleType):
@@ -144,7 +131,7 @@ _FUNCTIONS: dict[str, Any] = {}
 
 def _function(name: str) -> Any:
     if name not in _FUNCTIONS:
-        _FUNCTIONS[name] = _resolve(name)
+        _FUNCTIONS[name] = getattr(importlib.import_module(_LAZY[name]), name)
     return _FUNCTIONS[name]
 
 
