@@ -202,9 +202,25 @@ def test_act_like_condor(pool: Pool, tool: str, case: tuple[str, str]) -> None:
     template, kind = case
     template = _expand(pool, template.replace("{tool} ", "").replace("{tool}", ""))
     idle = tool == "hold"  # something to hold in the second cluster
-    condor = pool.outcome([f"condor_{tool}"], template, idle)
-    ours = pool.outcome([str(CEDAR), tool], template, idle)
+    for _ in range(3):
+        condor = pool.outcome([f"condor_{tool}"], template, idle)
+        ours = pool.outcome([str(CEDAR), tool], template, idle)
+        if not _only_total_job_ads_differs(condor, ours):
+            break
     _compare(condor, ours, kind, tool)
+
+
+def _only_total_job_ads_differs(condor: Outcome, ours: Outcome) -> bool:
+    """Whether the two runs differ only in the schedd's ``TotalJobAds`` of a ``-long`` reply:
+    the schedd's own count, seen as 0 with 6 jobs queued right after a submit on a loaded
+    machine (a run of both tools again then compares the output cedar is responsible for)."""
+    if condor.out == ours.out:
+        return False
+    strip = [
+        [line for line in out.splitlines() if not line.startswith("TotalJobAds = ")]
+        for out in (condor.out, ours.out)
+    ]
+    return strip[0] == strip[1]
 
 
 @pytest.mark.parametrize(
