@@ -79,7 +79,7 @@ def _job(job_id: str) -> dict[str, object]:
     return ads[0] if ads else {}
 
 
-def _wait(job_id: str, ready: str, seconds: float = 90) -> None:
+def _wait(job_id: str, ready: str, seconds: float = 300) -> None:
     """Until the job is running (``ready="running"``) or has met the negotiator once."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
@@ -89,7 +89,7 @@ def _wait(job_id: str, ready: str, seconds: float = 90) -> None:
         if ready == "negotiated" and ad.get("LastRejMatchTime"):
             return
         time.sleep(2)
-    pytest.skip(f"job {job_id} did not become {ready} in {seconds:.0f} s (busy pool?)")
+    pytest.fail(f"job {job_id} did not become {ready} in {seconds:.0f} s (busy pool?)")
 
 
 @pytest.fixture(scope="module")

@@ -91,7 +91,7 @@ def probe_ads(tmp_path_factory: pytest.TempPathFactory, live_collector: str) -> 
             sent = _condor_advertise(tool, tmp, update, ad)
             if sent.returncode != 0:  # not the pool's admin (the as-testuser re-run)
                 continue
-            deadline = time.monotonic() + 30
+            deadline = time.monotonic() + 120  # generous: a loaded CI machine
             while not collector.query(ad_type, f'regexp("^{PROBE}", Name)', ["Name"]):
                 assert time.monotonic() < deadline, f"the {update} probe never showed up"
                 time.sleep(0.2)

@@ -80,9 +80,9 @@ def cluster(env: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> It
     number = int(submitted.stdout.split(".")[0])
     # the schedd counts a new job for ACT_ON_JOBS a moment later (observed: ~1 s); until then
     # condor_rm only says "There are no jobs in the queue"
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 300  # generous: a loaded CI machine
     while "no jobs in the queue" in _said(_run(env, "condor_rm", str(ABSENT))):
-        assert time.monotonic() < deadline, "the schedd still counts no job after 60 s"
+        assert time.monotonic() < deadline, "the schedd still counts no job after 300 s"
         time.sleep(0.5)
     yield number
     _run(env, "condor_rm", str(number))

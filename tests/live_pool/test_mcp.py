@@ -24,7 +24,7 @@ from cedar.mcp_server import McpSettings  # noqa: E402
 from cedar.mcp_server.http import serve_http  # noqa: E402
 
 SCRIPT = {"name": "run.sh", "content": "#!/bin/sh\necho done by $1\n", "executable": True}
-WAIT = 180.0  # seconds a job may take to be matched, run and complete on the real pool
+WAIT = 600.0  # seconds a job may take to be matched, run and complete (a loaded CI machine)
 
 
 def _token_file() -> Path:
@@ -271,7 +271,7 @@ def test_tail_follows_a_running_job(live_collector: str) -> None:
             job = sub.structured_content["job_ids"][0]
             try:
                 await _wait_status(client, job, 2)
-                for _ in range(15):  # the starter's address reaches the schedd a little later
+                for _ in range(30):  # the starter's address reaches the schedd a little later
                     await trio.sleep(2)
                     tail = await client.call_tool(
                         "tail_job",
