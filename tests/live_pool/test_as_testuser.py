@@ -42,7 +42,8 @@ def _interpreter() -> list[str]:
     pytest.skip(f"{USER} can run neither {sys.executable} nor a system python with cedar")
 
 
-def _as_user(*argv: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+def _as_user(*argv: str, timeout: float = 2400) -> subprocess.CompletedProcess[str]:
+    """``argv`` run by this interpreter as the user (a live suite: generous when loaded)."""
     if os.geteuid() != 0:
         pytest.skip("already not root: the rest of this suite runs as this user")
     try:

@@ -31,7 +31,7 @@ def _run(log: Path, *runner: str) -> dict[str, object]:
         env=env,
         capture_output=True,
         text=True,
-        timeout=240,
+        timeout=1500,  # the script waits up to 600 s for its jobs, twice
         check=False,
     )
     assert result.returncode == 0, result.stderr[-3000:]
@@ -88,7 +88,7 @@ def test_spool_and_retrieve_through_compat(tmp_path: Path) -> None:
         env=env,
         capture_output=True,
         text=True,
-        timeout=200,
+        timeout=900,  # the script waits up to 600 s for its job
         check=False,
     )
     assert result.returncode == 0, result.stderr[-3000:]

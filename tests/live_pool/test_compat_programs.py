@@ -184,7 +184,7 @@ def test_toil_htcondor_batch_system(programs_venv: Path, job_dir: Path) -> None:
         env=_live_env(),
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=900,  # the program waits up to 600 s for its jobs
         check=False,
     )
     assert run.returncode == 0, run.stderr[-3000:]
@@ -254,7 +254,7 @@ def test_snakemake_htcondor_executor(programs_venv: Path, job_dir: Path) -> None
         ["su", "testuser", "-s", "/bin/sh", "-c", command],
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=900,  # two jobs in turn, each a Python start on both sides: slow under load
         check=False,
     )
     assert run.returncode == 0, (run.stdout + run.stderr)[-4000:]

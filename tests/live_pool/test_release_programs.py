@@ -51,7 +51,7 @@ TARBALL = Path(
     )
 )
 CACHE = Path(os.environ.get("CEDAR_RELEASE_CACHE", "/var/tmp/cedar-release-programs"))
-TIMEOUT = 60
+TIMEOUT = 300  # a program that never ends is killed: generous for a loaded machine
 
 
 @dataclass(frozen=True)
@@ -367,6 +367,27 @@ def _wait_done(tools: Path, env: dict[str, str], cluster: int) -> None:
     pytest.fail(f"cluster {cluster} did not finish in 300 s")
 
 
+def _wait_running(tools: Path, env: dict[str, str], cluster: int, log: Path) -> None:
+    """Until both sleepers run and the user log has their execute events (a fixed pause was
+    too short on a loaded machine: the sleepers wait for the finished jobs' slots)."""
+    deadline = time.monotonic() + 300
+    events = [f"001 ({cluster:03d}.{proc:03d}.000)" for proc in (0, 1)]
+    while time.monotonic() < deadline:
+        result = subprocess.run(
+            [str(tools / "condor_q"), str(cluster), "-af", "JobStatus"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        text = log.read_text() if log.exists() else ""
+        if result.stdout.split() == ["2", "2"] and all(event in text for event in events):
+            return
+        time.sleep(1)
+    pytest.fail(f"the sleepers of cluster {cluster} did not start in 300 s")
+
+
 def _tools() -> Path:
     """The pool's own tools (condor_submit, condor_q, condor_rm)."""
     if os.environ.get("CEDAR_LIVE_TOOLS"):
@@ -399,7 +420,7 @@ def prepare_pool() -> Pool:
         pool.ids[name] = _submit(tools, env, directory, name)
     _wait_done(tools, env, pool.ids["done"])
     _wait_done(tools, env, pool.ids["url"])
-    time.sleep(3)  # the sleepers start; the user log settles
+    _wait_running(tools, env, pool.ids["sleep"], directory / "rel.log")
     (directory / "pool.json").write_text(json.dumps({"ids": pool.ids, "before": pool.before}))
     return pool
 
@@ -631,6 +652,19 @@ def test_release_program(case: Case, release: Path, pool_jobs: Pool) -> None:
     reference = run_case(case, "reference", release, pool_jobs)
     ours = run_case(case, "cedar", release, pool_jobs)
     problems = compare(case, reference, ours)
+    for _ in range(2):
+        # The pool moves between the runs (a running sleeper's usage and lease renewal, a
+        # daemon re-advertising): a correct run equals a reference run right next to it, so
+        # bracket ours with another reference run, then run both again. A real difference
+        # (and a KNOWN one) stays on every attempt.
+        if not problems:
+            break
+        reference = run_case(case, "reference", release, pool_jobs)
+        problems = compare(case, reference, ours)
+        if not problems:
+            break
+        ours = run_case(case, "cedar", release, pool_jobs)
+        problems = compare(case, reference, ours)
     if case.name in ("adstash-history", "adstash-epochs", "adstash-transfer", "adstash-startd"):
         assert reference.documents, "the reference wrote no documents: nothing was compared"
     if case.name in KNOWN:

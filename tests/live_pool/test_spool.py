@@ -168,7 +168,7 @@ def test_missing_input_fails_as_with_the_real_tools(schedd: cedar.Schedd, job_di
         schedd.spool(result)
     assert (info.value.code, info.value.subcode) == (13, 2)
     # the schedd removes the job, as after condor_submit -spool with a missing file (§9)
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + WAIT
     while time.monotonic() < deadline:
         ads = schedd.query(f"ClusterId == {result.cluster}", ["JobStatus", "RemoveReason"])
         history = list(
@@ -222,7 +222,7 @@ def test_real_tools_spool_to_and_fetch_from_cedar_pool(job_dir: Path, setup: str
         assert done.returncode == 0, done.stdout + done.stderr
         cluster = int(done.stdout.split("submitted to cluster")[1].split()[0].rstrip("."))
         job = running.schedd.queue.spool.job_dir(cluster, 0)
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + WAIT  # the mock's run_time is 0.2 s: generous for load
         while time.monotonic() < deadline:
             ads = running.schedd.queue.all_jobs()
             if ads and ads[0].get("JobStatus") == 4:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,7 +23,7 @@ i=1
 while [ $i -le 50 ]; do echo "stdout line $i"; echo "stderr line $i" >&2; i=$((i+1)); done
 echo "progress 50" > progress.txt
 n=0
-while [ ! -e "$1" ] && [ $n -lt 600 ]; do sleep 0.5; n=$((n+1)); done
+while [ ! -e "$1" ] && [ $n -lt 2400 ]; do sleep 0.5; n=$((n+1)); done
 while [ $i -le 60 ]; do
   echo "stdout line $i"; echo "stderr line $i" >&2; i=$((i+1)); sleep 0.5
 done
@@ -209,13 +210,19 @@ def test_follow_shows_new_output_until_the_job_ends(moving_job: tuple[str, Path]
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
+    watchdog = threading.Timer(600, follow.kill)  # a hang fails the test, never the run
+    watchdog.start()
     try:
-        time.sleep(3)
+        # the job writes its next lines only once "go" exists: create it after the follow has
+        # printed the first 45 bytes (a fixed pause was too short when cedar starts slowly)
+        assert follow.stdout is not None
+        first = b"".join(follow.stdout.readline() for _ in range(3))
         go.touch()
-        out, err = follow.communicate(timeout=240)  # ends by itself once the job has ended
+        rest, err = follow.communicate()  # ends by itself once the job has ended
     finally:
+        watchdog.cancel()
         if follow.poll() is None:
             follow.kill()
     assert follow.returncode == 0, err
     # the last 45 bytes (lines 48-50), then every new line once, in order, until the end
-    assert out.decode() == "".join(f"stdout line {n}\n" for n in range(48, 61))
+    assert (first + rest).decode() == "".join(f"stdout line {n}\n" for n in range(48, 61))

@@ -43,7 +43,7 @@ def text(result: CallToolResult) -> str:
     return block.text
 
 
-async def wait_status(client: Client, job_id: str, status: int, seconds: float = 10) -> None:
+async def wait_status(client: Client, job_id: str, status: int, seconds: float = 120) -> None:
     """Until the job has ``status`` (the mock schedd runs jobs on its own clock)."""
     with trio.fail_after(seconds):
         while True:

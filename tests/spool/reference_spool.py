@@ -37,7 +37,7 @@ cluster = result.cluster()
 held = schedd.query(f"ClusterId == {cluster}", ["JobStatus", "HoldReasonCode", "Iwd", "SUBMIT_Iwd"])
 schedd.spool(result)
 status = None
-for _ in range(100):
+for _ in range(1200):  # up to 120 s: generous for a loaded CI machine
     ads = schedd.query(f"ClusterId == {cluster}", ["JobStatus"])
     status = ads[0]["JobStatus"] if ads else None
     if status == 4:

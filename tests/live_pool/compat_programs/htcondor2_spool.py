@@ -19,7 +19,7 @@ result = schedd.submit(submit, spool=True)
 schedd.spool(result)
 cluster = result.cluster()
 states: list[int] = []
-for _ in range(120):
+for _ in range(600):  # generous: a loaded machine may take minutes to run the job
     states = [ad["JobStatus"] for ad in schedd.query(f"ClusterId == {cluster}", ["JobStatus"])]
     if states and states[0] == 4:
         break

@@ -46,7 +46,8 @@ out["schedd_query"] = sorted(
 out["edit"] = schedd.edit(f"ClusterId == {cluster}", "Tour", '"edited"')
 out["edited"] = sorted(ad["Tour"] for ad in schedd.query(f"ClusterId == {cluster}", ["Tour"]))
 
-deadline = time.time() + 120
+# generous: on a loaded machine the two jobs may wait for a slot and a shadow for minutes
+deadline = time.time() + 600
 while time.time() < deadline:
     states = [ad["JobStatus"] for ad in schedd.query(f"ClusterId == {cluster}", ["JobStatus"])]
     if all(state == 4 for state in states) or not states:
@@ -63,6 +64,7 @@ out["act_gone"] = dict(schedd.act(htcondor2.JobAction.Remove, f"ClusterId == {cl
 for ad in (out["act_release"], out["act_hold"], out["act_remove"], out["act_gone"]):
     ad.pop("TotalJobAds")  # the queue's size: other runs' jobs may still be leaving it
 history = []
+deadline = time.time() + 600
 while time.time() < deadline and len(history) < 2:
     history = schedd.history(f"ClusterId == {cluster}", ["ProcId", "ExitCode", "Tour"], match=5)
     time.sleep(1)

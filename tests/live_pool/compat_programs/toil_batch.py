@@ -41,7 +41,7 @@ try:
     fail = batch.issueBatchJob("exit 3", job("fail", "2"))
     slow = batch.issueBatchJob("sleep 300", job("slow", "3"))
     seen["issued"] = sorted(batch.getIssuedBatchJobIDs())
-    deadline = time.monotonic() + 240
+    deadline = time.monotonic() + 600  # generous: a loaded machine
     while len(seen["exit"]) < 2 and time.monotonic() < deadline:
         update = batch.getUpdatedBatchJob(maxWait=5)
         if update is not None:
