@@ -15,7 +15,6 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -218,12 +217,14 @@ def test_debug_shows_the_traceback() -> None:
     assert result.returncode == 3 and "Traceback" in result.stderr
 
 
-def _silent_server() -> tuple[socket.socket, int]:
-    """A listening socket that accepts and never answers (a hung daemon)."""
+def _silent_server() -> tuple[socket.socket, int, threading.Event]:
+    """A listening socket that accepts and never answers (a hung daemon); the event is set
+    once a client has connected."""
     server = socket.socket()
     server.bind(("127.0.0.1", 0))
     server.listen(8)
     accepted: list[socket.socket] = []
+    connected = threading.Event()
 
     def serve() -> None:
         while True:
@@ -231,13 +232,14 @@ def _silent_server() -> tuple[socket.socket, int]:
                 accepted.append(server.accept()[0])
             except OSError:
                 return
+            connected.set()
 
     threading.Thread(target=serve, daemon=True).start()
-    return server, server.getsockname()[1]
+    return server, server.getsockname()[1], connected
 
 
 def test_ctrl_c_exits_130_quietly() -> None:
-    server, port = _silent_server()
+    server, port, connected = _silent_server()
     try:
         process = subprocess.Popen(
             [_script("cedar"), "q", "--addr", f"127.0.0.1:{port}", "--timeout", "30"],
@@ -249,7 +251,9 @@ def test_ctrl_c_exits_130_quietly() -> None:
             # of a script (which leaves SIGINT ignored for the children)
             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
         )
-        time.sleep(2)  # let it connect and wait (no pass/fail depends on timing)
+        # once it has connected it waits for the answer: interrupt it there (a fixed pause
+        # could end while a slow machine was still importing, before cedar's handler)
+        assert connected.wait(120), "cedar q never connected"
         process.send_signal(signal.SIGINT)
         out, err = process.communicate(timeout=30)
     finally:

@@ -172,7 +172,7 @@ def run_reference(binary: Path, sub: Path, config: Path, *, spool: bool) -> Outc
     args = [str(binary), *(["-spool"] if spool else []), dry_run, "-", sub.name]
     env = _environment(config, sub)
     proc = subprocess.run(
-        args, cwd=sub.parent, env=env, capture_output=True, text=True, timeout=30, check=False
+        args, cwd=sub.parent, env=env, capture_output=True, text=True, timeout=120, check=False
     )
     jobs, cluster_only = parse_dry_run(proc.stdout)
     # With -spool the dry run fails only at the transfer step, after printing the ads.
