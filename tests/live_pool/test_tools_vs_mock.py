@@ -94,7 +94,7 @@ def _run_rows(env: dict[str, str]) -> Iterator[tuple[str, int, str, str]]:
     cluster = ""
     for row, argv in ROWS:
         args = [a.replace("{sub}", str(sub)).replace("{C}", cluster) for a in argv]
-        for _ in range(30):  # a history record appears once the schedd wrote it
+        for _ in range(120):  # a history record appears once the schedd wrote it (slow when loaded)
             done = subprocess.run([str(tools / args[0]), *args[1:]], env=env, cwd=tmp,
                                   capture_output=True, text=True, timeout=120)  # fmt: skip
             if row != "history" or done.stdout.strip():
