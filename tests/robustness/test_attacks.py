@@ -595,14 +595,13 @@ def test_hostile_token_claims_are_denied_promptly_and_cleanly(
             )
         )
         caplog.set_level(logging.INFO)
+        # the message is the denial's (a client timeout says "timed out"): no clock needed
         with (
             daemon.run_in_thread(),
             mock.patch.object(idtokens, "client_candidates", lambda ctx: [FoundToken(token, "t")]),
+            pytest.raises(CedarError, match="refused the token"),
         ):
-            started = time.monotonic()
-            with pytest.raises(CedarError, match="refused the token"):
-                ping(daemon.address, "WRITE", security=security, timeout=30)
-            assert time.monotonic() - started < 10  # the denial, not the client's timeout
+            ping(daemon.address, "WRITE", security=security, timeout=30)
         assert not [r for r in caplog.records if r.exc_info], "a traceback was logged"
 
 
