@@ -130,6 +130,11 @@ def jobs() -> Iterator[Jobs]:
     vacated = _submit(iwd, "vacated.sub", sleeper)
     held = _submit(iwd, "held.sub", sleeper)
     _wait("start the sleeping jobs", lambda: _status(vacated) == 2 and _status(held) == 2)
+    # running for real (the execute events are in the log: the starter has the job), then a
+    # moment of run time before each is interrupted
+    log = iwd / "jobs.log"
+    events = [f"001 ({cluster:03d}.000.000)" for cluster in (vacated, held)]
+    _wait("execute the sleeping jobs", lambda: all(e in log.read_text() for e in events))
     time.sleep(3)
     _as_testuser("condor_vacate_job", f"{vacated}.0")
     _as_testuser("condor_hold", f"{held}.0")
