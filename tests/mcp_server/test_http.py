@@ -63,7 +63,7 @@ def with_http_server(pool: MockPool, work: Any, **settings: Any) -> Any:
                 lambda task_status: serve_http(config, "127.0.0.1", port, task_status=task_status)
             )
             try:
-                with trio.fail_after(60):
+                with trio.fail_after(300):  # a bound for a hang, generous under load
                     return await work(f"http://127.0.0.1:{port}")
             finally:
                 nursery.cancel_scope.cancel()

@@ -40,7 +40,7 @@ def test_cedar_serve_mounts_mcp_with_its_lifespan(
             )
             url = f"http://127.0.0.1:{port}"
             try:
-                with trio.fail_after(60):
+                with trio.fail_after(300):  # a bound for a hang, generous under load
                     async with client_for(url, tokens["alice"]) as client:
                         who = await client.call_tool("whoami", {})
                         tools = (await client.list_tools()).tools
