@@ -252,7 +252,7 @@ class _CompactPlan:
     """How to write the ads of one shape compactly: which texts in which order, and each
     member's ``"Name":`` prefix (``,`` before all but the first)."""
 
-    __slots__ = ("getter", "masked", "names", "prefixes", "source", "template")
+    __slots__ = ("getter", "masked", "names", "prefixes", "source", "template", "template_bytes")
 
     def __init__(
         self,
@@ -278,6 +278,8 @@ class _CompactPlan:
         #: The whole object with a ``%s`` per value: one C-level pass joins an ad (1.6x faster
         #: than joining ``prefix + value`` pairs, measured on 80 members).
         self.template = "{" + "".join(p.replace("%", "%%") + "%s" for p in self.prefixes) + "}"
+        #: :attr:`template` in UTF-8 for :func:`ad_to_json_compact_bytes` (made on first use).
+        self.template_bytes: bytes | None = None
 
 
 #: Compact plans by (id of the names tuple, only, lower), and by the names themselves for ads
@@ -377,6 +379,96 @@ def ad_to_json_compact(
     return result
 
 
+class _BytesValueCache(dict[bytes, bytes]):
+    """:class:`_ValueCache` keyed by the received bytes of a value (its JSON in UTF-8)."""
+
+    __slots__ = ("held",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.held = 0
+
+    def remember(self, raw: bytes, value: bytes) -> None:
+        if len(raw) > _ValueCache.LONGEST:
+            return
+        if self.held + len(raw) + len(value) > _ValueCache.LIMIT:
+            self.clear()
+            self.held = 0
+        self[raw] = value
+        self.held += len(raw) + len(value)
+
+
+_COMPACT_BYTES = {False: _BytesValueCache(), True: _BytesValueCache()}
+_NEEDS_ESCAPE_BYTES = re.compile(rb'["\\\x00-\x1f]')
+
+
+def ad_to_json_compact_bytes(
+    ad: ClassAd,
+    only: frozenset[str] | None = None,
+    *,
+    lower: bool = False,
+    masked: frozenset[str] | None = None,
+    mask: str = "",
+) -> bytes:
+    """:func:`ad_to_json_compact` in UTF-8, written from the values' received bytes when the ad
+    still holds them (a streamed listing's ads): no decoding of the ad into text, nor encoding
+    of its JSON back to bytes, and a value's JSON is looked up by its bytes.  Any other ad goes
+    through :func:`ad_to_json_compact`.  Bytes that were not UTF-8 on the wire are written back
+    as they came (``surrogateescape``), never an error in the middle of a listing."""
+    names, raws = ad.raw_values()
+    if not raws or raws[0].__class__ is not bytes:
+        return _utf8(ad_to_json_compact(ad, only, lower=lower, masked=masked, mask=mask))
+    plan = _compact_plan(names, only, lower, masked or None)
+    template = plan.template_bytes
+    if template is None:
+        template = plan.template_bytes = _utf8(plan.template)
+    if not plan.names:
+        return b"{}"
+    ordered = plan.getter(raws)
+    cache = _COMPACT_BYTES[lower]
+    values = list(map(cache.get, ordered))
+    if plan.masked:
+        masked_json = _utf8(_json_string(mask))
+        for index in plan.masked:
+            values[index] = masked_json
+    if None in values:
+        for index, value in enumerate(values):
+            if value is None:
+                raw = ordered[index]
+                values[index] = json_value = _raw_value_json(ad, plan.names[index], raw, lower)
+                cache.remember(raw, json_value)
+    result: bytes = template % tuple(values)
+    return result
+
+
+def _raw_value_json(ad: ClassAd, name: str, raw: bytes, lower: bool) -> bytes:
+    """The compact JSON of one received value (see :func:`_plain_literal_json`), in UTF-8."""
+    if raw.isascii():  # the two commonest new values, checked on the bytes themselves
+        if len(raw) < 19 and raw.isdigit() and (raw[0] != 0x30 or raw == b"0"):
+            return raw  # a canonical non-negative integer
+        if (
+            len(raw) > 1
+            and raw[0] == 0x22
+            and raw[-1] == 0x22
+            and _NEEDS_ESCAPE_BYTES.search(raw, 1, len(raw) - 1) is None
+        ):
+            return raw  # a string without escapes
+    text = raw.decode("utf-8", "surrogateescape")
+    json_text = _plain_literal_json(text)
+    if json_text is None:
+        out: list[str] = []
+        _emit(ad.lookup(name), 2, out)
+        json_text = "".join(out)
+    if "\n" in json_text:  # a list or nested ad
+        json_text = _compact(json_text, lower)
+    return _utf8(json_text)
+
+
+def _utf8(text: str) -> bytes:
+    """JSON text as bytes; text decoded with ``surrogateescape`` gets its original bytes back."""
+    return text.encode("utf-8", "surrogateescape")
+
+
 def _member_order(entry: tuple[str, object, object]) -> tuple[int, object]:
     name = entry[0]
     return (len(name), name.lower()) if name.isascii() else storage_key(name)
@@ -471,6 +563,7 @@ __all__ = [
     "ad_from_json",
     "ad_from_json_object",
     "ad_to_json",
+    "ad_to_json_compact_bytes",
     "ad_to_json_sorted",
     "sorted_columns",
 ]

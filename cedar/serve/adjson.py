@@ -13,11 +13,11 @@ from collections.abc import AsyncIterator, Iterable
 from typing import Any, TypeVar
 
 from cedar.classad_wire import ClassAd
-from cedar.classad_wire.jsonfmt import ad_to_json_compact
+from cedar.classad_wire.jsonfmt import ad_to_json_compact, ad_to_json_compact_bytes
 from cedar.service import typed_values
 from cedar.service.scope import REDACTED
 
-__all__ = ["ad_dict", "ad_json", "primed", "typed_values"]
+__all__ = ["ad_dict", "ad_json", "ad_json_bytes", "primed", "typed_values"]
 
 T = TypeVar("T")
 
@@ -28,6 +28,13 @@ def ad_json(ad: ClassAd, private: Iterable[str] = (), *, lower: bool = False) ->
     once per shape of ad, so a listing pays nothing per ad for it, and the ad is not changed."""
     masked = _masked(private if isinstance(private, tuple) else tuple(private))
     return ad_to_json_compact(ad, lower=lower, masked=masked, mask=REDACTED)
+
+
+def ad_json_bytes(ad: ClassAd, private: Iterable[str] = (), *, lower: bool = False) -> bytes:
+    """:func:`ad_json` in UTF-8, written from the ad's received bytes when it holds them (a
+    listing's ads): the stream's hot path, with no decoding of the ad or encoding of its JSON."""
+    masked = _masked(private if isinstance(private, tuple) else tuple(private))
+    return ad_to_json_compact_bytes(ad, lower=lower, masked=masked, mask=REDACTED)
 
 
 @functools.lru_cache(maxsize=64)

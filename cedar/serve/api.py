@@ -37,7 +37,7 @@ from cedar.errors import CedarError, InvalidArgument
 from cedar.jobid import parse_job_id
 from cedar.numbers import Command, JobAction
 from cedar.serve import models as m
-from cedar.serve.adjson import ad_dict, ad_json, primed, typed_values
+from cedar.serve.adjson import ad_dict, ad_json_bytes, primed, typed_values
 from cedar.serve.context import Services, caller_of, services_dep
 from cedar.serve.sandbox import TooLarge, extract_tar, pack_tar, resolve_file, write_file
 from cedar.serve.streaming import PipelinedResponse
@@ -170,30 +170,35 @@ def _job_stream(
     async def body() -> AsyncIterator[bytes]:
         # Ads are sent in chunks of about CHUNK bytes: one ASGI send per ad would cost more
         # than the ad's encoding.  Each send waits for the client (flow control), so a slow
-        # reader holds at most one chunk here and the schedd's stream waits behind it.
+        # reader holds at most one chunk here and the schedd's stream waits behind it.  The
+        # JSON is written as bytes straight from the ads' received bytes (ad_json_bytes).
         count = 0
-        parts: list[str] = ['{"jobs": ['] if format == "json" else []
+        json_list = format == "json"
+        parts: list[bytes] = [b'{"jobs": ['] if json_list else []
         size = 0
-        separator = "," if format == "json" else "\n"
         if ads is not None:
+            append = parts.append
             async for ad in ads:
-                text = ad_json(ad, private)
-                if count and format == "json":
-                    parts.append(",")
-                parts.append(text)
-                if format != "json":
-                    parts.append(separator)
-                size += len(text)
+                data = ad_json_bytes(ad, private)
+                if json_list:
+                    if count:
+                        append(b",")
+                    append(data)
+                else:
+                    append(data)
+                    append(b"\n")
+                size += len(data)
                 count += 1
                 if size >= CHUNK:
-                    yield "".join(parts).encode()
-                    parts, size = [], 0
+                    yield b"".join(parts)
+                    parts.clear()
+                    size = 0
         svc.ads_sent += count
-        if format == "json":
+        if json_list:
             tail = {"total_returned": count, "has_more": has_more, "next_page_token": token}
-            parts.append("], " + json.dumps(tail)[1:])
+            parts.append(("], " + json.dumps(tail)[1:]).encode())
         if parts:
-            yield "".join(parts).encode()
+            yield b"".join(parts)
 
     media = "application/json" if format == "json" else "application/x-ndjson"
     headers = {"X-Next-Page-Token": token} if token else {}
@@ -298,7 +303,7 @@ async def get_job(
     svc: ServicesDep, caller: CallerDep, job: str, projection: str | None = None
 ) -> Response:
     ad = await _one_job(svc, caller, job, svc.projection(projection))
-    return Response(ad_json(ad, svc.settings.private_attrs), media_type="application/json")
+    return Response(ad_json_bytes(ad, svc.settings.private_attrs), media_type="application/json")
 
 
 # --------------------------------------------------------------------------- submit and edit

@@ -576,3 +576,59 @@ def test_metrics_count_requests_to_a_mounted_application(api: Api) -> None:
         assert any("hello" in line or "/sub" in line for line in counted), text
     finally:
         server.stop()
+
+
+EVERY_TYPE_SUBMIT = r"""executable = /bin/echo
+arguments = hi
++IntValue = -42
++RealValue = 2.5
++StringValue = "tab\tquote\"backslash\\ café ☃"
++BoolValue = true
++UndefinedValue = undefined
++ErrorValue = error
++ExprValue = RequestMemory * 2 + (RequestDisk > 0 ? 1 : 0)
++ListValue = { 1, "two", { 3.0 } }
++RecordValue = [ A = 1; B = [ C = "d" ] ]
++PctValue = "100%s done %d"
+queue 3
+"""
+
+
+@pytest.mark.parametrize("format", ["jsonl", "json"])
+def test_listing_bytes_are_the_ad_writers(api: Api, format: str) -> None:
+    """A streamed listing (written from the ads' received bytes) is, byte for byte, what the ad
+    writer (``ad_json``) makes of the same ads read by the library: every value type, unicode,
+    escapes, ``%`` in a value, and the private attributes redacted."""
+    import trio
+
+    from cedar.serve.adjson import ad_json
+    from cedar.service import Caller, PoolAccess
+
+    answer = api.alice.post("/api/v1/jobs", json={"submit_file": EVERY_TYPE_SUBMIT})
+    assert answer.status_code == 201, answer.text
+    cluster = answer.json()["cluster_id"]
+    names = "ClusterId,ProcId,Owner,Args,IntValue,RealValue,StringValue,BoolValue"
+    names += ",UndefinedValue,ErrorValue,ExprValue,ListValue,RecordValue,PctValue,ClaimId"
+    constraint = f"ClusterId == {cluster}"
+    params = {"constraint": constraint, "format": format, "limit": 0, "projection": names}
+    body = api.alice.get("/api/v1/jobs", params=params).content
+
+    async def library() -> list[bytes]:
+        access = PoolAccess(api.server.settings)
+        schedd = await access.schedd(Caller.from_token(api.pool.alice))
+        ads = await schedd.query(constraint, names.split(","))
+        private = api.server.settings.private_attrs
+        return [ad_json(ad, private).encode() for ad in ads]
+
+    ads = trio.run(library)
+    assert len(ads) == 3
+    if format == "jsonl":
+        assert body == b"".join(ad + b"\n" for ad in ads)
+    else:
+        tail = b'], "total_returned": 3, "has_more": false, "next_page_token": null}'
+        assert body == b'{"jobs": [' + b",".join(ads) + tail
+    first = json.loads(ads[0])
+    assert first["StringValue"].endswith("café ☃") and first["ListValue"] == [1, "two", [3.0]]
+    assert first["RecordValue"] == {"A": 1, "B": {"C": "d"}}
+    assert first["PctValue"] == "100%s done %d"
+    assert first["ExprValue"].startswith("/Expr(") and first["UndefinedValue"] is None
