@@ -59,8 +59,8 @@ def test_status_and_config(api: Api) -> None:
 
 
 def test_status_written_as_text_matches_the_grouped_entries(api: Api) -> None:
-    """/v1/status writes its list as text from each ad's JSON; /v1/grouped_status builds dicts:
-    both give the same entries (names lower-cased, name and type beside the ad)."""
+    """/v1/status joins each entry's text; /v1/grouped_status reads the same entries back to group
+    them: both give the same entries (names lower-cased, name and type beside the ad)."""
     listed = api.anonymous.get("/v1/status", params={"query": "any"})
     assert listed.headers["content-type"].startswith("application/json")
     grouped = api.anonymous.get("/v1/grouped_status/mytype").json()
@@ -69,6 +69,28 @@ def test_status_written_as_text_matches_the_grouped_entries(api: Api) -> None:
     assert _untimed(sorted(listed.json(), key=key)) == _untimed(sorted(regrouped, key=key))
     assert all(set(entry) == {"name", "type", "classad"} for entry in listed.json())
     assert all(name == name.lower() for e in listed.json() for name in e["classad"])
+
+
+def test_status_parameters_reach_every_status_route(api: Api) -> None:
+    """``query``, ``projection`` and ``constraint`` are one parameter list shared by the four
+    status routes; the constraint is and-ed with the name as a tree, so it cannot escape it."""
+    scheduler, collector = 'MyType == "Scheduler"', 'MyType == "Collector"'
+    params = {"query": "any", "projection": "MyAddress", "constraint": scheduler}
+    for path in ("/v1/status", "/v1/status/mock-schedd"):
+        found = api.anonymous.get(path, params=params).json()
+        assert [(e["name"], e["type"]) for e in found] == [("mock-schedd", "Scheduler")]
+        assert set(found[0]["classad"]) <= {"myaddress", "name", "mytype"}
+    for path in ("/v1/grouped_status/mytype", "/v1/grouped_status/mytype/mock-schedd"):
+        grouped = api.anonymous.get(path, params=params).json()
+        assert list(grouped) == ["Scheduler"] and len(grouped["Scheduler"]) == 1
+        assert set(grouped["Scheduler"][0]["classad"]) <= {"myaddress", "name", "mytype"}
+    named = api.anonymous.get("/v1/status/mock-schedd", params={"constraint": collector})
+    assert named.json() == []
+    for path in ("/v1/status/mock-schedd", "/v1/grouped_status/mytype/mock-schedd"):
+        escape = api.anonymous.get(path, params={"constraint": "true) || (true"})
+        assert escape.status_code == 400 and "message" in escape.json()
+    bogus = api.anonymous.get("/v1/grouped_status/mytype", params={"query": "bogus"})
+    assert bogus.status_code == 400
 
 
 #: The collector stamps these with the clock as it answers; two queries may fall either side of a
