@@ -14,7 +14,7 @@ from collections.abc import Iterator
 import pytest
 import trio
 
-from cedar.auth.client import ClientSecurity, SecurityConfig
+from cedar.auth.client_config import ClientSecurity, SecurityConfig
 from cedar.auth.policy import Requirement
 from cedar.classad_wire import ClassAd, put_classad
 from cedar.commands import AsyncCollector, Collector, Schedd, ping
