@@ -131,11 +131,8 @@ async def _job_list_text(
     JSON again, no list of every job in memory)."""
     parts, size, count = ["["], 0, 0
     async for ad in ads:
-        text = ad_json(ad, hidden, lower=True)
-        parts.append(
-            f'{"," if count else ""}{{"jobid": "{ad.get("ClusterId")}.{ad.get("ProcId")}", '
-            f'"classad": {text}}}'
-        )
+        text = _job_entry_text(ad, hidden)
+        parts.append(f",{text}" if count else text)
         size += len(text)
         count += 1
         if size >= CHUNK:
@@ -146,8 +143,16 @@ async def _job_list_text(
     yield "".join(parts).encode()
 
 
+def _job_entry_text(ad: ClassAd, hidden: tuple[str, ...]) -> str:
+    """One job entry, ``{"jobid": "C.P", "classad": {...}}``, as JSON text: its only writer
+    (listings join these; one job and the grouped forms read them back)."""
+    jobid = json.dumps(f"{ad.get('ClusterId')}.{ad.get('ProcId')}")
+    return f'{{"jobid": {jobid}, "classad": {ad_json(ad, hidden, lower=True)}}}'
+
+
 def _job_entry(ad: ClassAd, hidden: tuple[str, ...]) -> dict[str, Any]:
-    return {"jobid": f"{ad.get('ClusterId')}.{ad.get('ProcId')}", "classad": _lower(ad, hidden)}
+    entry: dict[str, Any] = json.loads(_job_entry_text(ad, hidden))
+    return entry
 
 
 async def _job_answer(

@@ -45,6 +45,22 @@ def test_hidden_attributes_and_grouping(api: Api) -> None:
     assert sorted(grouped) == ["0", "1"] and grouped["0"][0]["jobid"] == jobs[0]
 
 
+def test_job_entries_are_the_same_listed_one_by_one_and_grouped(api: Api) -> None:
+    """A listing joins each job entry's text; one job and the grouped form read the same entries
+    back: all three agree, field for field."""
+    jobs = submit(api.alice, 2)
+    cluster = jobs[0].split(".")[0]
+    listed = api.anonymous.get(f"/v1/jobs/DEFAULT/{cluster}").json()
+    one = [api.anonymous.get(f"/v1/jobs/DEFAULT/{job.replace('.', '/')}").json()[0] for job in jobs]
+    grouped = api.anonymous.get(f"/v1/grouped_jobs/DEFAULT/procid/{cluster}").json()
+    regrouped = [entry for group in grouped.values() for entry in group]
+    key = lambda entry: entry["jobid"]  # noqa: E731
+    assert [e["jobid"] for e in sorted(listed, key=key)] == jobs
+    listed, one, regrouped = (_untimed(sorted(e, key=key)) for e in (listed, one, regrouped))
+    assert listed == one == regrouped
+    assert all(set(entry) == {"jobid", "classad"} for entry in listed)
+
+
 def test_status_and_config(api: Api) -> None:
     schedds = api.anonymous.get("/v1/status", params={"query": "schedd"}).json()
     assert schedds[0]["type"] == "Scheduler" and schedds[0]["name"] == "mock-schedd"
@@ -93,13 +109,13 @@ def test_status_parameters_reach_every_status_route(api: Api) -> None:
     assert bogus.status_code == 400
 
 
-#: The collector stamps these with the clock as it answers; two queries may fall either side of a
-#: second's edge (CI once saw 1795729621 against 1795729622).
-_ANSWER_TIME = frozenset({"mycurrenttime", "lastheardfrom"})
+#: The collector (and the schedd: ``ServerTime``) stamp these with the clock as they answer; two
+#: queries may fall either side of a second's edge (CI once saw 1795729621 against 1795729622).
+_ANSWER_TIME = frozenset({"mycurrenttime", "lastheardfrom", "servertime"})
 
 
 def _untimed(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The entries without the attributes the collector stamps with the time of the query."""
+    """The entries without the attributes the daemons stamp with the time of the query."""
     return [
         {**e, "classad": {k: v for k, v in e["classad"].items() if k not in _ANSWER_TIME}}
         for e in entries
