@@ -19,11 +19,11 @@ from cedar.lazy import lazy_exports
 
 #: Public name -> the module that defines it.
 _LAZY = {
-    "ClientSecurity": "cedar.auth.client",
+    "ClientSecurity": "cedar.auth.client_config",
     "CommandSession": "cedar.auth.client",
-    "SecurityConfig": "cedar.auth.client",
-    "client_security": "cedar.auth.client",
-    "default_security": "cedar.auth.client",
+    "SecurityConfig": "cedar.auth.client_config",
+    "client_security": "cedar.auth.client_config",
+    "default_security": "cedar.auth.client_config",
     "start_command": "cedar.auth.client",
     "CommandDenied": "cedar.auth.errors",
     "SessionRejected": "cedar.auth.errors",
@@ -55,13 +55,12 @@ _LAZY = {
 }
 
 if TYPE_CHECKING:  # the same names, for type checkers and IDEs
-    from cedar.auth.client import (
+    from cedar.auth.client import CommandSession, start_command
+    from cedar.auth.client_config import (
         ClientSecurity,
-        CommandSession,
         SecurityConfig,
         client_security,
         default_security,
-        start_command,
     )
     from cedar.auth.errors import CommandDenied, SessionRejected
     from cedar.auth.methods import (

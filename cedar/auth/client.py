@@ -18,15 +18,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-# Defined in cedar.auth.client_config; exported here too, where callers have always imported them.
-from cedar.auth.client_config import DEFAULT_METHODS as DEFAULT_METHODS
-from cedar.auth.client_config import LEGACY_CRYPTO, SUPPORTED_CRYPTO, crypto_name
-from cedar.auth.client_config import ClientPolicy as ClientPolicy
-from cedar.auth.client_config import ClientSecurity as ClientSecurity
-from cedar.auth.client_config import SecurityConfig as SecurityConfig
-from cedar.auth.client_config import build_client_policy as build_client_policy
-from cedar.auth.client_config import client_security as client_security
-from cedar.auth.client_config import default_security as default_security
+from cedar.auth.client_config import (
+    LEGACY_CRYPTO,
+    SUPPORTED_CRYPTO,
+    ClientPolicy,
+    ClientSecurity,
+    SecurityConfig,
+    build_client_policy,
+    crypto_name,
+    default_security,
+)
 
 # Defined in cedar.auth.errors; exported here too, where callers have always imported them.
 from cedar.auth.errors import CommandDenied as CommandDenied

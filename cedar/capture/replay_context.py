@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from cedar.auth.client import ClientSecurity, SecurityConfig
+from cedar.auth.client_config import ClientSecurity, SecurityConfig
 from cedar.auth.policy import Requirement
 from cedar.auth.server_policy import LevelPolicy, ServerPolicy
 from cedar.auth.session import ClientSessionCache, ServerSessionCache

@@ -13,7 +13,13 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO
 
-from cedar.cli.common import DEFAULT_TIMEOUT, UsageError, combined_constraint_tree
+from cedar.cli.common import (
+    DEFAULT_TIMEOUT,
+    EXIT_USAGE,
+    UsageError,
+    combined_constraint_tree,
+    guarded,
+)
 from cedar.output import whole_writer, write_ads
 
 if TYPE_CHECKING:  # imported where used: `--help` loads no ClassAd machinery
@@ -22,7 +28,7 @@ if TYPE_CHECKING:  # imported where used: `--help` loads no ClassAd machinery
     from cedar.output.autoformat import AutoFormat
     from cedar.output.printf import Printf
 
-__all__ = ["ListingArgs", "Opt", "OutputRequest", "scan"]
+__all__ = ["ListingArgs", "ListingTool", "Opt", "OutputRequest", "scan"]
 
 
 @dataclass(frozen=True)
@@ -245,3 +251,35 @@ def usage(prog: str, synopsis: str, options: Sequence[Opt], missing: str) -> str
         lines.append(f"{head:<34} {opt.help}")
     lines += ["", f"not supported (condor options cedar lacks): {missing}"]
     return "\n".join(lines) + "\n"
+
+
+@dataclass(frozen=True)
+class ListingTool:
+    """What sets one listing tool apart: its synopsis, own options, the condor options it
+    lacks, its option handler and its runner.  :meth:`run_argv` is the command-line path every
+    listing tool shares."""
+
+    synopsis: str
+    options: Sequence[Opt]
+    missing: str
+    handle: Callable[[Opt, str, list[str], ListingArgs], None]
+    run: Callable[[ListingArgs, TextIO, TextIO], int]
+
+    def run_argv(self, argv: Sequence[str], out: TextIO, err: TextIO, prog: str) -> int:
+        """Scan and run a command line, writing to ``out``/``err``; returns the exit code
+        (errors as one line on ``err``, an unknown option with the usage)."""
+        debug = any(arg in ("-debug", "--debug") for arg in argv)
+        text = usage(prog, self.synopsis, self.options, self.missing)
+
+        def action() -> int:
+            try:
+                args = scan(argv, self.options, self.handle)
+            except UsageError as exc:
+                err.write(f"{prog}: {exc}\n{text}")
+                return EXIT_USAGE
+            if args.help:
+                out.write(text)
+                return 0
+            return self.run(args, out, err)
+
+        return guarded(prog, debug, action, err)

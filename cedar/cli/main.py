@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from cedar.cli.common import EXIT_USAGE, guarded, parse_command_line
 
 if TYPE_CHECKING:
-    from cedar.auth.client import ClientSecurity
+    from cedar.auth.client_config import ClientSecurity
 
 #: Subcommands implemented by other modules: name -> (module, one-line help).  A module has
 #: ``build_parser()`` and ``run(args)`` (one command), or ``subcommand_parser(name)`` and
@@ -190,7 +190,7 @@ queue 3
 
 
 def _demo_security() -> ClientSecurity:
-    from cedar.auth.client import ClientSecurity, SecurityConfig
+    from cedar.auth.client_config import ClientSecurity, SecurityConfig
     from cedar.auth.policy import Requirement
 
     return ClientSecurity(

@@ -30,7 +30,7 @@ from cedar.cli.common import (
 from cedar.errors import CedarConnectionError, CedarError
 
 if TYPE_CHECKING:  # imported where used: `cedar ping --help` loads no client stack
-    from cedar.auth.client import ClientSecurity
+    from cedar.auth.client_config import ClientSecurity
     from cedar.commands.ping import PingResult
 
 DEFAULT_COLLECTOR_PORT = 9618
@@ -101,7 +101,7 @@ def run(args: argparse.Namespace, security: ClientSecurity | None = None) -> int
     """Ping every requested level; 0 iff all were authorized, 1 if not, 2 on errors."""
     if args.verbose:
         logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s")
-    from cedar.auth.client import default_security
+    from cedar.auth.client_config import default_security
     from cedar.commands import ping
     from cedar.commands.ping import PingResult
 

@@ -22,8 +22,8 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
-from cedar.cli.common import EXIT_USAGE, Progress, UsageError, guarded
-from cedar.cli.listing import ListingArgs, Opt, scan, usage
+from cedar.cli.common import Progress, UsageError
+from cedar.cli.listing import ListingArgs, ListingTool, Opt
 from cedar.output import (
     BATCH_PROJECTION,
     FACTORY_CONSTRAINT,
@@ -364,6 +364,12 @@ def main(argv: Sequence[str] | None = None, prog: str = PROG, out: TextIO | None
     return run_argv(argv, out or sys.stdout, sys.stderr, prog)
 
 
+#: ``cedar q``'s command line (scanned and run by the listing tools' one path).
+TOOL = ListingTool(
+    "[OPTIONS] [CLUSTER | CLUSTER.PROC | OWNER ...] [OPTIONS]", Q_OPTIONS, MISSING, _handle, run
+)
+
+
 def run_argv(argv: Sequence[str], out: TextIO, err: TextIO, prog: str = PROG) -> int:
     """Scan and run a command line, writing to ``out``/``err``; returns the exit code
     (errors as one line on ``err``, an unknown option with the usage)."""
@@ -372,19 +378,4 @@ def run_argv(argv: Sequence[str], out: TextIO, err: TextIO, prog: str = PROG) ->
 
         if analyze.wants_analysis(argv):
             return analyze.main(argv, out)  # guarded there
-    debug = any(arg in ("-debug", "--debug") for arg in argv)
-    options = Q_OPTIONS
-    text = usage(prog, "[OPTIONS] [CLUSTER | CLUSTER.PROC | OWNER ...] [OPTIONS]", options, MISSING)
-
-    def action() -> int:
-        try:
-            args = scan(argv, options, _handle)
-        except UsageError as exc:
-            err.write(f"{prog}: {exc}\n{text}")
-            return EXIT_USAGE
-        if args.help:
-            out.write(text)
-            return 0
-        return run(args, out, err)
-
-    return guarded(prog, debug, action, err)
+    return TOOL.run_argv(argv, out, err, prog)

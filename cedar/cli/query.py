@@ -16,8 +16,8 @@ import sys
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
-from cedar.cli.common import EXIT_REFUSED, EXIT_USAGE, Progress, UsageError, guarded
-from cedar.cli.listing import ListingArgs, Opt, scan, usage
+from cedar.cli.common import EXIT_REFUSED, Progress, UsageError
+from cedar.cli.listing import ListingArgs, ListingTool, Opt
 from cedar.numbers import AdType
 from cedar.output import STATUS_TABLES, status_sort_key
 
@@ -201,24 +201,14 @@ def main(argv: Sequence[str] | None = None, prog: str = PROG, out: TextIO | None
     return run_argv(argv, out or sys.stdout, sys.stderr, prog)
 
 
+#: ``cedar status``'s command line (scanned and run by the listing tools' one path).
+TOOL = ListingTool("[OPTIONS] [NAME ...] [OPTIONS]", STATUS_OPTIONS, MISSING, _handle, run)
+
+
 def run_argv(argv: Sequence[str], out: TextIO, err: TextIO, prog: str = PROG) -> int:
     """Scan and run a command line, writing to ``out``/``err``; returns the exit code
     (errors as one line on ``err``, an unknown option with the usage)."""
-    debug = any(arg in ("-debug", "--debug") for arg in argv)
-    text = usage(prog, "[OPTIONS] [NAME ...] [OPTIONS]", STATUS_OPTIONS, MISSING)
-
-    def action() -> int:
-        try:
-            args = scan(argv, STATUS_OPTIONS, _handle)
-        except UsageError as exc:
-            err.write(f"{prog}: {exc}\n{text}")
-            return EXIT_USAGE
-        if args.help:
-            out.write(text)
-            return 0
-        return run(args, out, err)
-
-    return guarded(prog, debug, action, err)
+    return TOOL.run_argv(argv, out, err, prog)
 
 
 if __name__ == "__main__":  # pragma: no cover

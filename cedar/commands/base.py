@@ -25,14 +25,8 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-from cedar.auth.client import (
-    ClientSecurity,
-    CommandDenied,
-    CommandSession,
-    SessionRejected,
-    default_security,
-    start_command,
-)
+from cedar.auth.client import CommandDenied, CommandSession, SessionRejected, start_command
+from cedar.auth.client_config import ClientSecurity, default_security
 from cedar.auth.sharedport import send_preamble
 from cedar.auth.sinful import Sinful
 from cedar.errors import CedarConnectionError, ConnectionClosed, ResultLimitExceeded

@@ -12,7 +12,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from cedar.auth.client import ClientSecurity, CommandSession, SecurityConfig, client_security
+from cedar.auth.client import CommandSession
+from cedar.auth.client_config import ClientSecurity, SecurityConfig, client_security
 from cedar.classad_wire import ClassAd
 from cedar.commands._async.command import iterate_command_async
 from cedar.commands.base import DEFAULT_TIMEOUT, MAX_RESULTS, AsyncHook

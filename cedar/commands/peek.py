@@ -24,7 +24,8 @@ import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from cedar.auth.client import ClientSecurity, CommandSession, default_security
+from cedar.auth.client import CommandSession
+from cedar.auth.client_config import ClientSecurity, default_security
 from cedar.auth.session import ClientSessionCache, Session
 from cedar.classad_wire import ClassAd, get_classad, put_classad
 from cedar.commands.base import DEFAULT_MAX_BYTES as DEFAULT_MAX_BYTES  # its home; exported

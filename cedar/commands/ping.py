@@ -13,7 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TypedDict
 
-from cedar.auth.client import ClientSecurity, CommandDenied, CommandSession
+from cedar.auth.client import CommandDenied, CommandSession
+from cedar.auth.client_config import ClientSecurity
 from cedar.auth.permissions import NOP_FOR_LEVEL
 from cedar.classad_wire import get_handshake_ad
 from cedar.commands.base import DEFAULT_TIMEOUT

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
-from cedar.auth.client import ClientSecurity, default_security
+from cedar.auth.client_config import ClientSecurity, default_security
 from cedar.classad_wire.constraints import and_constraints
 from cedar.classad_wire.expr import Expr
 from cedar.commands import AsyncCollector, AsyncSchedd, ping_async

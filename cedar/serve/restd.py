@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
+from dataclasses import dataclass, replace
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends
 from fastapi.responses import JSONResponse, Response
 
 from cedar.classad_wire import ClassAd
+from cedar.classad_wire.constraints import and_constraints
 from cedar.classad_wire.expr import AttrRef, Binary, Expr, Literal
 from cedar.commands import AsyncSchedd
 from cedar.errors import CedarError, InvalidArgument
@@ -81,8 +83,6 @@ async def _schedd(svc: Services, caller: Caller, name: str) -> AsyncSchedd:
 def _job_constraint(
     svc: Services, constraint: str | None, cluster: int | None, proc: int | None
 ) -> Expr | None:
-    from cedar.classad_wire.constraints import and_constraints
-
     parts: list[Any] = [svc.constraint(constraint)]
     if cluster is not None:
         parts.append(Binary("==", AttrRef("ClusterId"), Literal(cluster)))
@@ -131,11 +131,8 @@ async def _job_list_text(
     JSON again, no list of every job in memory)."""
     parts, size, count = ["["], 0, 0
     async for ad in ads:
-        text = ad_json(ad, hidden, lower=True)
-        parts.append(
-            f'{"," if count else ""}{{"jobid": "{ad.get("ClusterId")}.{ad.get("ProcId")}", '
-            f'"classad": {text}}}'
-        )
+        text = _job_entry_text(ad, hidden)
+        parts.append(f",{text}" if count else text)
         size += len(text)
         count += 1
         if size >= CHUNK:
@@ -146,8 +143,16 @@ async def _job_list_text(
     yield "".join(parts).encode()
 
 
+def _job_entry_text(ad: ClassAd, hidden: tuple[str, ...]) -> str:
+    """One job entry, ``{"jobid": "C.P", "classad": {...}}``, as JSON text: its only writer
+    (listings join these; one job and the grouped forms read them back)."""
+    jobid = json.dumps(f"{ad.get('ClusterId')}.{ad.get('ProcId')}")
+    return f'{{"jobid": {jobid}, "classad": {ad_json(ad, hidden, lower=True)}}}'
+
+
 def _job_entry(ad: ClassAd, hidden: tuple[str, ...]) -> dict[str, Any]:
-    return {"jobid": f"{ad.get('ClusterId')}.{ad.get('ProcId')}", "classad": _lower(ad, hidden)}
+    entry: dict[str, Any] = json.loads(_job_entry_text(ad, hidden))
+    return entry
 
 
 async def _job_answer(
@@ -290,27 +295,34 @@ _job_routes("jobs")
 _job_routes("history")
 
 
-async def _status_ads(
-    svc: Services,
-    caller: Caller,
-    name: str | None,
-    query: str,
-    projection: str | None,
-    constraint: str | None,
-) -> list[ClassAd]:
-    from cedar.classad_wire.constraints import constraint_text
+@dataclass(frozen=True)
+class StatusParams:
+    """restd's query parameters of every status route, in one place (FastAPI reads them from
+    this class's fields: ``?query=&projection=&constraint=``)."""
 
-    ad_type = AD_TYPES.get(query.lower())
+    query: str = "any"
+    projection: str | None = None
+    constraint: str | None = None
+
+
+StatusDep = Annotated[StatusParams, Depends()]
+
+
+async def _status_ads(
+    svc: Services, caller: Caller, name: str | None, params: StatusParams
+) -> list[ClassAd]:
+    ad_type = AD_TYPES.get(params.query.lower())
     if ad_type is None:
-        raise InvalidArgument(f"{query} is not a valid choice")
-    names = svc.projection(projection)
+        raise InvalidArgument(f"{params.query} is not a valid choice")
+    names = svc.projection(params.projection)
     if names:
         names = [*names, "Name", "MyType"]
-    parts: list[Any] = [svc.constraint(constraint)]
+    parts: list[Any] = [svc.constraint(params.constraint)]
     if name is not None:
         parts.append(Binary("==", AttrRef("Name"), Literal(name)))
     collector = svc.access.collector(caller)
-    return [ad async for ad in collector.query_iter(ad_type, constraint_text(parts), names or None)]
+    # a tree: the client sends it without printing and parsing it again
+    return [ad async for ad in collector.query_iter(ad_type, and_constraints(parts), names or None)]
 
 
 def _plain(value: object) -> object:
@@ -320,82 +332,48 @@ def _plain(value: object) -> object:
     return str(value)
 
 
-async def _status(
-    svc: Services,
-    caller: Caller,
-    name: str | None,
-    query: str,
-    projection: str | None,
-    constraint: str | None,
-) -> list[dict[str, Any]]:
-    hidden = _hidden(svc)
-    return [
-        {
-            "name": _plain(ad.get("Name")),
-            "type": _plain(ad.get("MyType")),
-            "classad": _lower(ad, hidden),
-        }
-        for ad in await _status_ads(svc, caller, name, query, projection, constraint)
-    ]
+def _status_entry(ad: ClassAd, hidden: tuple[str, ...]) -> str:
+    """One status entry, ``{"name", "type", "classad"}``, as JSON text: its only writer (the
+    list joins these; the grouped form reads them back)."""
+    return (
+        f'{{"name": {json.dumps(_plain(ad.get("Name")))}, '
+        f'"type": {json.dumps(_plain(ad.get("MyType")))}, '
+        f'"classad": {ad_json(ad, hidden, lower=True)}}}'
+    )
 
 
 async def _status_answer(
-    svc: Services,
-    caller: Caller,
-    name: str | None,
-    query: str,
-    projection: str | None,
-    constraint: str | None,
+    svc: Services, caller: Caller, name: str | None, params: StatusParams
 ) -> Response:
     """The status list written as text from the ads' JSON (no dicts built, parsed, validated
     and written again: that was most of a small query's own cost)."""
     hidden = _hidden(svc)
-    entries = [
-        f'{{"name": {json.dumps(_plain(ad.get("Name")))}, '
-        f'"type": {json.dumps(_plain(ad.get("MyType")))}, '
-        f'"classad": {ad_json(ad, hidden, lower=True)}}}'
-        for ad in await _status_ads(svc, caller, name, query, projection, constraint)
-    ]
+    entries = [_status_entry(ad, hidden) for ad in await _status_ads(svc, caller, name, params)]
     return Response("[" + ", ".join(entries) + "]", media_type="application/json")
 
 
 @router.get("/status", responses=ERRORS, response_model=list[dict[str, Any]])
-async def status(
-    svc: ServicesDep,
-    caller: CallerDep,
-    query: str = "any",
-    projection: str | None = None,
-    constraint: str | None = None,
-) -> Response:
-    return await _status_answer(svc, caller, None, query, projection, constraint)
+async def status(svc: ServicesDep, caller: CallerDep, params: StatusDep) -> Response:
+    return await _status_answer(svc, caller, None, params)
 
 
 @router.get("/status/{name}", responses=ERRORS, response_model=list[dict[str, Any]])
 async def status_named(
-    svc: ServicesDep,
-    caller: CallerDep,
-    name: str,
-    query: str = "any",
-    projection: str | None = None,
-    constraint: str | None = None,
+    svc: ServicesDep, caller: CallerDep, name: str, params: StatusDep
 ) -> Response:
-    return await _status_answer(svc, caller, name, query, projection, constraint)
+    return await _status_answer(svc, caller, name, params)
 
 
 async def _grouped_status(
-    svc: Services,
-    caller: Caller,
-    groupby: str,
-    name: str | None,
-    query: str,
-    projection: str | None,
-    constraint: str | None,
+    svc: Services, caller: Caller, groupby: str, name: str | None, params: StatusParams
 ) -> dict[str, list[dict[str, Any]]]:
     svc.projection(groupby)
-    if svc.projection(projection):
-        projection = f"{projection},{groupby}"
+    if svc.projection(params.projection):
+        params = replace(params, projection=f"{params.projection},{groupby}")
+    hidden = _hidden(svc)
     groups: dict[str, list[dict[str, Any]]] = {}
-    for entry in await _status(svc, caller, name, query, projection, constraint):
+    for ad in await _status_ads(svc, caller, name, params):
+        entry: dict[str, Any] = json.loads(_status_entry(ad, hidden))
         key = entry["classad"].get(groupby.lower())
         groups.setdefault("None" if key is None else str(key), []).append(entry)
     return groups
@@ -403,27 +381,16 @@ async def _grouped_status(
 
 @router.get("/grouped_status/{groupby}", responses=ERRORS)
 async def grouped_status(
-    svc: ServicesDep,
-    caller: CallerDep,
-    groupby: str,
-    query: str = "any",
-    projection: str | None = None,
-    constraint: str | None = None,
+    svc: ServicesDep, caller: CallerDep, groupby: str, params: StatusDep
 ) -> dict[str, list[dict[str, Any]]]:
-    return await _grouped_status(svc, caller, groupby, None, query, projection, constraint)
+    return await _grouped_status(svc, caller, groupby, None, params)
 
 
 @router.get("/grouped_status/{groupby}/{name}", responses=ERRORS)
 async def grouped_status_named(
-    svc: ServicesDep,
-    caller: CallerDep,
-    groupby: str,
-    name: str,
-    query: str = "any",
-    projection: str | None = None,
-    constraint: str | None = None,
+    svc: ServicesDep, caller: CallerDep, groupby: str, name: str, params: StatusDep
 ) -> dict[str, list[dict[str, Any]]]:
-    return await _grouped_status(svc, caller, groupby, name, query, projection, constraint)
+    return await _grouped_status(svc, caller, groupby, name, params)
 
 
 def _config_values(svc: Services) -> dict[str, str]:

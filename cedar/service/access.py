@@ -17,7 +17,7 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from cedar.auth.client import ClientSecurity, SecurityConfig
+from cedar.auth.client_config import ClientSecurity, SecurityConfig
 from cedar.auth.policy import Requirement
 from cedar.auth.session import ClientSessionCache
 from cedar.commands import AsyncCollector, AsyncSchedd

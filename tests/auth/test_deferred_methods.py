@@ -34,7 +34,8 @@ def test_offering_every_method_imports_none_of_theirs() -> None:
     """Building a client's offer (every configured method) loads no credential module."""
     code = (
         "import sys\n"
-        "from cedar.auth.client import offered_methods, SecurityConfig\n"
+        "from cedar.auth.client import offered_methods\n"
+        "from cedar.auth.client_config import SecurityConfig\n"
         "from cedar.auth.methods import AuthContext\n"
         "config = SecurityConfig(methods=['FS', 'IDTOKENS', 'SSL', 'SCITOKENS', 'CLAIMTOBE'])\n"
         "print(offered_methods(config, AuthContext(role='client')))\n"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cedar.auth.client import SecurityConfig, build_client_policy
+from cedar.auth.client_config import SecurityConfig, build_client_policy
 from cedar.auth.permissions import implied_levels, levels_implying
 from cedar.auth.policy import Decision, Requirement, reconcile
 from cedar.auth.server_policy import LevelPolicy, ServerPolicy

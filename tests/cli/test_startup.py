@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import contextlib
 import json
-import socket
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 
 import pytest
+
+from tests.loopback import first_bytes, serving
 
 #: Never on a listing or ping path: optional extras, the servers, the async runtime, the
 #: credential libraries (imported only when a token or SciToken is really used).
@@ -119,30 +119,9 @@ NOT_BEFORE_FIRST_BYTE = (
 def _hanging_up_daemon() -> Iterator[str]:
     """A listener that reads a client's first bytes and hangs up: the client has then sent
     its first message (command and security policy) and fails at once (connection closed)."""
-    listener = socket.create_server(("127.0.0.1", 0))
-    listener.settimeout(0.2)
-    stop = threading.Event()
     received: list[bytes] = []
-
-    def serve() -> None:
-        while not stop.is_set():
-            try:
-                conn, _ = listener.accept()
-            except OSError:
-                continue
-            with conn:
-                conn.settimeout(30)
-                with contextlib.suppress(OSError):
-                    received.append(conn.recv(65536))
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    try:
-        yield f"127.0.0.1:{listener.getsockname()[1]}"
-    finally:
-        stop.set()
-        thread.join()
-        listener.close()
+    with serving(first_bytes(received)) as address:
+        yield address
     assert received and received[0], "the client sent nothing"
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import trio
 
-from cedar.auth.client import ClientSecurity, SecurityConfig
+from cedar.auth.client_config import ClientSecurity, SecurityConfig
 from cedar.auth.server_policy import ServerPolicy
 from cedar.classad_wire import ClassAd
 from cedar.commands import AsyncCollector, Collector

@@ -7,7 +7,7 @@ import socket
 
 import trio
 
-from cedar.auth.client import ClientSecurity, SecurityConfig
+from cedar.auth.client_config import ClientSecurity, SecurityConfig
 from cedar.classad_wire import ClassAd
 from cedar.commands import query_all, query_all_async
 from cedar.commands.collector import DaemonLocation

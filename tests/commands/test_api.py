@@ -15,7 +15,7 @@ import pytest
 import trio
 
 import cedar
-from cedar.auth.client import SecurityConfig
+from cedar.auth.client_config import SecurityConfig
 from cedar.classad_wire import ClassAd
 from cedar.commands import AsyncCollector, AsyncSchedd, Collector, Schedd
 from cedar.commands.submit import SubmitSettings

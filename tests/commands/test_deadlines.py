@@ -14,7 +14,7 @@ from collections.abc import Iterator
 import pytest
 import trio
 
-from cedar.auth.client import ClientSecurity, SecurityConfig
+from cedar.auth.client_config import ClientSecurity, SecurityConfig
 from cedar.auth.policy import Requirement
 from cedar.classad_wire import ClassAd, put_classad
 from cedar.commands import AsyncCollector, Collector, Schedd, ping
@@ -23,6 +23,7 @@ from cedar.numbers import Command
 from cedar.server.daemon import CommandRequest, Daemon
 from cedar.server.testing import mock_daemon
 from cedar.stream.protocol import Protocol, Send
+from tests.loopback import serving
 
 RAW = ClientSecurity(SecurityConfig(negotiation=Requirement.NEVER))
 #: The longest any single call below may take, whatever the server does.
@@ -31,38 +32,18 @@ CALL_TIMEOUT = 2.0
 BOUND = 15.0
 
 
+def _drip(conn: socket.socket, stop: threading.Event) -> None:
+    """A packet header announcing 1000 bytes, then one byte every 0.3 s."""
+    conn.sendall(b"\x01\x00\x00\x03\xe8")
+    while not stop.wait(0.3):
+        conn.sendall(b"\x00")
+
+
 @pytest.fixture
 def dripping_server() -> Iterator[str]:
-    """Accepts, then sends a packet header announcing 1000 bytes and one byte every 0.3 s."""
-    stop = threading.Event()
-    listener = socket.create_server(("127.0.0.1", 0))
-    listener.settimeout(0.2)
-
-    def drip(conn: socket.socket) -> None:
-        with conn:
-            try:
-                conn.sendall(b"\x01\x00\x00\x03\xe8")
-                while not stop.wait(0.3):
-                    conn.sendall(b"\x00")
-            except OSError:
-                return
-
-    def serve() -> None:
-        while not stop.is_set():
-            try:
-                conn, _ = listener.accept()
-            except TimeoutError:
-                continue
-            threading.Thread(target=drip, args=(conn,), daemon=True).start()
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    try:
-        yield f"127.0.0.1:{listener.getsockname()[1]}"
-    finally:
-        stop.set()
-        thread.join(5)
-        listener.close()
+    """Accepts, then drips (:func:`_drip`) until the test ends."""
+    with serving(_drip) as address:
+        yield address
 
 
 def _finishes_in_time(call: object) -> None:

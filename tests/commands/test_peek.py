@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from cedar.auth.client import ClientSecurity, CommandSession, SecurityConfig, start_command
+from cedar.auth.client import CommandSession, start_command
+from cedar.auth.client_config import ClientSecurity, SecurityConfig
 from cedar.capture import load_conversations
 from cedar.capture.messages import Conversation, WireMessage
 from cedar.classad_wire import ClassAd, get_classad

@@ -3,7 +3,8 @@ DC_QUERY_INSTANCE (spec 05: no request payload; the reply is 16 ASCII hex bytes,
 
 from __future__ import annotations
 
-from cedar.auth.client import ClientSecurity, CommandSession, SecurityConfig
+from cedar.auth.client import CommandSession
+from cedar.auth.client_config import ClientSecurity, SecurityConfig
 from cedar.auth.policy import Requirement
 from cedar.commands import run_command
 from cedar.numbers import Command

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from cedar.auth.client import SecurityConfig
+from cedar.auth.client_config import SecurityConfig
 from cedar.commands import HistoryError, Schedd, Startd
 
 CEDAR = Path(sys.executable).parent / "cedar"

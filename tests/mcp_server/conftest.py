@@ -8,7 +8,7 @@ import pytest
 
 pytest.importorskip("mcp", reason="the mcp extra is not installed")
 
-from cedar.auth.client import ClientSecurity, SecurityConfig  # noqa: E402
+from cedar.auth.client_config import ClientSecurity, SecurityConfig  # noqa: E402
 from cedar.auth.policy import Requirement  # noqa: E402
 from cedar.config import Config, set_default_config  # noqa: E402
 from cedar.server.pool import MockPool  # noqa: E402

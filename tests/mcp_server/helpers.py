@@ -9,7 +9,7 @@ import trio
 from mcp import Client
 from mcp.types import CallToolResult
 
-from cedar.auth.client import ClientSecurity
+from cedar.auth.client_config import ClientSecurity
 from cedar.mcp_server import McpSettings, PoolAccess, build_server
 from cedar.server.pool import MockPool
 

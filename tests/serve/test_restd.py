@@ -45,6 +45,22 @@ def test_hidden_attributes_and_grouping(api: Api) -> None:
     assert sorted(grouped) == ["0", "1"] and grouped["0"][0]["jobid"] == jobs[0]
 
 
+def test_job_entries_are_the_same_listed_one_by_one_and_grouped(api: Api) -> None:
+    """A listing joins each job entry's text; one job and the grouped form read the same entries
+    back: all three agree, field for field."""
+    jobs = submit(api.alice, 2)
+    cluster = jobs[0].split(".")[0]
+    listed = api.anonymous.get(f"/v1/jobs/DEFAULT/{cluster}").json()
+    one = [api.anonymous.get(f"/v1/jobs/DEFAULT/{job.replace('.', '/')}").json()[0] for job in jobs]
+    grouped = api.anonymous.get(f"/v1/grouped_jobs/DEFAULT/procid/{cluster}").json()
+    regrouped = [entry for group in grouped.values() for entry in group]
+    key = lambda entry: entry["jobid"]  # noqa: E731
+    assert [e["jobid"] for e in sorted(listed, key=key)] == jobs
+    listed, one, regrouped = (_untimed(sorted(e, key=key)) for e in (listed, one, regrouped))
+    assert listed == one == regrouped
+    assert all(set(entry) == {"jobid", "classad"} for entry in listed)
+
+
 def test_status_and_config(api: Api) -> None:
     schedds = api.anonymous.get("/v1/status", params={"query": "schedd"}).json()
     assert schedds[0]["type"] == "Scheduler" and schedds[0]["name"] == "mock-schedd"
@@ -59,8 +75,8 @@ def test_status_and_config(api: Api) -> None:
 
 
 def test_status_written_as_text_matches_the_grouped_entries(api: Api) -> None:
-    """/v1/status writes its list as text from each ad's JSON; /v1/grouped_status builds dicts:
-    both give the same entries (names lower-cased, name and type beside the ad)."""
+    """/v1/status joins each entry's text; /v1/grouped_status reads the same entries back to group
+    them: both give the same entries (names lower-cased, name and type beside the ad)."""
     listed = api.anonymous.get("/v1/status", params={"query": "any"})
     assert listed.headers["content-type"].startswith("application/json")
     grouped = api.anonymous.get("/v1/grouped_status/mytype").json()
@@ -71,13 +87,35 @@ def test_status_written_as_text_matches_the_grouped_entries(api: Api) -> None:
     assert all(name == name.lower() for e in listed.json() for name in e["classad"])
 
 
-#: The collector stamps these with the clock as it answers; two queries may fall either side of a
-#: second's edge (CI once saw 1795729621 against 1795729622).
-_ANSWER_TIME = frozenset({"mycurrenttime", "lastheardfrom"})
+def test_status_parameters_reach_every_status_route(api: Api) -> None:
+    """``query``, ``projection`` and ``constraint`` are one parameter list shared by the four
+    status routes; the constraint is and-ed with the name as a tree, so it cannot escape it."""
+    scheduler, collector = 'MyType == "Scheduler"', 'MyType == "Collector"'
+    params = {"query": "any", "projection": "MyAddress", "constraint": scheduler}
+    for path in ("/v1/status", "/v1/status/mock-schedd"):
+        found = api.anonymous.get(path, params=params).json()
+        assert [(e["name"], e["type"]) for e in found] == [("mock-schedd", "Scheduler")]
+        assert set(found[0]["classad"]) <= {"myaddress", "name", "mytype"}
+    for path in ("/v1/grouped_status/mytype", "/v1/grouped_status/mytype/mock-schedd"):
+        grouped = api.anonymous.get(path, params=params).json()
+        assert list(grouped) == ["Scheduler"] and len(grouped["Scheduler"]) == 1
+        assert set(grouped["Scheduler"][0]["classad"]) <= {"myaddress", "name", "mytype"}
+    named = api.anonymous.get("/v1/status/mock-schedd", params={"constraint": collector})
+    assert named.json() == []
+    for path in ("/v1/status/mock-schedd", "/v1/grouped_status/mytype/mock-schedd"):
+        escape = api.anonymous.get(path, params={"constraint": "true) || (true"})
+        assert escape.status_code == 400 and "message" in escape.json()
+    bogus = api.anonymous.get("/v1/grouped_status/mytype", params={"query": "bogus"})
+    assert bogus.status_code == 400
+
+
+#: The collector (and the schedd: ``ServerTime``) stamp these with the clock as they answer; two
+#: queries may fall either side of a second's edge (CI once saw 1795729621 against 1795729622).
+_ANSWER_TIME = frozenset({"mycurrenttime", "lastheardfrom", "servertime"})
 
 
 def _untimed(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The entries without the attributes the collector stamps with the time of the query."""
+    """The entries without the attributes the daemons stamp with the time of the query."""
     return [
         {**e, "classad": {k: v for k, v in e["classad"].items() if k not in _ANSWER_TIME}}
         for e in entries

@@ -9,7 +9,7 @@ import pytest
 import trio
 
 import cedar
-from cedar.auth.client import SecurityConfig
+from cedar.auth.client_config import SecurityConfig
 from cedar.classad_wire import ClassAd
 from cedar.commands import AsyncSchedd, Schedd
 from cedar.commands.peek import JobNotRunning, PeekFileError, PeekRefused

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 
-from cedar.auth.client import ClientSecurity, CommandSession, SecurityConfig, client_security
+from cedar.auth.client import CommandSession
+from cedar.auth.client_config import ClientSecurity, SecurityConfig, client_security
 from cedar.classad_wire import ClassAd
 from cedar.commands._async.command import iterate_command_async, run_command_async
 from cedar.commands.base import MAX_RESULTS

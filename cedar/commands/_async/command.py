@@ -10,13 +10,8 @@ import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any, TypeVar
 
-from cedar.auth.client import (
-    ClientSecurity,
-    CommandSession,
-    SecurityConfig,
-    SessionRejected,
-    client_security,
-)
+from cedar.auth.client import CommandSession, SessionRejected
+from cedar.auth.client_config import ClientSecurity, SecurityConfig, client_security
 from cedar.auth.sinful import Sinful
 from cedar.classad_wire import ClassAd
 from cedar.commands.base import (

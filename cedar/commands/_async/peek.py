@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
 
-from cedar.auth.client import ClientSecurity, CommandDenied, SessionRejected
+from cedar.auth.client import CommandDenied, SessionRejected
+from cedar.auth.client_config import ClientSecurity
 from cedar.auth.sinful import Sinful
 from cedar.commands._async.command import run_command_async
 from cedar.commands.base import DEFAULT_TIMEOUT, CommandAttempts, pause_async

@@ -13,7 +13,8 @@ import os
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, TypeVar
 
-from cedar.auth.client import ClientSecurity, CommandSession, SecurityConfig
+from cedar.auth.client import CommandSession
+from cedar.auth.client_config import ClientSecurity, SecurityConfig
 from cedar.classad_wire import ClassAd
 from cedar.commands._async.collector import AsyncCollector
 from cedar.commands._async.command import AsyncDaemonClient, run_command_async

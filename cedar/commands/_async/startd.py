@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from cedar.auth.client import ClientSecurity, SecurityConfig
+from cedar.auth.client_config import ClientSecurity, SecurityConfig
 from cedar.commands._async.collector import AsyncCollector
 from cedar.commands._async.command import AsyncDaemonClient
 from cedar.commands._async.history import AsyncHistoryQuery

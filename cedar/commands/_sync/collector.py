@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
-from cedar.auth.client import ClientSecurity, CommandSession, SecurityConfig, client_security
+from cedar.auth.client import CommandSession
+from cedar.auth.client_config import ClientSecurity, SecurityConfig, client_security
 from cedar.classad_wire import ClassAd
 from cedar.commands._sync.command import iterate_command, run_command
 from cedar.commands.base import MAX_RESULTS

@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from cedar.auth.client import ClientSecurity
+from cedar.auth.client_config import ClientSecurity
 from cedar.commands._sync.command import run_command
 from cedar.commands.base import DEFAULT_TIMEOUT
 from cedar.commands.config_val import config_val_body

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 
-from cedar.auth.client import ClientSecurity, CommandDenied, SessionRejected
+from cedar.auth.client import CommandDenied, SessionRejected
+from cedar.auth.client_config import ClientSecurity
 from cedar.auth.sinful import Sinful
 from cedar.commands._sync.command import run_command
 from cedar.commands.base import DEFAULT_TIMEOUT, CommandAttempts, pause

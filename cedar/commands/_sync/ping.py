@@ -5,7 +5,8 @@
 
 from __future__ import annotations
 
-from cedar.auth.client import ClientSecurity, CommandDenied, SecurityConfig, client_security
+from cedar.auth.client import CommandDenied
+from cedar.auth.client_config import ClientSecurity, SecurityConfig, client_security
 from cedar.auth.permissions import DC_SEC_QUERY
 from cedar.auth.sinful import Sinful
 from cedar.commands._sync.command import run_command

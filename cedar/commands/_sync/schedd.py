@@ -16,7 +16,8 @@ import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, TypeVar
 
-from cedar.auth.client import ClientSecurity, CommandSession, SecurityConfig
+from cedar.auth.client import CommandSession
+from cedar.auth.client_config import ClientSecurity, SecurityConfig
 from cedar.classad_wire import ClassAd
 from cedar.commands._sync.collector import Collector
 from cedar.commands._sync.command import DaemonClient, run_command

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from cedar.auth.client import ClientSecurity, SecurityConfig
+from cedar.auth.client_config import ClientSecurity, SecurityConfig
 from cedar.commands._sync.collector import Collector
 from cedar.commands._sync.command import DaemonClient
 from cedar.commands._sync.history import HistoryQuery

@@ -1,0 +1,65 @@
+"""A hand-made TCP peer on the loopback for tests that need a daemon which misbehaves on
+purpose (hangs up after the first bytes, drips, never answers): the listener, its accept loop
+and their clean stop written once (``from tests.loopback import serving``)."""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+from collections.abc import Callable, Iterator
+
+#: ``handle(connection, stop)``: serve one client; return when done or once ``stop`` is set.
+Handler = Callable[[socket.socket, threading.Event], None]
+
+#: How long the accept loop waits before looking at ``stop`` again.
+POLL = 0.2
+
+
+@contextlib.contextmanager
+def serving(handle: Handler, join_timeout: float = 10) -> Iterator[str]:
+    """Listen on ``127.0.0.1`` (a free port) and yield its ``host:port``; each client is handed
+    to ``handle`` in its own thread and its connection closed after.  On leaving the block the
+    listener closes, ``stop`` is set and every thread is joined (so what a handler recorded is
+    complete when the block ends)."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(POLL)
+    stop = threading.Event()
+    threads: list[threading.Thread] = []
+
+    def one(conn: socket.socket) -> None:
+        with conn, contextlib.suppress(OSError):
+            handle(conn, stop)
+
+    def accept() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = listener.accept()
+            except OSError:  # the poll's timeout, or the listener closed
+                continue
+            conn.settimeout(None)  # not the listener's poll timeout: the handler decides
+            thread = threading.Thread(target=one, args=(conn,), daemon=True)
+            threads.append(thread)
+            thread.start()
+
+    acceptor = threading.Thread(target=accept, daemon=True)
+    acceptor.start()
+    try:
+        yield f"127.0.0.1:{listener.getsockname()[1]}"
+    finally:
+        stop.set()
+        acceptor.join(join_timeout)
+        listener.close()
+        for thread in threads:
+            thread.join(join_timeout)
+
+
+def first_bytes(received: list[bytes], timeout: float = 30) -> Handler:
+    """A handler that records the first bytes a client sends, then hangs up (the client has
+    then sent its first message and fails at once: connection closed)."""
+
+    def handle(conn: socket.socket, stop: threading.Event) -> None:
+        conn.settimeout(timeout)
+        received.append(conn.recv(65536))
+
+    return handle
