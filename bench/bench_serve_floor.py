@@ -9,9 +9,11 @@ machine and this pool, what no server code of ours can avoid:
   event loop and two system calls), Hypercorn's Trio worker serving a trivial ASGI app that sends a
   fixed ~2 KB JSON body, the same body from a FastAPI route (with a path parameter, as
   ``/api/v1/jobs/{id}``), Hypercorn's asyncio worker with the trivial app (for comparison only:
-  the issue mandates Trio), and ``cedar serve``'s real one-job GET; beside them the library's
-  one-job query.  What Hypercorn + trivial app adds over the bare socket server is the price of
-  the mandated stack alone.
+  the issue mandates Trio), a FastAPI route that makes the library's one-job query and answers
+  the ad's JSON (the least API over the library), and ``cedar serve``'s real one-job GET; beside
+  them the library's one-job query in this process.  What Hypercorn + trivial app adds over the
+  bare socket server is the price of the mandated stack alone; what the least API adds over the
+  library's query is the floor of target (a).
 * **Daemon floor** (target: ``/v1`` at least 2x faster than htcondor-restd).  The time from
   sending the query to the last byte of the daemon's answer, read as raw bytes with only the
   packet headers looked at (cedar's wire pieces make the connection, the security handshake and
