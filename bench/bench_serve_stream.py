@@ -39,8 +39,9 @@ def start(directory: str, port: int) -> subprocess.Popen[bytes]:
     env = dict(os.environ, _condor_CEDAR_SERVE_RATE="0", _condor_CEDAR_SERVE_MAX_PAGE_SIZE="100000")
     if directory:
         env["PYTHONPATH"] = directory + os.pathsep + env.get("PYTHONPATH", "")
-    process = subprocess.Popen(
+    process = subprocess.Popen(  # ``-m`` puts the working directory first on sys.path
         [sys.executable, "-m", "cedar.cli.main", "serve", "--port", str(port)],
+        cwd=directory or None,
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
