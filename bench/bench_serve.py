@@ -164,10 +164,15 @@ async def measure(
     return p50, ads[0] / elapsed
 
 
-def start_server(port: int) -> subprocess.Popen[bytes]:
+def start_server(port: int, directory: str = "") -> subprocess.Popen[bytes]:
+    """``cedar serve`` on ``port``, without rate limits; from the checkout ``directory`` when one
+    is given (first on ``PYTHONPATH`` and the working directory: ``-m`` puts that first)."""
     env = dict(os.environ, _condor_CEDAR_SERVE_RATE="0", _condor_CEDAR_SERVE_MAX_PAGE_SIZE="100000")
+    if directory:
+        env["PYTHONPATH"] = directory + os.pathsep + env.get("PYTHONPATH", "")
     process = subprocess.Popen(
         [sys.executable, "-m", "cedar.cli.main", "serve", "--port", str(port)],
+        cwd=directory or None,
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -180,7 +185,7 @@ def start_server(port: int) -> subprocess.Popen[bytes]:
         except httpx.HTTPError:
             time.sleep(0.2)
     process.kill()
-    raise SystemExit("cedar serve did not start")
+    raise SystemExit(f"cedar serve from {directory or 'here'} did not start")
 
 
 def rss_kib(pid: int) -> tuple[int, int]:

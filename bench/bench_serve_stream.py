@@ -22,39 +22,15 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import httpx
 import trio
-from bench_serve import process_cpu
+from bench_serve import process_cpu, start_server
 
 from cedar.config import Config
 from cedar.service import Caller, PoolAccess, ServiceSettings
-
-
-def start(directory: str, port: int) -> subprocess.Popen[bytes]:
-    env = dict(os.environ, _condor_CEDAR_SERVE_RATE="0", _condor_CEDAR_SERVE_MAX_PAGE_SIZE="100000")
-    if directory:
-        env["PYTHONPATH"] = directory + os.pathsep + env.get("PYTHONPATH", "")
-    process = subprocess.Popen(  # ``-m`` puts the working directory first on sys.path
-        [sys.executable, "-m", "cedar.cli.main", "serve", "--port", str(port)],
-        cwd=directory or None,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
-                return process
-        except httpx.HTTPError:
-            time.sleep(0.2)
-    process.kill()
-    raise SystemExit(f"cedar serve from {directory or 'here'} did not start")
 
 
 async def stream(client: str, port: int, token: str) -> int:
@@ -88,7 +64,7 @@ async def main(args: argparse.Namespace) -> None:
     servers = {}
     for i, spec in enumerate(args.server or ["this="]):
         name, _, directory = spec.partition("=")
-        servers[name] = (start(directory, args.port + i), args.port + i)
+        servers[name] = (start_server(args.port + i, directory), args.port + i)
     print(f"load average {os.getloadavg()}; client {args.client}", flush=True)
     times: dict[str, list[float]] = {name: [] for name in [*servers, "library"]}
     cpus: dict[str, list[float]] = {name: [] for name in times}

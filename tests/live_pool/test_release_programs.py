@@ -350,17 +350,24 @@ def _submit(tools: Path, env: dict[str, str], directory: Path, name: str) -> int
     return int(result.stdout.split(".", 1)[0])
 
 
+def _job_statuses(
+    tools: Path, env: dict[str, str], cluster: int
+) -> subprocess.CompletedProcess[str]:
+    """condor_q's ``JobStatus`` of each job of ``cluster`` still queued, a line each."""
+    return subprocess.run(
+        [str(tools / "condor_q"), str(cluster), "-af", "JobStatus"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
 def _wait_done(tools: Path, env: dict[str, str], cluster: int) -> None:
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
-        result = subprocess.run(
-            [str(tools / "condor_q"), str(cluster), "-af", "JobStatus"],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
+        result = _job_statuses(tools, env, cluster)
         if result.returncode == 0 and not result.stdout.strip():
             return
         time.sleep(2)
@@ -373,14 +380,7 @@ def _wait_running(tools: Path, env: dict[str, str], cluster: int, log: Path) -> 
     deadline = time.monotonic() + 300
     events = [f"001 ({cluster:03d}.{proc:03d}.000)" for proc in (0, 1)]
     while time.monotonic() < deadline:
-        result = subprocess.run(
-            [str(tools / "condor_q"), str(cluster), "-af", "JobStatus"],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
+        result = _job_statuses(tools, env, cluster)
         text = log.read_text() if log.exists() else ""
         if result.stdout.split() == ["2", "2"] and all(event in text for event in events):
             return
