@@ -63,3 +63,15 @@ def first_bytes(received: list[bytes], timeout: float = 30) -> Handler:
         received.append(conn.recv(65536))
 
     return handle
+
+
+def silent(connected: threading.Event | None = None) -> Handler:
+    """A handler that accepts and never answers (a hung daemon) until the block ends; it sets
+    ``connected`` once a client is in."""
+
+    def handle(conn: socket.socket, stop: threading.Event) -> None:
+        if connected is not None:
+            connected.set()
+        stop.wait()
+
+    return handle

@@ -31,6 +31,7 @@ from cedar.commands import DEFAULT_TIMEOUT as LIBRARY_TIMEOUT
 from cedar.commands import Schedd
 from cedar.commands.submit import Submit
 from cedar.server.pool import MockPool
+from tests.loopback import serving
 
 SCRIPT = Path(sys.executable).parent / "cedar"
 PACKAGE = Path(cedar.__file__).parent
@@ -148,23 +149,11 @@ def test_token_create_takes_single_dash_options(
 
 
 def test_not_a_cedar_daemon_exits_3(capsys: pytest.CaptureFixture[str]) -> None:
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen(4)
-
-    def serve() -> None:
-        try:
-            conn, _ = server.accept()
-        except OSError:
-            return
+    def answer_http(conn: socket.socket, stop: threading.Event) -> None:
         conn.sendall(b"HTTP/1.1 400 Bad Request\r\n\r\n")
-        conn.close()
 
-    threading.Thread(target=serve, daemon=True).start()
-    try:
-        status, _, err = cedar("q", "-addr", f"127.0.0.1:{server.getsockname()[1]}")
-    finally:
-        server.close()
+    with serving(answer_http) as web_server:
+        status, _, err = cedar("q", "-addr", web_server)
     assert status == 3
     assert "this is not a CEDAR daemon" in err and "Traceback" not in err
 

@@ -11,7 +11,6 @@ import json
 import os
 import pty
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -24,6 +23,7 @@ from cedar.cli.common import DEFAULT_TIMEOUT
 from cedar.commands import Schedd
 from cedar.commands.submit import Submit
 from cedar.server.pool import MockPool
+from tests.loopback import serving, silent
 
 SCRIPT_DIR = Path(sys.executable).parent
 SUBCOMMANDS = ["ping", "query", "status", "token", "decode", "submit", "q", "hold", "release",
@@ -217,32 +217,11 @@ def test_debug_shows_the_traceback() -> None:
     assert result.returncode == 3 and "Traceback" in result.stderr
 
 
-def _silent_server() -> tuple[socket.socket, int, threading.Event]:
-    """A listening socket that accepts and never answers (a hung daemon); the event is set
-    once a client has connected."""
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen(8)
-    accepted: list[socket.socket] = []
-    connected = threading.Event()
-
-    def serve() -> None:
-        while True:
-            try:
-                accepted.append(server.accept()[0])
-            except OSError:
-                return
-            connected.set()
-
-    threading.Thread(target=serve, daemon=True).start()
-    return server, server.getsockname()[1], connected
-
-
 def test_ctrl_c_exits_130_quietly() -> None:
-    server, port, connected = _silent_server()
-    try:
+    connected = threading.Event()
+    with serving(silent(connected)) as hung:
         process = subprocess.Popen(
-            [_script("cedar"), "q", "--addr", f"127.0.0.1:{port}", "--timeout", "30"],
+            [_script("cedar"), "q", "--addr", hung, "--timeout", "30"],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -256,8 +235,6 @@ def test_ctrl_c_exits_130_quietly() -> None:
         assert connected.wait(120), "cedar q never connected"
         process.send_signal(signal.SIGINT)
         out, err = process.communicate(timeout=30)
-    finally:
-        server.close()
     assert process.returncode == 130
     assert err == "" and out == ""
 

@@ -24,6 +24,7 @@ from cedar.errors import (
 )
 from cedar.numbers import AdType, Command, DaemonType
 from cedar.server.collector import MockCollector
+from tests.loopback import serving
 
 from .pool import host_port, new_store
 
@@ -137,30 +138,18 @@ def test_failover_to_a_live_collector(mock: MockCollector, dead_address: str) ->
 
 def test_failover_when_a_collector_drops_the_query(mock: MockCollector) -> None:
     """A collector that accepts and closes (what a refusing collector does) is skipped."""
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(8)
 
-    def drop() -> None:
-        while True:
-            try:
-                conn, _ = listener.accept()
-            except OSError:
-                return
-            conn.recv(65536)
-            conn.close()
+    def drop(conn: socket.socket, stop: threading.Event) -> None:
+        conn.recv(65536)  # closed by serving() on return
 
-    threading.Thread(target=drop, daemon=True).start()
-    try:
-        pool = [f"127.0.0.1:{listener.getsockname()[1]}", host_port(mock)]
+    with serving(drop) as dropping:
+        pool = [dropping, host_port(mock)]
         c = Collector(pool, security=RAW, use_primary=True, timeout=5)
         assert names(c.query(AdType.MASTER)) == ["vm"]
         only_bad = Collector(pool[:1], security=RAW, timeout=5)
         # A close without reply: a communication error, or (raw start) reported as a refusal.
         with pytest.raises((CedarConnectionError, PermissionDenied)):
             only_bad.query(AdType.MASTER)
-    finally:
-        listener.close()
 
 
 def test_all_collectors_down(dead_address: str) -> None:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import socket
-import threading
 import warnings
 from typing import Any
 
@@ -14,6 +12,7 @@ from mcp import Client, MCPDeprecationWarning
 from cedar.mcp_server import McpSettings, PoolAccess, build_server
 from cedar.mcp_server.tools import TOOLS
 from cedar.server.pool import MockPool
+from tests.loopback import serving, silent
 from tests.mcp_server.conftest import claimtobe
 from tests.mcp_server.helpers import every_tool, run_client, text, wait_status
 
@@ -118,25 +117,8 @@ def test_bad_input_is_a_tool_error_with_one_line(pool: MockPool) -> None:
 
 
 def test_a_daemon_that_never_answers_is_a_timeout_not_a_hang() -> None:
-    silent = socket.socket()
-    silent.bind(("127.0.0.1", 0))
-    silent.listen(8)
-    accepted: list[socket.socket] = []
-    stop = threading.Event()
-
-    def accept() -> None:
-        silent.settimeout(0.2)
-        while not stop.is_set():
-            try:
-                accepted.append(silent.accept()[0])
-            except OSError:
-                continue
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    try:
-        host, port = silent.getsockname()
-        settings = McpSettings(pool=f"{host}:{port}", timeout=1.5, daemon_timeout=30)
+    with serving(silent()) as hung:
+        settings = McpSettings(pool=hung, timeout=1.5, daemon_timeout=30)
         server = build_server(settings, PoolAccess(settings, claimtobe("patient")))
 
         async def main() -> Any:
@@ -145,12 +127,6 @@ def test_a_daemon_that_never_answers_is_a_timeout_not_a_hang() -> None:
                     return await client.call_tool("pool_summary", {})
 
         result = trio.run(main)
-    finally:
-        stop.set()
-        thread.join()
-        silent.close()
-        for conn in accepted:
-            conn.close()
     assert result.is_error
     assert text(result) == "timed out (the call is limited to 1.5 s)"
 
