@@ -322,6 +322,12 @@ def test_ctrl_c_is_quiet_from_the_start() -> None:
                 assert f'File "{PACKAGE}' not in err, (delay, err)
             if "Fatal Python error" in err:  # the interpreter's own start-up was interrupted
                 continue
+            if "Exception ignored in" in err and "KeyboardInterrupt" in err:
+                # the interrupt landed in a callback the interpreter runs and ignores the
+                # exceptions of (CI saw importlib's module-lock weakref callback): Python
+                # dropped it before any code of cedar's could see it, so it ran to its timeout
+                assert process.returncode == 3, (delay, process.returncode, err)
+                continue
             assert process.returncode in (130, -signal.SIGINT), (delay, process.returncode, err)
     finally:
         server.close()
