@@ -5,6 +5,7 @@ shared port sends them (observed; see docs/serve.md)."""
 from __future__ import annotations
 
 import array
+import contextlib
 import socket
 import subprocess
 import sys
@@ -75,7 +76,8 @@ def test_a_passed_connection_reaches_the_api(api: Api, tmp_path: Path) -> None:
         assert b'"condor_version"' in answer
         # something that is not the pass-socket message is dropped, and serving goes on
         other, spare = socket.socketpair()
-        with other, spare:
+        with other, spare, contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            # the server may drop the wrong message's connection before its socket is sent
             pass_socket(path, spare, command=75)
         client, accepted = socket.socketpair()
         with client, accepted:
