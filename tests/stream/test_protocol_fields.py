@@ -1,10 +1,12 @@
-"""The protocol requests and driver actions get their ``__slots__`` and ``__init__`` from their
-annotated fields (``_frozen`` in ``cedar/stream/protocol.py``): each field named once, taken by
-position or by name, class values as defaults, no per-instance ``__dict__``."""
+"""The protocol requests and driver actions (``cedar/stream/protocol.py``) write their
+``__slots__``, annotations and ``__init__`` by hand: these tests keep the three naming the same
+fields in the same order, taken by position or by name, with the documented defaults, and no
+per-instance ``__dict__``."""
 
 from __future__ import annotations
 
 import inspect
+import typing
 from typing import Any
 
 import pytest
@@ -32,7 +34,7 @@ FIELDS: list[tuple[Any, tuple[str, ...], dict[str, Any]]] = [
 def test_fields_make_slots_and_signature(
     cls: Any, names: tuple[str, ...], defaults: dict[str, Any]
 ) -> None:
-    assert cls.__slots__ == names
+    assert cls.__slots__ == names == tuple(cls.__annotations__)
     parameters = inspect.signature(cls).parameters
     assert tuple(parameters) == names
     assert {n: p.default for n, p in parameters.items() if p.default is not p.empty} == defaults
@@ -50,3 +52,9 @@ def test_wrong_arguments_name_the_field() -> None:
         protocol.Send(b"x", flsh=False)  # type: ignore[call-arg]
     with pytest.raises(TypeError, match="positional"):
         protocol.Receive(1, 2)  # type: ignore[call-arg]
+
+
+def test_every_request_and_action_is_listed() -> None:
+    """A new request or action gets the same checks (its fields listed in ``FIELDS``)."""
+    classes = typing.get_args(protocol.Request) + typing.get_args(protocol.Action)
+    assert sorted(cls.__name__ for cls in classes) == sorted(c.__name__ for c, _, _ in FIELDS)
