@@ -206,6 +206,11 @@ def exit_code(exc: BaseException) -> int:
     """The documented exit code of an error."""
     if isinstance(exc, CedarConnectionError):  # including NotCedarPeer
         return EXIT_UNREACHABLE
+    if isinstance(exc, InvalidArgument):
+        from cedar.commands.submit.errors import SubmitError  # here: the CLI starts without it
+
+        if isinstance(exc, SubmitError):  # a refused submit description, as condor_submit
+            return EXIT_REFUSED
     if isinstance(exc, (InvalidArgument, ClassAdError, ConfigError)):
         return EXIT_USAGE
     if isinstance(exc, (SecurityError, CedarError)):
