@@ -1,6 +1,7 @@
 """A hand-made TCP peer on the loopback for tests that need a daemon which misbehaves on
 purpose (hangs up after the first bytes, drips, never answers): the listener, its accept loop
-and their clean stop written once (``from tests.loopback import serving``)."""
+and their clean stop written once (``from tests.loopback import serving``); and a port held
+for a server that must know its port before it binds (``held_port``)."""
 
 from __future__ import annotations
 
@@ -52,6 +53,23 @@ def serving(handle: Handler, join_timeout: float = 10) -> Iterator[str]:
         listener.close()
         for thread in threads:
             thread.join(join_timeout)
+
+
+@contextlib.contextmanager
+def held_port() -> Iterator[int]:
+    """A loopback port kept from everyone else until the block ends, for a server that must be
+    told its port before it binds (it names itself in what it serves, as the MCP metadata).
+
+    Probing for a free port and binding it later races with every other test run on the
+    machine.  Here the port stays bound (``SO_REUSEADDR``, not listening) while the block runs:
+    no ``bind(0)`` or outgoing connection is given it, and a server that binds with
+    ``SO_REUSEADDR`` (Hypercorn does) can still take it on Linux.  A server that needs no
+    port in advance should bind port 0 and report the port it got instead.
+    """
+    with socket.socket() as holder:
+        holder.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        holder.bind(("127.0.0.1", 0))
+        yield int(holder.getsockname()[1])
 
 
 def first_bytes(received: list[bytes], timeout: float = 30) -> Handler:

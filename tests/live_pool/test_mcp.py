@@ -4,7 +4,6 @@ tokens, and the idle-job story an agent plays (too much memory asked, analysed, 
 from __future__ import annotations
 
 import os
-import socket
 import sys
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,7 @@ from cedar.auth.signing_key import SigningKey  # noqa: E402
 from cedar.auth.token import create_token  # noqa: E402
 from cedar.mcp_server import McpSettings  # noqa: E402
 from cedar.mcp_server.http import serve_http  # noqa: E402
+from tests.loopback import held_port  # noqa: E402
 
 SCRIPT = {"name": "run.sh", "content": "#!/bin/sh\necho done by $1\n", "executable": True}
 WAIT = 600.0  # seconds a job may take to be matched, run and complete (a loaded CI machine)
@@ -193,17 +193,9 @@ def test_the_idle_job_story(live_collector: str) -> None:
     assert files["out.txt"]["content"] == "done by the-agent\n"
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 def test_http_two_users_tokens_against_the_real_pool(live_collector: str) -> None:
     mine = _token_file().read_text().strip().splitlines()[0]
     other = _minted("cedar-mcp-other")
-    port = _free_port()
     settings = McpSettings(pool=live_collector, authorization_servers=("https://issuer.example",))
 
     def client(token: str) -> Client:
@@ -238,7 +230,8 @@ def test_http_two_users_tokens_against_the_real_pool(live_collector: str) -> Non
                 nursery.cancel_scope.cancel()
         return out
 
-    out = trio.run(main)
+    with held_port() as port:  # the server's metadata names it: known before the bind
+        out = trio.run(main)
     me = out["me"].structured_content["identity"]
     them = out["them"].structured_content["identity"]
     assert me != them and them.startswith("cedar-mcp-other@")

@@ -3,7 +3,6 @@ through to the daemons, RFC 9728 metadata, and owner scoping per token."""
 
 from __future__ import annotations
 
-import socket
 from collections.abc import Iterator
 from typing import Any
 
@@ -20,6 +19,7 @@ from cedar.mcp_server import McpSettings
 from cedar.mcp_server.http import serve_http
 from cedar.mcp_server.tools import TOOLS
 from cedar.server.pool import MockPool
+from tests.loopback import held_port
 from tests.mcp_server.helpers import every_tool, keep_marked_jobs_idle, text
 
 SCRIPT = {"name": "run.sh", "content": "#!/bin/sh\necho hi\n", "executable": True}
@@ -45,30 +45,25 @@ def token_pool() -> Iterator[tuple[MockPool, dict[str, str]]]:
         yield pool, tokens
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 def with_http_server(pool: MockPool, work: Any, **settings: Any) -> Any:
-    """Serve ``cedar mcp --http`` for the pool on a free port while ``work(url)`` runs."""
-    port = free_port()
+    """Serve ``cedar mcp --http`` for the pool on a held port (its metadata names the port, so
+    it must be known before the bind) while ``work(url)`` runs."""
     config = McpSettings(pool=pool.host_port, authorization_servers=(AUTH_SERVER,), **settings)
 
-    async def main() -> Any:
+    async def main(port: int) -> Any:
         async with trio.open_nursery() as nursery:
-            await nursery.start(
+            binds = await nursery.start(
                 lambda task_status: serve_http(config, "127.0.0.1", port, task_status=task_status)
             )
+            assert binds == [f"http://127.0.0.1:{port}"]
             try:
                 with trio.fail_after(300):  # a bound for a hang, generous under load
                     return await work(f"http://127.0.0.1:{port}")
             finally:
                 nursery.cancel_scope.cancel()
 
-    return trio.run(main)
+    with held_port() as port:
+        return trio.run(main, port)
 
 
 def client_for(url: str, token: str | None, **kwargs: Any) -> Client:

@@ -9,7 +9,8 @@ import pytest
 import trio
 
 from cedar.server.pool import MockPool
-from tests.mcp_server.test_http import client_for, free_port, token_pool  # noqa: F401
+from tests.loopback import held_port
+from tests.mcp_server.test_http import client_for, token_pool  # noqa: F401
 
 pytest.importorskip("fastapi", reason="the serve extra is not installed")
 
@@ -22,16 +23,13 @@ def test_cedar_serve_mounts_mcp_with_its_lifespan(
     from cedar.service import ServiceSettings
 
     pool, tokens = token_pool
-    port = free_port()
-    settings = ServiceSettings(
-        host="127.0.0.1", port=port, collector=pool.address, schedd=pool.schedd_address
-    )
     mounted: list[Any] = []
 
     def mount(app: Any) -> None:
         mounted.append(mount_in_serve(app))
 
-    async def main() -> dict[str, Any]:
+    async def main(settings: ServiceSettings) -> dict[str, Any]:
+        port = settings.port
         async with trio.open_nursery() as nursery:
             await nursery.start(
                 lambda task_status: serve(
@@ -58,7 +56,11 @@ def test_cedar_serve_mounts_mcp_with_its_lifespan(
             finally:
                 nursery.cancel_scope.cancel()
 
-    out = trio.run(main)
+    with held_port() as port:  # the metadata names the port: known before the bind
+        settings = ServiceSettings(
+            host="127.0.0.1", port=port, collector=pool.address, schedd=pool.schedd_address
+        )
+        out = trio.run(main, settings)
     assert mounted
     assert out["who"].structured_content["identity"].startswith("alice@")
     assert out["who"].structured_content["transport"] == "http"

@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -81,20 +80,13 @@ def chromium(downloads: Path) -> Iterator[Any]:
         shutil.rmtree(profile, ignore_errors=True)
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 @contextmanager
 def demo_server() -> Iterator[tuple[str, dict[str, str]]]:
-    """``cedar serve --demo`` as its own process: (URL, {user: token})."""
-    port = free_port()
+    """``cedar serve --demo`` as its own process: (URL, {user: token}).  It binds port 0 and
+    says which port it got ("listening on URL"): no free port probed, so none to lose."""
     code = "import sys; from cedar.cli.main import main; sys.exit(main(sys.argv[1:]))"
     process = subprocess.Popen(
-        [sys.executable, "-c", code, "serve", "--demo", "--port", str(port)],
+        [sys.executable, "-c", code, "serve", "--demo", "--port", "0"],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
