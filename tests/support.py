@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import subprocess
 import sys
@@ -16,6 +17,16 @@ from cedar.stream.protocol import Receive, Send
 
 #: The recorded traffic and its pool files, copied into the repository (self-contained in CI).
 CAPTURES = Path(__file__).resolve().parent.parent / "captures"
+#: The checkout these tests belong to.
+REPO = Path(__file__).resolve().parent.parent
+
+
+def per_checkout(directory: Path) -> Path:
+    """``directory`` with a suffix naming this checkout (a hash of its path), for a cache kept
+    outside the checkout (a venv under ``/var/tmp``): two checkouts on one machine then never
+    use, or re-point to themselves, each other's."""
+    key = hashlib.sha256(str(REPO).encode()).hexdigest()[:8]
+    return directory.with_name(f"{directory.name}-{key}")
 
 
 def reference_import_problem(timeout: float = 60) -> str | None:

@@ -3,11 +3,12 @@
 Toil's ``HTCondorBatchSystem`` (the old ``htcondor`` API) and the snakemake HTCondor executor
 (``htcondor2`` incl. ``JobEventLog``) run in a venv that has **no** htcondor wheel: the test
 builds it once into a cache directory (``CEDAR_COMPAT_VENV``, default
-``/var/tmp/cedar-compat-venv``; world-readable, because the pool runs the jobs as the submitting
-user, ``testuser``, and snakemake's jobs run the venv's Python).  Jobs are submitted as root with
-the pool's IDTOKEN, which maps to ``testuser``.  Under CI (``CI`` set) a venv that PyPI cannot
-provide fails the test instead of skipping it; a cached venv that already follows this checkout
-is used as it is (no download on the second run).
+``/var/tmp/cedar-compat-venv-<hash of the checkout's path>``: one per checkout, so two checkouts'
+suites never use or re-point each other's; world-readable, because the pool runs the jobs as the
+submitting user, ``testuser``, and snakemake's jobs run the venv's Python).  Jobs are submitted
+as root with the pool's IDTOKEN, which maps to ``testuser``.  Under CI (``CI`` set) a venv that
+PyPI cannot provide fails the test instead of skipping it; a cached venv that already follows
+this checkout is used as it is (no download on the second run).
 """
 
 from __future__ import annotations
@@ -25,9 +26,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import per_checkout
+
 REPO = Path(__file__).resolve().parents[2]
 PROGRAMS = Path(__file__).with_name("compat_programs")
-VENV = Path(os.environ.get("CEDAR_COMPAT_VENV", "/var/tmp/cedar-compat-venv"))
+VENV = Path(os.environ.get("CEDAR_COMPAT_VENV") or per_checkout(Path("/var/tmp/cedar-compat-venv")))
 PACKAGES = ["toil", "snakemake"]
 NO_DEPS = ["snakemake-executor-plugin-htcondor"]  # it pins the htcondor wheel we do without
 VENV_BUILD_TIMEOUT = 600

@@ -28,7 +28,6 @@ running ``sleep`` jobs (batch ``sleepers``), 1 held job, 2 idle ones.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import pty
@@ -43,6 +42,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+
+from tests.support import per_checkout
 
 REPO = Path(__file__).resolve().parents[2]
 TARBALL = Path(
@@ -785,9 +786,8 @@ def test_htmap_map_double(pool_jobs: Pool) -> None:
         pytest.skip("needs su to run htmap as the pool's testuser")
     base = Path(os.environ.get("CEDAR_HTMAP_VENVS", "/var/tmp"))
     # one venv per checkout: two checkouts on one machine must not re-point each other's cedar
-    checkout = hashlib.sha256(str(REPO.resolve()).encode()).hexdigest()[:8]
     ours = _venv(
-        base / f"cedar-htmap-venv-{checkout}",
+        per_checkout(base / "cedar-htmap-venv"),
         [["--no-deps", "htmap==0.6.1"], HTMAP_DEPS, CEDAR_DEPS, ["--no-deps", "-e", str(REPO)]],
         "import cedar.compat; cedar.compat.install(); import htmap",
     )
