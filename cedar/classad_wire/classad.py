@@ -190,7 +190,7 @@ class ClassAd(MutableMapping[str, Any]):
     """
 
     __slots__ = ("_entries", "_shape", "_values", "_wire", "_match")
-    _match: re.Match[bytes]  # only while an ad from _from_match has not made its values
+    _match: re.Match[bytes]  # only while an ad from from_match has not made its values
     # Entries, by folded name: (spelling, Expr or raw wire text, value of that text or None).
     # They are immutable tuples, replaced on every change: a query result holds hundreds of
     # thousands, and tuples of strings and numbers drop out of the garbage collector's sight.
@@ -199,7 +199,7 @@ class ClassAd(MutableMapping[str, Any]):
 
     def __init__(self, values: Mapping[str, Any] | Iterable[tuple[str, Any]] | None = None):
         self._entries: dict[str, Entry] = {}
-        # A wire ad's shape and values until its entry table is built (see _from_shape).
+        # A wire ad's shape and values until its entry table is built (see from_shape).
         self._shape: AdShape | None = None
         self._values: Sequence[str] | Sequence[bytes] = ()
         # put_classad's encodings of this ad, by options; any change drops them.
@@ -209,8 +209,9 @@ class ClassAd(MutableMapping[str, Any]):
 
     # -- storage ---------------------------------------------------------------------------
     @classmethod
-    def _from_shape(cls, shape: AdShape, values: Sequence[str] | Sequence[bytes]) -> ClassAd:
-        """An ad read from the wire: a shared shape and the raw value texts, in its order.
+    def from_shape(cls, shape: AdShape, values: Sequence[str] | Sequence[bytes]) -> ClassAd:
+        """An ad read from the wire: a shared shape and the raw value texts, in its order
+        (for the wire reader, :mod:`cedar.classad_wire.wire`).
 
         The entry table is only built when the ad is changed or used beyond reading names and
         values (iteration, ``ad[name]``, ``in`` and ``len`` work on the shape directly).
@@ -222,8 +223,8 @@ class ClassAd(MutableMapping[str, Any]):
         return ad
 
     @classmethod
-    def _from_match(cls, shape: AdShape, match: re.Match[bytes]) -> ClassAd:
-        """As :meth:`_from_shape`, the values being the groups of ``match``, taken on first use.
+    def from_match(cls, shape: AdShape, match: re.Match[bytes]) -> ClassAd:
+        """As :meth:`from_shape`, the values being the groups of ``match``, taken on first use.
 
         Most ads of a large query are only counted, filtered on a few names or passed on, so
         making a bytes object for each of their values up front would be wasted work.
@@ -237,8 +238,8 @@ class ClassAd(MutableMapping[str, Any]):
     if not TYPE_CHECKING:  # hidden from type checkers: no attribute of ClassAd is dynamic
 
         def __getattr__(self, name: str) -> Any:
-            # Only reached for an empty slot: _values of an ad from _from_match, _entries of an
-            # ad from _from_shape or _from_match.
+            # Only reached for an empty slot: _values of an ad from from_match, _entries of an
+            # ad from from_shape or from_match.
             if name == "_values":
                 try:
                     match = self._match
@@ -252,7 +253,7 @@ class ClassAd(MutableMapping[str, Any]):
             return self._materialize()
 
     def _materialize(self) -> dict[str, Entry]:
-        """Build the entry table of an ad from :meth:`_from_shape` (on its first such use)."""
+        """Build the entry table of an ad from :meth:`from_shape` (on its first such use)."""
         try:
             shape = self._shape
         except AttributeError:
@@ -276,6 +277,16 @@ class ClassAd(MutableMapping[str, Any]):
         is the ad's own, so a caller changes it only as the ad's methods do.
         """
         return self._entries
+
+    @property
+    def wire_cache(self) -> dict[Any, Any] | None:
+        """:func:`~cedar.classad_wire.wire.put_classad`'s encodings of this ad, by options
+        (``None`` until it was encoded once); any change to the ad drops them."""
+        return self._wire
+
+    @wire_cache.setter
+    def wire_cache(self, cache: dict[Any, Any] | None) -> None:
+        self._wire = cache
 
     def _pending_value(self, shape: AdShape, position: int, raw: str | bytes) -> Any:
         """``ad[name]`` of a value not yet materialized: simple literals are not parsed.
@@ -315,8 +326,9 @@ class ClassAd(MutableMapping[str, Any]):
         self._entries[key] = (name if entry is None else entry[0], expr, None)
         self._wire = None
 
-    def _expr(self, key: str, entry: Entry) -> Expr:
-        """The expression of the entry stored under ``key``, parsed (once) if still raw."""
+    def entry_expr(self, key: str, entry: Entry) -> Expr:
+        """The expression of the entry stored under ``key`` (folded) in :meth:`entry_table`,
+        parsed (once) if still raw: for this package's codecs, which hold the entry already."""
         value = entry[1]
         if not isinstance(value, str):
             return value  # type: ignore[no-any-return]
@@ -339,7 +351,7 @@ class ClassAd(MutableMapping[str, Any]):
             if native is None:
                 native = simple_value(value)
                 if native is None:
-                    return self._expr(key, entry).value()
+                    return self.entry_expr(key, entry).value()
                 self._entries[key] = (entry[0], value, native)
             return native
         if value.__class__ is Literal:
@@ -432,7 +444,7 @@ class ClassAd(MutableMapping[str, Any]):
             if self._entries.keys() != other._entries.keys():
                 return False
             return all(
-                self._expr(key, entry) == other._expr(key, other._entries[key])
+                self.entry_expr(key, entry) == other.entry_expr(key, other._entries[key])
                 for key, entry in list(self._entries.items())
             )
         return NotImplemented  # an ad never equals a dict, as in the reference bindings
@@ -474,7 +486,7 @@ class ClassAd(MutableMapping[str, Any]):
                 return None
             return _raw_expr(self._values[position], shape.names[position])
         entry = self._entries.get(key)
-        return None if entry is None else self._expr(key, entry)
+        return None if entry is None else self.entry_expr(key, entry)
 
     def spelling(self, name: str) -> str:
         """The stored spelling of a (case-insensitively matched) attribute name."""
@@ -535,7 +547,7 @@ class ClassAd(MutableMapping[str, Any]):
                 if native is None:
                     native = simple_value(value)
                     if native is None:
-                        plain[entry[0]] = _to_plain(self._expr(key, entry).value())
+                        plain[entry[0]] = _to_plain(self.entry_expr(key, entry).value())
                         continue
                     entries[key] = (entry[0], value, native)
                 plain[entry[0]] = native

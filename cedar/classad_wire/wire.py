@@ -62,7 +62,7 @@ def is_private(name: str, extra: frozenset[str] = frozenset()) -> bool:
 def _line(ad: ClassAd, name: str, spelling: str | None = None) -> str:
     """``Name = value`` for one attribute, refusing what the wire cannot carry (§2.2)."""
     key = fold(name)
-    entry = ad._entries[key]
+    entry = ad.entry_table()[key]
     return _entry_line(ad, key, entry, str(entry[0]) if spelling is None else spelling)
 
 
@@ -79,7 +79,7 @@ def _entry_line(ad: ClassAd, key: str, entry: Entry, spelling: str) -> str:
     if isinstance(value, str) and _CANONICAL_RAW.fullmatch(value):
         text = value
     else:
-        text = unparse(ad._expr(key, entry), old=True)
+        text = unparse(ad.entry_expr(key, entry), old=True)
     line = f"{spelling} = {text}"
     if "\0" in line:
         raise ClassAdError(f"attribute {spelling!r} contains a NUL byte, which CEDAR cannot carry")
@@ -114,19 +114,20 @@ def _expand_projection(ad: ClassAd, names: Iterable[str], expand: bool) -> list[
     """Projection names present in the ad, plus (transitively) what they reference (§2.6)."""
     chosen: dict[str, str] = {}
     pending: list[str] = []
+    entries = ad.entry_table()
     for name in names:
         key = fold(name)
-        if key not in chosen and key in ad._entries:
+        if key not in chosen and key in entries:
             chosen[key] = name
             pending.append(key)
     while expand and pending:
         key = pending.pop()
-        expr = ad._expr(key, ad._entries[key])
+        expr = ad.entry_expr(key, entries[key])
         if expr.is_literal:
             continue
         for ref in references(expr):
-            if ref not in chosen and ref in ad._entries:
-                chosen[ref] = str(ad._entries[ref][0])
+            if ref not in chosen and ref in entries:
+                chosen[ref] = str(entries[ref][0])
                 pending.append(ref)
     return sorted(chosen.values(), key=fold)
 
@@ -207,16 +208,16 @@ def _encoded(
     """Item count and encoded items for ``options``, cached on the ad from its second encoding.
 
     A server sends the same stored ads to every query; an ad sent once (most client-side ads)
-    keeps nothing.  Any change to the ad drops its cache (:class:`ClassAd` ``_wire``).
+    keeps nothing.  Any change to the ad drops its cache (:attr:`ClassAd.wire_cache`).
     """
-    cache = ad._wire
+    cache = ad.wire_cache
     if cache is not None:
         cached: tuple[int, bytes] | None = cache.get(options)
         if cached is not None:
             return cached
     encoded = _encode(options[0], *strings())
     if cache is None:
-        ad._wire = {}  # encoded once: cache from the next time on
+        ad.wire_cache = {}  # encoded once: cache from the next time on
     else:
         if len(cache) >= _WIRE_CACHE_MAX:
             cache.clear()
@@ -234,7 +235,7 @@ def _all_strings(
     """Item count and strings of a whole ad (``ZKM`` markers included)."""
     strings: list[str | bytes] = []
     count = 0
-    for key, entry in list(ad._entries.items()):  # keys are the folded names
+    for key, entry in list(ad.entry_table().items()):  # keys are the folded names
         private = key in PRIVATE_V1 or key.startswith(_PRIVATE_V2_PREFIX) or key in extra
         if exclude_private and private:
             continue
@@ -381,7 +382,7 @@ def _get_classad_fast(reader: MessageReader, count: int, types: bool) -> ClassAd
         crypto = reader.crypto
         if typed and plan.seen >= _SHAPE_READER_AFTER and crypto not in plan.readers:
             _add_shape_reader(shape, crypto, plan)
-        return ClassAd._from_shape(shape, plan.getter(values))
+        return ClassAd.from_shape(shape, plan.getter(values))
     if canonical:
         if len(_RECENT_SHAPES) >= _RECENT_SHAPES_MAX:
             _RECENT_SHAPES.clear()
@@ -445,7 +446,7 @@ def _shaped(shape: AdShape, values: list[str], typed: bool, crypto: bool) -> Cla
     shape.seen += 1
     if typed and shape.seen >= _SHAPE_READER_AFTER and crypto not in shape.readers:
         _add_shape_reader(shape, crypto)
-    return ClassAd._from_shape(shape, values)
+    return ClassAd.from_shape(shape, values)
 
 
 #: How close to the end of a streamed piece an ad is first checked for being cut (bytes).
@@ -524,10 +525,10 @@ class _ShapeReader:
                 *map(add, map(len, values), self.offsets)
             ):
                 return None
-            return ClassAd._from_shape(self.shape, values if merge is None else merge(values))
+            return ClassAd.from_shape(self.shape, values if merge is None else merge(values))
         if merge is not None:
-            return ClassAd._from_shape(self.shape, merge(match.groups()))
-        return ClassAd._from_match(self.shape, match)  # the values are its groups
+            return ClassAd.from_shape(self.shape, merge(match.groups()))
+        return ClassAd.from_match(self.shape, match)  # the values are its groups
 
 
 def _read_shaped_run(
@@ -636,7 +637,7 @@ _TWO_INTS = struct.Struct(">qq").unpack_from
 def _get_classad_lines(reader: MessageReader, count: int, types: bool, strict: bool) -> ClassAd:
     """The line-by-line reader: any input, exact error offsets, ``strict`` parsing."""
     ad = ClassAd()
-    entries = ad._entries
+    entries = ad.entry_table()
     read = reader.get_nullable_string_bytes
     for index in range(count):
         start = reader.offset

@@ -61,7 +61,7 @@ def _payload(count: int, items: list[bytes | None], crypto: bool, types: bool) -
 
 
 def _entries(ad: ClassAd) -> list[tuple[str, str, Any]]:
-    return [(key, entry[0], entry[1]) for key, entry in ad._entries.items()]
+    return [(key, entry[0], entry[1]) for key, entry in ad.entry_table().items()]
 
 
 def _outcome(payload: bytes, crypto: bool, types: bool, fast: bool) -> tuple[object, int]:
@@ -175,7 +175,7 @@ def test_simple_values_are_cached_and_lookup_stays_equal() -> None:
     back = get_classad(MessageReader(wire.getvalue(), crypto=True))
     assert back.to_dict() == {"I": 42, "S": "text", "R": 2.5, "B": True, "E": ad.lookup("E")}
     assert back["I"] == 42
-    assert back._entries["i"][1] == "42"  # still raw once the table is built
+    assert back.entry_table()["i"][1] == "42"  # still raw once the table is built
     for name in ("I", "S", "R", "B", "E"):
         assert back.lookup(name) == ad.lookup(name)
         assert back[name] == ad[name]

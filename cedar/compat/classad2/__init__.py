@@ -137,7 +137,8 @@ class ClassAd(_CedarAd):
                 parsed = None
             if parsed is None:
                 raise ClassAdException("Unable to parse string into a ClassAd.")
-            self._entries.update(parsed._entries)
+            for name in parsed:  # its expressions as they are (parsed already)
+                self.set_expr(name, parsed.lookup(name))
             return
         super().__init__()
         if input is not None:
