@@ -5,6 +5,7 @@ procs from it while fewer than ``JobMaterializeLimit`` are in the queue and (wit
 ``JobMaterializeMaxIdle``) fewer than that many are idle or held, as the real 25.13 schedd
 was seen to do.  The cluster ad carries the factory attributes ``condor_q -factory`` shows; it
 leaves the queue when every proc has been made and has left, or when the cluster is removed.
+Holding the cluster itself pauses the factory, releasing it resumes it (:meth:`Factory.act`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from dataclasses import dataclass, field
 from cedar.classad_wire import ClassAd
 from cedar.commands.submit import SubmitError, SubmitSettings
 from cedar.commands.submit.factory import digest_queue, materialize, parse_item_bytes
+from cedar.numbers import JobAction
 from cedar.server.errors import QueueError
 
 __all__ = [
@@ -65,6 +67,12 @@ class Factory:
     items: int = 0
     #: Set when the cluster's procs were removed: no more procs are made.
     stopped: bool = False
+    #: ``JobFactoryPaused``: 1 while the cluster is held (no procs are made), else 0.
+    paused: int = 0
+    #: ``JobMaterializePauseReason`` while paused (the hold's reason).
+    pause_reason: str | None = None
+    #: Whether it was ever paused: ``JobMaterializePaused`` exists from then on (0 after).
+    ever_paused: bool = False
 
     @classmethod
     def build(cls, cluster: int, pending: PendingFactory, cluster_ad: dict[str, str]) -> Factory:
@@ -99,11 +107,24 @@ class Factory:
     def total(self) -> int:
         return len(self.procs)
 
+    def act(self, action: JobAction, reason: str) -> None:
+        """An action that named the cluster itself (its id, or a constraint its cluster ad
+        matches; not one of its procs), as the real schedd answers it (25.13.2): removing ends
+        the factory; holding pauses it (``JobFactoryPaused = JobMaterializePaused = 1``, the
+        hold's reason in ``JobMaterializePauseReason``), releasing resumes it (both 0, the
+        reason gone).  A paused factory makes no proc, not even for one removed meanwhile."""
+        if action in (JobAction.Remove, JobAction.RemoveX):
+            self.stopped = True
+        elif action == JobAction.Hold:
+            self.paused, self.pause_reason, self.ever_paused = 1, reason, True
+        elif action == JobAction.Release:
+            self.paused, self.pause_reason = 0, None
+
     def due(self, present: int, idle: int) -> int:
         """How many procs to make now, given the cluster's procs present and waiting (idle or
         held: the real schedd made no proc for a held one, 40 s observed; running ones do not
         count)."""
-        if self.stopped:
+        if self.stopped or self.paused:
             return 0
         room = min(self.limit - present, self.total - self.next_proc)
         if self.max_idle is not None:
@@ -113,7 +134,13 @@ class Factory:
     def cluster_attributes(self, ad: ClassAd, spool: str, counts: dict[str, int]) -> None:
         """The factory attributes of the cluster ad (as ``condor_q -factory -long`` shows)."""
         ad["JobFactoryId"] = self.cluster
-        ad["JobFactoryPaused"] = 0
+        ad["JobFactoryPaused"] = self.paused
+        if self.ever_paused:
+            ad["JobMaterializePaused"] = self.paused
+        if self.pause_reason is not None:
+            ad["JobMaterializePauseReason"] = self.pause_reason
+        else:
+            ad.pop("JobMaterializePauseReason", None)
         ad["JobFactoryTotalProcs"] = self.total
         ad["JobFactoryItemCount"] = self.items
         ad["JobFactoryItemReaderDone"] = True

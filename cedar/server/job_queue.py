@@ -596,11 +596,12 @@ class JobQueue:
                     if filt(int_attr(ad, "JobStatus"), ad) and matches(expr, ad, budget):
                         results[key] = self._act_code(key, own, action, explicit=False)
         todo = [k for k, code in results.items() if code == 1]
-        # Removing a factory's cluster (its id, or a constraint its cluster ad matches) ends
-        # the factory; removing some of its procs makes room for the next ones.
-        ended = set()
-        if action in (JobAction.Remove, JobAction.RemoveX):
-            ended = {c for c in self.factories if self._addresses_cluster(request, c, budget)}
+        # Removing, holding or releasing a factory's cluster (its id, or a constraint its
+        # cluster ad matches) ends, pauses or resumes the factory (Factory.act); removing some
+        # of its procs makes room for the next ones.
+        named = set()
+        if action in (JobAction.Remove, JobAction.RemoveX, JobAction.Hold, JobAction.Release):
+            named = {c for c in self.factories if self._addresses_cluster(request, c, budget)}
 
         def apply() -> None:
             now = int(self.clock())
@@ -610,9 +611,9 @@ class JobQueue:
                     if job is None:
                         continue
                     self._apply_action(job, action, reason, subcode, now)
-                for cluster in ended:
+                for cluster in named:
                     if cluster in self.factories and self.may_edit(user, cluster):
-                        self.factories[cluster].stopped = True
+                        self.factories[cluster].act(action, reason or "via cedar")
                 self.materialize(now)
 
         return results, apply

@@ -125,3 +125,35 @@ def test_cedar_factory_is_materialized_as_condor_submits(
     finally:
         os.unlink(sub.name)
         schedd.remove(f"ClusterId == {ours}", "cedar live")
+
+
+def _pause_state(schedd: Schedd, cluster: int) -> dict[str, object]:
+    (ad,) = schedd.query(f"ClusterId == {cluster} && ProcId =?= undefined",
+                         ["JobFactoryPaused", "JobMaterializePaused", "JobMaterializePauseReason",
+                          "JobMaterializeNextProcId"], include_cluster_ads=True)  # fmt: skip
+    return {name: ad.get(name) for name in ad if name not in ("ClusterId", "ProcId")}
+
+
+def test_holding_the_cluster_pauses_the_factory(schedd: Schedd) -> None:
+    """The values the mock copies (tests/schedd/test_late_materialization.py): running 0 and no
+    JobMaterializePaused; held 1 and 1 with the reason, no proc made for one removed; released
+    0 and 0, the reason gone, materializing again."""
+    cluster = schedd.submit(Submit(DESCRIPTION), submit_dir=IWD).cluster
+    try:
+        _steady(schedd, cluster, [0, 1])
+        running = _pause_state(schedd, cluster)
+        assert running["JobFactoryPaused"] == 0 and running.get("JobMaterializePaused") is None
+        schedd.hold(str(cluster), "stop it")
+        held = _pause_state(schedd, cluster)
+        assert held["JobFactoryPaused"] == held["JobMaterializePaused"] == 1
+        assert str(held["JobMaterializePauseReason"]).startswith("stop it (by user ")
+        schedd.remove(f"{cluster}.0", "cedar live")
+        _steady(schedd, cluster, [1])
+        assert _pause_state(schedd, cluster)["JobMaterializeNextProcId"] == 2
+        schedd.release(str(cluster))
+        _steady(schedd, cluster, [1, 2])
+        released = _pause_state(schedd, cluster)
+        assert released["JobFactoryPaused"] == released["JobMaterializePaused"] == 0
+        assert released.get("JobMaterializePauseReason") is None
+    finally:
+        schedd.remove(f"ClusterId == {cluster}", "cedar live")

@@ -62,6 +62,20 @@ def test_factory_table_and_batch_counts(pool: MockPool) -> None:
     assert constrained[4].split()[-5:] == ["_", "_", "2", "6", f"{first}.1-2"]
 
 
+def test_a_held_factory_is_listed_held(pool: MockPool) -> None:
+    """condor_q -factory's MODE is Held after condor_hold of the cluster, Norm after release
+    (the mock sets JobFactoryPaused as the real schedd does)."""
+    schedd = Schedd(pool.schedd_address)
+    cluster = schedd.submit(Submit(SIX_BY_TWO)).cluster
+    mode = lambda: _q(pool, "-factory")[4].split()[-2]  # noqa: E731
+    assert mode() == "Norm"
+    schedd.hold(str(cluster), "pause")
+    assert mode() == "Held"
+    assert _q(pool, "-factory", "-af", "JobsHeld", "JobMaterializeNextProcId") == ["2 2"]
+    schedd.release(str(cluster))
+    assert mode() == "Norm"
+
+
 def test_no_factory_heading_is_not_padded(pool: MockPool) -> None:
     schedd = Schedd(pool.schedd_address)
     schedd.submit(Submit("executable = /bin/sleep\nqueue 2\n"))  # not a factory

@@ -186,3 +186,51 @@ def test_the_mock_refuses_a_factory_over_its_limit(pool: MockPool) -> None:
     with pytest.raises(qmgmt.QmgmtError, match="the mock's limit"):
         schedd.submit(Submit(text))
     assert schedd.query(include_cluster_ads=True) == []
+
+
+FACTORY_PAUSE = ["JobFactoryPaused", "JobMaterializePaused", "JobMaterializePauseReason"]
+
+
+def _factory(schedd: Schedd, cluster: int) -> dict[str, object]:
+    (ad,) = schedd.query(
+        f"ClusterId == {cluster} && ProcId =?= undefined", include_cluster_ads=True
+    )
+    return {name: ad.get(name) for name in [*FACTORY_PAUSE, "JobMaterializeNextProcId"]}
+
+
+@pytest.mark.parametrize("how", ["cluster id", "constraint", "owner"])
+def test_holding_the_cluster_pauses_the_factory(pool: MockPool, how: str) -> None:
+    """As the real schedd (25.13.2, docs/late-materialization.md): a hold that names the
+    cluster itself sets JobFactoryPaused = JobMaterializePaused = 1 with the hold's reason and
+    makes no proc, not even for one removed; release sets both to 0 and materializes again."""
+    schedd = Schedd(pool.schedd_address)
+    cluster = schedd.submit(Submit(MAX_IDLE)).cluster
+    assert _factory(schedd, cluster) == {
+        "JobFactoryPaused": 0,
+        "JobMaterializePaused": None,  # not there until the factory was paused once
+        "JobMaterializePauseReason": None,
+        "JobMaterializeNextProcId": 2,
+    }
+    schedd.hold(f"{cluster}.0", "one proc")  # a proc of it: the factory runs on
+    assert _factory(schedd, cluster)["JobFactoryPaused"] == 0
+    schedd.release(f"{cluster}.0")
+    owner = schedd.query(f"ClusterId == {cluster}", ["Owner"])[0]["Owner"]
+    target = {
+        "cluster id": str(cluster),
+        "constraint": f"ClusterId == {cluster}",
+        "owner": f'Owner == "{owner}"',
+    }[how]
+    schedd.hold(target, "stop it")
+    paused = _factory(schedd, cluster)
+    assert paused["JobFactoryPaused"] == paused["JobMaterializePaused"] == 1
+    assert str(paused["JobMaterializePauseReason"]).startswith("stop it (by user ")
+    schedd.remove(f"{cluster}.0", "gone")  # room for a proc, but paused: none is made
+    assert [p for p, _ in _procs(schedd, cluster)] == [1]
+    schedd.release(target)
+    assert _factory(schedd, cluster) == {
+        "JobFactoryPaused": 0,
+        "JobMaterializePaused": 0,
+        "JobMaterializePauseReason": None,
+        "JobMaterializeNextProcId": 3,
+    }
+    assert [p for p, _ in _procs(schedd, cluster)] == [1, 2]
