@@ -33,7 +33,7 @@ from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp
 
 from cedar.config import default_config
-from cedar.errors import CedarError
+from cedar.errors import CedarError, ConfigError
 from cedar.mcp_server.access import PoolAccess
 from cedar.mcp_server.server import CedarMcp
 from cedar.mcp_server.settings import McpSettings
@@ -149,10 +149,16 @@ class McpHttp:
             yield
 
 
-def mount_in_serve(app: Any, *, resource_url: str | None = None, path: str = "/mcp") -> McpHttp:
+def mount_in_serve(
+    app: Any, *, resource_url: str | None = None, path: str = "/mcp"
+) -> McpHttp | None:
     """Put the MCP endpoint into a ``cedar serve`` app at ``path`` (its metadata at the root),
     sharing that app's pool access (per-token sessions), and run its session manager inside
-    the app's lifespan."""
+    the app's lifespan.
+
+    None (nothing mounted) for a server on an ephemeral port (``--port 0``) with no
+    ``CEDAR_MCP_RESOURCE_URL``: the protected-resource metadata must name a URL that reaches
+    this server, and the port is not known until Hypercorn binds it."""
     services = app.state.services
     service_settings = services.settings
     config = McpSettings.from_config(
@@ -162,6 +168,9 @@ def mount_in_serve(app: Any, *, resource_url: str | None = None, path: str = "/m
         schedd_address=service_settings.schedd,
         daemon_timeout=service_settings.timeout,
     )
+    resource_url = resource_url or config.resource_url
+    if resource_url is None and service_settings.port == 0:
+        return None
     if resource_url is None:
         scheme = "https" if service_settings.tls_cert else "http"
         host = service_settings.host
@@ -198,7 +207,13 @@ async def serve_http(
     from hypercorn.trio import serve
 
     shown = f"[{host}]" if ":" in host else host
-    url = resource_url or settings.resource_url or f"http://{shown}:{port}/mcp"
+    url = resource_url or settings.resource_url
+    if url is None and port == 0:
+        raise ConfigError(
+            "an MCP server on port 0 needs --resource-url (CEDAR_MCP_RESOURCE_URL): its "
+            "protected-resource metadata names the URL that reaches it"
+        )
+    url = url or f"http://{shown}:{port}/mcp"
     http = McpHttp(settings, resource_url=url, host=host)
     config = HypercornConfig()
     config.bind = [f"{shown}:{port}"]

@@ -107,8 +107,10 @@ def _mount_mcp(app: object) -> None:
         from cedar.mcp_server.http import mount_in_serve
     except ImportError:
         return
-    mount_in_serve(app)
-    _say("cedar serve: MCP (streamable HTTP) at /mcp")
+    if mount_in_serve(app) is None:
+        _say("cedar serve: MCP not mounted (port 0, no CEDAR_MCP_RESOURCE_URL for its metadata)")
+    else:
+        _say("cedar serve: MCP (streamable HTTP) at /mcp")
 
 
 def _say(text: str) -> None:

@@ -68,3 +68,32 @@ def test_cedar_serve_mounts_mcp_with_its_lifespan(
     assert out["health"] == 200  # the REST API is still there
     assert out["metadata"]["resource"] == f"http://127.0.0.1:{port}/mcp"
     assert out["anonymous"] == 401
+
+
+def test_an_ephemeral_port_mounts_no_mcp_without_a_resource_url() -> None:
+    """The metadata must name a URL that reaches the server; port 0 is not known before the bind."""
+    from cedar.config import Config
+    from cedar.mcp_server.http import mount_in_serve, serve_http
+    from cedar.mcp_server.settings import McpSettings
+    from cedar.serve.app import create_app
+    from cedar.service import ServiceSettings
+
+    def paths(app: Any) -> set[str]:
+        return {getattr(route, "path", "") for route in app.router.routes}
+
+    bare = ServiceSettings(host="127.0.0.1", port=0, config=Config())
+    app = create_app(bare)
+    assert mount_in_serve(app) is None
+    assert "/mcp" not in paths(app)
+
+    named = Config()
+    named.set("CEDAR_MCP_RESOURCE_URL", "https://pool.example.org/mcp")
+    app = create_app(ServiceSettings(host="127.0.0.1", port=0, config=named))
+    http = mount_in_serve(app)
+    assert http is not None and http.resource_url == "https://pool.example.org/mcp"
+    assert "/mcp" in paths(app)
+
+    from cedar.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="port 0 needs --resource-url"):
+        trio.run(lambda: serve_http(McpSettings(), "127.0.0.1", 0))
