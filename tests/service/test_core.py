@@ -126,3 +126,41 @@ def test_rate_limiter() -> None:
     limiter.check("a")  # refilled
     limiter.check("c")
     assert len(limiter._buckets) == 2
+
+
+def _fake_jwt(subject: str) -> str:
+    import base64
+    import json
+
+    def part(value: dict[str, str]) -> str:
+        return base64.urlsafe_b64encode(json.dumps(value).encode()).decode().rstrip("=")
+
+    return f"{part({'alg': 'HS256'})}.{part({'sub': subject})}.c2ln"
+
+
+def test_a_token_gives_one_remembered_caller(token_pool: TokenPool) -> None:
+    from cedar.service.caller import KNOWN_TOKENS
+
+    alice = Caller.from_token(token_pool.alice)
+    assert Caller.from_authorization(f"Bearer  {token_pool.alice} ") is alice
+    assert Caller.from_token(token_pool.bob) is not alice
+    assert Caller.from_token(token_pool.bob).key != alice.key
+    # refused tokens are refused every time (nothing about them is kept)
+    for _ in range(2):
+        with pytest.raises(BadCredential):
+            Caller.from_token("a.b.c")
+        with pytest.raises(BadCredential):
+            Caller.from_token("x" * 20000)
+    # the memory is bounded: after KNOWN_TOKENS other tokens, alice's caller is made anew
+    for n in range(KNOWN_TOKENS):
+        Caller.from_token(_fake_jwt(f"user{n}"))
+    again = Caller.from_token(token_pool.alice)
+    assert again is not alice and again == alice
+
+
+def test_a_subclass_of_caller_gets_its_own_type(token_pool: TokenPool) -> None:
+    class Special(Caller):
+        pass
+
+    special = Special.from_token(token_pool.alice)
+    assert type(special) is Special and special.key == Caller.from_token(token_pool.alice).key
