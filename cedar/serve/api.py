@@ -8,7 +8,6 @@ mapping.  Job views are scoped to the identity the daemon authenticated, by pars
 from __future__ import annotations
 
 import base64
-import functools
 import io
 import json
 import os
@@ -42,7 +41,15 @@ from cedar.serve.adjson import ad_dict, ad_json_bytes, primed, typed_values
 from cedar.serve.context import Services, caller_of, services, services_dep
 from cedar.serve.sandbox import TooLarge, extract_tar, pack_tar, resolve_file, write_file
 from cedar.serve.streaming import PipelinedResponse
-from cedar.service import Caller, NotFound, ServiceError, scoped_constraint, status_of
+from cedar.service import (
+    Caller,
+    NotFound,
+    ServiceError,
+    job_constraint,
+    scoped_constraint,
+    scoped_job,
+    status_of,
+)
 from cedar.version import VERSION_STRING
 
 router = APIRouter(prefix="/api/v1")
@@ -64,15 +71,6 @@ def job_id(text: str) -> tuple[int, int]:
     return job.cluster, job.proc or 0
 
 
-def _id_constraint(cluster: int, proc: int) -> cx.Expr:
-    """``ClusterId == C && ProcId == P`` built as a tree (nothing to parse on each request)."""
-    return cx.Binary(
-        "&&",
-        cx.Binary("==", cx.AttrRef("ClusterId"), cx.Literal(cluster)),
-        cx.Binary("==", cx.AttrRef("ProcId"), cx.Literal(proc)),
-    )
-
-
 def _after(cluster: int, proc: int) -> str:
     return f"ClusterId > {cluster} || (ClusterId == {cluster} && ProcId > {proc})"
 
@@ -87,22 +85,12 @@ def _and(*parts: str | Expr | None) -> Expr | None:
     return and_constraints(parts)  # a tree: the client sends it without parsing it again
 
 
-@functools.lru_cache(maxsize=256)
-def _job_constraint(cluster: int, proc: int, user: str | None) -> Expr | None:
-    """Job ``cluster.proc`` of ``user`` (None: anyone's), one tree per distinct job and user.
-
-    Remembered because the query request made from a tree is itself remembered by the tree
-    (:func:`cedar.commands.schedd.shared_query_request`): the same tree object is found at
-    once, where an equal new tree was compared node by node on every request."""
-    return scoped_constraint(_id_constraint(cluster, proc), user)
-
-
 async def _one_job(svc: Services, caller: Caller, job: str, projection: list[str]) -> ClassAd:
     """The caller's job ``job`` (404 when absent or not the caller's)."""
     cluster, proc = job_id(job)
     user = await svc.scope_user(caller)
     schedd = await svc.access.schedd(caller)
-    ads = await schedd.query(_job_constraint(cluster, proc, user), projection)
+    ads = await schedd.query(scoped_job(cluster, proc, user), projection)
     if not ads:
         raise NotFound(f"no job {cluster}.{proc} of yours")
     return ads[0]
@@ -311,9 +299,7 @@ async def job_transfers(
 
 @router.get("/jobs/{job}", response_model=m.JobAd, responses=ERRORS, summary="One job's ad")
 async def get_job(request: Request, job: str, projection: str | None = None) -> Response:
-    # The caller and the services are taken here rather than declared as dependencies (as the
-    # other routes do): FastAPI's solving of two dependencies was about a third of this
-    # route's own CPU in-process.  Same checks, same order: rate limit, then the job id.
+    # Not FastAPI dependencies (as elsewhere): solving two was a third of this route's CPU.
     svc = services(request)
     caller = await caller_of(request)
     ad = await _one_job(svc, caller, job, svc.projection(projection))
@@ -414,7 +400,7 @@ async def _act_one(
     svc: Services, caller: Caller, action: JobAction, job: str, reason: str | None
 ) -> m.ActionResponse:
     cluster, proc = job_id(job)
-    answer = await _act(svc, caller, action, _id_constraint(cluster, proc), reason)
+    answer = await _act(svc, caller, action, job_constraint(cluster, proc), reason)
     if not answer.results:
         raise NotFound(f"no job {cluster}.{proc} of yours")
     return answer
@@ -859,7 +845,7 @@ async def analyze(svc: ServicesDep, caller: CallerDep, job: str) -> Response:
     schedd = await svc.access.schedd(caller, stream=True)
     collector = svc.access.collector(caller)
     inputs = await fetch_inputs(
-        schedd, collector, scoped_constraint(_id_constraint(cluster, proc), user)
+        schedd, collector, scoped_constraint(job_constraint(cluster, proc), user)
     )
     if not inputs.jobs:
         raise NotFound(f"no job {cluster}.{proc} of yours")

@@ -164,3 +164,18 @@ def test_a_subclass_of_caller_gets_its_own_type(token_pool: TokenPool) -> None:
 
     special = Special.from_token(token_pool.alice)
     assert type(special) is Special and special.key == Caller.from_token(token_pool.alice).key
+
+
+def test_scoped_job_is_one_tree_per_job_and_user() -> None:
+    from cedar.service import job_constraint, scoped_job
+
+    mine = scoped_job(12, 3, "alice@pool")
+    assert scoped_job(12, 3, "alice@pool") is mine  # found again by identity
+    assert mine == scoped_constraint(job_constraint(12, 3), "alice@pool")
+    assert unparse(mine) == unparse(
+        scoped_constraint("ClusterId == 12 && ProcId == 3", "alice@pool")
+    )
+    assert scoped_job(12, 3, "bob@pool") != mine and scoped_job(12, 4, "alice@pool") != mine
+    anyone = scoped_job(12, 3, None)  # no scope: anyone's job
+    assert anyone == scoped_constraint(job_constraint(12, 3), None)
+    assert "User" not in unparse(anyone) and "User" in unparse(mine)
