@@ -128,24 +128,27 @@ class RawHTTP:
 
 
 class RawPool:
-    """Idle :class:`RawHTTP` connections, one per concurrent caller, over every replica."""
+    """Idle :class:`RawHTTP` connections, one per concurrent caller, over every replica; the
+    replicas are taken in turn for each request (a round-robin load balancer), also at one
+    client."""
 
     def __init__(self, ports: list[int], headers: dict[str, str]) -> None:
-        self.free: list[RawHTTP] = []
+        self.free: dict[int, list[RawHTTP]] = {port: [] for port in ports}
         self.ports = itertools.cycle(ports)
         self.headers = headers
 
     async def get(self, path: str) -> tuple[int, bytes]:
-        conn = (
-            self.free.pop() if self.free else RawHTTP("127.0.0.1", next(self.ports), self.headers)
-        )
+        port = next(self.ports)
+        free = self.free[port]
+        conn = free.pop() if free else RawHTTP("127.0.0.1", port, self.headers)
         status, body = await conn.get(path)
-        self.free.append(conn)
+        free.append(conn)
         return status, body
 
     async def aclose(self) -> None:
-        for conn in self.free:
-            await conn.aclose()
+        for free in self.free.values():
+            for conn in free:
+                await conn.aclose()
 
 
 async def measure(
@@ -331,9 +334,10 @@ async def main(args: argparse.Namespace) -> None:
     ports = [args.port + i for i in range(max(1, args.replicas))]
     servers = [start_server(port) for port in ports]
     pid: list[int] = [server.pid for server in servers]
-    other = start_server(args.port + len(ports), args.other) if args.other else None
-    if other is not None:
-        servers.append(other)
+    # --other: as many processes of the other checkout as --replicas, on the next ports
+    other_ports = [args.port + len(ports) + i for i in range(len(ports))]
+    others = [start_server(port, args.other) for port in other_ports] if args.other else []
+    servers += others
     base = f"http://127.0.0.1:{ports[0]}"
     headers = {"Authorization": f"Bearer {token}"}
     clusters = await fill(schedd, 100)  # the listed cluster: 100 whole job ads
@@ -344,7 +348,7 @@ async def main(args: argparse.Namespace) -> None:
     limits = httpx.Limits(max_connections=200, max_keepalive_connections=200)
     api = Replicas(ports, headers, limits)
     raw = RawPool(ports, headers)
-    other_raw = RawPool([args.port + len(ports)], headers)
+    other_raw = RawPool(other_ports, headers)
     try:
         async with httpx.AsyncClient(timeout=120, limits=limits) as plain:
             await api.get("/api/v1/whoami")  # warm the caller's sessions
@@ -396,9 +400,9 @@ async def main(args: argparse.Namespace) -> None:
                 "raw": (raw_one, pid),
                 "httpx": (api_one, pid),
             }
-            if other is not None:
+            if others:
                 print(f"  raw-other: the raw client against cedar serve from {args.other}")
-                kinds["raw-other"] = (other_one, other.pid)
+                kinds["raw-other"] = (other_one, [server.pid for server in others])
             for work, _ in kinds.values():  # first requests build FastAPI's route contexts
                 for _ in range(5):
                     await work()
@@ -510,7 +514,9 @@ if __name__ == "__main__":
     parser.add_argument(
         "--other",
         metavar="DIR",
-        help="also run cedar serve from the checkout DIR (e.g. /work/main) in the one-job GET",
+        help="also run cedar serve from the checkout DIR (e.g. /work/main) in the one-job GET "
+        "(--replicas processes of it too: the same code's CPU differs by ~0.2 ms a request from "
+        "one process to another, so compare over two or more)",
     )
     parser.add_argument(
         "--one-job-requests",
