@@ -61,6 +61,25 @@ def process_cpu(pid: int | list[int] | None = None) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def fine_cpu(pid: int | list[int] | None = None) -> float:
+    """CPU seconds used so far, like :func:`process_cpu` but to the nanosecond: the sum of the
+    process's threads' ``schedstat`` run times (``/proc/<pid>/stat`` counts 10 ms clock ticks,
+    which is 0.1 ms a request over 100 requests: the size of what the one-job GET compares).
+    A thread that ended is no longer counted; the server's work runs on its event-loop thread.
+    """
+    if pid is None:
+        return time.process_time()
+    if isinstance(pid, list):
+        return sum(fine_cpu(one) for one in pid)
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            total += int((task / "schedstat").read_text().split()[0])
+        except (OSError, ValueError, IndexError):  # the thread ended meanwhile
+            continue
+    return total / 1e9
+
+
 class RawHTTP:
     """A minimal keep-alive HTTP/1.1 GET client (one connection, Content-Length answers only).
 
@@ -89,6 +108,10 @@ class RawHTTP:
         while len(self.buffer) < length:
             await self._more()
         body, self.buffer = self.buffer[:length], self.buffer[length:]
+        if fields.get("connection", "").lower() == "close":
+            # Hypercorn ends a keep-alive connection after 1000 requests
+            # (keep_alive_max_requests): the next request opens a new one, as httpx does.
+            await self.aclose()
         return status, body
 
     async def _more(self) -> None:
@@ -100,28 +123,32 @@ class RawHTTP:
 
     async def aclose(self) -> None:
         if self.stream is not None:
-            await self.stream.aclose()
+            stream, self.stream, self.buffer = self.stream, None, b""
+            await stream.aclose()
 
 
 class RawPool:
-    """Idle :class:`RawHTTP` connections, one per concurrent caller, over every replica."""
+    """Idle :class:`RawHTTP` connections, one per concurrent caller, over every replica; the
+    replicas are taken in turn for each request (a round-robin load balancer), also at one
+    client."""
 
     def __init__(self, ports: list[int], headers: dict[str, str]) -> None:
-        self.free: list[RawHTTP] = []
+        self.free: dict[int, list[RawHTTP]] = {port: [] for port in ports}
         self.ports = itertools.cycle(ports)
         self.headers = headers
 
     async def get(self, path: str) -> tuple[int, bytes]:
-        conn = (
-            self.free.pop() if self.free else RawHTTP("127.0.0.1", next(self.ports), self.headers)
-        )
+        port = next(self.ports)
+        free = self.free[port]
+        conn = free.pop() if free else RawHTTP("127.0.0.1", port, self.headers)
         status, body = await conn.get(path)
-        self.free.append(conn)
+        free.append(conn)
         return status, body
 
     async def aclose(self) -> None:
-        for conn in self.free:
-            await conn.aclose()
+        for free in self.free.values():
+            for conn in free:
+                await conn.aclose()
 
 
 async def measure(
@@ -162,6 +189,54 @@ async def measure(
         flush=True,
     )
     return p50, ads[0] / elapsed
+
+
+async def interleaved(
+    kinds: dict[str, tuple[Callable[[], Awaitable[int]], int | list[int] | None]],
+    concurrency: int,
+    rounds: int,
+) -> None:
+    """The one-job GET, fairly: in each round every one of ``concurrency`` clients makes one
+    request of each kind (the library's query, the API by the raw client, the API by httpx),
+    kind after kind, the order turning from round to round.  Load that drifts during the run
+    lands on every kind alike.  One kind runs at a time, so the CPU it costs is measured per
+    kind: the server's (``/proc``) for the API, this process's for the library.  Prints p50,
+    p99, requests/s and CPU a request per kind, and what the API adds to the library's p50."""
+    names = list(kinds)
+    latencies: dict[str, list[float]] = {name: [] for name in names}
+    cpu = dict.fromkeys(names, 0.0)
+    busy = dict.fromkeys(names, 0.0)
+    for turn in range(rounds):
+        order = names[turn % len(names) :] + names[: turn % len(names)]
+        for name in order:
+            work, cpu_pid = kinds[name]
+            done = latencies[name]
+
+            async def one(
+                work: Callable[[], Awaitable[int]] = work, done: list[float] = done
+            ) -> None:
+                start = time.perf_counter()
+                await work()
+                done.append(time.perf_counter() - start)
+
+            before, start = fine_cpu(cpu_pid), time.perf_counter()
+            async with trio.open_nursery() as nursery:
+                for _ in range(concurrency):
+                    nursery.start_soon(one)
+            busy[name] += time.perf_counter() - start
+            cpu[name] += max(0.0, fine_cpu(cpu_pid) - before)
+    base = percentile(latencies["library"], 0.5) * 1000
+    for name in names:
+        values = latencies[name]
+        p50, p99 = percentile(values, 0.5) * 1000, percentile(values, 0.99) * 1000
+        whose = "this process" if kinds[name][1] is None else "server"
+        added = "" if name == "library" else f"  adds {p50 - base:+7.2f} ms"
+        print(
+            f"  {name:<8} c={concurrency:<3} {len(values) / busy[name]:8.1f} req/s  "
+            f"p50 {p50:8.2f} ms  p99 {p99:8.2f} ms  cpu {cpu[name] * 1000 / len(values):6.2f} "
+            f"ms/req ({whose}){added}",
+            flush=True,
+        )
 
 
 def start_server(port: int, directory: str = "") -> subprocess.Popen[bytes]:
@@ -259,15 +334,21 @@ async def main(args: argparse.Namespace) -> None:
     ports = [args.port + i for i in range(max(1, args.replicas))]
     servers = [start_server(port) for port in ports]
     pid: list[int] = [server.pid for server in servers]
+    # --other: as many processes of the other checkout as --replicas, on the next ports
+    other_ports = [args.port + len(ports) + i for i in range(len(ports))]
+    others = [start_server(port, args.other) for port in other_ports] if args.other else []
+    servers += others
     base = f"http://127.0.0.1:{ports[0]}"
     headers = {"Authorization": f"Bearer {token}"}
     clusters = await fill(schedd, 100)  # the listed cluster: 100 whole job ads
-    clusters += await fill(schedd, args.jobs - 100)
+    if not args.one_job_only:
+        clusters += await fill(schedd, args.jobs - 100)
     first = clusters[0]
     print(f"queue: {args.jobs} held jobs in clusters {clusters}; server pids {pid}")
     limits = httpx.Limits(max_connections=200, max_keepalive_connections=200)
     api = Replicas(ports, headers, limits)
     raw = RawPool(ports, headers)
+    other_raw = RawPool(other_ports, headers)
     try:
         async with httpx.AsyncClient(timeout=120, limits=limits) as plain:
             await api.get("/api/v1/whoami")  # warm the caller's sessions
@@ -304,16 +385,31 @@ async def main(args: argparse.Namespace) -> None:
             async def lib_history() -> int:
                 return len([ad async for ad in schedd.history(None, (), page)])
 
-            print(f"one-job GET (API vs library; {len(ports)} server process(es))")
+            print(
+                f"one-job GET, interleaved (library / raw client / httpx, one request of each "
+                f"per client in turn; {len(ports)} server process(es))"
+            )
+
+            async def other_one() -> int:
+                status, _ = await other_raw.get(f"/api/v1/jobs/{first}.0")
+                assert status == 200, status
+                return 1
+
+            kinds: dict[str, tuple[Callable[[], Awaitable[int]], int | list[int] | None]] = {
+                "library": (lib_one, None),
+                "raw": (raw_one, pid),
+                "httpx": (api_one, pid),
+            }
+            if others:
+                print(f"  raw-other: the raw client against cedar serve from {args.other}")
+                kinds["raw-other"] = (other_one, [server.pid for server in others])
+            for work, _ in kinds.values():  # first requests build FastAPI's route contexts
+                for _ in range(5):
+                    await work()
             for c in (1, 10, 100):
-                n = max(100, 3 * c)
-                a, _ = await measure("API GET /api/v1/jobs/{id} (httpx)", api_one, c, n, pid)
-                raw_p50, _ = await measure("API GET /api/v1/jobs/{id} (raw)", raw_one, c, n, pid)
-                b, _ = await measure("library query (one job)", lib_one, c, n)
-                print(
-                    f"    -> the API adds {a - b:+.2f} ms (httpx) / "
-                    f"{raw_p50 - b:+.2f} ms (raw client) at p50"
-                )
+                await interleaved(kinds, c, max(5, -(-args.one_job_requests // c)))
+            if args.one_job_only:
+                return
             print("job listing: one cluster of 100 whole job ads (API JSON Lines vs library)")
             for c in (1, 10, 100):
                 await measure("API GET /api/v1/jobs (100 ads)", api_page, c, max(10, c), pid)
@@ -391,6 +487,7 @@ async def main(args: argparse.Namespace) -> None:
     finally:
         await api.aclose()
         await raw.aclose()
+        await other_raw.aclose()
         for server in servers:
             server.terminate()
             server.wait(10)
@@ -411,4 +508,20 @@ if __name__ == "__main__":
     parser.add_argument("--restd-pid", type=int, help="restd's process id (for its CPU time)")
     parser.add_argument("--replicas", type=int, default=1, help="cedar serve processes")
     parser.add_argument("--v1-reps", type=int, default=20, help="requests per small /v1 case")
+    parser.add_argument(
+        "--one-job-only", action="store_true", help="measure the one-job GET only, then stop"
+    )
+    parser.add_argument(
+        "--other",
+        metavar="DIR",
+        help="also run cedar serve from the checkout DIR (e.g. /work/main) in the one-job GET "
+        "(--replicas processes of it too: the same code's CPU differs by ~0.2 ms a request from "
+        "one process to another, so compare over two or more)",
+    )
+    parser.add_argument(
+        "--one-job-requests",
+        type=int,
+        default=200,
+        help="requests of each kind in the interleaved one-job GET (5 rounds at least)",
+    )
     trio.run(main, parser.parse_args())

@@ -4,8 +4,8 @@
 - :class:`PoolAccess`: per-process; gives a caller's :class:`~cedar.AsyncSchedd` /
   :class:`~cedar.AsyncCollector` whose only credential is that caller's token, with a bounded
   session cache per token, and :meth:`PoolAccess.whoami` = what the daemon authenticated.
-- :func:`scoped_constraint`: owner scoping by parsed trees; :func:`redact`: admin-private
-  attributes.
+- :func:`scoped_constraint`: owner scoping by parsed trees (:func:`scoped_job`: one job's, one
+  tree kept per job and user); :func:`redact`: admin-private attributes.
 - :class:`RateLimiter`: per-caller token buckets; :func:`status_of`: one error -> status table.
 - :class:`ServiceSettings`: the ``CEDAR_SERVE_*`` knobs.
 - :func:`typed_values`: a caller's JSON values as ClassAd text (one rule for every service).
@@ -17,7 +17,15 @@ from cedar.service.access import ANONYMOUS, Identity, PoolAccess
 from cedar.service.caller import Caller
 from cedar.service.errors import BadCredential, NotFound, RateLimited, ServiceError, status_of
 from cedar.service.limits import RateLimiter
-from cedar.service.scope import REDACTED, check_constraint, owner_scope, redact, scoped_constraint
+from cedar.service.scope import (
+    REDACTED,
+    check_constraint,
+    job_constraint,
+    owner_scope,
+    redact,
+    scoped_constraint,
+    scoped_job,
+)
 from cedar.service.settings import ServiceSettings
 from cedar.service.values import typed_values
 
@@ -34,9 +42,11 @@ __all__ = [
     "ServiceError",
     "ServiceSettings",
     "check_constraint",
+    "job_constraint",
     "owner_scope",
     "redact",
     "scoped_constraint",
+    "scoped_job",
     "status_of",
     "typed_values",
 ]

@@ -7,6 +7,7 @@ it does not parse on its own and is refused.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 
 from cedar.classad_wire import ClassAd
@@ -30,6 +31,26 @@ def scoped_constraint(constraint: str | Expr | None, user: str | None) -> Expr |
     if user is not None:
         parts.insert(0, owner_scope(user))
     return and_constraints(parts)
+
+
+def job_constraint(cluster: int, proc: int) -> Expr:
+    """``ClusterId == C && ProcId == P`` built as a tree (nothing to parse on each request)."""
+    return Binary(
+        "&&",
+        Binary("==", AttrRef("ClusterId"), Literal(cluster)),
+        Binary("==", AttrRef("ProcId"), Literal(proc)),
+    )
+
+
+@functools.lru_cache(maxsize=256)
+def scoped_job(cluster: int, proc: int, user: str | None) -> Expr | None:
+    """Job ``cluster.proc`` of ``user`` (None: anyone's): one tree per distinct job and user.
+
+    Remembered because the query request made from a tree is itself remembered by the tree
+    (:func:`cedar.commands.schedd.shared_query_request`): the same tree object is found at
+    once, where an equal new tree was built (40 us) and compared node by node (30 us) on every
+    one-job GET."""
+    return scoped_constraint(job_constraint(cluster, proc), user)
 
 
 def check_constraint(constraint: str | None, max_length: int) -> Expr | None:

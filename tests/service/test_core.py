@@ -126,3 +126,56 @@ def test_rate_limiter() -> None:
     limiter.check("a")  # refilled
     limiter.check("c")
     assert len(limiter._buckets) == 2
+
+
+def _fake_jwt(subject: str) -> str:
+    import base64
+    import json
+
+    def part(value: dict[str, str]) -> str:
+        return base64.urlsafe_b64encode(json.dumps(value).encode()).decode().rstrip("=")
+
+    return f"{part({'alg': 'HS256'})}.{part({'sub': subject})}.c2ln"
+
+
+def test_a_token_gives_one_remembered_caller(token_pool: TokenPool) -> None:
+    from cedar.service.caller import KNOWN_TOKENS
+
+    alice = Caller.from_token(token_pool.alice)
+    assert Caller.from_authorization(f"Bearer  {token_pool.alice} ") is alice
+    assert Caller.from_token(token_pool.bob) is not alice
+    assert Caller.from_token(token_pool.bob).key != alice.key
+    # refused tokens are refused every time (nothing about them is kept)
+    for _ in range(2):
+        with pytest.raises(BadCredential):
+            Caller.from_token("a.b.c")
+        with pytest.raises(BadCredential):
+            Caller.from_token("x" * 20000)
+    # the memory is bounded: after KNOWN_TOKENS other tokens, alice's caller is made anew
+    for n in range(KNOWN_TOKENS):
+        Caller.from_token(_fake_jwt(f"user{n}"))
+    again = Caller.from_token(token_pool.alice)
+    assert again is not alice and again == alice
+
+
+def test_a_subclass_of_caller_gets_its_own_type(token_pool: TokenPool) -> None:
+    class Special(Caller):
+        pass
+
+    special = Special.from_token(token_pool.alice)
+    assert type(special) is Special and special.key == Caller.from_token(token_pool.alice).key
+
+
+def test_scoped_job_is_one_tree_per_job_and_user() -> None:
+    from cedar.service import job_constraint, scoped_job
+
+    mine = scoped_job(12, 3, "alice@pool")
+    assert scoped_job(12, 3, "alice@pool") is mine  # found again by identity
+    assert mine == scoped_constraint(job_constraint(12, 3), "alice@pool")
+    assert unparse(mine) == unparse(
+        scoped_constraint("ClusterId == 12 && ProcId == 3", "alice@pool")
+    )
+    assert scoped_job(12, 3, "bob@pool") != mine and scoped_job(12, 4, "alice@pool") != mine
+    anyone = scoped_job(12, 3, None)  # no scope: anyone's job
+    assert anyone == scoped_constraint(job_constraint(12, 3), None)
+    assert "User" not in unparse(anyone) and "User" in unparse(mine)
