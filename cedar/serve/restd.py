@@ -109,7 +109,7 @@ async def _jobs(
         source = schedd.history(text, names, cap if cap > 0 else -1)
     else:
         source = schedd.query_iter(text, names, cap if cap > 0 else -1)
-    return await primed(_capped(source, cap))
+    return await primed(_capped(source, cap) if cap > 0 else source)  # one layer less per ad
 
 
 async def _capped(source: AsyncIterator[ClassAd], cap: int) -> AsyncIterator[ClassAd]:
@@ -150,11 +150,44 @@ async def job_list_bytes(
 def job_entry_bytes(ad: ClassAd, hidden: tuple[str, ...]) -> bytes:
     """One job entry, ``{"jobid": "C.P", "classad": {...}}``, as UTF-8 JSON: its only writer
     (listings and the grouped forms join these; one job reads it back)."""
-    jobid = f"{ad.get('ClusterId')}.{ad.get('ProcId')}"
     return b'{"jobid": %s, "classad": %s}' % (
-        json.dumps(jobid).encode(),
+        _jobid_json(ad),
         ad_json_bytes(ad, hidden, lower=True),
     )
+
+
+#: Per shape of ad (its names tuple, kept so that its id stays its own): where ClusterId and
+#: ProcId are among its values.
+_JOBID_PLANS: dict[int, tuple[tuple[str, ...], int, int]] = {}
+
+
+def _jobid_json(ad: ClassAd) -> bytes:
+    """``"C.P"`` as JSON: from the two received values when they are plain integers (the
+    common case, without parsing them), else from their values."""
+    names, values = ad.raw_values()
+    plan = _JOBID_PLANS.get(id(names))
+    if plan is None or plan[0] is not names:
+        lowered = [name.lower() for name in names]
+        cluster = lowered.index("clusterid") if "clusterid" in lowered else -1
+        proc = lowered.index("procid") if "procid" in lowered else -1
+        if len(_JOBID_PLANS) >= 256:
+            _JOBID_PLANS.clear()
+        plan = _JOBID_PLANS[id(names)] = (names, cluster, proc)
+    if plan[1] >= 0 and plan[2] >= 0:
+        cluster_raw, proc_raw = values[plan[1]], values[plan[2]]
+        if cluster_raw.__class__ is bytes and proc_raw.__class__ is bytes:
+            if _plain_int(cluster_raw) and _plain_int(proc_raw):
+                return b'"%s.%s"' % (cluster_raw, proc_raw)
+        elif isinstance(cluster_raw, str) and isinstance(proc_raw, str):
+            cluster_bytes, proc_bytes = cluster_raw.encode(), proc_raw.encode()
+            if _plain_int(cluster_bytes) and _plain_int(proc_bytes):
+                return b'"%s.%s"' % (cluster_bytes, proc_bytes)
+    return json.dumps(f"{ad.get('ClusterId')}.{ad.get('ProcId')}").encode()
+
+
+def _plain_int(raw: bytes) -> bool:
+    """A canonical non-negative integer's wire text (written back as its value prints)."""
+    return raw.isdigit() and (raw[:1] != b"0" or raw == b"0")
 
 
 def _job_entry(ad: ClassAd, hidden: tuple[str, ...]) -> dict[str, Any]:
