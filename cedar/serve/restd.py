@@ -387,7 +387,15 @@ class StatusParams:
     constraint: str | None = None
 
 
-StatusDep = Annotated[StatusParams, Depends()]
+async def status_params(
+    query: str = "any", projection: str | None = None, constraint: str | None = None
+) -> StatusParams:
+    """The parameters, read by a coroutine: FastAPI runs a class or plain-function dependency
+    (``Depends()`` on the class itself) in a worker thread, a thread hop per request."""
+    return StatusParams(query, projection, constraint)
+
+
+StatusDep = Annotated[StatusParams, Depends(status_params)]
 
 
 async def _status_ads(
