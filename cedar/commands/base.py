@@ -28,6 +28,7 @@ from typing import Any, TypeVar
 from cedar.auth.client import CommandDenied, CommandSession, SessionRejected, start_command
 from cedar.auth.client_config import ClientSecurity, default_security
 from cedar.auth.errors import RawStartRefused
+from cedar.auth.policy import Requirement
 from cedar.auth.sharedport import send_preamble
 from cedar.auth.sinful import Sinful
 from cedar.errors import CedarConnectionError, ConnectionClosed, ResultLimitExceeded
@@ -251,6 +252,9 @@ class CommandAttempts:
         """After :class:`SessionRejected` (``error``): whether to try again on a new connection
         (an unnegotiated start refused earns a negotiated try of its own)."""
         if isinstance(error, RawStartRefused):
+            config = (self._security or default_security()).config
+            if config.negotiation is Requirement.NEVER:
+                return False  # this client never negotiates: the refusal stands
             self._raw_refused, self._raw = True, False  # negotiate from now on, memo or not
         if self._attempt >= 2 + self._raw_refused or self.results:
             return False

@@ -108,3 +108,14 @@ def test_a_write_is_never_started_raw(open_read: MockPool) -> None:
     with pytest.raises(CedarError):
         Schedd(open_read.schedd_address, security=security).hold("ProcId == 0")
     assert open_read.schedd.stats["raw_commands"] == before
+
+
+def test_a_client_that_never_negotiates_keeps_the_refusal(negotiated_read: MockPool) -> None:
+    from cedar.errors import CedarError
+
+    never = ClientSecurity(
+        SecurityConfig(methods=[], unnegotiated_reads=True, negotiation=Requirement.NEVER)
+    )
+    with pytest.raises(CedarError):
+        Schedd(negotiated_read.schedd_address, security=never).query()
+    assert len(never.sessions) == 0
