@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import json
 import os
 import subprocess
 import sys
@@ -340,9 +341,16 @@ async def main(args: argparse.Namespace) -> None:
     servers += others
     base = f"http://127.0.0.1:{ports[0]}"
     headers = {"Authorization": f"Bearer {token}"}
-    clusters = await fill(schedd, 100)  # the listed cluster: 100 whole job ads
-    if not args.one_job_only:
-        clusters += await fill(schedd, args.jobs - 100)
+    compare = start_server(args.port + 50, args.compare) if args.compare else None
+    compare_base = f"http://127.0.0.1:{args.port + 50}"
+    if args.only == "v1":  # fill the queue up to --jobs
+        held = len(await anonymous.query(None, ["ProcId"]))
+        clusters = await fill(schedd, args.jobs - held) if args.jobs > held else []
+        clusters = clusters or [0]
+    else:
+        clusters = await fill(schedd, 100)  # the listed cluster: 100 whole job ads
+        if not args.one_job_only:
+            clusters += await fill(schedd, args.jobs - 100)
     first = clusters[0]
     print(f"queue: {args.jobs} held jobs in clusters {clusters}; server pids {pid}")
     limits = httpx.Limits(max_connections=200, max_keepalive_connections=200)
@@ -352,6 +360,14 @@ async def main(args: argparse.Namespace) -> None:
     try:
         async with httpx.AsyncClient(timeout=120, limits=limits) as plain:
             await api.get("/api/v1/whoami")  # warm the caller's sessions
+            v1_targets: list[tuple[str, str, int | list[int] | None]] = [("cedar", base, pid)]
+            if compare is not None:
+                v1_targets.append((args.compare_name, compare_base, compare.pid))
+            if args.restd:
+                v1_targets.append(("restd", args.restd, args.restd_pid))
+            if args.only == "v1":
+                await v1_section(args, plain, v1_targets, access, anonymous)
+                return
 
             async def api_one() -> int:
                 r = await api.get(f"/api/v1/jobs/{first}.0")
@@ -419,38 +435,7 @@ async def main(args: argparse.Namespace) -> None:
                 await measure("API GET /api/v1/jobs/archive", api_history, c, max(10, c), pid)
                 await measure("library history", lib_history, c, max(10, c))
 
-            print("restd's /v1: cedar serve vs restd, and the same query by a library alone")
-            targets: list[tuple[str, str, int | list[int] | None]] = [("cedar", base, pid)]
-            if args.restd:
-                targets.append(("restd", args.restd, args.restd_pid))
-            reference = reference_floor()
-            collector = access.collector(Caller.anonymous())
-            library: dict[str, Callable[[], Awaitable[int]]] = {
-                "/v1/jobs/DEFAULT": lambda: count_ads(anonymous.query_iter(None, [])),
-                "/v1/jobs/DEFAULT?projection=clusterid,procid": lambda: count_ads(
-                    anonymous.query_iter(None, ["ClusterId", "ProcId"])
-                ),
-                "/v1/status?query=startd": lambda: count_ads(collector.query_iter("startd")),
-            }
-            for path in library:
-                reps = args.v1_reps if "projection" in path or "status" in path else 5
-                for name, url, target_pid in targets:
-
-                    async def get(url: str = url, path: str = path) -> int:
-                        r = await plain.get(url + path)
-                        r.raise_for_status()
-                        return len(r.json())
-
-                    await measure(f"{name:<5} {path[:28]}", get, 1, reps, target_pid)
-                await measure("  cedar library alone", library[path], 1, reps)
-                if path in reference:
-
-                    async def ref(path: str = path) -> int:
-                        return reference[path]()
-
-                    await measure("  htcondor2 alone", ref, 1, reps)
-            if not args.restd:
-                print("  (restd not given: --restd URL)")
+            await v1_section(args, plain, v1_targets, access, anonymous)
 
         if args.stream_jobs > args.jobs:
             extra = await fill(schedd, args.stream_jobs - args.jobs)
@@ -488,11 +473,87 @@ async def main(args: argparse.Namespace) -> None:
         await api.aclose()
         await raw.aclose()
         await other_raw.aclose()
-        for server in servers:
+        for server in [*servers, *([compare] if compare is not None else [])]:
             server.terminate()
             server.wait(10)
-        for cluster in clusters:
+        for cluster in [c for c in clusters if c]:
             await schedd.remove(f"ClusterId == {cluster}", "bench_serve")
+
+
+async def v1_section(
+    args: argparse.Namespace,
+    plain: httpx.AsyncClient,
+    targets: list[tuple[str, str, int | list[int] | None]],
+    access: PoolAccess,
+    anonymous: AsyncSchedd,
+) -> None:
+    """restd's ``/v1`` queries, anonymous as restd's callers are, one request to each server
+    (cedar, ``--compare``'s cedar, restd) and to each library alone in turn, ``--v1-reps``
+    rounds (a quarter of that for the whole ads): the machine's drift lands on all alike.  Each
+    line gives the median and p90 of the time to the last byte of the answer (the client's JSON
+    parsing is outside it) and the CPU time per request of the process doing the work."""
+    print(
+        "restd's /v1: servers, the cedar library and htcondor2, interleaved "
+        f"(load {' '.join(f'{x:.1f}' for x in os.getloadavg())})"
+    )
+    reference = reference_floor()
+    collector = access.collector(Caller.anonymous())
+    library: dict[str, Callable[[], Awaitable[int]]] = {
+        "/v1/jobs/DEFAULT": lambda: count_ads(anonymous.query_iter(None, [])),
+        "/v1/jobs/DEFAULT?projection=clusterid,procid": lambda: count_ads(
+            anonymous.query_iter(None, ["ClusterId", "ProcId"])
+        ),
+        "/v1/status?query=startd": lambda: count_ads(collector.query_iter("startd")),
+    }
+    for path, lib in library.items():
+        cases: list[tuple[str, Callable[[], Awaitable[object]], int | list[int] | None]] = []
+        for name, url, target_pid in targets:
+
+            async def get(url: str = url, path: str = path) -> bytes:
+                r = await plain.get(url + path)
+                r.raise_for_status()
+                return r.content
+
+            cases.append((name, get, target_pid))
+        cases.append(("cedar library alone", lib, None))
+        if path in reference:
+            call = reference[path]
+
+            async def ref(call: Callable[[], int] = call) -> int:
+                return call()
+
+            cases.append(("htcondor2 alone", ref, None))
+        small = "projection" in path or "status" in path
+        reps = args.v1_reps if small else max(5, args.v1_reps // 4)
+        times: dict[str, list[float]] = {name: [] for name, _, _ in cases}
+        cpu = dict.fromkeys(times, 0.0)
+        answers: dict[str, object] = {}
+        for round_ in range(reps + 1):  # round 0 warms sessions and caches: not counted
+            for name, work, target_pid in cases:
+                before, start = process_cpu(target_pid), time.perf_counter()
+                answer = await work()
+                elapsed, used = time.perf_counter() - start, process_cpu(target_pid) - before
+                answers[name] = len(json.loads(answer)) if isinstance(answer, bytes) else answer
+                if round_:
+                    times[name].append(elapsed)
+                    cpu[name] += used
+        print(f"  {path}  ({reps} rounds; entries answered: {answers})")
+        for name, t in times.items():
+            p50, p90 = percentile(t, 0.5) * 1000, percentile(t, 0.9) * 1000
+            print(
+                f"    {name:<22} p50 {p50:8.2f} ms  p90 {p90:8.2f} ms  "
+                f"cpu {cpu[name] * 1000 / len(t):7.2f} ms/req"
+            )
+        if "restd" in times:
+            restd = percentile(times["restd"], 0.5)
+            for name, _, _ in targets:
+                if name != "restd":
+                    print(
+                        f"    -> {name}: {restd / percentile(times[name], 0.5):.2f}x restd's speed"
+                    )
+    if not any(name == "restd" for name, _, _ in targets):
+        print("  (restd not given: --restd URL)")
+    print(f"  (load {' '.join(f'{x:.1f}' for x in os.getloadavg())})")
 
 
 async def count_ads(ads: AsyncIterator[object]) -> int:
@@ -507,7 +568,12 @@ if __name__ == "__main__":
     parser.add_argument("--restd", help="restd's base URL on the same pool")
     parser.add_argument("--restd-pid", type=int, help="restd's process id (for its CPU time)")
     parser.add_argument("--replicas", type=int, default=1, help="cedar serve processes")
-    parser.add_argument("--v1-reps", type=int, default=20, help="requests per small /v1 case")
+    parser.add_argument("--v1-reps", type=int, default=20, help="rounds of a small /v1 case")
+    parser.add_argument("--only", choices=["v1"], help="run only this part (v1: restd's /v1)")
+    parser.add_argument(
+        "--compare", metavar="DIR", help="also serve /v1 from this checkout (e.g. /work/main)"
+    )
+    parser.add_argument("--compare-name", default="main", help="its name in the output")
     parser.add_argument(
         "--one-job-only", action="store_true", help="measure the one-job GET only, then stop"
     )

@@ -309,7 +309,7 @@ def answer_body(messages: int | None, timing: list[float], raw: bool) -> Any:
 async def main(args: argparse.Namespace) -> None:
     import httpx
 
-    from cedar.auth.client import ClientSecurity
+    from cedar.auth.client_config import ClientSecurity
     from cedar.auth.policy import Requirement
     from cedar.auth.session import ClientSessionCache
     from cedar.commands import AsyncSchedd, run_command_async
@@ -426,9 +426,10 @@ async def main(args: argparse.Namespace) -> None:
         async with httpx.AsyncClient(timeout=120) as plain:
             for path, address, command, request, messages in queries:
                 cases = []
-                for how, use, is_raw in (
-                    ("daemon's answer, raw read (clear session)", clear, True),
-                    ("  messages cut, not decoded (cedar's session)", security, False),
+                for how, use, is_raw, unnegotiated in (
+                    ("daemon's answer, raw read (clear session)", clear, True, False),
+                    ("  same, unnegotiated start (no session)", clear, True, True),
+                    ("  messages cut, not decoded (cedar's session)", security, False, False),
                 ):
                     timing: list[float] = []
                     body = answer_body(messages, timing, is_raw)(request)
@@ -439,8 +440,16 @@ async def main(args: argparse.Namespace) -> None:
                         body: Any = body,
                         timing: list[float] = timing,
                         use: Any = use,
+                        unnegotiated: bool = unnegotiated,
                     ) -> float:
-                        await run_command_async(address, command, body, security=use, timeout=60)
+                        await run_command_async(
+                            address,
+                            command,
+                            body,
+                            security=use,
+                            timeout=60,
+                            raw=True if unnegotiated else None,
+                        )
                         return timing[-1]
 
                     cases.append(Case(how, read, None))

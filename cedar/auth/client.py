@@ -84,7 +84,9 @@ class CommandSession:
     valid_commands: frozenset[int] = frozenset()
     policy: dict[str, Any] = field(default_factory=dict)
     post_auth_ad: Any = None
-    #: Resumed without waiting for the server's resume response (the payload went along).
+    #: The payload went out before the server accepted the start (a resumption without waiting
+    #: for the resume response, or an unnegotiated read that may be refused): a silent close
+    #: before any answer is a refusal the drivers retry with a new start.
     pipelined: bool = False
     _raw_writer: MessageWriter | None = None
 
@@ -209,11 +211,17 @@ def start_command(
     connection's socket endpoints (FS binds to them).  ``permission_hint`` only improves error
     messages.  ``pipeline_resume`` marks a read-only command (a query, safe to start twice): a
     cached session is resumed without waiting for the resume response, and a new session sends
-    its first authentication mask along with M1 (one round trip less each).
+    its first authentication mask along with M1 (one round trip less each); with
+    ``SecurityConfig.unnegotiated_reads`` (an anonymous client) it starts raw, unless the target
+    refused that lately (:class:`~cedar.auth.errors.RawStartRefused`).
     """
     security = security or default_security()
     config = security.config
     target_text = str(target)
+    if raw is None and pipeline_resume and security.raw_allowed(target_text, command):
+        log.debug("starting %s unnegotiated (anonymous read)", _describe(command))
+        writer = conn.writer().put_int(command)
+        return CommandSession(conn, command, True, pipelined=True, _raw_writer=writer)
     if raw is None:
         raw = config.negotiation in (Requirement.OPTIONAL, Requirement.NEVER)
     if raw:

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import socket
 import threading
+import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,6 +32,10 @@ DEFAULT_METHODS = ("FS", "TOKEN", "KERBEROS", "SCITOKENS", "SSL")
 #: The only stream cipher cedar implements (spec 01 §4.5).
 SUPPORTED_CRYPTO = ("AES",)
 LEGACY_CRYPTO = {"BLOWFISH", "3DES", "TRIPLEDES"}
+#: Daemon and command pairs an unnegotiated read is remembered as refused at (bounded memo).
+MAX_RAW_REFUSALS = 256
+#: Seconds a refusal of an unnegotiated read is remembered (a reconfigured daemon is retried).
+RAW_REFUSAL_TTL = 600.0
 
 
 #: Method knobs copied from a configuration into ``SecurityConfig.options``.
@@ -80,12 +86,24 @@ class SecurityConfig:
     #: session id alone is the credential).  Off by default; capture replays turn it on.
     resume_keyless_sessions: bool = False
     cache_tag: str | None = None
+    #: Start read-only queries unnegotiated (a raw ``put_int(command)``, no DC_AUTHENTICATE, no
+    #: session, no key, spec 03 §2) for an anonymous client (no ``methods``): a daemon whose READ
+    #: level asks for no authentication and no encryption answers at once.  A daemon that
+    #: refuses (it closes the connection before answering) gets a negotiated start instead, and
+    #: is remembered (:meth:`ClientSecurity.raw_refused`).  Ignored when ``methods`` is set: a
+    #: client with a credential is never sent unauthenticated.
+    unnegotiated_reads: bool = False
     options: dict[str, Any] = field(default_factory=dict, repr=False)  # may hold tokens
 
     def __post_init__(self) -> None:
         for name in ("authentication", "encryption", "integrity", "negotiation"):
             setattr(self, name, Requirement.parse(getattr(self, name)))
         self.crypto_methods = [crypto_name(name) for name in self.crypto_methods]
+        if self.unnegotiated_reads and self.methods:
+            raise InvalidArgument(
+                "unnegotiated_reads is for an anonymous client: it needs an empty method list "
+                "(a client with a credential is never sent unauthenticated)"
+            )
         clear = self.encryption is Requirement.NEVER and self.integrity is Requirement.NEVER
         for name in self.crypto_methods:
             if name in LEGACY_CRYPTO and not clear:
@@ -187,6 +205,32 @@ class ClientSecurity:
         #: Targets that did not want a message sent early (``Authentication = NO`` after a mask
         #: sent with M1, or another method than the one started ahead): plain handshakes there.
         self.plain_handshake_targets: set[str] = set()
+        self._raw_refusals: OrderedDict[tuple[str, int], float] = OrderedDict()
+        self._raw_lock = threading.Lock()
+
+    def raw_allowed(self, target: str, command: int) -> bool:
+        """Whether a read-only ``command`` to ``target`` may start unnegotiated: asked for
+        (:attr:`SecurityConfig.unnegotiated_reads`, no methods) and not refused there lately."""
+        if not self.config.unnegotiated_reads or self.config.methods:
+            return False
+        with self._raw_lock:
+            refused = self._raw_refusals.get((target, command))
+            if refused is None:
+                return True
+            if time.monotonic() - refused < RAW_REFUSAL_TTL:
+                return False
+            del self._raw_refusals[(target, command)]
+            return True
+
+    def raw_refused(self, target: str, command: int) -> None:
+        """``target`` closed an unnegotiated ``command`` unanswered: negotiate there for
+        :data:`RAW_REFUSAL_TTL` seconds (a small bounded memo, least recently refused dropped;
+        losing it costs one refused connection)."""
+        with self._raw_lock:
+            self._raw_refusals.pop((target, command), None)
+            self._raw_refusals[(target, command)] = time.monotonic()
+            while len(self._raw_refusals) > MAX_RAW_REFUSALS:
+                self._raw_refusals.popitem(last=False)
 
     def __repr__(self) -> str:
         return f"<ClientSecurity methods={self.config.methods} sessions={len(self.sessions)}>"

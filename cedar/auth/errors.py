@@ -15,6 +15,7 @@ __all__ = [
     "CommandDenied",
     "CredentialError",
     "MaskRefused",
+    "RawStartRefused",
     "SciTokenError",
     "SessionRejected",
     "TlsFailure",
@@ -48,6 +49,15 @@ class MaskRefused(SessionRejected):
 
     Its policy answered ``Authentication = NO``; the connection is dropped before any payload
     went out and ``run_command*`` retry once with a plain handshake (the target is remembered).
+    """
+
+
+class RawStartRefused(SessionRejected):
+    """The daemon closed an unnegotiated (raw) read-only command without answering.
+
+    Its policy for the command's level asks for more than nothing (authentication, encryption
+    or integrity REQUIRED).  The target is remembered and ``run_command*`` retry with a
+    negotiated start (see :attr:`~cedar.auth.client_config.SecurityConfig.unnegotiated_reads`).
     """
 
 

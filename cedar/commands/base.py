@@ -27,6 +27,8 @@ from typing import Any, TypeVar
 
 from cedar.auth.client import CommandDenied, CommandSession, SessionRejected, start_command
 from cedar.auth.client_config import ClientSecurity, default_security
+from cedar.auth.errors import RawStartRefused
+from cedar.auth.policy import Requirement
 from cedar.auth.sharedport import send_preamble
 from cedar.auth.sinful import Sinful
 from cedar.errors import CedarConnectionError, ConnectionClosed, ResultLimitExceeded
@@ -146,6 +148,14 @@ def command_protocol(
     except ConnectionClosed as exc:
         if exc.mid_message:  # cut inside a message: a broken reply, not a refusal
             raise
+        if session.pipelined and conn.received_bytes == 0 and session.raw:
+            # An unnegotiated read refused (or a daemon that never answers raw): negotiate there.
+            target_key = target_text if target_text is not None else str(target)
+            (security or default_security()).raw_refused(target_key, command)
+            raise RawStartRefused(
+                f"the server closed the connection after the unnegotiated start of command "
+                f"{command} without answering; negotiating with it from now on"
+            ) from None
         if session.pipelined and conn.received_bytes == 0:
             # No resume response was asked for: a forgotten session and a refused command
             # look alike (a silent close).  Drop the session; a new handshake tells them apart.
@@ -204,6 +214,8 @@ class CommandAttempts:
         self._permission_hint = permission_hint
         self._pipeline_resume = pipeline_resume
         self._attempt = 0
+        #: An unnegotiated start was refused (that earns a negotiated try of its own).
+        self._raw_refused = False
 
     def protocol(self, channel: SyncChannel | TrioChannel) -> Protocol[Any]:
         """:func:`command_protocol` on a new connection (its socket gives the endpoints)."""
@@ -236,11 +248,17 @@ class CommandAttempts:
             "if that many are expected"
         )
 
-    def retry(self) -> bool:
-        """After :class:`SessionRejected`: whether to try again on a new connection."""
-        if self._attempt >= 2 or self.results:
+    def retry(self, error: SessionRejected | None = None) -> bool:
+        """After :class:`SessionRejected` (``error``): whether to try again on a new connection
+        (an unnegotiated start refused earns a negotiated try of its own)."""
+        if isinstance(error, RawStartRefused):
+            config = (self._security or default_security()).config
+            if config.negotiation is Requirement.NEVER:
+                return False  # this client never negotiates: the refusal stands
+            self._raw_refused, self._raw = True, False  # negotiate from now on, memo or not
+        if self._attempt >= 2 + self._raw_refused or self.results:
             return False
-        log.info("the server forgot our session; retrying with a new one")
+        log.info("%s; retrying with a new start", error or "the server forgot our session")
         return True
 
 

@@ -22,14 +22,16 @@ from fastapi.responses import JSONResponse, Response
 from cedar.classad_wire import ClassAd
 from cedar.classad_wire.constraints import and_constraints
 from cedar.classad_wire.expr import AttrRef, Binary, Expr, Literal
+from cedar.classad_wire.jsonfmt import ad_to_json_compact_bytes
 from cedar.commands import AsyncSchedd
 from cedar.errors import CedarError, InvalidArgument
 from cedar.numbers import DaemonType
-from cedar.serve.adjson import ad_json, primed
+from cedar.serve.adjson import ad_json_bytes, primed
 from cedar.serve.api import CHUNK
 from cedar.serve.context import Services, caller_of, services_dep
 from cedar.serve.streaming import PipelinedResponse
 from cedar.service import Caller, NotFound, ServiceError
+from cedar.service.scope import REDACTED
 
 router = APIRouter(prefix="/v1", tags=["restd"])
 
@@ -58,11 +60,6 @@ AD_TYPES = {
 
 def _hidden(svc: Services) -> tuple[str, ...]:
     return tuple(svc.settings.restd_hide_attrs) + tuple(svc.settings.private_attrs)
-
-
-def _lower(ad: ClassAd, hidden: tuple[str, ...]) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads(ad_json(ad, hidden, lower=True))
-    return data
 
 
 async def _schedd(svc: Services, caller: Caller, name: str) -> AsyncSchedd:
@@ -112,7 +109,7 @@ async def _jobs(
         source = schedd.history(text, names, cap if cap > 0 else -1)
     else:
         source = schedd.query_iter(text, names, cap if cap > 0 else -1)
-    return await primed(_capped(source, cap))
+    return await primed(_capped(source, cap) if cap > 0 else source)  # one layer less per ad
 
 
 async def _capped(source: AsyncIterator[ClassAd], cap: int) -> AsyncIterator[ClassAd]:
@@ -124,35 +121,105 @@ async def _capped(source: AsyncIterator[ClassAd], cap: int) -> AsyncIterator[Cla
             break
 
 
-async def _job_list_text(
-    svc: Services, ads: AsyncIterator[ClassAd], hidden: tuple[str, ...]
+async def job_list_bytes(
+    ads: AsyncIterator[ClassAd], hidden: tuple[str, ...], counted: list[int] | None = None
 ) -> AsyncIterator[bytes]:
-    """``[{"jobid": ..., "classad": {...}}, ...]`` written as text, in chunks (no parse of the
-    JSON again, no list of every job in memory)."""
-    parts, size, count = ["["], 0, 0
+    """``[{"jobid": ..., "classad": {...}}, ...]`` written from each ad's received bytes, in
+    chunks, as the ads arrive (no text decoded and encoded again, no JSON parsed again, no list
+    of every job in memory).  A value that was not UTF-8 on the wire is written back as it came
+    instead of failing the answer mid-stream.  ``counted`` gets the number of jobs written."""
+    parts, size, count = [b"["], 0, 0
+    append = parts.append
     async for ad in ads:
-        text = _job_entry_text(ad, hidden)
-        parts.append(f",{text}" if count else text)
-        size += len(text)
+        entry = job_entry_bytes(ad, hidden)
+        if count:
+            append(b",")
+        append(entry)
+        size += len(entry)
         count += 1
         if size >= CHUNK:
-            yield "".join(parts).encode()
+            yield b"".join(parts)
             parts, size = [], 0
-    svc.ads_sent += count
-    parts.append("]")
-    yield "".join(parts).encode()
+            append = parts.append
+    if counted is not None:
+        counted.append(count)
+    parts.append(b"]")
+    yield b"".join(parts)
 
 
-def _job_entry_text(ad: ClassAd, hidden: tuple[str, ...]) -> str:
-    """One job entry, ``{"jobid": "C.P", "classad": {...}}``, as JSON text: its only writer
-    (listings join these; one job and the grouped forms read them back)."""
-    jobid = json.dumps(f"{ad.get('ClusterId')}.{ad.get('ProcId')}")
-    return f'{{"jobid": {jobid}, "classad": {ad_json(ad, hidden, lower=True)}}}'
+def job_entry_bytes(ad: ClassAd, hidden: tuple[str, ...]) -> bytes:
+    """One job entry, ``{"jobid": "C.P", "classad": {...}}``, as UTF-8 JSON: its only writer
+    (listings and the grouped forms join these; one job reads it back)."""
+    return b'{"jobid": %s, "classad": %s}' % (
+        _jobid_json(ad),
+        ad_json_bytes(ad, hidden, lower=True),
+    )
+
+
+#: Per shape of ad (its names tuple, kept so that its id stays its own): where ClusterId and
+#: ProcId are among its values.
+_JOBID_PLANS: dict[int, tuple[tuple[str, ...], int, int]] = {}
+
+
+def _jobid_json(ad: ClassAd) -> bytes:
+    """``"C.P"`` as JSON: from the two received values when they are plain integers (the
+    common case, without parsing them), else from their values."""
+    names, values = ad.raw_values()
+    plan = _JOBID_PLANS.get(id(names))
+    if plan is None or plan[0] is not names:
+        lowered = [name.lower() for name in names]
+        cluster = lowered.index("clusterid") if "clusterid" in lowered else -1
+        proc = lowered.index("procid") if "procid" in lowered else -1
+        if len(_JOBID_PLANS) >= 256:
+            _JOBID_PLANS.clear()
+        plan = _JOBID_PLANS[id(names)] = (names, cluster, proc)
+    if plan[1] >= 0 and plan[2] >= 0:
+        cluster_raw, proc_raw = values[plan[1]], values[plan[2]]
+        if cluster_raw.__class__ is bytes and proc_raw.__class__ is bytes:
+            if _plain_int(cluster_raw) and _plain_int(proc_raw):
+                return b'"%s.%s"' % (cluster_raw, proc_raw)
+        elif isinstance(cluster_raw, str) and isinstance(proc_raw, str):
+            cluster_bytes, proc_bytes = cluster_raw.encode(), proc_raw.encode()
+            if _plain_int(cluster_bytes) and _plain_int(proc_bytes):
+                return b'"%s.%s"' % (cluster_bytes, proc_bytes)
+    return json.dumps(f"{ad.get('ClusterId')}.{ad.get('ProcId')}").encode()
+
+
+def _plain_int(raw: bytes) -> bool:
+    """A canonical non-negative integer's wire text (written back as its value prints)."""
+    return raw.isdigit() and (raw[:1] != b"0" or raw == b"0")
 
 
 def _job_entry(ad: ClassAd, hidden: tuple[str, ...]) -> dict[str, Any]:
-    entry: dict[str, Any] = json.loads(_job_entry_text(ad, hidden))
-    return entry
+    return _parsed(job_entry_bytes(ad, hidden))
+
+
+def _parsed(body: bytes) -> dict[str, Any]:
+    """A JSON object written here, read back (a value not UTF-8 on the wire as U+FFFD)."""
+    data: dict[str, Any] = json.loads(body.decode("utf-8", "replace"))
+    return data
+
+
+def group_key(ad: ClassAd, name: str, masked: frozenset[str] | None) -> str:
+    """The group an ad falls in: its ``name`` value as its JSON reads back, in text (restd's
+    ``str()`` of it; ``"None"`` when absent; a hidden attribute's mask)."""
+    one = ad_to_json_compact_bytes(
+        ad, frozenset((name.lower(),)), lower=True, masked=masked, mask=REDACTED
+    )
+    value = _parsed(one).get(name.lower()) if one != b"{}" else None
+    return "None" if value is None else str(value)
+
+
+def grouped_bytes(groups: dict[str, list[bytes]]) -> bytes:
+    """``{"value": [entry, ...], ...}`` from the entries' JSON, written as it is (no parse)."""
+    return b"{%s}" % b",".join(
+        b"%s:[%s]" % (json.dumps(key, ensure_ascii=False).encode(), b",".join(entries))
+        for key, entries in groups.items()
+    )
+
+
+def _masked(hidden: tuple[str, ...]) -> frozenset[str] | None:
+    return frozenset(name.lower() for name in hidden) or None
 
 
 async def _job_answer(
@@ -177,13 +244,22 @@ async def _job_answer(
             if not entries:
                 return JSONResponse({"message": "No matching jobs"}, status_code=404)
             return JSONResponse(entries)
-        return PipelinedResponse(_job_list_text(svc, ads, hidden), media_type="application/json")
+        return PipelinedResponse(_counted(svc, ads, hidden), media_type="application/json")
     async for ad in ads:
-        values = _lower(ad, hidden)
+        values = _parsed(ad_json_bytes(ad, hidden, lower=True))
         if attr.lower() not in values:
             return JSONResponse({"message": "Undefined attribute"}, status_code=404)
         return JSONResponse(values[attr.lower()])
     return JSONResponse({"message": "No matching jobs"}, status_code=404)
+
+
+async def _counted(
+    svc: Services, ads: AsyncIterator[ClassAd], hidden: tuple[str, ...]
+) -> AsyncIterator[bytes]:
+    counted: list[int] = []
+    async for chunk in job_list_bytes(ads, hidden, counted):
+        yield chunk
+    svc.ads_sent += sum(counted)
 
 
 def _job_routes(kind: str) -> None:
@@ -255,15 +331,20 @@ def _job_routes(kind: str) -> None:
         if names:
             projection = ",".join([*names, groupby, "ClusterId", "ProcId"])
         hidden = _hidden(svc)
-        groups: dict[str, list[dict[str, Any]]] = {}
+        masked = _masked(hidden)
+        groups: dict[str, list[bytes]] = {}
         ads = await _jobs(svc, caller, schedd, history, cluster, None, constraint, projection)
         async for ad in ads:
-            entry = _job_entry(ad, hidden)
-            key = entry["classad"].get(groupby.lower())
-            groups.setdefault("None" if key is None else str(key), []).append(entry)
-        return JSONResponse(groups)
+            key = group_key(ad, groupby, masked)
+            groups.setdefault(key, []).append(job_entry_bytes(ad, hidden))
+        return Response(grouped_bytes(groups), media_type="application/json")
 
-    @router.get(f"/{grouped}/{{schedd}}/{{groupby}}", responses=ERRORS, name=f"restd_{grouped}")
+    @router.get(
+        f"/{grouped}/{{schedd}}/{{groupby}}",
+        responses=ERRORS,
+        name=f"restd_{grouped}",
+        response_model=dict[str, list[dict[str, Any]]],
+    )
     async def grouped_all(
         svc: ServicesDep,
         caller: CallerDep,
@@ -278,6 +359,7 @@ def _job_routes(kind: str) -> None:
         f"/{grouped}/{{schedd}}/{{groupby}}/{{cluster}}",
         responses=ERRORS,
         name=f"restd_{grouped}_cluster",
+        response_model=dict[str, list[dict[str, Any]]],
     )
     async def grouped_cluster(
         svc: ServicesDep,
@@ -305,7 +387,15 @@ class StatusParams:
     constraint: str | None = None
 
 
-StatusDep = Annotated[StatusParams, Depends()]
+async def status_params(
+    query: str = "any", projection: str | None = None, constraint: str | None = None
+) -> StatusParams:
+    """The parameters, read by a coroutine: FastAPI runs a class or plain-function dependency
+    (``Depends()`` on the class itself) in a worker thread, a thread hop per request."""
+    return StatusParams(query, projection, constraint)
+
+
+StatusDep = Annotated[StatusParams, Depends(status_params)]
 
 
 async def _status_ads(
@@ -332,24 +422,25 @@ def _plain(value: object) -> object:
     return str(value)
 
 
-def _status_entry(ad: ClassAd, hidden: tuple[str, ...]) -> str:
-    """One status entry, ``{"name", "type", "classad"}``, as JSON text: its only writer (the
-    list joins these; the grouped form reads them back)."""
-    return (
-        f'{{"name": {json.dumps(_plain(ad.get("Name")))}, '
-        f'"type": {json.dumps(_plain(ad.get("MyType")))}, '
-        f'"classad": {ad_json(ad, hidden, lower=True)}}}'
+def status_entry_bytes(ad: ClassAd, hidden: tuple[str, ...]) -> bytes:
+    """One status entry, ``{"name", "type", "classad"}``, as UTF-8 JSON: its only writer (the
+    list and the grouped form join these)."""
+    return b'{"name": %s, "type": %s, "classad": %s}' % (
+        json.dumps(_plain(ad.get("Name"))).encode(),
+        json.dumps(_plain(ad.get("MyType"))).encode(),
+        ad_json_bytes(ad, hidden, lower=True),
     )
 
 
 async def _status_answer(
     svc: Services, caller: Caller, name: str | None, params: StatusParams
 ) -> Response:
-    """The status list written as text from the ads' JSON (no dicts built, parsed, validated
+    """The status list written from the ads' JSON bytes (no dicts built, parsed, validated
     and written again: that was most of a small query's own cost)."""
     hidden = _hidden(svc)
-    entries = [_status_entry(ad, hidden) for ad in await _status_ads(svc, caller, name, params)]
-    return Response("[" + ", ".join(entries) + "]", media_type="application/json")
+    ads = await _status_ads(svc, caller, name, params)
+    body = b"[%s]" % b", ".join([status_entry_bytes(ad, hidden) for ad in ads])
+    return Response(body, media_type="application/json")
 
 
 @router.get("/status", responses=ERRORS, response_model=list[dict[str, Any]])
@@ -366,30 +457,33 @@ async def status_named(
 
 async def _grouped_status(
     svc: Services, caller: Caller, groupby: str, name: str | None, params: StatusParams
-) -> dict[str, list[dict[str, Any]]]:
+) -> Response:
     svc.projection(groupby)
     if svc.projection(params.projection):
         params = replace(params, projection=f"{params.projection},{groupby}")
     hidden = _hidden(svc)
-    groups: dict[str, list[dict[str, Any]]] = {}
+    masked = _masked(hidden)
+    groups: dict[str, list[bytes]] = {}
     for ad in await _status_ads(svc, caller, name, params):
-        entry: dict[str, Any] = json.loads(_status_entry(ad, hidden))
-        key = entry["classad"].get(groupby.lower())
-        groups.setdefault("None" if key is None else str(key), []).append(entry)
-    return groups
+        key = group_key(ad, groupby, masked)
+        groups.setdefault(key, []).append(status_entry_bytes(ad, hidden))
+    return Response(grouped_bytes(groups), media_type="application/json")
 
 
-@router.get("/grouped_status/{groupby}", responses=ERRORS)
+GROUPED = dict[str, list[dict[str, Any]]]
+
+
+@router.get("/grouped_status/{groupby}", responses=ERRORS, response_model=GROUPED)
 async def grouped_status(
     svc: ServicesDep, caller: CallerDep, groupby: str, params: StatusDep
-) -> dict[str, list[dict[str, Any]]]:
+) -> Response:
     return await _grouped_status(svc, caller, groupby, None, params)
 
 
-@router.get("/grouped_status/{groupby}/{name}", responses=ERRORS)
+@router.get("/grouped_status/{groupby}/{name}", responses=ERRORS, response_model=GROUPED)
 async def grouped_status_named(
     svc: ServicesDep, caller: CallerDep, groupby: str, name: str, params: StatusDep
-) -> dict[str, list[dict[str, Any]]]:
+) -> Response:
     return await _grouped_status(svc, caller, groupby, name, params)
 
 

@@ -2,7 +2,8 @@
 
 A :class:`PoolAccess` is made once per process.  For each caller it builds a client security
 policy whose only credential is the caller's bearer token (TOKEN for an IDTOKEN, SCITOKENS for a
-SciToken; no method at all for an anonymous caller), so the daemons authorize the caller and the
+SciToken; no method at all for an anonymous caller, whose reads start unnegotiated where the
+daemon allows it), so the daemons authorize the caller and the
 server's own FS or host identity, token directory and signing keys are never used on a caller's
 behalf.  Each token gets its own bounded session cache, kept in a bounded table (least recently
 used dropped first).  Nothing here is needed across restarts or replicas: a lost entry costs one
@@ -91,10 +92,13 @@ class PoolAccess:
             "SCITOKENS_FILE": NO_TOKEN_DIRECTORY,
         }
         if caller.token is None:
+            # Reads start unnegotiated (no handshake, no key) where the daemon allows it,
+            # negotiated anonymously where it does not: anonymous either way.
             return dataclasses.replace(
                 self.base,
                 methods=[],
                 authentication=Requirement.OPTIONAL,
+                unnegotiated_reads=True,
                 options=options,
             )
         if caller.kind == IDTOKEN:

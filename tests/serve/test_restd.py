@@ -3,8 +3,16 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import AsyncIterator
 from typing import Any
 
+import trio
+
+from cedar.classad_wire import ClassAd, get_classad
+from cedar.serve.adjson import ad_json
+from cedar.serve.restd import group_key, grouped_bytes, job_entry_bytes, job_list_bytes
+from cedar.stream.primitives import MessageReader, MessageWriter
 from tests.serve.conftest import Api
 from tests.serve.test_api import submit
 
@@ -120,3 +128,64 @@ def _untimed(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
         {**e, "classad": {k: v for k, v in e["classad"].items() if k not in _ANSWER_TIME}}
         for e in entries
     ]
+
+
+def _wire_ads(count: int) -> list[ClassAd]:
+    """Job ads as a query reads them, one value not UTF-8 on the wire (after enough ads of one
+    shape the bulk reader keeps the values as the received bytes)."""
+    ads = []
+    for proc in range(count):
+        writer = MessageWriter(crypto=True)
+        lines = [b"ClusterId = 7", f"ProcId = {proc}".encode(), b'Cmd = "\xff/x"', b"Env = 1"]
+        writer.put_int(len(lines)).put_strings([*lines, b"", b""])
+        ads.append(get_classad(MessageReader(writer.getvalue(), crypto=True)))
+    return ads
+
+
+async def _aiter(ads: list[ClassAd]) -> AsyncIterator[ClassAd]:
+    for ad in ads:
+        yield ad
+
+
+def test_listing_writes_undecodable_values_back_without_failing() -> None:
+    """The /v1 listing writes each ad from its received bytes: a value that was not UTF-8 on the
+    wire comes out as received (the text writer failed the answer mid-stream: it could not be
+    encoded), the rest byte for byte as the text writer wrote it."""
+
+    async def collect() -> tuple[bytes, list[int]]:
+        counted: list[int] = []
+        chunks = [c async for c in job_list_bytes(_aiter(ads), ("Env",), counted)]
+        return b"".join(chunks), counted
+
+    ads = _wire_ads(300)
+    body, counted = trio.run(collect)
+    assert counted == [300]
+    entries = body[1:-1].split(b"},{")
+    assert len(entries) == 300
+    assert body.startswith(b'[{"jobid": "7.0", "classad": {"clusterid": 7,"cmd": "\xff/x",')
+    assert b'"env": "<REDACTED>"' in entries[-1] and entries[-1].startswith(b'"jobid": "7.299"')
+    text = json.loads(body.decode("utf-8", "replace"))
+    assert [e["jobid"] for e in text] == [f"7.{proc}" for proc in range(300)]
+    plain = [ClassAd.from_raw_text(f'ClusterId = 7\nProcId = {p}\nCmd = "/x"') for p in (0, 1)]
+    written = job_entry_bytes(plain[0], ())
+    assert (
+        written
+        == ('{"jobid": "7.0", "classad": ' + ad_json(plain[0], (), lower=True) + "}").encode()
+    )
+
+
+def test_grouped_forms_are_written_from_the_entries() -> None:
+    """Grouped forms join the entries' bytes under each value's text (restd's ``str()`` of the
+    JSON value; "None" when absent; a hidden attribute groups under its mask)."""
+    ads = _wire_ads(3)
+    masked = frozenset({"env"})
+    assert [group_key(ad, "ProcId", masked) for ad in ads] == ["0", "1", "2"]
+    assert group_key(ads[0], "Env", masked) == "<REDACTED>"
+    assert group_key(ads[0], "NoSuch", masked) == "None"
+    assert group_key(ads[0], "Cmd", None) == "\ufffd/x"
+    groups = {"0": [job_entry_bytes(ads[0], ())], "é": [job_entry_bytes(ads[1], ())] * 2}
+    body = grouped_bytes(groups)
+    decoded = json.loads(body.decode("utf-8", "replace"))
+    assert list(decoded) == ["0", "é"] and len(decoded["é"]) == 2
+    assert decoded["0"][0]["classad"]["procid"] == 0
+    assert body.startswith(b'{"0":[{"jobid": "7.0"')

@@ -61,8 +61,8 @@ async def run_command_async(
             try:
                 result: T = await channel.run(attempts.protocol(channel))
                 return result
-            except SessionRejected:
-                if not attempts.retry():
+            except SessionRejected as exc:
+                if not attempts.retry(exc):
                     raise
 
 
@@ -116,8 +116,8 @@ async def iterate_command_async(
                         raise attempts.too_many_results()
                     yield value
                 return
-            except SessionRejected:
-                if not attempts.retry():
+            except SessionRejected as exc:
+                if not attempts.retry(exc):
                     raise
 
 

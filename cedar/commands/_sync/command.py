@@ -64,8 +64,8 @@ def run_command(
             try:
                 result: T = channel.run(attempts.protocol(channel))
                 return result
-            except SessionRejected:
-                if not attempts.retry():
+            except SessionRejected as exc:
+                if not attempts.retry(exc):
                     raise
 
 
@@ -119,8 +119,8 @@ def iterate_command(
                         raise attempts.too_many_results()
                     yield value
                 return
-            except SessionRejected:
-                if not attempts.retry():
+            except SessionRejected as exc:
+                if not attempts.retry(exc):
                     raise
 
 
