@@ -15,6 +15,13 @@ jsonl`` from each server (with ``curl`` into ``/dev/null``, the lightest client,
 same queue (the library's ads/s, as ``bench_serve.py`` defines it).  Printed: the median wall
 time and ads/s of each, the ratio to the library, and CPU seconds (the server's from ``/proc``,
 the library's this process's): CPU moves far less with the machine's load than wall time.
+
+``--in-process`` adds, in the same rounds and this process, the server's two ways of writing the
+listing without any HTTP: ``ads+json`` (``query_iter()`` and ``ad_json_bytes`` per ad, what the
+listing did before it was transcoded) and ``transcode`` (``json_chunks``: the schedd's messages
+straight to JSON, no ad made, what ``/api/v1/jobs`` does now), with their CPU against the
+library's: what is left of the server's CPU over these is the HTTP side.  The server's CPU is
+also printed split into user and system time.
 """
 
 from __future__ import annotations
@@ -30,7 +37,15 @@ import trio
 from bench_serve import process_cpu, start_server
 
 from cedar.config import Config
+from cedar.serve.adjson import ad_json_bytes, json_chunks
 from cedar.service import Caller, PoolAccess, ServiceSettings
+
+
+def process_times(pid: int) -> tuple[float, float]:
+    """(user, system) CPU seconds used so far by process ``pid``."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    tick = os.sysconf("SC_CLK_TCK")
+    return int(fields[11]) / tick, int(fields[12]) / tick
 
 
 async def stream(client: str, port: int, token: str) -> int:
@@ -59,41 +74,73 @@ async def main(args: argparse.Namespace) -> None:
     token_dir = os.environ["CEDAR_LIVE_TOKEN_DIR"]
     token = next(Path(token_dir, n).read_text().strip() for n in sorted(os.listdir(token_dir)))
     config = Config.load(condor_config=os.environ.get("CEDAR_LIVE_CONDOR_CONFIG"))
-    access = PoolAccess(ServiceSettings.from_config(config))
+    settings = ServiceSettings.from_config(config)
+    access = PoolAccess(settings)
     schedd = await access.schedd(Caller.from_token(token), stream=True)
+    private = settings.private_attrs
+
+    async def in_process(name: str) -> int:
+        """One listing written in this process (no HTTP), as ``name`` says; the ads counted."""
+        count = 0
+        if name == "library":
+            async for _ad in schedd.query_iter():
+                count += 1
+        elif name == "ads+json":
+            async for ad in schedd.query_iter():
+                ad_json_bytes(ad, private)
+                count += 1
+        else:
+            async for items in json_chunks(schedd, None, (), private):
+                b"\n".join(items)
+                count += len(items)
+        return count
+
     servers = {}
     for i, spec in enumerate(args.server or ["this="]):
         name, _, directory = spec.partition("=")
         servers[name] = (start_server(args.port + i, directory), args.port + i)
     print(f"load average {os.getloadavg()}; client {args.client}", flush=True)
-    times: dict[str, list[float]] = {name: [] for name in [*servers, "library"]}
+    local = ["library", *(["ads+json", "transcode"] if args.in_process else [])]
+    times: dict[str, list[float]] = {name: [] for name in [*servers, *local]}
     cpus: dict[str, list[float]] = {name: [] for name in times}
+    split: dict[str, list[tuple[float, float]]] = {name: [] for name in servers}
     counts: dict[str, int] = {}
     try:
         for _, port in servers.values():  # warm: imports, route contexts, sessions
             await stream(args.client, port, token)
         for _ in range(args.rounds):
             for name in times:
-                if name == "library":
-                    cpu, start_time, count = process_cpu(), time.perf_counter(), 0
-                    async for _ad in schedd.query_iter():
-                        count += 1
+                if name in local:
+                    cpu, start_time = process_cpu(), time.perf_counter()
+                    count = await in_process(name)
                     pid = None
                 else:
                     process, port = servers[name]
                     pid = process.pid
+                    before = process_times(pid)
                     cpu, start_time = process_cpu(pid), time.perf_counter()
                     count = await stream(args.client, port, token)
+                    after = process_times(pid)
+                    split[name].append((after[0] - before[0], after[1] - before[1]))
                 times[name].append(time.perf_counter() - start_time)
                 cpus[name].append(process_cpu(pid) - cpu)
                 counts[name] = count
         library = statistics.median(times["library"])
+        library_cpu = statistics.median(cpus["library"])
         for name in times:
             wall = statistics.median(times[name])
+            cpu_median = statistics.median(cpus[name])
+            user_sys = ""
+            if split.get(name):
+                user = statistics.median(u for u, _ in split[name])
+                system = statistics.median(s for _, s in split[name])
+                user_sys = f" (user {user:.2f} + sys {system:.2f})"
+            where = "in this process" if name in local else "server"
             print(
                 f"  {name:<10} {counts[name]} ads  median {wall:6.2f} s  "
                 f"{counts[name] / wall:8.0f} ads/s  ({100 * library / wall:3.0f}% of the "
-                f"library)  CPU {statistics.median(cpus[name]):5.2f} s  "
+                f"library)  CPU {cpu_median:5.2f} s{user_sys} = library CPU / "
+                f"{cpu_median / library_cpu:.2f} ({where})  "
                 f"rounds {' '.join(f'{t:.2f}' for t in times[name])}",
                 flush=True,
             )
@@ -110,4 +157,7 @@ if __name__ == "__main__":
     parser.add_argument("--client", choices=["curl", "httpx"], default="curl")
     parser.add_argument("--server", action="append", help="NAME=DIR (DIR first on PYTHONPATH)")
     parser.add_argument("--port", type=int, default=18770)
+    parser.add_argument(
+        "--in-process", action="store_true", help="also time the JSON writers in this process"
+    )
     trio.run(main, parser.parse_args())

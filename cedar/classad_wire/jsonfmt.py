@@ -17,7 +17,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from operator import itemgetter
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from cedar.classad_wire.classad import ClassAd
 from cedar.classad_wire.expr import Expr, ListExpr, Literal, RecordExpr, storage_key
@@ -25,6 +25,9 @@ from cedar.classad_wire.syntax import parse_expr, simple_value
 from cedar.classad_wire.unparse import format_real, format_scalar, unparse
 from cedar.classad_wire.values import RelTime, Undefined, UndefinedType
 from cedar.errors import ClassAdParseError
+
+#: A value cache's key and value type: text, or UTF-8 bytes.
+_Text = TypeVar("_Text", str, bytes)
 
 _JSON_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r"}
 _JSON_ESCAPES["\t"] = "\\t"
@@ -312,9 +315,10 @@ def _compact_plan(
     return plan
 
 
-class _ValueCache(dict[str, str]):
-    """Compact JSON of wire texts (plain or not: a value's JSON depends on its text alone), as
-    the ads of one query repeat most values.  Bounded in characters held."""
+class _ValueCache(dict[_Text, _Text], Generic[_Text]):
+    """Compact JSON of wire values (plain or not: a value's JSON depends on its text alone), as
+    the ads of one query repeat most values: by text (JSON text) or by received bytes (JSON in
+    UTF-8).  Bounded in characters or bytes held."""
 
     __slots__ = ("held",)
     LIMIT = 1 << 22
@@ -324,7 +328,7 @@ class _ValueCache(dict[str, str]):
         super().__init__()
         self.held = 0
 
-    def remember(self, text: str, value: str) -> None:
+    def remember(self, text: _Text, value: _Text) -> None:
         if len(text) > self.LONGEST:
             return
         if self.held + len(text) + len(value) > self.LIMIT:
@@ -334,7 +338,7 @@ class _ValueCache(dict[str, str]):
         self.held += len(text) + len(value)
 
 
-_COMPACT_VALUES = {False: _ValueCache(), True: _ValueCache()}
+_COMPACT_VALUES: dict[bool, _ValueCache[str]] = {False: _ValueCache(), True: _ValueCache()}
 
 
 def ad_to_json_compact(
@@ -379,26 +383,7 @@ def ad_to_json_compact(
     return result
 
 
-class _BytesValueCache(dict[bytes, bytes]):
-    """:class:`_ValueCache` keyed by the received bytes of a value (its JSON in UTF-8)."""
-
-    __slots__ = ("held",)
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.held = 0
-
-    def remember(self, raw: bytes, value: bytes) -> None:
-        if len(raw) > _ValueCache.LONGEST:
-            return
-        if self.held + len(raw) + len(value) > _ValueCache.LIMIT:
-            self.clear()
-            self.held = 0
-        self[raw] = value
-        self.held += len(raw) + len(value)
-
-
-_COMPACT_BYTES = {False: _BytesValueCache(), True: _BytesValueCache()}
+_COMPACT_BYTES: dict[bool, _ValueCache[bytes]] = {False: _ValueCache(), True: _ValueCache()}
 _NEEDS_ESCAPE_BYTES = re.compile(rb'["\\\x00-\x1f]')
 
 
@@ -418,6 +403,22 @@ def ad_to_json_compact_bytes(
     names, raws = ad.raw_values()
     if not raws or raws[0].__class__ is not bytes:
         return _utf8(ad_to_json_compact(ad, only, lower=lower, masked=masked, mask=mask))
+    return columns_json_bytes(names, raws, only, lower=lower, masked=masked, mask=mask)  # type: ignore[arg-type]
+
+
+def columns_json_bytes(
+    names: tuple[str, ...],
+    raws: Sequence[bytes],
+    only: frozenset[str] | None = None,
+    *,
+    lower: bool = False,
+    masked: frozenset[str] | None = None,
+    mask: str = "",
+) -> bytes:
+    """:func:`ad_to_json_compact_bytes` of the ad whose wire names are ``names`` (no name twice)
+    and whose values are ``raws``, as received: what a reader that never builds the ad (a
+    listing transcoded from the schedd's messages straight to JSON) writes.  ``names`` is best
+    the same tuple object for every ad of a shape (the plan is found by its identity)."""
     plan = _compact_plan(names, only, lower, masked or None)
     template = plan.template_bytes
     if template is None:
@@ -435,13 +436,13 @@ def ad_to_json_compact_bytes(
         for index, value in enumerate(values):
             if value is None:
                 raw = ordered[index]
-                values[index] = json_value = _raw_value_json(ad, plan.names[index], raw, lower)
+                values[index] = json_value = _raw_value_json(raw, plan.names[index], lower)
                 cache.remember(raw, json_value)
     result: bytes = template % tuple(values)
     return result
 
 
-def _raw_value_json(ad: ClassAd, name: str, raw: bytes, lower: bool) -> bytes:
+def _raw_value_json(raw: bytes, name: str, lower: bool) -> bytes:
     """The compact JSON of one received value (see :func:`_plain_literal_json`), in UTF-8."""
     if raw.isascii():  # the two commonest new values, checked on the bytes themselves
         if len(raw) < 19 and raw.isdigit() and (raw[0] != 0x30 or raw == b"0"):
@@ -456,8 +457,9 @@ def _raw_value_json(ad: ClassAd, name: str, raw: bytes, lower: bool) -> bytes:
     text = raw.decode("utf-8", "surrogateescape")
     json_text = _plain_literal_json(text)
     if json_text is None:
+        # The value as the ad would parse it (its JSON depends on its text alone).
         out: list[str] = []
-        _emit(ad.lookup(name), 2, out)
+        _emit(ClassAd.from_raw_lines([f"{name} = {text}"]).lookup(name), 2, out)
         json_text = "".join(out)
     if "\n" in json_text:  # a list or nested ad
         json_text = _compact(json_text, lower)
@@ -565,5 +567,6 @@ __all__ = [
     "ad_to_json",
     "ad_to_json_compact_bytes",
     "ad_to_json_sorted",
+    "columns_json_bytes",
     "sorted_columns",
 ]

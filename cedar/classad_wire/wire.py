@@ -517,7 +517,14 @@ class _ShapeReader:
 
     def ad(self, match: re.Match[bytes]) -> ClassAd | None:
         """The ad of a match of :attr:`pattern` (``None``: a length prefix is not its length)."""
-        merge = self.merge
+        if not self.crypto and self.merge is None:
+            return ClassAd.from_match(self.shape, match)  # the values are its groups
+        values = self.values(match)
+        return None if values is None else ClassAd.from_shape(self.shape, values)
+
+    def values(self, match: re.Match[bytes]) -> tuple[bytes, ...] | None:
+        """The values of a match of :attr:`pattern` in :attr:`shape`'s order, as received
+        (``None``: a length prefix is not its length)."""
         if self.crypto:
             groups = match.groups()
             values = groups[1::2]
@@ -525,10 +532,32 @@ class _ShapeReader:
                 *map(add, map(len, values), self.offsets)
             ):
                 return None
-            return ClassAd.from_shape(self.shape, values if merge is None else merge(values))
-        if merge is not None:
-            return ClassAd.from_shape(self.shape, merge(match.groups()))
-        return ClassAd.from_match(self.shape, match)  # the values are its groups
+        else:
+            values = match.groups()
+        merge = self.merge
+        return values if merge is None else merge(values)
+
+
+def read_shaped_values(reader: MessageReader) -> tuple[AdShape, tuple[bytes, ...]] | None:
+    """One ad of a recurring shape (one with a compiled reader) as its shape and its values as
+    received, without making the ad; the reader is then after it.  ``None``, the reader left
+    where it was, for anything else (the general :func:`get_classad` reads it then).
+
+    For a reader that turns ads straight into something else (a listing's JSON) and never
+    needs them as ads: the same bytes, matched by the same patterns, as :func:`get_classad`."""
+    start = reader.offset
+    payload = reader.payload
+    if len(payload) < start + 8:
+        return None
+    (count,) = _ONE_INT(payload, start)
+    for shape_reader in _SHAPE_READERS.get((count, reader.crypto), ()):
+        match = shape_reader.pattern.match(payload, start + 8)
+        if match is not None:
+            values = shape_reader.values(match)
+            if values is not None:
+                reader.seek(match.end())
+                return shape_reader.shape, values
+    return None
 
 
 def _read_shaped_run(
@@ -632,6 +661,7 @@ def _get_flagged_classads(reader: MessageReader) -> tuple[list[ClassAd], bool]:
 
 
 _TWO_INTS = struct.Struct(">qq").unpack_from
+_ONE_INT = struct.Struct(">q").unpack_from
 
 
 def _get_classad_lines(reader: MessageReader, count: int, types: bool, strict: bool) -> ClassAd:
@@ -713,5 +743,6 @@ __all__ = [
     "get_handshake_ad",
     "is_private",
     "put_classad",
+    "read_shaped_values",
     "references",
 ]

@@ -30,6 +30,7 @@ _LAZY = {
     "run_command_async": "cedar.commands._async.command",
     "AsyncHistoryQuery": "cedar.commands._async.history",
     "ping_async": "cedar.commands._async.ping",
+    "AsyncJobChunks": "cedar.commands._async.schedd",
     "AsyncJobQuery": "cedar.commands._async.schedd",
     "AsyncSchedd": "cedar.commands._async.schedd",
     "locate_schedd_async": "cedar.commands._async.schedd",
@@ -40,6 +41,7 @@ _LAZY = {
     "run_command": "cedar.commands._sync.command",
     "HistoryQuery": "cedar.commands._sync.history",
     "ping": "cedar.commands._sync.ping",
+    "JobChunks": "cedar.commands._sync.schedd",
     "JobQuery": "cedar.commands._sync.schedd",
     "Schedd": "cedar.commands._sync.schedd",
     "locate_schedd": "cedar.commands._sync.schedd",
@@ -57,13 +59,18 @@ if TYPE_CHECKING:  # the same names, for type checkers and IDEs
     from cedar.commands._async.command import iterate_command_async, run_command_async
     from cedar.commands._async.history import AsyncHistoryQuery
     from cedar.commands._async.ping import ping_async
-    from cedar.commands._async.schedd import AsyncJobQuery, AsyncSchedd, locate_schedd_async
+    from cedar.commands._async.schedd import (
+        AsyncJobChunks,
+        AsyncJobQuery,
+        AsyncSchedd,
+        locate_schedd_async,
+    )
     from cedar.commands._async.startd import AsyncStartd
     from cedar.commands._sync.collector import Collector, locate_address
     from cedar.commands._sync.command import iterate_command, run_command
     from cedar.commands._sync.history import HistoryQuery
     from cedar.commands._sync.ping import ping
-    from cedar.commands._sync.schedd import JobQuery, Schedd, locate_schedd
+    from cedar.commands._sync.schedd import JobChunks, JobQuery, Schedd, locate_schedd
     from cedar.commands._sync.startd import Startd
     from cedar.commands.base import DEFAULT_TIMEOUT, MAX_RESULTS
     from cedar.commands.fanout import DaemonResult, query_all, query_all_async
@@ -74,6 +81,7 @@ __all__ = [
     "MAX_RESULTS",
     "AsyncCollector",
     "AsyncHistoryQuery",
+    "AsyncJobChunks",
     "AsyncJobQuery",
     "AsyncSchedd",
     "AsyncStartd",
@@ -81,6 +89,7 @@ __all__ = [
     "DaemonResult",
     "HistoryError",
     "HistoryQuery",
+    "JobChunks",
     "JobQuery",
     "Schedd",
     "Startd",

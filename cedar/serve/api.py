@@ -36,6 +36,7 @@ from cedar.commands.submit import Submit
 from cedar.errors import CedarError, InvalidArgument
 from cedar.jobid import parse_job_id
 from cedar.numbers import Command, JobAction
+from cedar.serve import adjson
 from cedar.serve import models as m
 from cedar.serve.adjson import ad_dict, ad_json_bytes, primed, typed_values
 from cedar.serve.context import Services, caller_of, services, services_dep
@@ -152,33 +153,31 @@ async def list_jobs(
         last = ids[min(size, len(ids)) - 1]
         scoped = scoped_constraint(_and(text, after, _upto(*last)), user)
     token = f"{last[0]}.{last[1]}" if has_more and last else None
-    ads = await primed(schedd.query_iter(scoped, names))
-    return _job_stream(svc, ads, names, format, has_more, token)
+    chunks = adjson.json_chunks(schedd, scoped, names, svc.settings.private_attrs, chunk_size=CHUNK)
+    return _job_stream(svc, await primed(chunks), names, format, has_more, token)
 
 
 def _job_stream(
     svc: Services,
-    ads: AsyncIterator[ClassAd] | None,
+    lists: AsyncIterator[list[bytes]] | None,
     names: list[str],
     format: str,
     has_more: bool,
     token: str | None,
 ) -> StreamingResponse:
-    private = svc.settings.private_attrs
-
     async def body() -> AsyncIterator[bytes]:
-        # Ads are sent in chunks of about CHUNK bytes: one ASGI send per ad would cost more
-        # than the ad's encoding.  Each send waits for the client (flow control), so a slow
-        # reader holds at most one chunk here and the schedd's stream waits behind it.  The
-        # JSON is written as bytes straight from the ads' received bytes (ad_json_bytes).
+        # Ads come as lists of their JSON (the schedd's query writes it from the received bytes,
+        # about CHUNK bytes a list) and are sent in chunks of about CHUNK bytes: one ASGI send
+        # per ad would cost more than the ad's encoding.  Each send waits for the client (flow
+        # control), so a slow reader holds a chunk or two here and the schedd's stream waits.
         count = 0
         json_list = format == "json"
         parts: list[bytes] = [b'{"jobs": ['] if json_list else []
         size = 0
-        if ads is not None:
+        if lists is not None:
             append = parts.append
-            async for ad in ads:
-                data = ad_json_bytes(ad, private)
+            async for items in lists:
+                data = (b"," if json_list else b"\n").join(items)
                 if json_list:
                     if count:
                         append(b",")
@@ -187,7 +186,7 @@ def _job_stream(
                     append(data)
                     append(b"\n")
                 size += len(data)
-                count += 1
+                count += len(items)
                 if size >= CHUNK:
                     yield b"".join(parts)
                     parts.clear()
@@ -231,7 +230,8 @@ async def _history(
         forwards=not backwards,
         source=source,
     )
-    return _job_stream(svc, await primed(query), names, format, False, None)
+    lists = adjson.json_lists(query, svc.settings.private_attrs)
+    return _job_stream(svc, await primed(lists), names, format, False, None)
 
 
 SinceQuery = Annotated[

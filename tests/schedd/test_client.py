@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import trio
 
@@ -239,3 +241,46 @@ def test_repeated_job_queries_share_one_request_ad() -> None:
 
     built = shared_query_request(Unhashable(), ("ClusterId", "ProcId"), 5)  # type: ignore[arg-type]
     assert built is not first and dict(built) == dict(expected)
+
+
+def test_query_chunks_writes_every_ad_as_the_ad_writer_does(pool: MockPool) -> None:
+    """``query_chunks`` turns each ad into bytes: the first of a shape through the ad (``other``),
+    those of a shape that recurs straight from the message (``shaped``, no ad made), in the
+    query's order, in lists of about ``chunk_size`` bytes; the summary comes last, and
+    ``max_results`` still counts ads, not lists."""
+    from cedar.classad_wire import ClassAd
+    from cedar.classad_wire.jsonfmt import ad_to_json_compact_bytes, columns_json_bytes
+    from cedar.errors import ResultLimitExceeded
+
+    schedd = Schedd(pool.schedd_address)
+    cluster = schedd.submit(
+        Submit("executable = /bin/echo\narguments = p$(Process)\nhold = true\n"), count=300
+    ).cluster
+    constraint = f"ClusterId == {cluster}"
+    names = ["ProcId", "Args", "Owner", "JobStatus", "Requirements", "QDate", "CumulativeSlotTime"]
+    taken = {"shaped": 0, "other": 0}
+
+    def shaped(names: tuple[str, ...], values: object) -> bytes:
+        taken["shaped"] += 1
+        return columns_json_bytes(names, values)  # type: ignore[arg-type]
+
+    def other(ad: ClassAd) -> bytes:
+        taken["other"] += 1
+        return ad_to_json_compact_bytes(ad)
+
+    runs = []
+    for _ in range(2):  # the shape gets its reader during the first run
+        chunks = schedd.query_chunks(constraint, names, shaped=shaped, other=other, chunk_size=4096)
+        lists = list(chunks)
+        assert all(sum(map(len, items)) < 4096 + max(map(len, items)) for items in lists)
+        assert len(lists) > 5 and chunks.summary is not None and chunks.summary["Held"] >= 300
+        runs.append([data for items in lists for data in items])
+    assert taken["shaped"] >= 300 and taken["other"] >= 100
+    expected = [ad_to_json_compact_bytes(ad) for ad in schedd.query(constraint, names)]
+    clock = re.compile(rb'"ServerTime": [0-9]+')  # the schedd's clock when it answered
+    assert [[clock.sub(b"", data) for data in run] for run in (*runs, expected)] == [
+        [clock.sub(b"", data) for data in expected]
+    ] * 3
+    small = Schedd(pool.schedd_address, max_results=299)
+    with pytest.raises(ResultLimitExceeded):
+        list(small.query_chunks(constraint, names, shaped=shaped, other=other))

@@ -193,3 +193,46 @@ def test_bytes_writer_gives_undecodable_bytes_back() -> None:
         writer.put_int(2).put_strings([b'A = "\xff"', f"B = {i}".encode(), b"", b""])
         ad = get_classad(MessageReader(writer.getvalue(), crypto=True))
         assert ad_json_bytes(ad) == b'{"A": "\xff","B": %d}' % i
+
+
+@pytest.mark.parametrize("crypto", [True, False])
+def test_transcoded_ads_are_the_ad_writers_bytes(crypto: bool) -> None:
+    """A listing's ads go from the message's bytes to JSON with no ad made
+    (``read_shaped_values`` + ``json_writers``): every value type, a repeated name (the 25.x
+    schedd sends ``JobStatus`` twice), a value that is not UTF-8, lower-cased and redacted, the
+    same bytes as ``ad_json`` of the ad read from the same message."""
+    from cedar.classad_wire.wire import read_shaped_values
+    from cedar.serve.adjson import json_writers
+
+    private_sets: list[tuple[str, ...]] = [(), ("Cmd", "nested", "Absent")]
+    transcoded = 0
+    for i in range(300):
+        source = ClassAd.from_raw_text(f'{EVERY_TYPE}\nProcId = {i}\nSerial = "s{i}"')
+        strings = [f"{name} = {text}".encode() for name, text in source.raw_items()]
+        strings[1:1] = [b"JobStatus = 1", b'Raw = "\xfe%d"' % i, b"JobStatus = %d" % (i % 7)]
+        writer = MessageWriter(crypto=crypto)
+        writer.put_int(len(strings)).put_strings([*strings, b"", b""])
+        payload = writer.getvalue()
+        ad = get_classad(MessageReader(payload, crypto=crypto))
+        reader = MessageReader(payload, crypto=crypto)
+        found = read_shaped_values(reader)
+        if found is None:
+            assert reader.offset == 0  # left for the general reader
+            continue
+        assert reader.at_end()
+        transcoded += 1
+        shape, values = found
+        for private in private_sets:
+            for lower in (False, True):
+                shaped, _ = json_writers(private, lower=lower)
+                expected = ad_json_bytes(ClassAd.from_raw_lines(_lines(ad)), private, lower=lower)
+                assert shaped(shape.names, values) == expected
+                assert ad_json_bytes(ad, private, lower=lower) == expected
+    assert transcoded > 100  # the shape got its reader and the rest went straight to JSON
+    decoded = json.loads(shaped(shape.names, values).decode("utf-8", "surrogateescape"))
+    assert decoded["jobstatus"] == 299 % 7 and decoded["raw"] == "\udcfe299"
+
+
+def _lines(ad: ClassAd) -> list[str]:
+    """The ad's ``Name = value`` lines as text: an ad that holds no received bytes."""
+    return [f"{name} = {text}" for name, text in ad.raw_items()]

@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from cedar.auth.client import CommandSession
 from cedar.auth.client_config import ClientSecurity, SecurityConfig
@@ -30,8 +30,10 @@ from cedar.commands.base import (
 from cedar.commands.constraint import Constraint
 from cedar.commands.schedd import (
     ActResult,
+    AdWriter,
     JobSpec,
     ScheddLocation,
+    ShapedWriter,
     SubmitDescription,
     SubmitResult,
     act_body,
@@ -40,6 +42,7 @@ from cedar.commands.schedd import (
     local_schedd,
     location_address,
     qmgmt_body,
+    query_chunks_protocol,
     query_protocol,
     reschedule_body,
     retrieve_body,
@@ -85,6 +88,40 @@ class JobQuery:
     def __next__(self) -> ClassAd:
         ad: ClassAd = next(self._ads)
         return ad
+
+
+class JobChunks:
+    """The job ads of one query as bytes, in lists of about ``chunk_size`` bytes as they arrive
+    (see :meth:`Schedd.query_chunks`); :attr:`summary` as for :class:`JobQuery`."""
+
+    def __init__(
+        self,
+        schedd: Schedd,
+        command: Command,
+        request: ClassAd,
+        shaped: ShapedWriter,
+        other: AdWriter,
+        chunk_size: int,
+    ) -> None:
+        #: The summary ad, set when the schedd has sent its last ad.
+        self.summary: ClassAd | None = None
+        self._request = request
+        self._writers = (shaped, other, chunk_size, schedd.max_results)
+        self._chunks: Iterator[Any] = schedd._iterate(command, self._body)
+
+    def _body(self, session: CommandSession) -> Protocol[ClassAd]:
+        shaped, other, chunk_size, max_results = self._writers
+        self.summary = yield from query_chunks_protocol(
+            session, self._request, shaped, other, chunk_size, max_results
+        )
+        return self.summary
+
+    def __iter__(self) -> JobChunks:
+        return self
+
+    def __next__(self) -> list[bytes]:
+        chunk: list[bytes] = next(self._chunks)
+        return chunk
 
 
 class Schedd(DaemonClient):
@@ -159,6 +196,22 @@ class Schedd(DaemonClient):
             include_cluster_ads=include_cluster_ads,
         )
         return JobQuery(self, job_query_command(with_auth), request)
+
+    def query_chunks(
+        self,
+        constraint: Constraint = None,
+        projection: Iterable[str] = (),
+        *,
+        shaped: ShapedWriter,
+        other: AdWriter,
+        chunk_size: int = 1 << 16,
+    ) -> JobChunks:
+        """:meth:`query_iter` for a reader that turns every ad into bytes (an HTTP listing's
+        JSON): each ad of a recurring shape is given to ``shaped`` as its names and received
+        values, without being made into an ad; any other ad to ``other``.  Iterating yields
+        lists of the results, about ``chunk_size`` bytes each."""
+        request = shared_query_request(constraint, tuple(projection), -1)
+        return JobChunks(self, job_query_command(False), request, shaped, other, chunk_size)
 
     def query(
         self,
