@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import tarfile
 import time
 from dataclasses import replace
@@ -620,7 +621,13 @@ def test_listing_bytes_are_the_ad_writers(api: Api, format: str) -> None:
         private = api.server.settings.private_attrs
         return [ad_json(ad, private).encode() for ad in ads]
 
-    ads = trio.run(library)
+    # The mock schedd stamps every ad with its clock (ServerTime): the two queries may fall
+    # either side of a second's edge, so that one value is left out of the comparison.
+    def timeless(data: bytes) -> bytes:
+        return re.sub(rb', "ServerTime": \d+', b"", data)
+
+    ads = [timeless(ad) for ad in trio.run(library)]
+    body = timeless(body)
     assert len(ads) == 3
     if format == "jsonl":
         assert body == b"".join(ad + b"\n" for ad in ads)
