@@ -243,24 +243,33 @@ KNOWN: dict[str, str] = {
 
 
 def unpacked_release() -> Path:
-    """The release tarball unpacked once into ``CACHE`` (kept across runs)."""
+    """The release tarball unpacked once into ``CACHE`` (kept across runs); its ``cli``
+    directory (the ``htcondor_cli`` package alone, for cedar's side) is a sibling of the
+    returned ``release``.
+
+    A cache left by another user for another tarball cannot be replaced by this one (the
+    sticky ``/var/tmp``: root's, seen from the as-testuser re-run), so this user unpacks
+    into a cache of its own beside it."""
     if not TARBALL.exists():
         if os.environ.get("CI"):
             pytest.fail(f"CI is set and the release tarball {TARBALL} is missing")
         pytest.skip(f"the release tarball {TARBALL} is not here (CEDAR_RELEASE_TARBALL)")
-    stamp = CACHE / f".unpacked-{TARBALL.stat().st_size}-{int(TARBALL.stat().st_mtime)}"
-    if stamp.exists():
-        return CACHE / "release"
-    shutil.rmtree(CACHE, ignore_errors=True)
-    (CACHE / "cli").mkdir(parents=True)
+    name = f".unpacked-{TARBALL.stat().st_size}-{int(TARBALL.stat().st_mtime)}"
+    cache = CACHE
+    if not (cache / name).exists() and cache.exists() and cache.stat().st_uid != os.getuid():
+        cache = CACHE.with_name(f"{CACHE.name}-uid{os.getuid()}")
+    if (cache / name).exists():
+        return cache / "release"
+    shutil.rmtree(cache, ignore_errors=True)
+    (cache / "cli").mkdir(parents=True)
     with tarfile.open(TARBALL) as archive:
-        archive.extractall(CACHE / "release", filter="tar")
+        archive.extractall(cache / "release", filter="tar")
     os.symlink(
-        CACHE / "release" / "lib" / "python3" / "htcondor_cli", CACHE / "cli" / "htcondor_cli"
+        cache / "release" / "lib" / "python3" / "htcondor_cli", cache / "cli" / "htcondor_cli"
     )
-    CACHE.chmod(0o755)
-    stamp.write_text("")
-    return CACHE / "release"
+    cache.chmod(0o755)
+    (cache / name).write_text("")
+    return cache / "release"
 
 
 @dataclass
@@ -466,7 +475,7 @@ def run_case(case: Case, side: str, release: Path, pool: Pool) -> Outcome:
         env["PYTHONPATH"] = str(release / "lib" / "python3")
         command = [sys.executable, program, *args]
     else:
-        env["PYTHONPATH"] = os.pathsep.join([str(CACHE / "cli"), str(REPO)])
+        env["PYTHONPATH"] = os.pathsep.join([str(release.parent / "cli"), str(REPO)])
         command = [sys.executable, "-m", "cedar.compat", "run", "--force", program, *args]
     if case.program == "condor_test_token":
         # It switches to user condor, who cannot read this interpreter's home: use the
