@@ -12,7 +12,7 @@ schedd name is a 404 (restd answers with the default schedd's jobs).
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Annotated, Any
 
@@ -20,13 +20,14 @@ from fastapi import APIRouter, Depends
 from fastapi.responses import JSONResponse, Response
 
 from cedar.classad_wire import ClassAd
+from cedar.classad_wire.classad import ad_shape
 from cedar.classad_wire.constraints import and_constraints
 from cedar.classad_wire.expr import AttrRef, Binary, Expr, Literal
 from cedar.classad_wire.jsonfmt import ad_to_json_compact_bytes
 from cedar.commands import AsyncSchedd
-from cedar.errors import CedarError, InvalidArgument
+from cedar.errors import CedarError, InvalidArgument, ProtocolError
 from cedar.numbers import DaemonType
-from cedar.serve.adjson import ad_json_bytes, primed
+from cedar.serve.adjson import ad_json_bytes, json_writers, primed
 from cedar.serve.api import CHUNK
 from cedar.serve.context import Services, caller_of, services_dep
 from cedar.serve.streaming import PipelinedResponse
@@ -112,6 +113,63 @@ async def _jobs(
     return await primed(_capped(source, cap) if cap > 0 else source)  # one layer less per ad
 
 
+async def _job_chunks(
+    svc: Services,
+    caller: Caller,
+    schedd_name: str,
+    cluster: int | None,
+    constraint: str | None,
+    projection: str | None,
+    hidden: tuple[str, ...],
+) -> AsyncIterator[list[bytes]]:
+    """The matching jobs' entries (:func:`job_entry_bytes`), in lists of about ``CHUNK`` bytes,
+    transcoded from the schedd's messages (``AsyncSchedd.query_chunks``: no ad made where the
+    shape recurs, no trip through the driver per message), capped by ``RESTD_MAX_JOBS``;
+    checked and the first list read before this returns, as :func:`_jobs`."""
+    names = svc.projection(projection)
+    text = _job_constraint(svc, constraint, cluster, None)
+    schedd = await _schedd(svc, caller, schedd_name)
+    cap = svc.settings.restd_max_jobs
+    shaped, other = job_entry_writers(hidden)
+    source: AsyncIterator[list[bytes]] = schedd.query_chunks(
+        text, names, shaped=shaped, other=other, chunk_size=CHUNK, limit=cap if cap > 0 else -1
+    )
+    return await primed(_capped_lists(source, cap) if cap > 0 else source)
+
+
+async def _capped_lists(source: AsyncIterator[list[bytes]], cap: int) -> AsyncIterator[list[bytes]]:
+    """The lists of ``source`` up to ``cap`` items in all (the schedd is asked for no more, but
+    a peer that sends more still gets only ``cap`` listed)."""
+    left = cap
+    async for items in source:
+        if len(items) >= left:
+            yield items[:left]
+            break
+        yield items
+        left -= len(items)
+
+
+async def entry_list_bytes(
+    lists: AsyncIterator[list[bytes]], counted: list[int] | None = None
+) -> AsyncIterator[bytes]:
+    """``[entry, ...]`` from lists of entries' JSON, one chunk per list (each is about
+    ``CHUNK`` bytes already): :func:`job_list_bytes`'s text for ``query_chunks``'s lists.
+    ``counted`` gets the number of entries written."""
+    opening, count = b"[", 0
+    pending: bytes | None = None
+    async for items in lists:
+        if not items:
+            continue
+        if pending is not None:
+            yield pending
+        pending = opening + b",".join(items)
+        opening = b","
+        count += len(items)
+    if counted is not None:
+        counted.append(count)
+    yield b"[]" if pending is None else pending + b"]"
+
+
 async def _capped(source: AsyncIterator[ClassAd], cap: int) -> AsyncIterator[ClassAd]:
     count = 0
     async for ad in source:
@@ -165,6 +223,15 @@ def _jobid_json(ad: ClassAd) -> bytes:
     """``"C.P"`` as JSON: from the two received values when they are plain integers (the
     common case, without parsing them), else from their values."""
     names, values = ad.raw_values()
+    found = _jobid_raw(names, values)
+    if found is not None:
+        return found
+    return json.dumps(f"{ad.get('ClusterId')}.{ad.get('ProcId')}").encode()
+
+
+def _jobid_raw(names: tuple[str, ...], values: Sequence[str] | Sequence[bytes]) -> bytes | None:
+    """``"C.P"`` from an ad's names and received values when both are plain integers, else
+    ``None`` (the caller then reads the values as an ad does)."""
     plan = _JOBID_PLANS.get(id(names))
     if plan is None or plan[0] is not names:
         lowered = [name.lower() for name in names]
@@ -182,7 +249,32 @@ def _jobid_json(ad: ClassAd) -> bytes:
             cluster_bytes, proc_bytes = cluster_raw.encode(), proc_raw.encode()
             if _plain_int(cluster_bytes) and _plain_int(proc_bytes):
                 return b'"%s.%s"' % (cluster_bytes, proc_bytes)
-    return json.dumps(f"{ad.get('ClusterId')}.{ad.get('ProcId')}").encode()
+    return None
+
+
+def job_entry_writers(
+    hidden: tuple[str, ...],
+) -> tuple[Callable[[tuple[str, ...], Sequence[bytes]], bytes], Callable[[ClassAd], bytes]]:
+    """:func:`job_entry_bytes` as the two writers of ``AsyncSchedd.query_chunks`` (see
+    :func:`cedar.serve.adjson.json_writers`): the entry of an ad that is never built, from
+    its names and received values, and of any other ad.  Same bytes as
+    :func:`job_entry_bytes` either way: the job id from the two received values, or from
+    them read as an ad when they are not plain integers."""
+    shaped_json, _ = json_writers(hidden, lower=True)
+
+    def shaped(names: tuple[str, ...], values: Sequence[bytes]) -> bytes:
+        jobid = _jobid_raw(names, values)
+        if jobid is None:
+            shape = ad_shape(names)
+            if shape is None:  # two names folding alike: the reader gives no such shape
+                raise ProtocolError("an ad names one attribute twice")
+            jobid = _jobid_json(ClassAd.from_shape(shape, values))
+        return b'{"jobid": %s, "classad": %s}' % (jobid, shaped_json(names, values))
+
+    def other(ad: ClassAd) -> bytes:
+        return job_entry_bytes(ad, hidden)
+
+    return shaped, other
 
 
 def _plain_int(raw: bytes) -> bool:
@@ -237,6 +329,9 @@ async def _job_answer(
     if attr is not None:
         svc.projection(attr)
         projection = attr
+    if attr is None and proc is None and not history:  # a listing: the schedd's bytes to JSON
+        lists = await _job_chunks(svc, caller, schedd, cluster, constraint, projection, hidden)
+        return PipelinedResponse(_counted_lists(svc, lists), media_type="application/json")
     ads = await _jobs(svc, caller, schedd, history, cluster, proc, constraint, projection)
     if attr is None:
         if proc is not None:  # one job: 404 when absent, so read it before answering
@@ -258,6 +353,13 @@ async def _counted(
 ) -> AsyncIterator[bytes]:
     counted: list[int] = []
     async for chunk in job_list_bytes(ads, hidden, counted):
+        yield chunk
+    svc.ads_sent += sum(counted)
+
+
+async def _counted_lists(svc: Services, lists: AsyncIterator[list[bytes]]) -> AsyncIterator[bytes]:
+    counted: list[int] = []
+    async for chunk in entry_list_bytes(lists, counted):
         yield chunk
     svc.ads_sent += sum(counted)
 

@@ -204,12 +204,14 @@ class AsyncSchedd(AsyncDaemonClient):
         shaped: ShapedWriter,
         other: AdWriter,
         chunk_size: int = 1 << 16,
+        limit: int = -1,
     ) -> AsyncJobChunks:
         """:meth:`query_iter` for a reader that turns every ad into bytes (an HTTP listing's
         JSON): each ad of a recurring shape is given to ``shaped`` as its names and received
         values, without being made into an ad; any other ad to ``other``.  Iterating yields
-        lists of the results, about ``chunk_size`` bytes each."""
-        request = shared_query_request(constraint, tuple(projection), -1)
+        lists of the results, about ``chunk_size`` bytes each; ``limit`` as for
+        :meth:`query_iter`."""
+        request = shared_query_request(constraint, tuple(projection), limit)
         return AsyncJobChunks(self, job_query_command(False), request, shaped, other, chunk_size)
 
     async def query(
