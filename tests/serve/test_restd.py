@@ -287,3 +287,22 @@ def test_chunk_writers_are_the_entry_writer() -> None:
     assert shaped(names, (b"7", b'"x"')) == other(ad)
     assert shaped(names, (b"7", b'"x"')).startswith(b'{"jobid": "7.None"')
     assert shaped(("ClusterId", "ProcId"), (b"7", b"3")).startswith(b'{"jobid": "7.3", ')
+
+
+def test_listing_is_capped_by_restd_max_jobs(api: Api) -> None:
+    """``RESTD_MAX_JOBS`` caps the transcoded listing (sent to the schedd as the query's limit)
+    as it capped the ad listing; the list stays well formed."""
+    from dataclasses import replace
+
+    from tests.serve.conftest import RunningServer, client
+
+    jobs = submit(api.alice, 4)
+    cluster = jobs[0].split(".")[0]
+    server = RunningServer(replace(api.server.settings, restd_max_jobs=3)).start()
+    try:
+        with client(server.url) as anonymous:
+            listed = anonymous.get(f"/v1/jobs/DEFAULT/{cluster}").json()
+            assert len(listed) == 3 and {e["jobid"] for e in listed} < set(jobs)
+            assert anonymous.get("/v1/jobs/DEFAULT/99999").json() == []
+    finally:
+        server.stop()
