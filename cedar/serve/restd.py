@@ -120,17 +120,18 @@ async def _job_chunks(
     cluster: int | None,
     constraint: str | None,
     projection: str | None,
-    hidden: tuple[str, ...],
+    writers: tuple[ShapedWriter, AdWriter],
 ) -> AsyncIterator[list[bytes]]:
     """The matching jobs' entries (:func:`job_entry_bytes`), in lists of about ``CHUNK`` bytes,
     transcoded from the schedd's messages (``AsyncSchedd.query_chunks``: no ad made where the
     shape recurs, no trip through the driver per message), capped by ``RESTD_MAX_JOBS``;
-    checked and the first list read before this returns, as :func:`_jobs`."""
+    checked and the first list read before this returns, as :func:`_jobs`.  ``writers``:
+    :func:`job_entry_writers`' (or writers that call them)."""
     names = svc.projection(projection)
     text = _job_constraint(svc, constraint, cluster, None)
     schedd = await _schedd(svc, caller, schedd_name)
     cap = svc.settings.restd_max_jobs
-    shaped, other = job_entry_writers(hidden)
+    shaped, other = writers
     source: AsyncIterator[list[bytes]] = schedd.query_chunks(
         text, names, shaped=shaped, other=other, chunk_size=CHUNK, limit=cap if cap > 0 else -1
     )
@@ -252,9 +253,13 @@ def _jobid_raw(names: tuple[str, ...], values: Sequence[str] | Sequence[bytes]) 
     return None
 
 
-def job_entry_writers(
-    hidden: tuple[str, ...],
-) -> tuple[Callable[[tuple[str, ...], Sequence[bytes]], bytes], Callable[[ClassAd], bytes]]:
+#: The writers ``AsyncSchedd.query_chunks`` takes: an ad never built (its names and received
+#: values), any other ad.
+ShapedWriter = Callable[[tuple[str, ...], Sequence[bytes]], bytes]
+AdWriter = Callable[[ClassAd], bytes]
+
+
+def job_entry_writers(hidden: tuple[str, ...]) -> tuple[ShapedWriter, AdWriter]:
     """:func:`job_entry_bytes` as the two writers of ``AsyncSchedd.query_chunks`` (see
     :func:`cedar.serve.adjson.json_writers`): the entry of an ad that is never built, from
     its names and received values, and of any other ad.  Same bytes as
@@ -265,16 +270,22 @@ def job_entry_writers(
     def shaped(names: tuple[str, ...], values: Sequence[bytes]) -> bytes:
         jobid = _jobid_raw(names, values)
         if jobid is None:
-            shape = ad_shape(names)
-            if shape is None:  # two names folding alike: the reader gives no such shape
-                raise ProtocolError("an ad names one attribute twice")
-            jobid = _jobid_json(ClassAd.from_shape(shape, values))
+            jobid = _jobid_json(shaped_ad(names, values))
         return b'{"jobid": %s, "classad": %s}' % (jobid, shaped_json(names, values))
 
     def other(ad: ClassAd) -> bytes:
         return job_entry_bytes(ad, hidden)
 
     return shaped, other
+
+
+def shaped_ad(names: tuple[str, ...], values: Sequence[bytes]) -> ClassAd:
+    """The ad of a shape's names and received values (made only where a value must be read as
+    an ad reads it: nothing is parsed until asked)."""
+    shape = ad_shape(names)
+    if shape is None:  # two names folding alike: the wire reader gives no such shape
+        raise ProtocolError("an ad names one attribute twice")
+    return ClassAd.from_shape(shape, values)
 
 
 def _plain_int(raw: bytes) -> bool:
@@ -330,7 +341,8 @@ async def _job_answer(
         svc.projection(attr)
         projection = attr
     if attr is None and proc is None and not history:  # a listing: the schedd's bytes to JSON
-        lists = await _job_chunks(svc, caller, schedd, cluster, constraint, projection, hidden)
+        writers = job_entry_writers(hidden)
+        lists = await _job_chunks(svc, caller, schedd, cluster, constraint, projection, writers)
         return PipelinedResponse(_counted_lists(svc, lists), media_type="application/json")
     ads = await _jobs(svc, caller, schedd, history, cluster, proc, constraint, projection)
     if attr is None:
@@ -435,6 +447,27 @@ def _job_routes(kind: str) -> None:
         hidden = _hidden(svc)
         masked = _masked(hidden)
         groups: dict[str, list[bytes]] = {}
+        if not history:  # the entries transcoded as the listing's, each one's key beside it
+            keys: list[str] = []
+            shaped_entry, other_entry = job_entry_writers(hidden)
+
+            def shaped(names: tuple[str, ...], values: Sequence[bytes]) -> bytes:
+                keys.append(group_key(shaped_ad(names, values), groupby, masked))
+                return shaped_entry(names, values)
+
+            def other(ad: ClassAd) -> bytes:
+                keys.append(group_key(ad, groupby, masked))
+                return other_entry(ad)
+
+            lists = await _job_chunks(
+                svc, caller, schedd, cluster, constraint, projection, (shaped, other)
+            )
+            done = 0  # the writers run in the lists' order: keys[done:] are the next list's
+            async for items in lists:
+                for key, entry in zip(keys[done : done + len(items)], items, strict=True):
+                    groups.setdefault(key, []).append(entry)
+                done += len(items)
+            return Response(grouped_bytes(groups), media_type="application/json")
         ads = await _jobs(svc, caller, schedd, history, cluster, None, constraint, projection)
         async for ad in ads:
             key = group_key(ad, groupby, masked)

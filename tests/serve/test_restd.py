@@ -210,7 +210,8 @@ def test_listing_from_the_schedds_messages_is_the_ad_listing(api: Api) -> None:
     """``/v1/jobs`` transcodes the schedd's messages (``query_chunks``: no ad made once a shape
     recurs); its body is byte for byte the listing written from the ads the library reads
     (``job_list_bytes``), anonymous (clear) and with a token (AES-GCM), whole ads and a
-    projection: every value type, a value not UTF-8 on the wire, a redacted attribute."""
+    projection: every value type, a value not UTF-8 on the wire, a redacted attribute.  The
+    grouped form (its entries transcoded too, each with its key) is the one grouped from ads."""
     from cedar.service import Caller, PoolAccess
 
     count = 300  # over the count after which a shape's reader is compiled: both paths run
@@ -250,6 +251,17 @@ def test_listing_from_the_schedds_messages_is_the_ad_listing(api: Api) -> None:
         transcoded = b"".join([chunk async for chunk in entry_list_bytes(chunks)])
         return listed, transcoded
 
+    async def library_grouped(caller: Caller, projection: list[str], groupby: str) -> bytes:
+        access = PoolAccess(api.server.settings)
+        schedd = await access.schedd(caller)
+        asked = [*projection, groupby, "ClusterId", "ProcId"] if projection else []
+        groups: dict[str, list[bytes]] = {}
+        masked = frozenset(name.lower() for name in hidden)
+        async for ad in schedd.query_iter(constraint, asked):
+            key = group_key(ad, groupby, masked)
+            groups.setdefault(key, []).append(job_entry_bytes(ad, hidden))
+        return grouped_bytes(groups)
+
     for client, caller in (
         (api.anonymous, Caller.anonymous()),
         (api.alice, Caller.from_token(api.pool.alice)),
@@ -266,6 +278,13 @@ def test_listing_from_the_schedds_messages_is_the_ad_listing(api: Api) -> None:
             assert b"SECRET" not in served.content
             assert used.count("shaped") > count // 2, used.count("other")
             used.clear()
+            # grouped by a number, a value not UTF-8, a redacted one, a missing one ("None")
+            for groupby in ("ProcId", "Odd", "Env", "NoSuch") if projection else ("Odd",):
+                path = f"/v1/grouped_jobs/DEFAULT/{groupby}/{cluster}"
+                grouped = client.get(path, params=params)
+                assert grouped.status_code == 200
+                wanted = trio.run(library_grouped, caller, projection, groupby)
+                assert _timeless(grouped.content) == _timeless(wanted)
     entries = json.loads(served.content.decode("utf-8", "replace"))
     assert entries[0]["classad"]["listvalue"] == [1, "two", [3.0]]
     assert entries[0]["classad"]["recordvalue"] == {"a": 1, "b": {"c": "d"}}  # as integ writes it
