@@ -117,14 +117,16 @@ async def _job_chunks(
     svc: Services,
     caller: Caller,
     schedd_name: str,
+    history: bool,
     cluster: int | None,
     constraint: str | None,
     projection: str | None,
     writers: tuple[ShapedWriter, AdWriter],
 ) -> AsyncIterator[list[bytes]]:
-    """The matching jobs' entries (:func:`job_entry_bytes`), in lists of about ``CHUNK`` bytes,
-    transcoded from the schedd's messages (``AsyncSchedd.query_chunks``: no ad made where the
-    shape recurs, no trip through the driver per message), capped by ``RESTD_MAX_JOBS``;
+    """The matching jobs' (or history records') entries (:func:`job_entry_bytes`), in lists of
+    about ``CHUNK`` bytes, transcoded from the schedd's messages (``AsyncSchedd.query_chunks``,
+    ``history_chunks``: no ad made where the shape recurs, no trip through the driver per ad;
+    the job query not even per message), capped by ``RESTD_MAX_JOBS``;
     checked and the first list read before this returns, as :func:`_jobs`.  ``writers``:
     :func:`job_entry_writers`' (or writers that call them)."""
     names = svc.projection(projection)
@@ -132,9 +134,16 @@ async def _job_chunks(
     schedd = await _schedd(svc, caller, schedd_name)
     cap = svc.settings.restd_max_jobs
     shaped, other = writers
-    source: AsyncIterator[list[bytes]] = schedd.query_chunks(
-        text, names, shaped=shaped, other=other, chunk_size=CHUNK, limit=cap if cap > 0 else -1
-    )
+    limit = cap if cap > 0 else -1
+    source: AsyncIterator[list[bytes]]
+    if history:
+        source = schedd.history_chunks(
+            text, names, limit, shaped=shaped, other=other, chunk_size=CHUNK
+        )
+    else:
+        source = schedd.query_chunks(
+            text, names, shaped=shaped, other=other, chunk_size=CHUNK, limit=limit
+        )
     return await primed(_capped_lists(source, cap) if cap > 0 else source)
 
 
@@ -340,33 +349,24 @@ async def _job_answer(
     if attr is not None:
         svc.projection(attr)
         projection = attr
-    if attr is None and proc is None and not history:  # a listing: the schedd's bytes to JSON
+    if attr is None and proc is None:  # a listing: the schedd's bytes to JSON
         writers = job_entry_writers(hidden)
-        lists = await _job_chunks(svc, caller, schedd, cluster, constraint, projection, writers)
+        lists = await _job_chunks(
+            svc, caller, schedd, history, cluster, constraint, projection, writers
+        )
         return PipelinedResponse(_counted_lists(svc, lists), media_type="application/json")
     ads = await _jobs(svc, caller, schedd, history, cluster, proc, constraint, projection)
-    if attr is None:
-        if proc is not None:  # one job: 404 when absent, so read it before answering
-            entries = [_job_entry(ad, hidden) async for ad in ads]
-            if not entries:
-                return JSONResponse({"message": "No matching jobs"}, status_code=404)
-            return JSONResponse(entries)
-        return PipelinedResponse(_counted(svc, ads, hidden), media_type="application/json")
+    if attr is None:  # one job: 404 when absent, so read it before answering
+        entries = [_job_entry(ad, hidden) async for ad in ads]
+        if not entries:
+            return JSONResponse({"message": "No matching jobs"}, status_code=404)
+        return JSONResponse(entries)
     async for ad in ads:
         values = _parsed(ad_json_bytes(ad, hidden, lower=True))
         if attr.lower() not in values:
             return JSONResponse({"message": "Undefined attribute"}, status_code=404)
         return JSONResponse(values[attr.lower()])
     return JSONResponse({"message": "No matching jobs"}, status_code=404)
-
-
-async def _counted(
-    svc: Services, ads: AsyncIterator[ClassAd], hidden: tuple[str, ...]
-) -> AsyncIterator[bytes]:
-    counted: list[int] = []
-    async for chunk in job_list_bytes(ads, hidden, counted):
-        yield chunk
-    svc.ads_sent += sum(counted)
 
 
 async def _counted_lists(svc: Services, lists: AsyncIterator[list[bytes]]) -> AsyncIterator[bytes]:
@@ -447,31 +447,26 @@ def _job_routes(kind: str) -> None:
         hidden = _hidden(svc)
         masked = _masked(hidden)
         groups: dict[str, list[bytes]] = {}
-        if not history:  # the entries transcoded as the listing's, each one's key beside it
-            keys: list[str] = []
-            shaped_entry, other_entry = job_entry_writers(hidden)
+        # the entries transcoded as the listing's, each one's group key beside it
+        keys: list[str] = []
+        shaped_entry, other_entry = job_entry_writers(hidden)
 
-            def shaped(names: tuple[str, ...], values: Sequence[bytes]) -> bytes:
-                keys.append(group_key(shaped_ad(names, values), groupby, masked))
-                return shaped_entry(names, values)
+        def shaped(names: tuple[str, ...], values: Sequence[bytes]) -> bytes:
+            keys.append(group_key(shaped_ad(names, values), groupby, masked))
+            return shaped_entry(names, values)
 
-            def other(ad: ClassAd) -> bytes:
-                keys.append(group_key(ad, groupby, masked))
-                return other_entry(ad)
+        def other(ad: ClassAd) -> bytes:
+            keys.append(group_key(ad, groupby, masked))
+            return other_entry(ad)
 
-            lists = await _job_chunks(
-                svc, caller, schedd, cluster, constraint, projection, (shaped, other)
-            )
-            done = 0  # the writers run in the lists' order: keys[done:] are the next list's
-            async for items in lists:
-                for key, entry in zip(keys[done : done + len(items)], items, strict=True):
-                    groups.setdefault(key, []).append(entry)
-                done += len(items)
-            return Response(grouped_bytes(groups), media_type="application/json")
-        ads = await _jobs(svc, caller, schedd, history, cluster, None, constraint, projection)
-        async for ad in ads:
-            key = group_key(ad, groupby, masked)
-            groups.setdefault(key, []).append(job_entry_bytes(ad, hidden))
+        lists = await _job_chunks(
+            svc, caller, schedd, history, cluster, constraint, projection, (shaped, other)
+        )
+        done = 0  # the writers run in the lists' order: keys[done:] are the next list's
+        async for items in lists:
+            for key, entry in zip(keys[done : done + len(items)], items, strict=True):
+                groups.setdefault(key, []).append(entry)
+            done += len(items)
         return Response(grouped_bytes(groups), media_type="application/json")
 
     @router.get(

@@ -286,6 +286,39 @@ def test_listing_from_the_schedds_messages_is_the_ad_listing(api: Api) -> None:
                 wanted = trio.run(library_grouped, caller, projection, groupby)
                 assert _timeless(grouped.content) == _timeless(wanted)
     entries = json.loads(served.content.decode("utf-8", "replace"))
+    gone = api.alice.post("/api/v1/jobs/remove", json={"constraint": constraint})
+    assert gone.json()["succeeded"] == count
+
+    async def library_history(caller: Caller, projection: list[str]) -> bytes:
+        schedd = await PoolAccess(api.server.settings).schedd(caller)
+        ads = schedd.history(constraint, projection)
+        listed = b"".join([chunk async for chunk in job_list_bytes(ads, hidden)])
+        shaped, other = job_entry_writers(hidden)
+        chunks = schedd.history_chunks(
+            constraint,
+            projection,
+            shaped=lambda names, values: used.append("shaped") or shaped(names, values),
+            other=other,
+        )
+        assert b"".join([chunk async for chunk in entry_list_bytes(chunks)]) == listed
+        assert used.count("shaped") > count // 2
+        used.clear()
+        return listed
+
+    for client, caller in (
+        (api.anonymous, Caller.anonymous()),
+        (api.alice, Caller.from_token(api.pool.alice)),
+    ):
+        for projection in ([], names.split(",")):
+            params = {"projection": ",".join(projection)} if projection else {}
+            served = client.get(f"/v1/history/DEFAULT/{cluster}", params=params)
+            assert served.status_code == 200
+            wanted = trio.run(library_history, caller, projection)
+            assert _timeless(served.content) == _timeless(wanted)
+            assert served.content.count(b'"odd": "\xff/x"') == count
+    answer = api.anonymous.get(f"/v1/grouped_history/DEFAULT/Env/{cluster}")
+    grouped = json.loads(answer.content.decode("utf-8", "replace"))
+    assert list(grouped) == ["<REDACTED>"] and len(grouped["<REDACTED>"]) == count
     assert entries[0]["classad"]["listvalue"] == [1, "two", [3.0]]
     assert entries[0]["classad"]["recordvalue"] == {"a": 1, "b": {"c": "d"}}  # as integ writes it
 
