@@ -8,6 +8,7 @@ import re
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
+import pytest
 import trio
 
 from cedar.classad_wire import ClassAd, get_classad
@@ -358,3 +359,25 @@ def test_listing_is_capped_by_restd_max_jobs(api: Api) -> None:
             assert anonymous.get("/v1/jobs/DEFAULT/99999").json() == []
     finally:
         server.stop()
+
+
+def test_history_chunks_keep_the_result_limit(api: Api) -> None:
+    """``history_chunks`` emits lists, so it counts the records itself: over ``max_results`` it
+    fails as ``history`` does instead of answering a longer list."""
+    from cedar.errors import ResultLimitExceeded
+    from cedar.service import Caller, PoolAccess
+
+    jobs = submit(api.alice, 3)
+    constraint = f"ClusterId == {jobs[0].split('.')[0]}"
+    assert api.alice.post("/api/v1/jobs/remove", json={"constraint": constraint}).status_code == 200
+    shaped, other = job_entry_writers(())
+
+    async def listed(limit: int) -> int:
+        schedd = await PoolAccess(api.server.settings).schedd(Caller.from_token(api.pool.alice))
+        schedd.max_results = limit
+        chunks = schedd.history_chunks(constraint, shaped=shaped, other=other)
+        return sum([len(items) async for items in chunks])
+
+    assert trio.run(listed, 3) == 3
+    with pytest.raises(ResultLimitExceeded):
+        trio.run(listed, 2)
