@@ -535,7 +535,7 @@ async def v1_section(
                 before, start = process_cpu(target_pid), time.perf_counter()
                 answer = await work()
                 elapsed, used = time.perf_counter() - start, process_cpu(target_pid) - before
-                answers[name] = len(json.loads(answer)) if isinstance(answer, bytes) else answer
+                answers[name] = len(_json(answer)) if isinstance(answer, bytes) else answer
                 if isinstance(answer, bytes):
                     bodies[name] = answer
                 if round_:
@@ -564,6 +564,12 @@ async def v1_section(
     if not any(name == "restd" for name, _, _ in targets):
         print("  (restd not given: --restd URL)")
     print(f"  (load {' '.join(f'{x:.1f}' for x in os.getloadavg())})")
+
+
+def _json(body: bytes) -> list[object]:
+    """A /v1 list (a value that was not UTF-8 on the wire is written back as received)."""
+    data: list[object] = json.loads(body.decode("utf-8", "replace"))
+    return data
 
 
 def _untimed(body: bytes) -> bytes:
