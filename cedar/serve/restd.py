@@ -195,7 +195,9 @@ async def job_list_bytes(
     """``[{"jobid": ..., "classad": {...}}, ...]`` written from each ad's received bytes, in
     chunks, as the ads arrive (no text decoded and encoded again, no JSON parsed again, no list
     of every job in memory).  A value that was not UTF-8 on the wire is written back as it came
-    instead of failing the answer mid-stream.  ``counted`` gets the number of jobs written."""
+    instead of failing the answer mid-stream.  ``counted`` gets the number of jobs written.
+    The listing of a stream of ads: the routes transcode instead (:func:`entry_list_bytes`,
+    the same text), and the tests hold the two to the same bytes."""
     parts, size, count = [b"["], 0, 0
     append = parts.append
     async for ad in ads:
