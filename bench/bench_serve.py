@@ -29,6 +29,7 @@ import argparse
 import itertools
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -528,12 +529,15 @@ async def v1_section(
         times: dict[str, list[float]] = {name: [] for name, _, _ in cases}
         cpu = dict.fromkeys(times, 0.0)
         answers: dict[str, object] = {}
+        bodies: dict[str, bytes] = {}
         for round_ in range(reps + 1):  # round 0 warms sessions and caches: not counted
             for name, work, target_pid in cases:
                 before, start = process_cpu(target_pid), time.perf_counter()
                 answer = await work()
                 elapsed, used = time.perf_counter() - start, process_cpu(target_pid) - before
-                answers[name] = len(json.loads(answer)) if isinstance(answer, bytes) else answer
+                answers[name] = len(_json(answer)) if isinstance(answer, bytes) else answer
+                if isinstance(answer, bytes):
+                    bodies[name] = answer
                 if round_:
                     times[name].append(elapsed)
                     cpu[name] += used
@@ -544,6 +548,12 @@ async def v1_section(
                 f"    {name:<22} p50 {p50:8.2f} ms  p90 {p90:8.2f} ms  "
                 f"cpu {cpu[name] * 1000 / len(t):7.2f} ms/req"
             )
+        if args.compare and args.compare_name in cpu and cpu[args.compare_name]:
+            other = args.compare_name
+            print(f"    -> cedar: {cpu[other] / cpu['cedar']:.2f}x {other}'s CPU speed", end="")
+            # the daemons stamp the time of each answer: left out of the comparison
+            same = _untimed(bodies["cedar"]) == _untimed(bodies[other])
+            print(f"; last bodies {'byte-identical' if same else 'DIFFER'} (but for the clock)")
         if "restd" in times:
             restd = percentile(times["restd"], 0.5)
             for name, _, _ in targets:
@@ -554,6 +564,17 @@ async def v1_section(
     if not any(name == "restd" for name, _, _ in targets):
         print("  (restd not given: --restd URL)")
     print(f"  (load {' '.join(f'{x:.1f}' for x in os.getloadavg())})")
+
+
+def _json(body: bytes) -> list[object]:
+    """A /v1 list (a value that was not UTF-8 on the wire is written back as received)."""
+    data: list[object] = json.loads(body.decode("utf-8", "replace"))
+    return data
+
+
+def _untimed(body: bytes) -> bytes:
+    """A /v1 body without the values the daemons stamp with the time they answer."""
+    return re.sub(rb'"(servertime|mycurrenttime|lastheardfrom)": \d+', rb'"\1": 0', body)
 
 
 async def count_ads(ads: AsyncIterator[object]) -> int:

@@ -12,13 +12,15 @@ daemon's helper reads) and ``HistoryAdTypeFilter`` (which record types of that f
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import IO
 
 from cedar.auth.client import CommandSession
 from cedar.classad_wire import ClassAd, get_classad, parse_expr, put_classad, unparse
+from cedar.classad_wire.classad import AdShape
 from cedar.classad_wire.expr import Expr, Literal
+from cedar.classad_wire.wire import read_shaped_values
 from cedar.commands.constraint import Constraint, constraint_tree
 from cedar.commands.errors import HistoryError
 from cedar.errors import (
@@ -26,8 +28,10 @@ from cedar.errors import (
     ConnectionClosed,
     InvalidArgument,
     ProtocolError,
+    ResultLimitExceeded,
 )
 from cedar.jobid import JobId, match_job_id
+from cedar.stream.primitives import MessageReader
 from cedar.stream.protocol import Emit, Protocol, Send, StreamedMessage
 
 __all__ = [
@@ -326,6 +330,85 @@ def history_protocol(
             return ad
         count += 1
         yield Emit(ad)
+
+
+def history_chunks_protocol(
+    session: CommandSession,
+    request: ClassAd,
+    shaped: Callable[[tuple[str, ...], Sequence[bytes]], bytes],
+    other: Callable[[ClassAd], bytes],
+    chunk_size: int,
+    max_results: int,
+    daemon: str = "schedd",
+) -> Protocol[ClassAd]:
+    """:func:`history_protocol` for a reader that wants each record as bytes (a listing's
+    JSON), as ``query_chunks_protocol`` is for a job query: a record of a recurring shape goes
+    from the message's bytes to ``shaped`` with no ad made, any other to ``other``; emits lists
+    of the results, about ``chunk_size`` bytes a list (one driver step per list, not per
+    record), at most ``max_results`` records (the driver counts lists); returns the final ad."""
+    writer = session.payload_writer()
+    put_classad(writer, request)
+    yield Send(writer)
+    count = size = 0
+    items: list[bytes] = []
+    stream = StreamedMessage()
+    while True:
+        try:
+            found = yield from stream.read(_shaped_or_ad)
+        except ConnectionClosed as exc:
+            if exc.mid_message or count or (session.pipelined and session.conn.received_bytes == 0):
+                raise
+            raise _silent_close(session, daemon, request) from None
+        if isinstance(found, ClassAd):
+            ad = found
+            owner = _int_value(ad, "Owner")
+            if owner == 1:
+                continue  # the streaming header
+            if owner == 0:
+                if items:
+                    yield Emit(items)
+                if _int_value(ad, "ErrorCode"):
+                    raise remote_history_error(ad, daemon)
+                malformed = _int_value(ad, "MalformedAds") or 0
+                matches = _int_value(ad, "NumJobMatches")
+                if malformed:
+                    raise HistoryError(
+                        f"the {daemon}'s history holds {malformed} malformed record(s)"
+                    )
+                if matches is not None and matches != count:
+                    raise ProtocolError(
+                        f"the {daemon} sent {count} history records but announced {matches} "
+                        "(client and server do not agree on the number of ads sent)"
+                    )
+                return ad
+            data = other(ad)
+        else:
+            data = shaped(found[0].names, found[1])
+        count += 1
+        if count > max_results:
+            raise ResultLimitExceeded(
+                f"the {daemon} sent more than {max_results} history records; raise "
+                "max_results if that many are expected"
+            )
+        items.append(data)
+        size += len(data)
+        if size >= chunk_size:
+            yield Emit(items)
+            items = []
+            size = 0
+
+
+def _shaped_or_ad(reader: MessageReader) -> tuple[AdShape, tuple[bytes, ...]] | ClassAd:
+    """A record of a recurring shape as its shape and received values; anything else, or a
+    header or final ad (an integer ``Owner``), as an ad."""
+    start = reader.offset
+    found = read_shaped_values(reader)
+    if found is not None:
+        owner = found[0].index.get("owner")
+        if owner is None or found[1][owner] not in (b"0", b"1"):
+            return found
+        reader.seek(start)
+    return get_classad(reader)
 
 
 # --------------------------------------------------------------------------- selection

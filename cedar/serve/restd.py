@@ -12,7 +12,7 @@ schedd name is a 404 (restd answers with the default schedd's jobs).
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Annotated, Any
 
@@ -20,13 +20,14 @@ from fastapi import APIRouter, Depends
 from fastapi.responses import JSONResponse, Response
 
 from cedar.classad_wire import ClassAd
+from cedar.classad_wire.classad import ad_shape
 from cedar.classad_wire.constraints import and_constraints
 from cedar.classad_wire.expr import AttrRef, Binary, Expr, Literal
 from cedar.classad_wire.jsonfmt import ad_to_json_compact_bytes
 from cedar.commands import AsyncSchedd
-from cedar.errors import CedarError, InvalidArgument
+from cedar.errors import CedarError, InvalidArgument, ProtocolError
 from cedar.numbers import DaemonType
-from cedar.serve.adjson import ad_json_bytes, primed
+from cedar.serve.adjson import ad_json_bytes, json_writers, primed
 from cedar.serve.api import CHUNK
 from cedar.serve.context import Services, caller_of, services_dep
 from cedar.serve.streaming import PipelinedResponse
@@ -112,6 +113,73 @@ async def _jobs(
     return await primed(_capped(source, cap) if cap > 0 else source)  # one layer less per ad
 
 
+async def _job_chunks(
+    svc: Services,
+    caller: Caller,
+    schedd_name: str,
+    history: bool,
+    cluster: int | None,
+    constraint: str | None,
+    projection: str | None,
+    writers: tuple[ShapedWriter, AdWriter],
+) -> AsyncIterator[list[bytes]]:
+    """The matching jobs' (or history records') entries (:func:`job_entry_bytes`), in lists of
+    about ``CHUNK`` bytes, transcoded from the schedd's messages (``AsyncSchedd.query_chunks``,
+    ``history_chunks``: no ad made where the shape recurs, no trip through the driver per ad;
+    the job query not even per message), capped by ``RESTD_MAX_JOBS``;
+    checked and the first list read before this returns, as :func:`_jobs`.  ``writers``:
+    :func:`job_entry_writers`' (or writers that call them)."""
+    names = svc.projection(projection)
+    text = _job_constraint(svc, constraint, cluster, None)
+    schedd = await _schedd(svc, caller, schedd_name)
+    cap = svc.settings.restd_max_jobs
+    shaped, other = writers
+    limit = cap if cap > 0 else -1
+    source: AsyncIterator[list[bytes]]
+    if history:
+        source = schedd.history_chunks(
+            text, names, limit, shaped=shaped, other=other, chunk_size=CHUNK
+        )
+    else:
+        source = schedd.query_chunks(
+            text, names, shaped=shaped, other=other, chunk_size=CHUNK, limit=limit
+        )
+    return await primed(_capped_lists(source, cap) if cap > 0 else source)
+
+
+async def _capped_lists(source: AsyncIterator[list[bytes]], cap: int) -> AsyncIterator[list[bytes]]:
+    """The lists of ``source`` up to ``cap`` items in all (the schedd is asked for no more, but
+    a peer that sends more still gets only ``cap`` listed)."""
+    left = cap
+    async for items in source:
+        if len(items) >= left:
+            yield items[:left]
+            break
+        yield items
+        left -= len(items)
+
+
+async def entry_list_bytes(
+    lists: AsyncIterator[list[bytes]], counted: list[int] | None = None
+) -> AsyncIterator[bytes]:
+    """``[entry, ...]`` from lists of entries' JSON, one chunk per list (each is about
+    ``CHUNK`` bytes already): :func:`job_list_bytes`'s text for ``query_chunks``'s lists.
+    ``counted`` gets the number of entries written."""
+    opening, count = b"[", 0
+    pending: bytes | None = None
+    async for items in lists:
+        if not items:
+            continue
+        if pending is not None:
+            yield pending
+        pending = opening + b",".join(items)
+        opening = b","
+        count += len(items)
+    if counted is not None:
+        counted.append(count)
+    yield b"[]" if pending is None else pending + b"]"
+
+
 async def _capped(source: AsyncIterator[ClassAd], cap: int) -> AsyncIterator[ClassAd]:
     count = 0
     async for ad in source:
@@ -127,7 +195,9 @@ async def job_list_bytes(
     """``[{"jobid": ..., "classad": {...}}, ...]`` written from each ad's received bytes, in
     chunks, as the ads arrive (no text decoded and encoded again, no JSON parsed again, no list
     of every job in memory).  A value that was not UTF-8 on the wire is written back as it came
-    instead of failing the answer mid-stream.  ``counted`` gets the number of jobs written."""
+    instead of failing the answer mid-stream.  ``counted`` gets the number of jobs written.
+    The listing of a stream of ads: the routes transcode instead (:func:`entry_list_bytes`,
+    the same text), and the tests hold the two to the same bytes."""
     parts, size, count = [b"["], 0, 0
     append = parts.append
     async for ad in ads:
@@ -165,6 +235,15 @@ def _jobid_json(ad: ClassAd) -> bytes:
     """``"C.P"`` as JSON: from the two received values when they are plain integers (the
     common case, without parsing them), else from their values."""
     names, values = ad.raw_values()
+    found = _jobid_raw(names, values)
+    if found is not None:
+        return found
+    return json.dumps(f"{ad.get('ClusterId')}.{ad.get('ProcId')}").encode()
+
+
+def _jobid_raw(names: tuple[str, ...], values: Sequence[str] | Sequence[bytes]) -> bytes | None:
+    """``"C.P"`` from an ad's names and received values when both are plain integers, else
+    ``None`` (the caller then reads the values as an ad does)."""
     plan = _JOBID_PLANS.get(id(names))
     if plan is None or plan[0] is not names:
         lowered = [name.lower() for name in names]
@@ -182,7 +261,42 @@ def _jobid_json(ad: ClassAd) -> bytes:
             cluster_bytes, proc_bytes = cluster_raw.encode(), proc_raw.encode()
             if _plain_int(cluster_bytes) and _plain_int(proc_bytes):
                 return b'"%s.%s"' % (cluster_bytes, proc_bytes)
-    return json.dumps(f"{ad.get('ClusterId')}.{ad.get('ProcId')}").encode()
+    return None
+
+
+#: The writers ``AsyncSchedd.query_chunks`` takes: an ad never built (its names and received
+#: values), any other ad.
+ShapedWriter = Callable[[tuple[str, ...], Sequence[bytes]], bytes]
+AdWriter = Callable[[ClassAd], bytes]
+
+
+def job_entry_writers(hidden: tuple[str, ...]) -> tuple[ShapedWriter, AdWriter]:
+    """:func:`job_entry_bytes` as the two writers of ``AsyncSchedd.query_chunks`` (see
+    :func:`cedar.serve.adjson.json_writers`): the entry of an ad that is never built, from
+    its names and received values, and of any other ad.  Same bytes as
+    :func:`job_entry_bytes` either way: the job id from the two received values, or from
+    them read as an ad when they are not plain integers."""
+    shaped_json, _ = json_writers(hidden, lower=True)
+
+    def shaped(names: tuple[str, ...], values: Sequence[bytes]) -> bytes:
+        jobid = _jobid_raw(names, values)
+        if jobid is None:
+            jobid = _jobid_json(shaped_ad(names, values))
+        return b'{"jobid": %s, "classad": %s}' % (jobid, shaped_json(names, values))
+
+    def other(ad: ClassAd) -> bytes:
+        return job_entry_bytes(ad, hidden)
+
+    return shaped, other
+
+
+def shaped_ad(names: tuple[str, ...], values: Sequence[bytes]) -> ClassAd:
+    """The ad of a shape's names and received values (made only where a value must be read as
+    an ad reads it: nothing is parsed until asked)."""
+    shape = ad_shape(names)
+    if shape is None:  # two names folding alike: the wire reader gives no such shape
+        raise ProtocolError("an ad names one attribute twice")
+    return ClassAd.from_shape(shape, values)
 
 
 def _plain_int(raw: bytes) -> bool:
@@ -237,14 +351,18 @@ async def _job_answer(
     if attr is not None:
         svc.projection(attr)
         projection = attr
+    if attr is None and proc is None:  # a listing: the schedd's bytes to JSON
+        writers = job_entry_writers(hidden)
+        lists = await _job_chunks(
+            svc, caller, schedd, history, cluster, constraint, projection, writers
+        )
+        return PipelinedResponse(_counted_lists(svc, lists), media_type="application/json")
     ads = await _jobs(svc, caller, schedd, history, cluster, proc, constraint, projection)
-    if attr is None:
-        if proc is not None:  # one job: 404 when absent, so read it before answering
-            entries = [_job_entry(ad, hidden) async for ad in ads]
-            if not entries:
-                return JSONResponse({"message": "No matching jobs"}, status_code=404)
-            return JSONResponse(entries)
-        return PipelinedResponse(_counted(svc, ads, hidden), media_type="application/json")
+    if attr is None:  # one job: 404 when absent, so read it before answering
+        entries = [_job_entry(ad, hidden) async for ad in ads]
+        if not entries:
+            return JSONResponse({"message": "No matching jobs"}, status_code=404)
+        return JSONResponse(entries)
     async for ad in ads:
         values = _parsed(ad_json_bytes(ad, hidden, lower=True))
         if attr.lower() not in values:
@@ -253,11 +371,9 @@ async def _job_answer(
     return JSONResponse({"message": "No matching jobs"}, status_code=404)
 
 
-async def _counted(
-    svc: Services, ads: AsyncIterator[ClassAd], hidden: tuple[str, ...]
-) -> AsyncIterator[bytes]:
+async def _counted_lists(svc: Services, lists: AsyncIterator[list[bytes]]) -> AsyncIterator[bytes]:
     counted: list[int] = []
-    async for chunk in job_list_bytes(ads, hidden, counted):
+    async for chunk in entry_list_bytes(lists, counted):
         yield chunk
     svc.ads_sent += sum(counted)
 
@@ -333,10 +449,26 @@ def _job_routes(kind: str) -> None:
         hidden = _hidden(svc)
         masked = _masked(hidden)
         groups: dict[str, list[bytes]] = {}
-        ads = await _jobs(svc, caller, schedd, history, cluster, None, constraint, projection)
-        async for ad in ads:
-            key = group_key(ad, groupby, masked)
-            groups.setdefault(key, []).append(job_entry_bytes(ad, hidden))
+        # the entries transcoded as the listing's, each one's group key beside it
+        keys: list[str] = []
+        shaped_entry, other_entry = job_entry_writers(hidden)
+
+        def shaped(names: tuple[str, ...], values: Sequence[bytes]) -> bytes:
+            keys.append(group_key(shaped_ad(names, values), groupby, masked))
+            return shaped_entry(names, values)
+
+        def other(ad: ClassAd) -> bytes:
+            keys.append(group_key(ad, groupby, masked))
+            return other_entry(ad)
+
+        lists = await _job_chunks(
+            svc, caller, schedd, history, cluster, constraint, projection, (shaped, other)
+        )
+        done = 0  # the writers run in the lists' order: keys[done:] are the next list's
+        async for items in lists:
+            for key, entry in zip(keys[done : done + len(items)], items, strict=True):
+                groups.setdefault(key, []).append(entry)
+            done += len(items)
         return Response(grouped_bytes(groups), media_type="application/json")
 
     @router.get(

@@ -4,17 +4,27 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+import re
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
+import pytest
 import trio
 
 from cedar.classad_wire import ClassAd, get_classad
+from cedar.classad_wire.classad import ad_shape
 from cedar.serve.adjson import ad_json
-from cedar.serve.restd import group_key, grouped_bytes, job_entry_bytes, job_list_bytes
+from cedar.serve.restd import (
+    entry_list_bytes,
+    group_key,
+    grouped_bytes,
+    job_entry_bytes,
+    job_entry_writers,
+    job_list_bytes,
+)
 from cedar.stream.primitives import MessageReader, MessageWriter
 from tests.serve.conftest import Api
-from tests.serve.test_api import submit
+from tests.serve.test_api import EVERY_TYPE_SUBMIT, submit
 
 
 def test_jobs_shapes(api: Api) -> None:
@@ -189,3 +199,185 @@ def test_grouped_forms_are_written_from_the_entries() -> None:
     assert list(decoded) == ["0", "é"] and len(decoded["é"]) == 2
     assert decoded["0"][0]["classad"]["procid"] == 0
     assert body.startswith(b'{"0":[{"jobid": "7.0"')
+
+
+def _timeless(body: bytes) -> bytes:
+    """A listing without the mock schedd's clock (``ServerTime``, stamped on every ad per query:
+    two queries may fall either side of a second's edge)."""
+    return re.sub(rb'"servertime": \d+', b'"servertime": 0', body)
+
+
+def test_listing_from_the_schedds_messages_is_the_ad_listing(api: Api) -> None:
+    """``/v1/jobs`` transcodes the schedd's messages (``query_chunks``: no ad made once a shape
+    recurs); its body is byte for byte the listing written from the ads the library reads
+    (``job_list_bytes``), anonymous (clear) and with a token (AES-GCM), whole ads and a
+    projection: every value type, a value not UTF-8 on the wire, a redacted attribute.  The
+    grouped form (its entries transcoded too, each with its key) is the one grouped from ads."""
+    from cedar.service import Caller, PoolAccess
+
+    count = 300  # over the count after which a shape's reader is compiled: both paths run
+    answer = api.alice.post(
+        "/api/v1/jobs", json={"submit_file": EVERY_TYPE_SUBMIT.replace("queue 3", f"queue {count}")}
+    )
+    assert answer.status_code == 201, answer.text
+    cluster = answer.json()["cluster_id"]
+    queue = api.pool.pool.schedd.queue
+    with queue.lock:  # a value that is not UTF-8 (as received: \xff) and a hidden one
+        ad = queue.clusters[cluster]
+        queue.clusters[cluster] = ClassAd.from_raw_text(
+            ad.print_old() + 'Odd = "\udcff/x"\nEnv = "SECRET=1"\n'
+        )
+    hidden = ("Env", *api.server.settings.private_attrs)
+    names = "ClusterId,ProcId,Owner,Args,IntValue,RealValue,StringValue,BoolValue,Odd,Env"
+    names += ",UndefinedValue,ErrorValue,ExprValue,ListValue,RecordValue,PctValue,ClaimId"
+    constraint = f"ClusterId == {cluster}"
+    used: list[str] = []
+
+    async def library(caller: Caller, projection: list[str]) -> tuple[bytes, bytes]:
+        access = PoolAccess(api.server.settings)
+        schedd = await access.schedd(caller)
+        ads = schedd.query_iter(constraint, projection)
+        listed = b"".join([chunk async for chunk in job_list_bytes(ads, hidden)])
+        shaped, other = job_entry_writers(hidden)
+
+        def shaped_seen(names: tuple[str, ...], values: Sequence[bytes]) -> bytes:
+            used.append("shaped")
+            return shaped(names, values)
+
+        def other_seen(ad: ClassAd) -> bytes:
+            used.append("other")
+            return other(ad)
+
+        chunks = schedd.query_chunks(constraint, projection, shaped=shaped_seen, other=other_seen)
+        transcoded = b"".join([chunk async for chunk in entry_list_bytes(chunks)])
+        return listed, transcoded
+
+    async def library_grouped(caller: Caller, projection: list[str], groupby: str) -> bytes:
+        access = PoolAccess(api.server.settings)
+        schedd = await access.schedd(caller)
+        asked = [*projection, groupby, "ClusterId", "ProcId"] if projection else []
+        groups: dict[str, list[bytes]] = {}
+        masked = frozenset(name.lower() for name in hidden)
+        async for ad in schedd.query_iter(constraint, asked):
+            key = group_key(ad, groupby, masked)
+            groups.setdefault(key, []).append(job_entry_bytes(ad, hidden))
+        return grouped_bytes(groups)
+
+    for client, caller in (
+        (api.anonymous, Caller.anonymous()),
+        (api.alice, Caller.from_token(api.pool.alice)),
+    ):
+        for projection in ([], names.split(",")):
+            params = {"projection": ",".join(projection)} if projection else {}
+            served = client.get(f"/v1/jobs/DEFAULT/{cluster}", params=params)
+            assert served.status_code == 200
+            listed, transcoded = trio.run(library, caller, projection)
+            assert _timeless(served.content) == _timeless(listed) == _timeless(transcoded)
+            assert served.content.count(b'"jobid": ') == count
+            assert served.content.count(b'"odd": "\xff/x"') == count
+            assert served.content.count(b'"env": "<REDACTED>"') == count
+            assert b"SECRET" not in served.content
+            assert used.count("shaped") > count // 2, used.count("other")
+            used.clear()
+            # grouped by a number, a value not UTF-8, a redacted one, a missing one ("None")
+            for groupby in ("ProcId", "Odd", "Env", "NoSuch") if projection else ("Odd",):
+                path = f"/v1/grouped_jobs/DEFAULT/{groupby}/{cluster}"
+                grouped = client.get(path, params=params)
+                assert grouped.status_code == 200
+                wanted = trio.run(library_grouped, caller, projection, groupby)
+                assert _timeless(grouped.content) == _timeless(wanted)
+    entries = json.loads(served.content.decode("utf-8", "replace"))
+    gone = api.alice.post("/api/v1/jobs/remove", json={"constraint": constraint})
+    assert gone.json()["succeeded"] == count
+
+    async def library_history(caller: Caller, projection: list[str]) -> bytes:
+        schedd = await PoolAccess(api.server.settings).schedd(caller)
+        ads = schedd.history(constraint, projection)
+        listed = b"".join([chunk async for chunk in job_list_bytes(ads, hidden)])
+        shaped, other = job_entry_writers(hidden)
+        chunks = schedd.history_chunks(
+            constraint,
+            projection,
+            shaped=lambda names, values: used.append("shaped") or shaped(names, values),
+            other=other,
+        )
+        assert b"".join([chunk async for chunk in entry_list_bytes(chunks)]) == listed
+        assert used.count("shaped") > count // 2
+        used.clear()
+        return listed
+
+    for client, caller in (
+        (api.anonymous, Caller.anonymous()),
+        (api.alice, Caller.from_token(api.pool.alice)),
+    ):
+        for projection in ([], names.split(",")):
+            params = {"projection": ",".join(projection)} if projection else {}
+            served = client.get(f"/v1/history/DEFAULT/{cluster}", params=params)
+            assert served.status_code == 200
+            wanted = trio.run(library_history, caller, projection)
+            assert _timeless(served.content) == _timeless(wanted)
+            assert served.content.count(b'"odd": "\xff/x"') == count
+    answer = api.anonymous.get(f"/v1/grouped_history/DEFAULT/Env/{cluster}")
+    grouped = json.loads(answer.content.decode("utf-8", "replace"))
+    assert list(grouped) == ["<REDACTED>"] and len(grouped["<REDACTED>"]) == count
+    assert entries[0]["classad"]["listvalue"] == [1, "two", [3.0]]
+    assert entries[0]["classad"]["recordvalue"] == {"a": 1, "b": {"c": "d"}}  # as integ writes it
+
+
+def test_chunk_writers_are_the_entry_writer() -> None:
+    """The entry of an ad never built (names and received values) is the entry of the ad: the
+    job id from plain integers as received, else from the values read as an ad does."""
+    shaped, other = job_entry_writers(("Env",))
+    for cluster, proc in ((b"7", b"3"), (b"7.0", b"3"), (b"7", b"1 + 2"), (b"-1", b"0")):
+        names = ("ClusterId", "ProcId", "Cmd", "Env")
+        values = (cluster, proc, b'"\xff/x"', b'"a=1"')
+        shape = ad_shape(names)
+        assert shape is not None
+        ad = ClassAd.from_shape(shape, values)
+        assert shaped(names, values) == other(ad) == job_entry_bytes(ad, ("Env",))
+    names = ("ClusterId", "Cmd")  # no ProcId: the id reads as restd's str() of a missing value
+    ad = ClassAd.from_shape(ad_shape(names), (b"7", b'"x"'))  # type: ignore[arg-type]
+    assert shaped(names, (b"7", b'"x"')) == other(ad)
+    assert shaped(names, (b"7", b'"x"')).startswith(b'{"jobid": "7.None"')
+    assert shaped(("ClusterId", "ProcId"), (b"7", b"3")).startswith(b'{"jobid": "7.3", ')
+
+
+def test_listing_is_capped_by_restd_max_jobs(api: Api) -> None:
+    """``RESTD_MAX_JOBS`` caps the transcoded listing (sent to the schedd as the query's limit)
+    as it capped the ad listing; the list stays well formed."""
+    from dataclasses import replace
+
+    from tests.serve.conftest import RunningServer, client
+
+    jobs = submit(api.alice, 4)
+    cluster = jobs[0].split(".")[0]
+    server = RunningServer(replace(api.server.settings, restd_max_jobs=3)).start()
+    try:
+        with client(server.url) as anonymous:
+            listed = anonymous.get(f"/v1/jobs/DEFAULT/{cluster}").json()
+            assert len(listed) == 3 and {e["jobid"] for e in listed} < set(jobs)
+            assert anonymous.get("/v1/jobs/DEFAULT/99999").json() == []
+    finally:
+        server.stop()
+
+
+def test_history_chunks_keep_the_result_limit(api: Api) -> None:
+    """``history_chunks`` emits lists, so it counts the records itself: over ``max_results`` it
+    fails as ``history`` does instead of answering a longer list."""
+    from cedar.errors import ResultLimitExceeded
+    from cedar.service import Caller, PoolAccess
+
+    jobs = submit(api.alice, 3)
+    constraint = f"ClusterId == {jobs[0].split('.')[0]}"
+    assert api.alice.post("/api/v1/jobs/remove", json={"constraint": constraint}).status_code == 200
+    shaped, other = job_entry_writers(())
+
+    async def listed(limit: int) -> int:
+        schedd = await PoolAccess(api.server.settings).schedd(Caller.from_token(api.pool.alice))
+        schedd.max_results = limit
+        chunks = schedd.history_chunks(constraint, shaped=shaped, other=other)
+        return sum([len(items) async for items in chunks])
+
+    assert trio.run(listed, 3) == 3
+    with pytest.raises(ResultLimitExceeded):
+        trio.run(listed, 2)

@@ -12,7 +12,8 @@ from typing import Any
 
 from cedar.auth.client import CommandSession
 from cedar.classad_wire import ClassAd
-from cedar.commands.history import history_protocol
+from cedar.commands.history import history_chunks_protocol, history_protocol
+from cedar.commands.schedd import AdWriter, ShapedWriter
 from cedar.stream.protocol import Protocol
 
 #: How a client runs one streamed command: ``iterate(command, body)``.
@@ -49,3 +50,39 @@ class AsyncHistoryQuery:
     async def __anext__(self) -> ClassAd:
         ad: ClassAd = await anext(self._ads)
         return ad
+
+
+class AsyncHistoryChunks:
+    """The records of one history call as bytes, in lists of about ``chunk_size`` bytes as they
+    arrive (see :meth:`AsyncSchedd.history_chunks
+    <cedar.commands.AsyncSchedd.history_chunks>`); :attr:`request` and :attr:`summary` as for
+    :class:`AsyncHistoryQuery`."""
+
+    def __init__(
+        self,
+        iterate: AsyncIterate,
+        command: int,
+        request: ClassAd,
+        writers: tuple[ShapedWriter, AdWriter],
+        chunk_size: int,
+        max_results: int,
+        daemon: str = "schedd",
+    ) -> None:
+        self.request = request
+        self.summary: ClassAd | None = None
+        self._options = (writers, chunk_size, max_results, daemon)
+        self._chunks: AsyncIterator[Any] = iterate(command, self._body)
+
+    def _body(self, session: CommandSession) -> Protocol[ClassAd]:
+        (shaped, other), chunk_size, max_results, daemon = self._options
+        self.summary = yield from history_chunks_protocol(
+            session, self.request, shaped, other, chunk_size, max_results, daemon
+        )
+        return self.summary
+
+    def __aiter__(self) -> AsyncHistoryChunks:
+        return self
+
+    async def __anext__(self) -> list[bytes]:
+        chunk: list[bytes] = await anext(self._chunks)
+        return chunk

@@ -57,7 +57,7 @@ from cedar.stream.connection import CedarConnection
 from cedar.stream.protocol import Protocol
 
 if TYPE_CHECKING:  # imported where used: a query loads no submission, peek or transfer code
-    from cedar.commands._sync.history import HistoryQuery
+    from cedar.commands._sync.history import HistoryChunks, HistoryQuery
     from cedar.commands.filetransfer import ProgressCallback
     from cedar.commands.peek import PeekedFile, PeekResult
     from cedar.commands.spool import RetrievedJob, SpooledJob
@@ -205,12 +205,14 @@ class Schedd(DaemonClient):
         shaped: ShapedWriter,
         other: AdWriter,
         chunk_size: int = 1 << 16,
+        limit: int = -1,
     ) -> JobChunks:
         """:meth:`query_iter` for a reader that turns every ad into bytes (an HTTP listing's
         JSON): each ad of a recurring shape is given to ``shaped`` as its names and received
         values, without being made into an ad; any other ad to ``other``.  Iterating yields
-        lists of the results, about ``chunk_size`` bytes each."""
-        request = shared_query_request(constraint, tuple(projection), -1)
+        lists of the results, about ``chunk_size`` bytes each; ``limit`` as for
+        :meth:`query_iter`."""
+        request = shared_query_request(constraint, tuple(projection), limit)
         return JobChunks(self, job_query_command(False), request, shaped, other, chunk_size)
 
     def query(
@@ -380,6 +382,33 @@ class Schedd(DaemonClient):
             from_dir=from_dir,
         )
         return HistoryQuery(self._iterate, Command.QUERY_SCHEDD_HISTORY, request)
+
+    def history_chunks(
+        self,
+        constraint: Constraint = None,
+        projection: str | Iterable[str] = (),
+        match: int = -1,
+        *,
+        shaped: ShapedWriter,
+        other: AdWriter,
+        chunk_size: int = 1 << 16,
+    ) -> HistoryChunks:
+        """:meth:`history` of finished jobs for a reader that turns every record into bytes, as
+        :meth:`query_chunks` is for :meth:`query_iter`: lists of ``shaped``'s (a record of a
+        recurring shape, never made into an ad) and ``other``'s results, about ``chunk_size``
+        bytes each."""
+        from cedar.commands._sync.history import HistoryChunks
+        from cedar.commands.history import history_request
+
+        request = history_request(constraint, projection, match)
+        return HistoryChunks(
+            self._iterate,
+            Command.QUERY_SCHEDD_HISTORY,
+            request,
+            (shaped, other),
+            chunk_size,
+            self.max_results,
+        )
 
     def peek(
         self,
