@@ -624,7 +624,7 @@ def test_listing_bytes_are_the_ad_writers(api: Api, format: str) -> None:
     # The mock schedd stamps every ad with its clock (ServerTime): the two queries may fall
     # either side of a second's edge, so that one value is left out of the comparison.
     def timeless(data: bytes) -> bytes:
-        return re.sub(rb', "ServerTime": \d+', b"", data)
+        return re.sub(rb', ?"ServerTime": ?\d+', b"", data)
 
     ads = [timeless(ad) for ad in trio.run(library)]
     body = timeless(body)
