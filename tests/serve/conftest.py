@@ -1,10 +1,9 @@
-"""A running ``cedar serve`` (Hypercorn on a free port, in a thread) over a mock pool with
-IDTOKENs for alice and bob; tests talk to it with httpx, as any client would."""
+"""A running ``cedar serve`` (Hypercorn on a port the kernel picks, in a thread) over a mock
+pool with IDTOKENs for alice and bob; tests talk to it with httpx, as any client would."""
 
 from __future__ import annotations
 
 import contextlib
-import socket
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
@@ -18,19 +17,15 @@ from cedar.service import ServiceSettings
 from tests.service.conftest import TokenPool, token_pool  # noqa: F401 (a fixture)
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 class RunningServer:
     """``cedar.serve.server.serve`` in a background thread until :meth:`stop`."""
 
     def __init__(self, settings: ServiceSettings, **options: Any) -> None:
-        self.settings = replace(settings, host="127.0.0.1", port=free_port())
-        self.url = f"http://127.0.0.1:{self.settings.port}"
+        # port 0: Hypercorn binds and says its port (probing for a free one and binding it
+        # later raced with other suites)
+        self.settings = replace(settings, host="127.0.0.1", port=0)
+        self.url = ""
+        self.port = 0
         self._options = options
         self._ready = threading.Event()
         self._token: trio.lowlevel.TrioToken | None = None
@@ -46,7 +41,7 @@ class RunningServer:
             with trio.CancelScope() as scope:
                 self._scope = scope
                 async with trio.open_nursery() as nursery:
-                    await nursery.start(
+                    urls = await nursery.start(
                         lambda task_status: serve(
                             self.settings,
                             announce=lambda text: None,
@@ -54,6 +49,8 @@ class RunningServer:
                             **self._options,
                         )
                     )
+                    self.url = urls[0]
+                    self.port = int(self.url.rsplit(":", 1)[1])
                     self._ready.set()
 
         try:

@@ -438,7 +438,7 @@ def test_rate_limit_answers_429_with_retry_after(api: Api) -> None:
 def test_slow_client_does_not_block_others(api: Api) -> None:
     import socket
 
-    slow = socket.create_connection(("127.0.0.1", api.server.settings.port))
+    slow = socket.create_connection(("127.0.0.1", api.server.port))
     try:
         slow.sendall(b"GET /api/v1/version HTTP/1.1\r\nHost: x\r\n")  # and never finishes
         assert api.anonymous.get("/api/v1/version").status_code == 200

@@ -54,7 +54,7 @@ def test_a_passed_connection_reaches_the_api(api: Api, tmp_path: Path) -> None:
         with trio.CancelScope() as scope:
             stop.append(scope)
             async with trio.open_nursery() as nursery:
-                await nursery.start(serve_forwarding, path, api.server.settings.port)
+                await nursery.start(serve_forwarding, path, api.server.port)
                 ready.set()
 
     thread = threading.Thread(target=trio.run, args=(main,), daemon=True)
