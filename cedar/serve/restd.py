@@ -556,10 +556,17 @@ async def _status_answer(
     svc: Services, caller: Caller, name: str | None, params: StatusParams
 ) -> Response:
     """The status list written from the ads' JSON bytes (no dicts built, parsed, validated
-    and written again: that was most of a small query's own cost)."""
-    hidden = _hidden(svc)
-    ads = await _status_ads(svc, caller, name, params)
-    body = b"[%s]" % b", ".join([status_entry_bytes(ad, hidden) for ad in ads])
+    and written again: that was most of a small query's own cost); with
+    ``CEDAR_SERVE_STATUS_CACHE``, the caller's same answer of the last seconds."""
+    max_age = svc.settings.status_cache
+    key = ("v1/status", name, params)
+    body = svc.access.recent_answer(caller, key, max_age)
+    if body is None:
+        hidden = _hidden(svc)
+        ads = await _status_ads(svc, caller, name, params)
+        body = b"[%s]" % b", ".join([status_entry_bytes(ad, hidden) for ad in ads])
+        if max_age > 0:
+            svc.access.keep_answer(caller, key, body)
     return Response(body, media_type="application/json")
 
 
