@@ -97,6 +97,19 @@ def install(app: Any) -> Any:
         await original_handle(self, event)
 
     H11Protocol.handle = handle  # type: ignore[method-assign]
+    from hypercorn.trio.tcp_server import TCPServer
+
+    original_protocol_send = TCPServer.protocol_send
+
+    async def protocol_send(self: Any, event: Any) -> None:
+        kind = type(event).__name__
+        if kind == "RawData":
+            kind = f"{kind} {'head' if event.data.startswith(b'HTTP/') else len(event.data)}"
+        mark(f"hypercorn {kind} >")
+        await original_protocol_send(self, event)
+        mark(f"hypercorn {kind} <")
+
+    TCPServer.protocol_send = protocol_send  # type: ignore[method-assign]
     _wrap_sync(Services, "projection", "svc.projection")
     _wrap_sync(Services, "constraint", "svc.constraint")
     _wrap_sync(PoolAccess, "collector", "access.collector")
