@@ -189,6 +189,9 @@ async def _open_trio_name(host: str, port: int) -> trio.SocketStream:
             return await _open_trio_address(*known)
         except OSError:
             KNOWN_ADDRESSES.forget(host, port)  # moved, or gone: ask the resolver again
+        except BaseException:
+            KNOWN_ADDRESSES.forget(host, port)  # no answer in time: the next call races again
+            raise
     stream = await trio.open_tcp_stream(host, port)
     KNOWN_ADDRESSES.remember(host, port, time.monotonic(), stream)
     return stream

@@ -419,3 +419,31 @@ def test_trio_connect_by_name_resolves_once_then_again_when_the_address_fails(
             drivers.KNOWN_ADDRESSES.clear()
 
     trio.run(main)
+
+
+def test_trio_connect_by_name_forgets_an_address_that_did_not_answer_in_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A remembered address whose connect is cut by the deadline is forgotten, so the next
+    call resolves and races the name's candidates again rather than waiting on it again."""
+    import cedar.stream.drivers as drivers
+
+    async def no_answer(family: int, address: tuple[Any, ...]) -> Any:
+        await trio.sleep_forever()
+
+    monkeypatch.setattr(drivers, "_open_trio_address", no_answer)
+    drivers.KNOWN_ADDRESSES.clear()
+    name = "cedar-test-slow.invalid"
+    now = drivers.time.monotonic()
+    drivers.KNOWN_ADDRESSES._known[(name, 9618)] = (now, socket.AF_INET, ("192.0.2.1", 9618))
+
+    async def main() -> None:
+        assert drivers.KNOWN_ADDRESSES.get(name, 9618, now) is not None
+        with pytest.raises(CedarTimeout):
+            await TrioChannel.connect(name, 9618, timeout=0.05)
+        assert drivers.KNOWN_ADDRESSES.get(name, 9618, now) is None
+
+    try:
+        trio.run(main)
+    finally:
+        drivers.KNOWN_ADDRESSES.clear()
