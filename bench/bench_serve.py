@@ -344,7 +344,9 @@ async def main(args: argparse.Namespace) -> None:
     headers = {"Authorization": f"Bearer {token}"}
     compare = start_server(args.port + 50, args.compare) if args.compare else None
     compare_base = f"http://127.0.0.1:{args.port + 50}"
-    if args.only == "v1":  # fill the queue up to --jobs
+    if args.only == "status":  # the status list needs no jobs
+        clusters = [0]
+    elif args.only == "v1":  # fill the queue up to --jobs
         held = len(await anonymous.query(None, ["ProcId"]))
         clusters = await fill(schedd, args.jobs - held) if args.jobs > held else []
         clusters = clusters or [0]
@@ -366,7 +368,7 @@ async def main(args: argparse.Namespace) -> None:
                 v1_targets.append((args.compare_name, compare_base, compare.pid))
             if args.restd:
                 v1_targets.append(("restd", args.restd, args.restd_pid))
-            if args.only == "v1":
+            if args.only in ("v1", "status"):
                 await v1_section(args, plain, v1_targets, access, anonymous)
                 return
 
@@ -506,6 +508,8 @@ async def v1_section(
         ),
         "/v1/status?query=startd": lambda: count_ads(collector.query_iter("startd")),
     }
+    if args.only == "status":
+        library = {k: v for k, v in library.items() if "status" in k}
     for path, lib in library.items():
         cases: list[tuple[str, Callable[[], Awaitable[object]], int | list[int] | None]] = []
         for name, url, target_pid in targets:
@@ -590,7 +594,11 @@ if __name__ == "__main__":
     parser.add_argument("--restd-pid", type=int, help="restd's process id (for its CPU time)")
     parser.add_argument("--replicas", type=int, default=1, help="cedar serve processes")
     parser.add_argument("--v1-reps", type=int, default=20, help="rounds of a small /v1 case")
-    parser.add_argument("--only", choices=["v1"], help="run only this part (v1: restd's /v1)")
+    parser.add_argument(
+        "--only",
+        choices=["v1", "status"],
+        help="run only this part (v1: restd's /v1; status: its /v1/status?query=startd alone)",
+    )
     parser.add_argument(
         "--compare", metavar="DIR", help="also serve /v1 from this checkout (e.g. /work/main)"
     )

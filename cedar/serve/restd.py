@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse, Response
 
 from cedar.classad_wire import ClassAd
@@ -29,7 +29,7 @@ from cedar.errors import CedarError, InvalidArgument, ProtocolError
 from cedar.numbers import DaemonType
 from cedar.serve.adjson import ad_json_bytes, json_writers, primed
 from cedar.serve.api import CHUNK
-from cedar.serve.context import Services, caller_of, services_dep
+from cedar.serve.context import Services, caller_of, services, services_dep
 from cedar.serve.streaming import PipelinedResponse
 from cedar.service import Caller, NotFound, ServiceError
 from cedar.service.scope import REDACTED
@@ -511,23 +511,11 @@ _job_routes("history")
 
 @dataclass(frozen=True)
 class StatusParams:
-    """restd's query parameters of every status route, in one place (FastAPI reads them from
-    this class's fields: ``?query=&projection=&constraint=``)."""
+    """restd's query parameters of every status route (``?query=&projection=&constraint=``)."""
 
     query: str = "any"
     projection: str | None = None
     constraint: str | None = None
-
-
-async def status_params(
-    query: str = "any", projection: str | None = None, constraint: str | None = None
-) -> StatusParams:
-    """The parameters, read by a coroutine: FastAPI runs a class or plain-function dependency
-    (``Depends()`` on the class itself) in a worker thread, a thread hop per request."""
-    return StatusParams(query, projection, constraint)
-
-
-StatusDep = Annotated[StatusParams, Depends(status_params)]
 
 
 async def _status_ads(
@@ -568,23 +556,49 @@ async def _status_answer(
     svc: Services, caller: Caller, name: str | None, params: StatusParams
 ) -> Response:
     """The status list written from the ads' JSON bytes (no dicts built, parsed, validated
-    and written again: that was most of a small query's own cost)."""
-    hidden = _hidden(svc)
-    ads = await _status_ads(svc, caller, name, params)
-    body = b"[%s]" % b", ".join([status_entry_bytes(ad, hidden) for ad in ads])
+    and written again: that was most of a small query's own cost); with
+    ``CEDAR_SERVE_STATUS_CACHE``, the caller's same answer of the last seconds."""
+    max_age = svc.settings.status_cache
+    key = ("v1/status", name, params)
+    body = svc.access.recent_answer(caller, key, max_age)
+    if body is None:
+        hidden = _hidden(svc)
+        ads = await _status_ads(svc, caller, name, params)
+        body = b"[%s]" % b", ".join([status_entry_bytes(ad, hidden) for ad in ads])
+        if max_age > 0:
+            svc.access.keep_answer(caller, key, body)
     return Response(body, media_type="application/json")
 
 
+# The status routes take the request and their query parameters themselves, not FastAPI
+# dependencies (as ``get_job`` in ``api.py``): solving three sub-dependencies (each a coroutine
+# call and a scan of its own parameters) was a tenth of a status request's own time.  The
+# OpenAPI document is the same.
+
+
 @router.get("/status", responses=ERRORS, response_model=list[dict[str, Any]])
-async def status(svc: ServicesDep, caller: CallerDep, params: StatusDep) -> Response:
-    return await _status_answer(svc, caller, None, params)
+async def status(
+    request: Request,
+    query: str = "any",
+    projection: str | None = None,
+    constraint: str | None = None,
+) -> Response:
+    caller = await caller_of(request)
+    params = StatusParams(query, projection, constraint)
+    return await _status_answer(services(request), caller, None, params)
 
 
 @router.get("/status/{name}", responses=ERRORS, response_model=list[dict[str, Any]])
 async def status_named(
-    svc: ServicesDep, caller: CallerDep, name: str, params: StatusDep
+    request: Request,
+    name: str,
+    query: str = "any",
+    projection: str | None = None,
+    constraint: str | None = None,
 ) -> Response:
-    return await _status_answer(svc, caller, name, params)
+    caller = await caller_of(request)
+    params = StatusParams(query, projection, constraint)
+    return await _status_answer(services(request), caller, name, params)
 
 
 async def _grouped_status(
@@ -607,16 +621,29 @@ GROUPED = dict[str, list[dict[str, Any]]]
 
 @router.get("/grouped_status/{groupby}", responses=ERRORS, response_model=GROUPED)
 async def grouped_status(
-    svc: ServicesDep, caller: CallerDep, groupby: str, params: StatusDep
+    request: Request,
+    groupby: str,
+    query: str = "any",
+    projection: str | None = None,
+    constraint: str | None = None,
 ) -> Response:
-    return await _grouped_status(svc, caller, groupby, None, params)
+    caller = await caller_of(request)
+    params = StatusParams(query, projection, constraint)
+    return await _grouped_status(services(request), caller, groupby, None, params)
 
 
 @router.get("/grouped_status/{groupby}/{name}", responses=ERRORS, response_model=GROUPED)
 async def grouped_status_named(
-    svc: ServicesDep, caller: CallerDep, groupby: str, name: str, params: StatusDep
+    request: Request,
+    groupby: str,
+    name: str,
+    query: str = "any",
+    projection: str | None = None,
+    constraint: str | None = None,
 ) -> Response:
-    return await _grouped_status(svc, caller, groupby, name, params)
+    caller = await caller_of(request)
+    params = StatusParams(query, projection, constraint)
+    return await _grouped_status(services(request), caller, groupby, name, params)
 
 
 def _config_values(svc: Services) -> dict[str, str]:

@@ -16,6 +16,7 @@ import dataclasses
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Hashable
 from dataclasses import dataclass
 
 from cedar.auth.client_config import ClientSecurity, SecurityConfig
@@ -36,6 +37,9 @@ from cedar.service.settings import ServiceSettings
 SESSIONS_PER_CALLER = 32
 #: A token directory that never holds a token: the caller's token is the only one offered.
 NO_TOKEN_DIRECTORY = "/dev/null"
+#: Bytes of answers kept for reuse (``CEDAR_SERVE_STATUS_CACHE``), all callers together; an
+#: answer larger than a quarter of this is never kept.
+KEPT_ANSWER_BYTES = 32 << 20
 
 
 @dataclass(frozen=True)
@@ -79,6 +83,9 @@ class PoolAccess:
         self._entries: OrderedDict[str, _Entry] = OrderedDict()
         self._lock = threading.Lock()
         self._schedd_address = settings.schedd
+        #: (caller key, what was asked) -> (monotonic time, answer): see :meth:`recent_answer`.
+        self._answers: OrderedDict[tuple[str, Hashable], tuple[float, bytes]] = OrderedDict()
+        self._answer_bytes = 0
 
     # ------------------------------------------------------------------ credentials
 
@@ -127,9 +134,11 @@ class PoolAccess:
         return self._entry(caller).security
 
     def forget(self, caller: Caller) -> None:
-        """Drop what is kept for ``caller`` (its sessions and identity)."""
+        """Drop what is kept for ``caller`` (its sessions, identity and answers)."""
         with self._lock:
             self._entries.pop(caller.key, None)
+            for full_key in [k for k in self._answers if k[0] == caller.key]:
+                self._drop_answer(full_key)
 
     def callers(self) -> int:
         """How many callers have sessions now (for metrics)."""
@@ -164,6 +173,39 @@ class PoolAccess:
             settings=self.submit_settings,
             max_results=MAX_RESULTS if max_results is None else max_results,
         )
+
+    # ------------------------------------------------------------------ answers
+
+    def recent_answer(self, caller: Caller, key: Hashable, max_age: float) -> bytes | None:
+        """An answer :meth:`keep_answer` kept for this caller and ``key`` less than
+        ``max_age`` seconds ago, else None.  Kept per caller (a token's answer is never
+        another caller's), so the daemon's authorization still holds, ``max_age`` late at most."""
+        if max_age <= 0:
+            return None
+        with self._lock:
+            found = self._answers.get((caller.key, key))
+            if found is None:
+                return None
+            if time.monotonic() - found[0] >= max_age:
+                self._drop_answer((caller.key, key))
+                return None
+            return found[1]
+
+    def keep_answer(self, caller: Caller, key: Hashable, answer: bytes) -> None:
+        """Keep ``answer`` for :meth:`recent_answer` (bounded: least recently kept dropped)."""
+        if len(answer) > KEPT_ANSWER_BYTES // 4:
+            return
+        with self._lock:
+            self._drop_answer((caller.key, key))
+            self._answers[(caller.key, key)] = (time.monotonic(), answer)
+            self._answer_bytes += len(answer)
+            while self._answer_bytes > KEPT_ANSWER_BYTES:
+                self._drop_answer(next(iter(self._answers)))
+
+    def _drop_answer(self, full_key: tuple[str, Hashable]) -> None:
+        dropped = self._answers.pop(full_key, None)
+        if dropped is not None:
+            self._answer_bytes -= len(dropped[1])
 
     # ------------------------------------------------------------------ identity
 

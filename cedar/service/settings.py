@@ -46,6 +46,9 @@ class ServiceSettings:
     max_callers: int = 1000
     #: Seconds an identity learnt from the daemon is reused for one token.
     whoami_ttl: float = 60.0
+    #: Seconds one caller's ``/v1/status`` answer is reused (0 = never: each request asks the
+    #: collector, as restd does).  The collector's ads are themselves minutes old.
+    status_cache: float = 0.0
     #: Whether a caller without a token may list jobs under /api/v1 (it always may under /v1,
     #: as restd's consumers do, and the daemon still decides).
     anonymous_jobs: bool = False
@@ -104,6 +107,7 @@ class ServiceSettings:
             burst=int(number("BURST", base.burst)),
             max_callers=int(number("MAX_CALLERS", base.max_callers)),
             whoami_ttl=number("WHOAMI_TTL", base.whoami_ttl),
+            status_cache=number("STATUS_CACHE", base.status_cache),
             anonymous_jobs=config.get_bool("CEDAR_SERVE_ANONYMOUS_JOBS", False),
             private_attrs=names(private) if private is not None else DEFAULT_PRIVATE_ATTRS,
             restd_hide_attrs=names(config.get("RESTD_HIDE_JOB_ATTRS")),

@@ -23,6 +23,7 @@ import functools
 import ipaddress
 import select
 import socket
+import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -114,15 +115,86 @@ def _connect_socket(host: str, port: int, timeout: float) -> socket.socket:
 
 
 async def _open_trio_stream(family: int, host: str, port: int) -> trio.SocketStream:
+    return await _open_trio_address(family, (host, port))
+
+
+async def _open_trio_address(family: int, address: tuple[Any, ...]) -> trio.SocketStream:
+    """A connection to one socket address (no name resolution, no racing of candidates)."""
     import trio
 
     sock = trio.socket.socket(family, socket.SOCK_STREAM)
     try:
-        await sock.connect((host, port))
+        await sock.connect(address)
     except BaseException:
         sock.close()
         raise
     return trio.SocketStream(sock)
+
+
+#: Seconds the address a host name last connected to is reused without asking the resolver.
+ADDRESS_TTL = 60.0
+_ADDRESSES_KEPT = 256
+
+
+class _KnownAddresses:
+    """The address each ``(host name, port)`` last connected to, for :data:`ADDRESS_TTL`.
+
+    Trio resolves a name in a worker thread and races its candidates in a nursery: about half a
+    millisecond per connection on a loaded 2-core machine, paid by every query a server makes to
+    a pool named by host name (``COLLECTOR_HOST = cm.example.org``).  The address that worked is
+    connected to directly next time; when it fails, it is forgotten and the name resolved and
+    raced again, so a moved daemon or a changed name service answer is seen at once, and any
+    answer within :data:`ADDRESS_TTL` seconds.  Process-wide and bounded (oldest dropped)."""
+
+    def __init__(self) -> None:
+        self._known: dict[tuple[str, int], tuple[float, int, tuple[Any, ...]]] = {}
+
+    def get(self, host: str, port: int, now: float) -> tuple[int, tuple[Any, ...]] | None:
+        found = self._known.get((host, port))
+        if found is None:
+            return None
+        if now - found[0] >= ADDRESS_TTL:
+            self._known.pop((host, port), None)
+            return None
+        return found[1], found[2]
+
+    def remember(self, host: str, port: int, now: float, stream: trio.SocketStream) -> None:
+        try:
+            address = stream.socket.getpeername()
+        except OSError:
+            return
+        self._known.pop((host, port), None)
+        self._known[(host, port)] = (now, stream.socket.family, tuple(address))
+        while len(self._known) > _ADDRESSES_KEPT:
+            self._known.pop(next(iter(self._known)))
+
+    def forget(self, host: str, port: int) -> None:
+        self._known.pop((host, port), None)
+
+    def clear(self) -> None:
+        self._known.clear()
+
+
+KNOWN_ADDRESSES = _KnownAddresses()
+
+
+async def _open_trio_name(host: str, port: int) -> trio.SocketStream:
+    """A connection to a host name: to the address it last connected to when that is recent
+    and still answers, else resolved and raced by Trio (then remembered)."""
+    import trio
+
+    known = KNOWN_ADDRESSES.get(host, port, time.monotonic())
+    if known is not None:
+        try:
+            return await _open_trio_address(*known)
+        except OSError:
+            KNOWN_ADDRESSES.forget(host, port)  # moved, or gone: ask the resolver again
+        except BaseException:
+            KNOWN_ADDRESSES.forget(host, port)  # no answer in time: the next call races again
+            raise
+    stream = await trio.open_tcp_stream(host, port)
+    KNOWN_ADDRESSES.remember(host, port, time.monotonic(), stream)
+    return stream
 
 
 def _wait_scope(seconds: float) -> trio.CancelScope:
@@ -324,7 +396,6 @@ class TrioChannel(Waits):
         deadline: Deadline | None = None,
     ) -> TrioChannel:
         """Open a TCP connection to ``host:port``."""
-        import trio
 
         peer = f"{host}:{port}"
         scope = _wait_scope(_connect_limit(timeout, deadline, peer))
@@ -333,7 +404,7 @@ class TrioChannel(Waits):
             with scope:
                 family = _ip_family(host)
                 if family is None:
-                    stream = await trio.open_tcp_stream(host, port)
+                    stream = await _open_trio_name(host, port)
                 else:  # an address: no resolution, no racing of candidates to set up
                     stream = await _open_trio_stream(family, host, port)
         except OSError as exc:

@@ -381,3 +381,45 @@ def test_history_chunks_keep_the_result_limit(api: Api) -> None:
     assert trio.run(listed, 3) == 3
     with pytest.raises(ResultLimitExceeded):
         trio.run(listed, 2)
+
+
+def test_status_cache_reuses_only_the_same_callers_same_answer(
+    api: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Off by default, each /v1/status asks the collector; with ``CEDAR_SERVE_STATUS_CACHE``
+    a caller's same question within the time is answered with the same bytes without asking,
+    while another caller (a token) or another question asks again."""
+    from dataclasses import replace
+
+    import cedar.serve.restd as restd
+    from tests.serve.conftest import RunningServer, client
+
+    asked: list[tuple[str, str | None]] = []
+    original = restd._status_ads
+
+    async def counted(svc: Any, caller: Any, name: Any, params: Any) -> list[ClassAd]:
+        asked.append((caller.key, params.query))
+        return await original(svc, caller, name, params)
+
+    monkeypatch.setattr(restd, "_status_ads", counted)
+    first = api.anonymous.get("/v1/status", params={"query": "schedd"})
+    again = api.anonymous.get("/v1/status", params={"query": "schedd"})
+    assert first.status_code == again.status_code == 200 and len(asked) == 2
+    server = RunningServer(replace(api.server.settings, status_cache=3600.0)).start()
+    try:
+        with client(server.url) as anonymous, client(server.url, api.pool.alice) as alice:
+            asked.clear()
+            one = anonymous.get("/v1/status", params={"query": "schedd"})
+            two = anonymous.get("/v1/status", params={"query": "schedd"})
+            assert one.status_code == 200 and one.content == two.content and len(asked) == 1
+            same = _untimed(sorted(one.json(), key=str)) == _untimed(sorted(first.json(), key=str))
+            assert same  # the answer uncached
+            assert alice.get("/v1/status", params={"query": "schedd"}).status_code == 200
+            assert len(asked) == 2 and asked[1][0] != asked[0][0]  # a token: its own answer
+            assert anonymous.get("/v1/status", params={"query": "any"}).status_code == 200
+            assert anonymous.get("/v1/status/mock-schedd").status_code == 200
+            assert len(asked) == 4
+            assert anonymous.get("/v1/status", params={"query": "bogus"}).status_code == 400
+            assert anonymous.get("/v1/status", params={"query": "bogus"}).status_code == 400
+    finally:
+        server.stop()

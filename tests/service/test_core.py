@@ -179,3 +179,33 @@ def test_scoped_job_is_one_tree_per_job_and_user() -> None:
     anyone = scoped_job(12, 3, None)  # no scope: anyone's job
     assert anyone == scoped_constraint(job_constraint(12, 3), None)
     assert "User" not in unparse(anyone) and "User" in unparse(mine)
+
+
+def test_kept_answers_are_per_caller_expire_and_are_bounded(
+    token_pool: TokenPool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import types
+
+    import cedar.service.access as access_module
+
+    now = [1000.0]
+    monkeypatch.setattr(access_module, "time", types.SimpleNamespace(monotonic=lambda: now[0]))
+    access = PoolAccess(token_pool.settings)
+    anonymous, alice = Caller.anonymous(), Caller.from_token(token_pool.alice)
+    access.keep_answer(anonymous, "q", b"anonymous answer")
+    assert access.recent_answer(anonymous, "q", 5.0) == b"anonymous answer"
+    assert access.recent_answer(anonymous, "q", 0.0) is None  # 0: never reused
+    assert access.recent_answer(alice, "q", 5.0) is None  # never another caller's
+    assert access.recent_answer(anonymous, "other", 5.0) is None
+    now[0] += 5.0
+    assert access.recent_answer(anonymous, "q", 5.0) is None  # too old: dropped
+    access.keep_answer(alice, "q", b"alice's")
+    access.forget(alice)
+    assert access.recent_answer(alice, "q", 5.0) is None
+    big = b"x" * (access_module.KEPT_ANSWER_BYTES // 4)
+    for n in range(5):
+        access.keep_answer(anonymous, n, big)
+    assert access.recent_answer(anonymous, 0, 5.0) is None  # the oldest made room
+    assert access.recent_answer(anonymous, 4, 5.0) == big
+    access.keep_answer(anonymous, "huge", big + b"x")
+    assert access.recent_answer(anonymous, "huge", 5.0) is None  # too large to keep

@@ -6,6 +6,7 @@ import socket
 import threading
 from collections.abc import Iterator
 from functools import partial
+from typing import Any
 
 import pytest
 import trio
@@ -349,3 +350,100 @@ def test_held_back_messages_go_out_before_a_wait() -> None:
         return result, len(writes)
 
     assert trio.run(main) == (3, 1)
+
+
+class _CountingResolver(trio.abc.HostnameResolver):
+    """Trio's resolver hook: one name, answered with whichever loopback address is current."""
+
+    def __init__(self, name: str, address: str) -> None:
+        self.name, self.address, self.asked = name, address, 0
+
+    async def getaddrinfo(self, host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
+        name = host.decode() if isinstance(host, bytes) else host
+        if name != self.name:
+            raise socket.gaierror(socket.EAI_NONAME, "unknown name")
+        self.asked += 1
+        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (self.address, int(port)))]
+
+    async def getnameinfo(self, sockaddr: Any, flags: int) -> Any:
+        raise NotImplementedError
+
+
+def test_trio_connect_by_name_resolves_once_then_again_when_the_address_fails(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A host name is resolved (in Trio's worker thread) for its first connection only; the
+    address that worked is used directly after that, until it stops answering (a moved
+    daemon: the name is resolved again at once) or :data:`ADDRESS_TTL` passes."""
+    import cedar.stream.drivers as drivers
+
+    name = "cedar-test-collector.invalid"
+    resolver = _CountingResolver(name, "127.0.0.1")
+    now = [1000.0]
+    monkeypatch.setattr(drivers, "time", type("Clock", (), {"monotonic": lambda: now[0]}))
+    drivers.KNOWN_ADDRESSES.clear()
+
+    async def main() -> None:
+        trio.socket.set_custom_hostname_resolver(resolver)
+        try:
+            first = trio.socket.socket()
+            await first.bind(("127.0.0.1", 0))
+            first.listen()
+            port = first.getsockname()[1]
+
+            async def connect() -> str:
+                channel = await TrioChannel.connect(name, port, timeout=5)
+                async with channel:
+                    assert isinstance(channel.stream, trio.SocketStream)
+                    peer: str = channel.stream.socket.getpeername()[0]
+                    return peer
+
+            assert await connect() == "127.0.0.1" and resolver.asked == 1
+            assert await connect() == "127.0.0.1" and resolver.asked == 1  # not asked again
+            now[0] += drivers.ADDRESS_TTL
+            assert await connect() == "127.0.0.1" and resolver.asked == 2  # too old: asked
+            # the daemon moves: the old address refuses, the name now says 127.0.0.2
+            first.close()
+            second = trio.socket.socket()
+            await second.bind(("127.0.0.2", port))
+            second.listen()
+            resolver.address = "127.0.0.2"
+            assert await connect() == "127.0.0.2" and resolver.asked == 3
+            assert await connect() == "127.0.0.2" and resolver.asked == 3
+            second.close()
+            with pytest.raises(CedarConnectionError):  # gone: an error, not a hang
+                await connect()
+            assert resolver.asked == 4
+        finally:
+            trio.socket.set_custom_hostname_resolver(None)
+            drivers.KNOWN_ADDRESSES.clear()
+
+    trio.run(main)
+
+
+def test_trio_connect_by_name_forgets_an_address_that_did_not_answer_in_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A remembered address whose connect is cut by the deadline is forgotten, so the next
+    call resolves and races the name's candidates again rather than waiting on it again."""
+    import cedar.stream.drivers as drivers
+
+    async def no_answer(family: int, address: tuple[Any, ...]) -> Any:
+        await trio.sleep_forever()
+
+    monkeypatch.setattr(drivers, "_open_trio_address", no_answer)
+    drivers.KNOWN_ADDRESSES.clear()
+    name = "cedar-test-slow.invalid"
+    now = drivers.time.monotonic()
+    drivers.KNOWN_ADDRESSES._known[(name, 9618)] = (now, socket.AF_INET, ("192.0.2.1", 9618))
+
+    async def main() -> None:
+        assert drivers.KNOWN_ADDRESSES.get(name, 9618, now) is not None
+        with pytest.raises(CedarTimeout):
+            await TrioChannel.connect(name, 9618, timeout=0.05)
+        assert drivers.KNOWN_ADDRESSES.get(name, 9618, now) is None
+
+    try:
+        trio.run(main)
+    finally:
+        drivers.KNOWN_ADDRESSES.clear()
