@@ -23,6 +23,7 @@ import functools
 import ipaddress
 import select
 import socket
+import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -148,31 +149,36 @@ class _KnownAddresses:
 
     def __init__(self) -> None:
         self._known: dict[tuple[str, int], tuple[float, int, tuple[Any, ...]]] = {}
+        self._lock = threading.Lock()  # several threads may each run a Trio loop
 
     def get(self, host: str, port: int, now: float) -> tuple[int, tuple[Any, ...]] | None:
-        found = self._known.get((host, port))
-        if found is None:
-            return None
-        if now - found[0] >= ADDRESS_TTL:
-            self._known.pop((host, port), None)
-            return None
-        return found[1], found[2]
+        with self._lock:
+            found = self._known.get((host, port))
+            if found is None:
+                return None
+            if now - found[0] >= ADDRESS_TTL:
+                self._known.pop((host, port), None)
+                return None
+            return found[1], found[2]
 
     def remember(self, host: str, port: int, now: float, stream: trio.SocketStream) -> None:
         try:
             address = stream.socket.getpeername()
         except OSError:
             return
-        self._known.pop((host, port), None)
-        self._known[(host, port)] = (now, stream.socket.family, tuple(address))
-        while len(self._known) > _ADDRESSES_KEPT:
-            self._known.pop(next(iter(self._known)))
+        with self._lock:
+            self._known.pop((host, port), None)
+            self._known[(host, port)] = (now, stream.socket.family, tuple(address))
+            while len(self._known) > _ADDRESSES_KEPT:
+                self._known.pop(next(iter(self._known)))
 
     def forget(self, host: str, port: int) -> None:
-        self._known.pop((host, port), None)
+        with self._lock:
+            self._known.pop((host, port), None)
 
     def clear(self) -> None:
-        self._known.clear()
+        with self._lock:
+            self._known.clear()
 
 
 KNOWN_ADDRESSES = _KnownAddresses()
