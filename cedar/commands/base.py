@@ -31,10 +31,12 @@ from cedar.auth.errors import RawStartRefused
 from cedar.auth.policy import Requirement
 from cedar.auth.sharedport import send_preamble
 from cedar.auth.sinful import Sinful
-from cedar.errors import CedarConnectionError, ConnectionClosed, ResultLimitExceeded
+from cedar.classad_wire import ClassAd
+from cedar.errors import CedarConnectionError, ClassAdError, ConnectionClosed, ResultLimitExceeded
 from cedar.stream.connection import CedarConnection
 from cedar.stream.drivers import Deadline, SyncChannel, TrioChannel
-from cedar.stream.protocol import Protocol
+from cedar.stream.primitives import MessageReader
+from cedar.stream.protocol import Emit, More, Protocol, StreamedMessage
 
 T = TypeVar("T")
 Body = Callable[[CommandSession], Protocol[T]]
@@ -243,10 +245,7 @@ class CommandAttempts:
 
     def too_many_results(self) -> ResultLimitExceeded:
         """The error once :attr:`results` (counted by the driver) passes :attr:`max_results`."""
-        return ResultLimitExceeded(
-            f"{self.target} sent more than {self.max_results} results; raise max_results "
-            "if that many are expected"
-        )
+        return result_limit_exceeded(self.target, self.max_results)
 
     def retry(self, error: SessionRejected | None = None) -> bool:
         """After :class:`SessionRejected` (``error``): whether to try again on a new connection
@@ -260,6 +259,88 @@ class CommandAttempts:
             return False
         log.info("%s; retrying with a new start", error or "the server forgot our session")
         return True
+
+
+def result_limit_exceeded(sender: object, limit: int, what: str = "results") -> ResultLimitExceeded:
+    """The error of a reply that holds more than ``limit`` results (``max_results``)."""
+    return ResultLimitExceeded(
+        f"{sender} sent more than {limit} {what}; raise max_results if that many are expected"
+    )
+
+
+def int_value(ad: ClassAd, name: str) -> int | None:
+    """An integer attribute of a reply ad (a summary's ``Owner``, ``ErrorCode``, ...); None when
+    it is missing, not an integer (a boolean is not one) or cannot be evaluated."""
+    try:
+        value = ad.get(name)
+    except ClassAdError:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        return None
+    return value
+
+
+#: What a chunked reply's ``parse`` makes of one item (see :class:`Batcher`): a result's bytes,
+#: the ad that ends the reply, or None for an item that is neither (history's header).
+Item = bytes | ClassAd | None
+
+
+class Batcher:
+    """The results of one reply as bytes, handed out in lists of about ``chunk_size`` bytes.
+
+    What the chunk protocols of the job query and of history share (their ``parse`` says what
+    an item is): counting the results against ``max_results`` -- the driver counts emitted
+    lists, not results -- cutting the lists, and emitting the last one before the reply's end.
+    One ``Emit`` per list spares each result the trip through the driver and the consumer's
+    iteration.  ``sender`` and ``what`` word :func:`result_limit_exceeded`.
+    """
+
+    __slots__ = ("chunk_size", "count", "max_results", "sender", "what")
+
+    def __init__(
+        self, chunk_size: int, max_results: int, sender: str, what: str = "results"
+    ) -> None:
+        self.chunk_size = chunk_size
+        self.max_results = max_results
+        self.sender = sender
+        self.what = what
+        #: Results read so far (kept when the reply breaks off).
+        self.count = 0
+
+    def protocol(
+        self, stream: StreamedMessage, parse: Callable[[MessageReader], Item]
+    ) -> Protocol[ClassAd]:
+        """Read items with ``parse`` until it gives an ad, which ends the reply: emit the results
+        in lists, the rest before returning that ad (unchecked: the caller's rule).
+
+        An item the bytes at hand hold is parsed in a plain call (:meth:`StreamedMessage.take`);
+        only a wait goes out to the driver."""
+        items: list[bytes] = []
+        size = count = 0
+        chunk_size, limit = self.chunk_size, self.max_results
+        take = stream.take
+        try:
+            while True:
+                found = take(parse)
+                if found is More.NEEDED:
+                    found = yield from stream.read(parse)
+                if found is None:
+                    continue
+                if isinstance(found, ClassAd):
+                    if items:
+                        yield Emit(items)
+                    return found
+                count += 1
+                if count > limit:
+                    raise result_limit_exceeded(self.sender, limit, self.what)
+                items.append(found)
+                size += len(found)
+                if size >= chunk_size:
+                    yield Emit(items)
+                    items = []
+                    size = 0
+        finally:
+            self.count = count
 
 
 def _endpoints(sock: object) -> tuple[tuple[str, int] | None, tuple[str, int] | None]:
@@ -305,10 +386,14 @@ __all__ = [
     "MAX_RESULTS",
     "pause",
     "pause_async",
+    "Batcher",
     "Body",
     "CommandAttempts",
+    "Item",
     "command_protocol",
+    "int_value",
     "resolve_address",
+    "result_limit_exceeded",
     "run_blocking",
     "run_blocking_async",
 ]

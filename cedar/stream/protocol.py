@@ -17,6 +17,7 @@ of the transport (closed connection, timeout, forged packet) are thrown into the
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import FrozenInstanceError
 from typing import Any, TypeVar
@@ -255,6 +256,12 @@ STREAM_PART_SIZE = 256 << 10
 MAX_STREAMED_ITEM = 16 << 20
 
 
+class More(enum.Enum):
+    """What :meth:`StreamedMessage.take` returns when the next item is not at hand yet."""
+
+    NEEDED = 0
+
+
 class StreamedMessage:
     """Reads items (ads) from messages of any size while their packets arrive.
 
@@ -265,15 +272,30 @@ class StreamedMessage:
     again from the item's start.  An item larger than ``max_item_size`` is refused, so memory
     stays bounded whatever the peer sends.  When one message is used up, the next ``read``
     starts on the next message (history sends several).
+
+    ``part_size=None`` reads whole messages instead (each within the connection's message
+    limit).  Given ``conn``, a piece the connection already holds is taken without a trip
+    through the driver; :meth:`take` then parses an item at hand with no generator at all.
     """
 
     def __init__(
-        self, *, part_size: int = STREAM_PART_SIZE, max_item_size: int = MAX_STREAMED_ITEM
+        self,
+        *,
+        part_size: int | None = STREAM_PART_SIZE,
+        max_item_size: int = MAX_STREAMED_ITEM,
+        conn: CedarConnection | None = None,
     ) -> None:
         self.part_size = part_size
         self.max_item_size = max_item_size
         self._reader: MessageReader | None = None
         self._short = False  # the reader ends inside an item (after read_batch)
+        self._conn = conn
+
+    def _held(self) -> MessageReader | None:
+        """The next piece if the connection (when given) already holds it: taken here, without
+        a trip through the driver, which would only take it from the connection too."""
+        conn = self._conn
+        return None if conn is None else conn.next_message(self.part_size)
 
     def _receive(self, leftover: bytes) -> Protocol[MessageReader]:
         if len(leftover) > self.max_item_size:
@@ -281,13 +303,34 @@ class StreamedMessage:
                 f"one item of the reply is larger than {self.max_item_size} bytes "
                 "(the per-item limit of a streamed reply); the peer is misbehaving"
             )
-        part: MessageReader = yield Receive(self.part_size)
+        part = self._held()
+        if part is None:
+            part = yield Receive(self.part_size)
         if leftover:
             part = MessageReader(
                 leftover + part.payload, crypto=part.crypto, complete=part.complete
             )
         self._reader = part
         return part
+
+    def take(self, parse: Callable[[MessageReader], T]) -> T | More:
+        """The next item if the bytes at hand hold it whole (the current piece, or one the
+        connection holds), else :attr:`More.NEEDED` (then :meth:`read` it).  A plain call: a
+        reply of many items costs no generator per item, only one per wait."""
+        reader = self._reader
+        if reader is None or (reader.complete and reader.at_end()):
+            reader = self._held()
+            if reader is None:
+                return More.NEEDED
+            self._reader = reader
+        start = reader.offset
+        try:
+            return parse(reader)
+        except MessageTruncated:
+            if reader.complete:
+                raise
+        reader.seek(start)  # read() receives the rest of this item
+        return More.NEEDED
 
     def read(self, parse: Callable[[MessageReader], T]) -> Protocol[T]:
         """Parse the next item, receiving more of the message as needed."""
