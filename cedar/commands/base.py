@@ -36,7 +36,7 @@ from cedar.errors import CedarConnectionError, ClassAdError, ConnectionClosed, R
 from cedar.stream.connection import CedarConnection
 from cedar.stream.drivers import Deadline, SyncChannel, TrioChannel
 from cedar.stream.primitives import MessageReader
-from cedar.stream.protocol import Emit, More, Protocol, StreamedMessage
+from cedar.stream.protocol import Emit, Protocol, StreamedMessage
 
 T = TypeVar("T")
 Body = Callable[[CommandSession], Protocol[T]]
@@ -313,23 +313,26 @@ class Batcher:
         """Read items with ``parse`` until it gives an ad, which ends the reply: emit the results
         in lists, the rest before returning that ad (unchecked: the caller's rule).
 
-        An item the bytes at hand hold is parsed in a plain call (:meth:`StreamedMessage.take`);
-        only a wait goes out to the driver."""
+        An item of a whole message at hand is parsed in a plain call
+        (:meth:`StreamedMessage.held`); only a wait goes out to the driver."""
         items: list[bytes] = []
         size = count = 0
         chunk_size, limit = self.chunk_size, self.max_results
-        take = stream.take
+        held, read = stream.held, stream.read
         try:
             while True:
-                found = take(parse)
-                if found is More.NEEDED:
-                    found = yield from stream.read(parse)
-                if found is None:
-                    continue
-                if isinstance(found, ClassAd):
-                    if items:
-                        yield Emit(items)
-                    return found
+                reader = held()
+                if reader is not None and reader.complete:
+                    found = parse(reader)  # a whole message at hand: no generator, no driver
+                else:
+                    found = yield from read(parse)
+                if found.__class__ is not bytes:  # (the common case first: a result)
+                    if found is None:
+                        continue
+                    if isinstance(found, ClassAd):
+                        if items:
+                            yield Emit(items)
+                        return found
                 count += 1
                 if count > limit:
                     raise result_limit_exceeded(self.sender, limit, self.what)

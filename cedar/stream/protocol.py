@@ -17,7 +17,6 @@ of the transport (closed connection, timeout, forged packet) are thrown into the
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import FrozenInstanceError
 from typing import Any, TypeVar
@@ -256,12 +255,6 @@ STREAM_PART_SIZE = 256 << 10
 MAX_STREAMED_ITEM = 16 << 20
 
 
-class More(enum.Enum):
-    """What :meth:`StreamedMessage.take` returns when the next item is not at hand yet."""
-
-    NEEDED = 0
-
-
 class StreamedMessage:
     """Reads items (ads) from messages of any size while their packets arrive.
 
@@ -275,7 +268,7 @@ class StreamedMessage:
 
     ``part_size=None`` reads whole messages instead (each within the connection's message
     limit).  Given ``conn``, a piece the connection already holds is taken without a trip
-    through the driver; :meth:`take` then parses an item at hand with no generator at all.
+    through the driver (:meth:`held`).
     """
 
     def __init__(
@@ -313,24 +306,22 @@ class StreamedMessage:
         self._reader = part
         return part
 
-    def take(self, parse: Callable[[MessageReader], T]) -> T | More:
-        """The next item if the bytes at hand hold it whole (the current piece, or one the
-        connection holds), else :attr:`More.NEEDED` (then :meth:`read` it).  A plain call: a
-        reply of many items costs no generator per item, only one per wait."""
+    def held(self) -> MessageReader | None:
+        """The reader the next item starts in, when its bytes are at hand: the current message
+        (or piece) while it has unread bytes, else the next one the connection already holds,
+        taken without a trip through the driver.  None: a wait is needed (:meth:`read`).
+
+        For a reader of many items: a whole message (``complete``) is parsed straight from it,
+        with no generator per item; a piece of a longer message goes through :meth:`read`,
+        which receives the rest of an item cut at its end."""
         reader = self._reader
         if reader is None or (reader.complete and reader.at_end()):
-            reader = self._held()
+            conn = self._conn
+            reader = None if conn is None else conn.next_message(self.part_size)
             if reader is None:
-                return More.NEEDED
+                return None
             self._reader = reader
-        start = reader.offset
-        try:
-            return parse(reader)
-        except MessageTruncated:
-            if reader.complete:
-                raise
-        reader.seek(start)  # read() receives the rest of this item
-        return More.NEEDED
+        return reader
 
     def read(self, parse: Callable[[MessageReader], T]) -> Protocol[T]:
         """Parse the next item, receiving more of the message as needed."""
