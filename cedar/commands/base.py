@@ -35,7 +35,7 @@ from cedar.classad_wire import ClassAd
 from cedar.errors import CedarConnectionError, ClassAdError, ConnectionClosed, ResultLimitExceeded
 from cedar.stream.connection import CedarConnection
 from cedar.stream.drivers import Deadline, SyncChannel, TrioChannel
-from cedar.stream.primitives import MessageReader
+from cedar.stream.primitives import MessageReader, MessageTruncated
 from cedar.stream.protocol import Emit, Protocol, StreamedMessage
 
 T = TypeVar("T")
@@ -313,8 +313,9 @@ class Batcher:
         """Read items with ``parse`` until it gives an ad, which ends the reply: emit the results
         in lists, the rest before returning that ad (unchecked: the caller's rule).
 
-        An item of a whole message at hand is parsed in a plain call
-        (:meth:`StreamedMessage.held`); only a wait goes out to the driver."""
+        An item whose bytes are at hand (:meth:`StreamedMessage.held`) is parsed in a plain
+        call; only a wait, or the rest of an item cut at a piece's end, goes through
+        :meth:`StreamedMessage.read` (and a wait out to the driver)."""
         items: list[bytes] = []
         size = count = 0
         chunk_size, limit = self.chunk_size, self.max_results
@@ -322,10 +323,17 @@ class Batcher:
         try:
             while True:
                 reader = held()
-                if reader is not None and reader.complete:
+                if reader is None:
+                    found = yield from read(parse)  # a wait
+                elif reader.complete:
                     found = parse(reader)  # a whole message at hand: no generator, no driver
-                else:
-                    found = yield from read(parse)
+                else:  # a piece of a longer message (history's every ad in one)
+                    start = reader.offset
+                    try:
+                        found = parse(reader)
+                    except MessageTruncated:  # the item goes on in the next piece
+                        reader.seek(start)
+                        found = yield from read(parse)
                 if found.__class__ is not bytes:  # (the common case first: a result)
                     if found is None:
                         continue

@@ -18,7 +18,6 @@ from typing import IO
 
 from cedar.auth.client import CommandSession
 from cedar.classad_wire import ClassAd, get_classad, parse_expr, put_classad, unparse
-from cedar.classad_wire.classad import AdShape
 from cedar.classad_wire.expr import Expr, Literal
 from cedar.classad_wire.wire import read_shaped_values
 from cedar.commands.base import Batcher, Item, int_value
@@ -389,32 +388,26 @@ def history_chunks_protocol(
 def _record_item(
     shaped: Callable[[tuple[str, ...], Sequence[bytes]], bytes], other: Callable[[ClassAd], bytes]
 ) -> Callable[[MessageReader], Item]:
-    """How :func:`history_chunks_protocol` reads one item: a record's bytes, the final ad, or
-    None for the streaming header."""
+    """How :func:`history_chunks_protocol` reads one item: a record's bytes (a record of a
+    recurring shape from its received values, no ad made), the final ad, or None for the
+    streaming header."""
 
     def parse(reader: MessageReader) -> Item:
-        found = _shaped_or_ad(reader)
-        if not isinstance(found, ClassAd):
-            return shaped(found[0].names, found[1])
-        marker = _marker(found)
+        start = reader.offset
+        found = read_shaped_values(reader)
+        if found is not None:
+            shape, values = found
+            owner = shape.index.get("owner")
+            if owner is None or values[owner] not in (b"0", b"1"):
+                return shaped(shape.names, values)
+            reader.seek(start)  # a header or final ad (an integer Owner: see _marker)
+        ad = get_classad(reader)
+        marker = _marker(ad)
         if marker is None:
-            return other(found)
-        return found if marker == _FINAL else None
+            return other(ad)
+        return ad if marker == _FINAL else None
 
     return parse
-
-
-def _shaped_or_ad(reader: MessageReader) -> tuple[AdShape, tuple[bytes, ...]] | ClassAd:
-    """A record of a recurring shape as its shape and received values; anything else, or a
-    header or final ad (an integer ``Owner``: see :func:`_marker`), as an ad."""
-    start = reader.offset
-    found = read_shaped_values(reader)
-    if found is not None:
-        owner = found[0].index.get("owner")
-        if owner is None or found[1][owner] not in (b"0", b"1"):
-            return found
-        reader.seek(start)
-    return get_classad(reader)
 
 
 # --------------------------------------------------------------------------- selection

@@ -311,9 +311,9 @@ class StreamedMessage:
         (or piece) while it has unread bytes, else the next one the connection already holds,
         taken without a trip through the driver.  None: a wait is needed (:meth:`read`).
 
-        For a reader of many items: a whole message (``complete``) is parsed straight from it,
-        with no generator per item; a piece of a longer message goes through :meth:`read`,
-        which receives the rest of an item cut at its end."""
+        For a reader of many items, parsed from it with no generator per item; an item cut at
+        the end of a piece (not ``complete``) is read again from its start by :meth:`read`,
+        which receives the rest."""
         reader = self._reader
         if reader is None or (reader.complete and reader.at_end()):
             conn = self._conn
