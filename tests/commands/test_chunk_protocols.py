@@ -54,7 +54,7 @@ def run(
     answered "nothing readable" so that early pieces of a streamed message are taken too.
     Returns what was emitted (into ``emitted`` if given) and the result."""
     conn = CedarConnection()
-    wire = b"".join(frame_plain(p) for p in replies)
+    wire = b"".join(frame_plain(p, chunk=4091) for p in replies)  # the reference's packets
     session = CommandSession(conn, int(Command.QUERY_SCHEDD_HISTORY), raw=False)
     session.pipelined = pipelined
     core = DriverCore(conn, body(session), Waits(5.0, "the script", None))
