@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
 from cedar.auth.client import CommandDenied, CommandSession, SessionRejected, start_command
@@ -31,7 +31,8 @@ from cedar.auth.errors import RawStartRefused
 from cedar.auth.policy import Requirement
 from cedar.auth.sharedport import send_preamble
 from cedar.auth.sinful import Sinful
-from cedar.classad_wire import ClassAd
+from cedar.classad_wire import ClassAd, get_classad
+from cedar.classad_wire.wire import read_shaped_values
 from cedar.errors import CedarConnectionError, ClassAdError, ConnectionClosed, ResultLimitExceeded
 from cedar.stream.connection import CedarConnection
 from cedar.stream.drivers import Deadline, SyncChannel, TrioChannel
@@ -283,6 +284,48 @@ def int_value(ad: ClassAd, name: str) -> int | None:
 #: What a chunked reply's ``parse`` makes of one item (see :class:`Batcher`): a result's bytes,
 #: the ad that ends the reply, or None for an item that is neither (history's header).
 Item = bytes | ClassAd | None
+#: A transcoder of a reply's ads for the chunk protocols: from an ad's shape names and received
+#: values (``read_shaped_values``: no ad made), and from any other ad.
+ShapedWriter = Callable[[tuple[str, ...], Sequence[bytes]], bytes]
+AdWriter = Callable[[ClassAd], bytes]
+
+
+def item_parser(
+    shaped: ShapedWriter,
+    other: AdWriter,
+    ends: Callable[[ClassAd], bool | None],
+    markers: tuple[bytes, ...],
+    *,
+    one_per_message: bool = False,
+) -> Callable[[MessageReader], Item]:
+    """How a chunk protocol reads one item of its reply (the ``parse`` of :class:`Batcher`).
+
+    An ad of a recurring shape goes from its received values to ``shaped``, no ad made, unless
+    its ``Owner`` is received as one of ``markers`` (the value of the command's own ads: a
+    summary, a header).  Any other item is read as an ad and ``ends(ad)`` says what it is: the
+    reply's end (True: returned), a result (False: written by ``other``) or neither (None:
+    skipped).  ``one_per_message``: a message holds exactly one ad (the job query)."""
+
+    def parse(reader: MessageReader) -> Item:
+        start = reader.offset
+        found = read_shaped_values(reader)
+        if found is not None:
+            shape, values = found
+            owner = shape.index.get("owner")
+            if owner is None or values[owner] not in markers:
+                if one_per_message:
+                    reader.end_of_message()
+                return shaped(shape.names, values)
+            reader.seek(start)  # (an ad of the command's own, or a result with that Owner)
+        ad = get_classad(reader)
+        if one_per_message:
+            reader.end_of_message()
+        end = ends(ad)
+        if end is False:
+            return other(ad)
+        return ad if end else None
+
+    return parse
 
 
 class Batcher:
@@ -390,6 +433,7 @@ async def pause_async(seconds: float) -> None:
 
 
 __all__ = [
+    "AdWriter",
     "DEFAULT_TIMEOUT",
     "HELD_CONNECTION_MAX",
     "AsyncHook",
@@ -403,8 +447,10 @@ __all__ = [
     "Item",
     "command_protocol",
     "int_value",
+    "item_parser",
     "resolve_address",
     "result_limit_exceeded",
     "run_blocking",
     "run_blocking_async",
+    "ShapedWriter",
 ]

@@ -12,15 +12,14 @@ daemon's helper reads) and ``HistoryAdTypeFilter`` (which record types of that f
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import IO
 
 from cedar.auth.client import CommandSession
 from cedar.classad_wire import ClassAd, get_classad, parse_expr, put_classad, unparse
 from cedar.classad_wire.expr import Expr, Literal
-from cedar.classad_wire.wire import read_shaped_values
-from cedar.commands.base import Batcher, Item, int_value
+from cedar.commands.base import AdWriter, Batcher, ShapedWriter, int_value, item_parser
 from cedar.commands.constraint import Constraint, constraint_tree
 from cedar.commands.errors import HistoryError
 from cedar.errors import (
@@ -30,7 +29,6 @@ from cedar.errors import (
     ProtocolError,
 )
 from cedar.jobid import JobId, match_job_id
-from cedar.stream.primitives import MessageReader
 from cedar.stream.protocol import Emit, Protocol, Send, StreamedMessage
 
 __all__ = [
@@ -360,8 +358,8 @@ def history_protocol(
 def history_chunks_protocol(
     session: CommandSession,
     request: ClassAd,
-    shaped: Callable[[tuple[str, ...], Sequence[bytes]], bytes],
-    other: Callable[[ClassAd], bytes],
+    shaped: ShapedWriter,
+    other: AdWriter,
     chunk_size: int,
     max_results: int,
     daemon: str = "schedd",
@@ -373,7 +371,7 @@ def history_chunks_protocol(
     one driver step per list, not per record, at most ``max_results`` records); returns the
     final ad."""
     batch = Batcher(chunk_size, max_results, f"the {daemon}", "history records")
-    parse = _record_item(shaped, other)
+    parse = item_parser(shaped, other, _ends, (b"0", b"1"))  # Owner of the final ad, the header
     return (
         yield from _history_reply(
             session,
@@ -385,29 +383,13 @@ def history_chunks_protocol(
     )
 
 
-def _record_item(
-    shaped: Callable[[tuple[str, ...], Sequence[bytes]], bytes], other: Callable[[ClassAd], bytes]
-) -> Callable[[MessageReader], Item]:
-    """How :func:`history_chunks_protocol` reads one item: a record's bytes (a record of a
-    recurring shape from its received values, no ad made), the final ad, or None for the
-    streaming header."""
-
-    def parse(reader: MessageReader) -> Item:
-        start = reader.offset
-        found = read_shaped_values(reader)
-        if found is not None:
-            shape, values = found
-            owner = shape.index.get("owner")
-            if owner is None or values[owner] not in (b"0", b"1"):
-                return shaped(shape.names, values)
-            reader.seek(start)  # a header or final ad (an integer Owner: see _marker)
-        ad = get_classad(reader)
-        marker = _marker(ad)
-        if marker is None:
-            return other(ad)
-        return ad if marker == _FINAL else None
-
-    return parse
+def _ends(ad: ClassAd) -> bool | None:
+    """For :func:`~cedar.commands.base.item_parser`: the final ad ends the reply, the
+    streaming header is skipped, anything else is a record."""
+    marker = _marker(ad)
+    if marker is None:
+        return False
+    return True if marker == _FINAL else None
 
 
 # --------------------------------------------------------------------------- selection

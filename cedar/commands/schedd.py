@@ -19,8 +19,7 @@ from typing import TYPE_CHECKING, TypeVar, Union
 from cedar.auth.client import CommandSession
 from cedar.classad_wire import ClassAd, get_classad, parse_expr, put_classad, unparse
 from cedar.classad_wire.expr import Expr, Literal, Paren, to_expr
-from cedar.classad_wire.wire import read_shaped_values
-from cedar.commands.base import Batcher, Item, int_value
+from cedar.commands.base import AdWriter, Batcher, ShapedWriter, int_value, item_parser
 from cedar.commands.collector import DaemonLocation, daemon_address, read_address_file
 from cedar.commands.constraint import Constraint, constraint_text, constraint_tree
 from cedar.config import default_config
@@ -41,7 +40,6 @@ from cedar.numbers import (
     SetAttributeFlags,
 )
 from cedar.stream.connection import CedarConnection
-from cedar.stream.primitives import MessageReader
 from cedar.stream.protocol import Emit, Protocol, Receive, Send, StreamedMessage
 
 if TYPE_CHECKING:  # imported where used: a query loads no submission, spool or transfer code
@@ -54,9 +52,11 @@ if TYPE_CHECKING:  # imported where used: a query loads no submission, spool or 
 
 __all__ = [
     "ActResult",
+    "AdWriter",
     "JobAction",
     "JobSpec",
     "ScheddLocation",
+    "ShapedWriter",
     "SubmitDescription",
     "SubmitResult",
     "act_request",
@@ -327,12 +327,6 @@ def query_protocol(session: CommandSession, request: ClassAd) -> Protocol[ClassA
         yield Emit(ad)
 
 
-#: A transcoder of a job query's ads (see :func:`query_chunks_protocol`): from an ad's shape
-#: names and received values (``read_shaped_values``), and from any other ad.
-ShapedWriter = Callable[[tuple[str, ...], Sequence[bytes]], bytes]
-AdWriter = Callable[[ClassAd], bytes]
-
-
 def query_chunks_protocol(
     session: CommandSession,
     request: ClassAd,
@@ -354,27 +348,8 @@ def query_chunks_protocol(
     yield Send(writer)
     stream = StreamedMessage(part_size=None, conn=session.conn)  # whole messages, one ad each
     batch = Batcher(chunk_size, max_results, "the schedd")
-    return checked_summary((yield from batch.protocol(stream, _job_item(shaped, other))))
-
-
-def _job_item(shaped: ShapedWriter, other: AdWriter) -> Callable[[MessageReader], Item]:
-    """How :func:`query_chunks_protocol` reads one message: a job ad's bytes, or the summary."""
-
-    def parse(reply: MessageReader) -> Item:
-        start = reply.offset
-        found = read_shaped_values(reply)
-        if found is not None:
-            shape, values = found
-            owner = shape.index.get("owner")
-            if owner is None or values[owner] != b"0":
-                reply.end_of_message()
-                return shaped(shape.names, values)
-            reply.seek(start)  # the summary (or a job with Owner = 0): read it as an ad
-        ad = get_classad(reply)
-        reply.end_of_message()
-        return ad if is_summary(ad) else other(ad)
-
-    return parse
+    parse = item_parser(shaped, other, is_summary, (b"0",), one_per_message=True)
+    return checked_summary((yield from batch.protocol(stream, parse)))
 
 
 def act_protocol(session: CommandSession, request: ClassAd) -> Protocol[ActResult]:
