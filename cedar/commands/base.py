@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
 from cedar.auth.client import CommandDenied, CommandSession, SessionRejected, start_command
@@ -31,10 +31,13 @@ from cedar.auth.errors import RawStartRefused
 from cedar.auth.policy import Requirement
 from cedar.auth.sharedport import send_preamble
 from cedar.auth.sinful import Sinful
-from cedar.errors import CedarConnectionError, ConnectionClosed, ResultLimitExceeded
+from cedar.classad_wire import ClassAd, get_classad
+from cedar.classad_wire.wire import read_shaped_values
+from cedar.errors import CedarConnectionError, ClassAdError, ConnectionClosed, ResultLimitExceeded
 from cedar.stream.connection import CedarConnection
 from cedar.stream.drivers import Deadline, SyncChannel, TrioChannel
-from cedar.stream.protocol import Protocol
+from cedar.stream.primitives import MessageReader, MessageTruncated
+from cedar.stream.protocol import Emit, Protocol, StreamedMessage
 
 T = TypeVar("T")
 Body = Callable[[CommandSession], Protocol[T]]
@@ -243,10 +246,7 @@ class CommandAttempts:
 
     def too_many_results(self) -> ResultLimitExceeded:
         """The error once :attr:`results` (counted by the driver) passes :attr:`max_results`."""
-        return ResultLimitExceeded(
-            f"{self.target} sent more than {self.max_results} results; raise max_results "
-            "if that many are expected"
-        )
+        return result_limit_exceeded(self.target, self.max_results)
 
     def retry(self, error: SessionRejected | None = None) -> bool:
         """After :class:`SessionRejected` (``error``): whether to try again on a new connection
@@ -260,6 +260,141 @@ class CommandAttempts:
             return False
         log.info("%s; retrying with a new start", error or "the server forgot our session")
         return True
+
+
+def result_limit_exceeded(sender: object, limit: int, what: str = "results") -> ResultLimitExceeded:
+    """The error of a reply that holds more than ``limit`` results (``max_results``)."""
+    return ResultLimitExceeded(
+        f"{sender} sent more than {limit} {what}; raise max_results if that many are expected"
+    )
+
+
+def int_value(ad: ClassAd, name: str) -> int | None:
+    """An integer attribute of a reply ad (a summary's ``Owner``, ``ErrorCode``, ...); None when
+    it is missing, not an integer (a boolean is not one) or cannot be evaluated."""
+    try:
+        value = ad.get(name)
+    except ClassAdError:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        return None
+    return value
+
+
+#: What a chunked reply's ``parse`` makes of one item (see :class:`Batcher`): a result's bytes,
+#: the ad that ends the reply, or None for an item that is neither (history's header).
+Item = bytes | ClassAd | None
+#: A transcoder of a reply's ads for the chunk protocols: from an ad's shape names and received
+#: values (``read_shaped_values``: no ad made), and from any other ad.
+ShapedWriter = Callable[[tuple[str, ...], Sequence[bytes]], bytes]
+AdWriter = Callable[[ClassAd], bytes]
+
+
+def item_parser(
+    shaped: ShapedWriter,
+    other: AdWriter,
+    ends: Callable[[ClassAd], bool | None],
+    markers: tuple[bytes, ...],
+    *,
+    one_per_message: bool = False,
+) -> Callable[[MessageReader], Item]:
+    """How a chunk protocol reads one item of its reply (the ``parse`` of :class:`Batcher`).
+
+    An ad of a recurring shape goes from its received values to ``shaped``, no ad made, unless
+    its ``Owner`` is received as one of ``markers`` (the value of the command's own ads: a
+    summary, a header).  Any other item is read as an ad and ``ends(ad)`` says what it is: the
+    reply's end (True: returned), a result (False: written by ``other``) or neither (None:
+    skipped).  ``one_per_message``: a message holds exactly one ad (the job query)."""
+
+    def parse(reader: MessageReader) -> Item:
+        start = reader.offset
+        found = read_shaped_values(reader)
+        if found is not None:
+            shape, values = found
+            owner = shape.index.get("owner")
+            if owner is None or values[owner] not in markers:
+                if one_per_message:
+                    reader.end_of_message()
+                return shaped(shape.names, values)
+            reader.seek(start)  # (an ad of the command's own, or a result with that Owner)
+        ad = get_classad(reader)
+        if one_per_message:
+            reader.end_of_message()
+        end = ends(ad)
+        if end is False:
+            return other(ad)
+        return ad if end else None
+
+    return parse
+
+
+class Batcher:
+    """The results of one reply as bytes, handed out in lists of about ``chunk_size`` bytes.
+
+    What the chunk protocols of the job query and of history share (their ``parse`` says what
+    an item is): counting the results against ``max_results`` -- the driver counts emitted
+    lists, not results -- cutting the lists, and emitting the last one before the reply's end.
+    One ``Emit`` per list spares each result the trip through the driver and the consumer's
+    iteration.  ``sender`` and ``what`` word :func:`result_limit_exceeded`.
+    """
+
+    __slots__ = ("chunk_size", "count", "max_results", "sender", "what")
+
+    def __init__(
+        self, chunk_size: int, max_results: int, sender: str, what: str = "results"
+    ) -> None:
+        self.chunk_size = chunk_size
+        self.max_results = max_results
+        self.sender = sender
+        self.what = what
+        #: Results read so far (kept when the reply breaks off).
+        self.count = 0
+
+    def protocol(
+        self, stream: StreamedMessage, parse: Callable[[MessageReader], Item]
+    ) -> Protocol[ClassAd]:
+        """Read items with ``parse`` until it gives an ad, which ends the reply: emit the results
+        in lists, the rest before returning that ad (unchecked: the caller's rule).
+
+        An item whose bytes are at hand (:meth:`StreamedMessage.held`) is parsed in a plain
+        call; only a wait, or the rest of an item cut at a piece's end, goes through
+        :meth:`StreamedMessage.read` (and a wait out to the driver)."""
+        items: list[bytes] = []
+        size = count = 0
+        chunk_size, limit = self.chunk_size, self.max_results
+        held, read = stream.held, stream.read
+        try:
+            while True:
+                reader = held()
+                if reader is None:
+                    found = yield from read(parse)  # a wait
+                elif reader.complete:
+                    found = parse(reader)  # a whole message at hand: no generator, no driver
+                else:  # a piece of a longer message (history's every ad in one)
+                    start = reader.offset
+                    try:
+                        found = parse(reader)
+                    except MessageTruncated:  # the item goes on in the next piece
+                        reader.seek(start)
+                        found = yield from read(parse)
+                if found.__class__ is not bytes:  # (the common case first: a result)
+                    if found is None:
+                        continue
+                    if isinstance(found, ClassAd):
+                        if items:
+                            yield Emit(items)
+                        return found
+                count += 1
+                if count > limit:
+                    raise result_limit_exceeded(self.sender, limit, self.what)
+                items.append(found)
+                size += len(found)
+                if size >= chunk_size:
+                    yield Emit(items)
+                    items = []
+                    size = 0
+        finally:
+            self.count = count
 
 
 def _endpoints(sock: object) -> tuple[tuple[str, int] | None, tuple[str, int] | None]:
@@ -298,6 +433,7 @@ async def pause_async(seconds: float) -> None:
 
 
 __all__ = [
+    "AdWriter",
     "DEFAULT_TIMEOUT",
     "HELD_CONNECTION_MAX",
     "AsyncHook",
@@ -305,10 +441,16 @@ __all__ = [
     "MAX_RESULTS",
     "pause",
     "pause_async",
+    "Batcher",
     "Body",
     "CommandAttempts",
+    "Item",
     "command_protocol",
+    "int_value",
+    "item_parser",
     "resolve_address",
+    "result_limit_exceeded",
     "run_blocking",
     "run_blocking_async",
+    "ShapedWriter",
 ]

@@ -12,15 +12,14 @@ daemon's helper reads) and ``HistoryAdTypeFilter`` (which record types of that f
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import IO
 
 from cedar.auth.client import CommandSession
 from cedar.classad_wire import ClassAd, get_classad, parse_expr, put_classad, unparse
-from cedar.classad_wire.classad import AdShape
 from cedar.classad_wire.expr import Expr, Literal
-from cedar.classad_wire.wire import read_shaped_values
+from cedar.commands.base import AdWriter, Batcher, ShapedWriter, int_value, item_parser
 from cedar.commands.constraint import Constraint, constraint_tree
 from cedar.commands.errors import HistoryError
 from cedar.errors import (
@@ -28,10 +27,8 @@ from cedar.errors import (
     ConnectionClosed,
     InvalidArgument,
     ProtocolError,
-    ResultLimitExceeded,
 )
 from cedar.jobid import JobId, match_job_id
-from cedar.stream.primitives import MessageReader
 from cedar.stream.protocol import Emit, Protocol, Send, StreamedMessage
 
 __all__ = [
@@ -243,19 +240,9 @@ def history_request(
 # --------------------------------------------------------------------------- the reply
 
 
-def _int_value(ad: ClassAd, name: str) -> int | None:
-    try:
-        value = ad.get(name)
-    except ClassAdError:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int):
-        return None
-    return value
-
-
 def remote_history_error(ad: ClassAd, daemon: str) -> HistoryError:
     """The :class:`HistoryError` of an error final ad (``Owner = 0; ErrorCode = n``)."""
-    code = _int_value(ad, "ErrorCode")
+    code = int_value(ad, "ErrorCode")
     try:
         text = ad.get("ErrorString")
     except ClassAdError:
@@ -292,51 +279,87 @@ def _silent_close(session: CommandSession, daemon: str, request: ClassAd) -> His
     )
 
 
-def history_protocol(
-    session: CommandSession, request: ClassAd, daemon: str = "schedd"
-) -> Protocol[ClassAd]:
-    """Send a history request; emit each record; return the final ad (spec 08 §4).
+#: ``Owner`` of a history reply's streaming header (one message per record follows) and of
+#: its final ad; a record has any other (spec 08 §4).
+_HEADER, _FINAL = 1, 0
 
-    Either framing is read: ``StreamResults`` (a header ad, one message per record, the final
-    ad) or every ad in one message.  The final ad's counts are checked as condor_history does.
-    """
+
+def _marker(ad: ClassAd) -> int | None:
+    """:data:`_HEADER` or :data:`_FINAL` for the reply's header or final ad; None for a record."""
+    owner = int_value(ad, "Owner")
+    return owner if owner in (_HEADER, _FINAL) else None
+
+
+def checked_final(ad: ClassAd, count: int, daemon: str) -> ClassAd:
+    """The final ad after ``count`` records, or the error it tells of: a remote error
+    (``ErrorCode``), malformed records, or a record count other than the one announced
+    (``NumJobMatches``), checked as condor_history does."""
+    if int_value(ad, "ErrorCode"):
+        raise remote_history_error(ad, daemon)
+    malformed = int_value(ad, "MalformedAds") or 0
+    matches = int_value(ad, "NumJobMatches")
+    if malformed:
+        raise HistoryError(f"the {daemon}'s history holds {malformed} malformed record(s)")
+    if matches is not None and matches != count:
+        raise ProtocolError(
+            f"the {daemon} sent {count} history records but announced {matches} "
+            "(client and server do not agree on the number of ads sent)"
+        )
+    return ad
+
+
+def _history_reply(
+    session: CommandSession,
+    request: ClassAd,
+    daemon: str,
+    records: Callable[[StreamedMessage], Protocol[ClassAd]],
+    count: Callable[[], int],
+) -> Protocol[ClassAd]:
+    """Send a history request; run ``records`` (emits the records, returns the final ad) on
+    the reply; return the final ad, checked.  Either framing is read (spec 08 §4):
+    ``StreamResults`` (a header ad, one message per record, the final ad) or every ad in one
+    message, of any size; messages the connection holds are read without a driver trip.
+
+    ``count()`` is the records read so far: a close before any (and before the final ad) is the
+    daemon refusing the request silently -- unless a resumed session was forgotten (nothing
+    received at all), which the driver retries."""
     writer = session.payload_writer()
     put_classad(writer, request)
     yield Send(writer)
-    count = 0
-    stream = StreamedMessage()  # one message per record, or all of them in one (any size)
-    while True:
-        try:
+    stream = StreamedMessage(conn=session.conn)
+    try:
+        final = yield from records(stream)
+    except ConnectionClosed as exc:
+        if exc.mid_message or count() or (session.pipelined and session.conn.received_bytes == 0):
+            raise  # a broken reply, or a forgotten resumed session (the driver retries)
+        raise _silent_close(session, daemon, request) from None
+    return checked_final(final, count(), daemon)
+
+
+def history_protocol(
+    session: CommandSession, request: ClassAd, daemon: str = "schedd"
+) -> Protocol[ClassAd]:
+    """Send a history request; emit each record; return the final ad (spec 08 §4)."""
+    emitted = [0]
+
+    def records(stream: StreamedMessage) -> Protocol[ClassAd]:
+        while True:
             ad = yield from stream.read(get_classad)
-        except ConnectionClosed as exc:
-            if exc.mid_message or count or (session.pipelined and session.conn.received_bytes == 0):
-                raise  # a broken reply, or a forgotten resumed session (the driver retries)
-            raise _silent_close(session, daemon, request) from None
-        owner = _int_value(ad, "Owner")
-        if owner == 1:
-            continue  # the streaming header: per-record messages follow
-        if owner == 0:
-            if _int_value(ad, "ErrorCode"):
-                raise remote_history_error(ad, daemon)
-            malformed = _int_value(ad, "MalformedAds") or 0
-            matches = _int_value(ad, "NumJobMatches")
-            if malformed:
-                raise HistoryError(f"the {daemon}'s history holds {malformed} malformed record(s)")
-            if matches is not None and matches != count:
-                raise ProtocolError(
-                    f"the {daemon} sent {count} history records but announced {matches} "
-                    "(client and server do not agree on the number of ads sent)"
-                )
-            return ad
-        count += 1
-        yield Emit(ad)
+            marker = _marker(ad)
+            if marker is None:
+                emitted[0] += 1
+                yield Emit(ad)
+            elif marker == _FINAL:
+                return ad
+
+    return (yield from _history_reply(session, request, daemon, records, lambda: emitted[0]))
 
 
 def history_chunks_protocol(
     session: CommandSession,
     request: ClassAd,
-    shaped: Callable[[tuple[str, ...], Sequence[bytes]], bytes],
-    other: Callable[[ClassAd], bytes],
+    shaped: ShapedWriter,
+    other: AdWriter,
     chunk_size: int,
     max_results: int,
     daemon: str = "schedd",
@@ -344,71 +367,29 @@ def history_chunks_protocol(
     """:func:`history_protocol` for a reader that wants each record as bytes (a listing's
     JSON), as ``query_chunks_protocol`` is for a job query: a record of a recurring shape goes
     from the message's bytes to ``shaped`` with no ad made, any other to ``other``; emits lists
-    of the results, about ``chunk_size`` bytes a list (one driver step per list, not per
-    record), at most ``max_results`` records (the driver counts lists); returns the final ad."""
-    writer = session.payload_writer()
-    put_classad(writer, request)
-    yield Send(writer)
-    count = size = 0
-    items: list[bytes] = []
-    stream = StreamedMessage()
-    while True:
-        try:
-            found = yield from stream.read(_shaped_or_ad)
-        except ConnectionClosed as exc:
-            if exc.mid_message or count or (session.pipelined and session.conn.received_bytes == 0):
-                raise
-            raise _silent_close(session, daemon, request) from None
-        if isinstance(found, ClassAd):
-            ad = found
-            owner = _int_value(ad, "Owner")
-            if owner == 1:
-                continue  # the streaming header
-            if owner == 0:
-                if items:
-                    yield Emit(items)
-                if _int_value(ad, "ErrorCode"):
-                    raise remote_history_error(ad, daemon)
-                malformed = _int_value(ad, "MalformedAds") or 0
-                matches = _int_value(ad, "NumJobMatches")
-                if malformed:
-                    raise HistoryError(
-                        f"the {daemon}'s history holds {malformed} malformed record(s)"
-                    )
-                if matches is not None and matches != count:
-                    raise ProtocolError(
-                        f"the {daemon} sent {count} history records but announced {matches} "
-                        "(client and server do not agree on the number of ads sent)"
-                    )
-                return ad
-            data = other(ad)
-        else:
-            data = shaped(found[0].names, found[1])
-        count += 1
-        if count > max_results:
-            raise ResultLimitExceeded(
-                f"the {daemon} sent more than {max_results} history records; raise "
-                "max_results if that many are expected"
-            )
-        items.append(data)
-        size += len(data)
-        if size >= chunk_size:
-            yield Emit(items)
-            items = []
-            size = 0
+    of the results, about ``chunk_size`` bytes a list (:class:`~cedar.commands.base.Batcher`:
+    one driver step per list, not per record, at most ``max_results`` records); returns the
+    final ad."""
+    batch = Batcher(chunk_size, max_results, f"the {daemon}", "history records")
+    parse = item_parser(shaped, other, _ends, (b"0", b"1"))  # Owner of the final ad, the header
+    return (
+        yield from _history_reply(
+            session,
+            request,
+            daemon,
+            lambda stream: batch.protocol(stream, parse),
+            lambda: batch.count,
+        )
+    )
 
 
-def _shaped_or_ad(reader: MessageReader) -> tuple[AdShape, tuple[bytes, ...]] | ClassAd:
-    """A record of a recurring shape as its shape and received values; anything else, or a
-    header or final ad (an integer ``Owner``), as an ad."""
-    start = reader.offset
-    found = read_shaped_values(reader)
-    if found is not None:
-        owner = found[0].index.get("owner")
-        if owner is None or found[1][owner] not in (b"0", b"1"):
-            return found
-        reader.seek(start)
-    return get_classad(reader)
+def _ends(ad: ClassAd) -> bool | None:
+    """For :func:`~cedar.commands.base.item_parser`: the final ad ends the reply, the
+    streaming header is skipped, anything else is a record."""
+    marker = _marker(ad)
+    if marker is None:
+        return False
+    return True if marker == _FINAL else None
 
 
 # --------------------------------------------------------------------------- selection
@@ -485,8 +466,8 @@ def iter_selected(
     types = None if forwards else type_filter_of(request)
     requirements = request.get_expr("Requirements")
     since = since_of(request)
-    limit = _int_value(request, "NumJobMatches") or -1
-    scan_limit = _int_value(request, "ScanLimit") or -1
+    limit = int_value(request, "NumJobMatches") or -1
+    scan_limit = int_value(request, "ScanLimit") or -1
     sent = 0
     for ad, kind in records:
         if types is not None and kind != "*" and kind not in types:

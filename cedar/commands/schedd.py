@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, TypeVar, Union
 from cedar.auth.client import CommandSession
 from cedar.classad_wire import ClassAd, get_classad, parse_expr, put_classad, unparse
 from cedar.classad_wire.expr import Expr, Literal, Paren, to_expr
-from cedar.classad_wire.wire import read_shaped_values
+from cedar.commands.base import AdWriter, Batcher, ShapedWriter, int_value, item_parser
 from cedar.commands.collector import DaemonLocation, daemon_address, read_address_file
 from cedar.commands.constraint import Constraint, constraint_text, constraint_tree
 from cedar.config import default_config
@@ -29,7 +29,6 @@ from cedar.errors import (
     InvalidArgument,
     PermissionDenied,
     ProtocolError,
-    ResultLimitExceeded,
 )
 from cedar.jobid import JobId, ids_constraint_text, match_job_id, parse_job_id
 from cedar.numbers import (
@@ -41,7 +40,7 @@ from cedar.numbers import (
     SetAttributeFlags,
 )
 from cedar.stream.connection import CedarConnection
-from cedar.stream.protocol import Emit, Protocol, Receive, Send
+from cedar.stream.protocol import Emit, Protocol, Receive, Send, StreamedMessage
 
 if TYPE_CHECKING:  # imported where used: a query loads no submission, spool or transfer code
     from cedar.commands import qmgmt
@@ -53,9 +52,11 @@ if TYPE_CHECKING:  # imported where used: a query loads no submission, spool or 
 
 __all__ = [
     "ActResult",
+    "AdWriter",
     "JobAction",
     "JobSpec",
     "ScheddLocation",
+    "ShapedWriter",
     "SubmitDescription",
     "SubmitResult",
     "act_request",
@@ -291,23 +292,25 @@ def act_request(
 _RESULT_TOTAL = re.compile(r"result_total_([0-9]{1,9})")
 
 
-def _int_value(ad: ClassAd, name: str) -> int | None:
-    try:
-        value = ad.get(name)
-    except ClassAdError:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int):
-        return None
-    return value
-
-
 def _remote_error(ad: ClassAd, what: str) -> CommandError:
-    code = _int_value(ad, "ErrorCode")
+    code = int_value(ad, "ErrorCode")
     try:
         text = ad.get("ErrorString") or ad.get("ErrorReason")
     except ClassAdError:
         text = None
     return CommandError(f"{what} failed on the schedd (ErrorCode {code}): {text or 'no reason'}")
+
+
+def is_summary(ad: ClassAd) -> bool:
+    """Whether an ad of a job query's reply is the summary that ends it (``Owner = 0``)."""
+    return int_value(ad, "Owner") == 0
+
+
+def checked_summary(ad: ClassAd) -> ClassAd:
+    """The summary ad, or the remote error it carries (``ErrorCode`` set; spec 05 §3.3)."""
+    if int_value(ad, "ErrorCode"):
+        raise _remote_error(ad, "the job query")
+    return ad
 
 
 def query_protocol(session: CommandSession, request: ClassAd) -> Protocol[ClassAd]:
@@ -319,17 +322,9 @@ def query_protocol(session: CommandSession, request: ClassAd) -> Protocol[ClassA
         reply = yield Receive()
         ad = get_classad(reply)
         reply.end_of_message()
-        if _int_value(ad, "Owner") == 0:
-            if _int_value(ad, "ErrorCode"):
-                raise _remote_error(ad, "the job query")
-            return ad
+        if is_summary(ad):
+            return checked_summary(ad)
         yield Emit(ad)
-
-
-#: A transcoder of a job query's ads (see :func:`query_chunks_protocol`): from an ad's shape
-#: names and received values (``read_shaped_values``), and from any other ad.
-ShapedWriter = Callable[[tuple[str, ...], Sequence[bytes]], bytes]
-AdWriter = Callable[[ClassAd], bytes]
 
 
 def query_chunks_protocol(
@@ -341,59 +336,20 @@ def query_chunks_protocol(
     max_results: int,
 ) -> Protocol[ClassAd]:
     """:func:`query_protocol` for a reader that wants each ad as bytes (a listing's JSON):
-    emits lists of them, about ``chunk_size`` bytes a list; returns the summary ad.
+    emits lists of them, about ``chunk_size`` bytes a list (:class:`Batcher`, which counts
+    ``max_results`` ads); returns the summary ad.
 
     An ad of a recurring shape goes from its message's bytes to ``shaped`` with no ad made,
-    any other through :func:`get_classad` to ``other``.  Emitting a chunk instead of an ad
-    spares each ad the trip through the driver and the consumer's iteration.  The driver
-    counts emitted lists, so ``max_results`` (ads) is checked here.  Messages the connection
-    already holds are read without yielding to the driver: a reply of many one-ad messages
-    costs one driver step per socket read, not one per ad."""
+    any other through :func:`get_classad` to ``other``.  Messages the connection already
+    holds are read without yielding to the driver: a reply of many one-ad messages costs one
+    driver step per socket read, not one per ad."""
     writer = session.payload_writer()
     put_classad(writer, request)
     yield Send(writer)
-    items: list[bytes] = []
-    size = count = 0
-    conn = session.conn
-    while True:
-        # A message already received is taken here, without a trip through the driver (the
-        # connection is sans-I/O: this only cuts bytes it holds); only a wait goes out to it.
-        reply = conn.next_message()
-        if reply is None:
-            reply = yield Receive()
-        start = reply.offset
-        found = read_shaped_values(reply)
-        if found is not None:
-            shape, values = found
-            owner = shape.index.get("owner")
-            if owner is not None and values[owner] == b"0":  # the summary: read it as an ad
-                reply.seek(start)
-                found = None
-        if found is None:
-            ad = get_classad(reply)
-            reply.end_of_message()
-            if _int_value(ad, "Owner") == 0:
-                if items:
-                    yield Emit(items)
-                if _int_value(ad, "ErrorCode"):
-                    raise _remote_error(ad, "the job query")
-                return ad
-            data = other(ad)
-        else:
-            reply.end_of_message()
-            data = shaped(shape.names, values)
-        count += 1
-        if count > max_results:
-            raise ResultLimitExceeded(
-                f"the schedd sent more than {max_results} results; raise max_results "
-                "if that many are expected"
-            )
-        items.append(data)
-        size += len(data)
-        if size >= chunk_size:
-            yield Emit(items)
-            items = []
-            size = 0
+    stream = StreamedMessage(part_size=None, conn=session.conn)  # whole messages, one ad each
+    batch = Batcher(chunk_size, max_results, "the schedd")
+    parse = item_parser(shaped, other, is_summary, (b"0",), one_per_message=True)
+    return checked_summary((yield from batch.protocol(stream, parse)))
 
 
 def act_protocol(session: CommandSession, request: ClassAd) -> Protocol[ActResult]:
@@ -406,7 +362,7 @@ def act_protocol(session: CommandSession, request: ClassAd) -> Protocol[ActResul
         # A refusal is a bare I(0) (a result ad has >= 4 attributes): spec 05 §5.1.
         raise PermissionDenied("the schedd refused the job action (bad request or not allowed)")
     ad = get_classad(reply)
-    code = _int_value(ad, "JobAction") or int(request["JobAction"])
+    code = int_value(ad, "JobAction") or int(request["JobAction"])
     try:
         action = JobAction(code)
     except ValueError:
@@ -414,7 +370,7 @@ def act_protocol(session: CommandSession, request: ClassAd) -> Protocol[ActResul
     result = ActResult(action, ad)
     for name in ad:
         low = name.lower()
-        value = _int_value(ad, name)
+        value = int_value(ad, name)
         if value is None:
             continue
         total = _RESULT_TOTAL.fullmatch(low)
@@ -425,7 +381,7 @@ def act_protocol(session: CommandSession, request: ClassAd) -> Protocol[ActResul
             if len(parts) == 3:
                 result.jobs[f"{parts[1]}.{parts[2]}"] = value
                 result.totals[value] = result.totals.get(value, 0) + 1
-    if _int_value(ad, "ActionResult") != 1:
+    if int_value(ad, "ActionResult") != 1:
         return result
     yield Send(session.conn.writer().put_int(1))
     confirm = yield Receive()

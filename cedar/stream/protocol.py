@@ -265,15 +265,30 @@ class StreamedMessage:
     again from the item's start.  An item larger than ``max_item_size`` is refused, so memory
     stays bounded whatever the peer sends.  When one message is used up, the next ``read``
     starts on the next message (history sends several).
+
+    ``part_size=None`` reads whole messages instead (each within the connection's message
+    limit).  Given ``conn``, a piece the connection already holds is taken without a trip
+    through the driver (:meth:`held`).
     """
 
     def __init__(
-        self, *, part_size: int = STREAM_PART_SIZE, max_item_size: int = MAX_STREAMED_ITEM
+        self,
+        *,
+        part_size: int | None = STREAM_PART_SIZE,
+        max_item_size: int = MAX_STREAMED_ITEM,
+        conn: CedarConnection | None = None,
     ) -> None:
         self.part_size = part_size
         self.max_item_size = max_item_size
         self._reader: MessageReader | None = None
         self._short = False  # the reader ends inside an item (after read_batch)
+        self._conn = conn
+
+    def _held(self) -> MessageReader | None:
+        """The next piece if the connection (when given) already holds it: taken here, without
+        a trip through the driver, which would only take it from the connection too."""
+        conn = self._conn
+        return None if conn is None else conn.next_message(self.part_size)
 
     def _receive(self, leftover: bytes) -> Protocol[MessageReader]:
         if len(leftover) > self.max_item_size:
@@ -281,13 +296,32 @@ class StreamedMessage:
                 f"one item of the reply is larger than {self.max_item_size} bytes "
                 "(the per-item limit of a streamed reply); the peer is misbehaving"
             )
-        part: MessageReader = yield Receive(self.part_size)
+        part = self._held()
+        if part is None:
+            part = yield Receive(self.part_size)
         if leftover:
             part = MessageReader(
                 leftover + part.payload, crypto=part.crypto, complete=part.complete
             )
         self._reader = part
         return part
+
+    def held(self) -> MessageReader | None:
+        """The reader the next item starts in, when its bytes are at hand: the current message
+        (or piece) while it has unread bytes, else the next one the connection already holds,
+        taken without a trip through the driver.  None: a wait is needed (:meth:`read`).
+
+        For a reader of many items, parsed from it with no generator per item; an item cut at
+        the end of a piece (not ``complete``) is read again from its start by :meth:`read`,
+        which receives the rest."""
+        reader = self._reader
+        if reader is None or (reader.complete and reader.at_end()):
+            conn = self._conn
+            reader = None if conn is None else conn.next_message(self.part_size)
+            if reader is None:
+                return None
+            self._reader = reader
+        return reader
 
     def read(self, parse: Callable[[MessageReader], T]) -> Protocol[T]:
         """Parse the next item, receiving more of the message as needed."""

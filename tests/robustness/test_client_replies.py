@@ -17,9 +17,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cedar.classad_wire import ClassAd, put_classad
+from cedar.classad_wire.jsonfmt import ad_to_json_compact_bytes, columns_json_bytes
 from cedar.commands import collector as cc
 from cedar.commands import qmgmt
 from cedar.commands import schedd as cs
+from cedar.commands.history import history_chunks_protocol
 from cedar.errors import CedarError, ProtocolError
 from cedar.numbers import Command
 from cedar.server.collector import AdStore, MockCollector
@@ -40,6 +42,8 @@ from .helpers import (
 )
 
 Client = Callable[..., Protocol[Any]]
+#: The chunk protocols' writers: a listing's JSON of each ad (shaped, or from the ad).
+_WRITERS = (columns_json_bytes, ad_to_json_compact_bytes)
 
 
 def _collector() -> MockCollector:
@@ -78,6 +82,7 @@ def _schedd_clients() -> dict[str, Client]:
     history = cs.history_request(None, (), -1, None)
     streamed = history.copy()
     streamed["StreamResults"] = True
+    one_message = cs.history_request(None, (), -1, None, stream=False)
     return {
         "submit": client_protocol(Command.QMGMT_WRITE_CMD, cs.qmgmt_body(_submit)),
         "query": client_protocol(Command.QUERY_JOB_ADS, lambda s: cs.query_protocol(s, query)),
@@ -94,6 +99,15 @@ def _schedd_clients() -> dict[str, Client]:
         ),
         "history-streamed": client_protocol(
             Command.QUERY_SCHEDD_HISTORY, lambda s: cs.history_protocol(s, streamed)
+        ),
+        # the chunk protocols (one Batcher, messages taken as held), with a listing's writers
+        "query-chunks": client_protocol(
+            Command.QUERY_JOB_ADS,
+            lambda s: cs.query_chunks_protocol(s, query, *_WRITERS, 512, 1000),
+        ),
+        "history-chunks": client_protocol(
+            Command.QUERY_SCHEDD_HISTORY,
+            lambda s: history_chunks_protocol(s, one_message, *_WRITERS, 512, 1000),
         ),
     }
 
@@ -127,7 +141,7 @@ def _record() -> dict[str, tuple[Client, list[bytes]]]:
 
 NAMES = [
     "collector-raw", "collector-negotiated", "submit", "query", "qmgmt-reads", "edit", "hold",
-    "hold-long", "remove", "history", "history-streamed",
+    "hold-long", "remove", "history", "history-streamed", "query-chunks", "history-chunks",
 ]  # fmt: skip
 
 
