@@ -493,9 +493,25 @@ class PlainNames(tuple[str, ...]):
 #: of at most 18 digits (no ``-0``), an integer-valued real of at most 15 digits written
 #: ``N.0`` (exact in a double, printed back alike), ``true``/``false``, a string with no
 #: backslash, quote or control character (any other byte, UTF-8 or not, is kept as is).
-PLAIN = rb'(?:"[^"\\\0-\x1f]*"|0|-?[1-9][0-9]{0,17}|-?(?:0|[1-9][0-9]{0,14})\.0|true|false)'
-_PLAIN_VALUE = b"(" + PLAIN + rb")\0"
-_IS_PLAIN = re.compile(PLAIN).fullmatch
+#: Its kinds: a cheaper pattern each than their alternation.
+_PLAIN_KINDS = (
+    rb'"[^"\\\0-\x1f]*"',
+    rb"0|-?[1-9][0-9]{0,17}",
+    rb"-?(?:0|[1-9][0-9]{0,14})\.0",
+    rb"true|false",
+)
+PLAIN = b"(?:" + b"|".join(_PLAIN_KINDS) + b")"
+_ANY_PLAIN = len(_PLAIN_KINDS)
+_KIND_MATCHES = tuple(re.compile(kind).fullmatch for kind in _PLAIN_KINDS)
+_PLAIN_VALUES = tuple(b"(" + kind + rb")\0" for kind in (*_PLAIN_KINDS, PLAIN))
+
+
+def _plain_kind(value: bytes) -> int | None:
+    """The index in _PLAIN_KINDS of a plain literal's kind (``None``: not plain)."""
+    for kind, fullmatch in enumerate(_KIND_MATCHES):
+        if fullmatch(value) is not None:
+            return kind
+    return None
 
 
 class _ShapeReader:
@@ -532,8 +548,9 @@ class _ShapeReader:
         shape: AdShape,
         crypto: bool,
         plan: _MergePlan | None = None,
-        plain: frozenset[int] = frozenset(),
+        plain: dict[int, int] | None = None,
     ) -> None:
+        plain = plain or {}
         self.shape = shape
         self.crypto = crypto
         self.owner: AdShape | _MergePlan = shape if plan is None else plan
@@ -544,7 +561,10 @@ class _ShapeReader:
         empty = rb"\0\0\0\0\0\0\0\x01\0" if crypto else b"\0"
         self.pattern = re.compile(
             b"".join(
-                prefix + re.escape(name) + b" = " + (_PLAIN_VALUE if i in plain else _VALUE)
+                prefix
+                + re.escape(name)
+                + b" = "
+                + (_PLAIN_VALUES[plain[i]] if i in plain else _VALUE)
                 for i, name in enumerate(names)
             )
             + empty * 2
@@ -552,7 +572,8 @@ class _ShapeReader:
         # A line's length prefix is len(name) + len(" = ") + len(value) + the NUL.
         self.offsets = tuple(len(name) + 4 for name in names)
         self.lengths = struct.Struct(f">{len(names)}H")
-        #: The wire positions whose values this reader takes as plain literals only.
+        #: The wire positions whose values this reader takes as plain literals only, each with
+        #: its kind (an index in _PLAIN_KINDS, or _ANY_PLAIN).
         self.plain = plain
         #: What :func:`read_shaped_values` gives as the shape of this variant's ads.
         self.marked = shape
@@ -609,10 +630,16 @@ class _ShapeReader:
             return
         groups = match.groups()
         wire_values = groups[1::2] if self.crypto else groups
-        plain = frozenset(i for i, value in enumerate(wire_values) if _IS_PLAIN(value))
+        kinds = {i: _plain_kind(value) for i, value in enumerate(wire_values)}
+        plain = {i: kind for i, kind in kinds.items() if kind is not None}
         if self.variant is not None:
-            plain &= self.variant.plain
-            if plain == self.variant.plain:
+            known = self.variant.plain
+            plain = {  # a value of another plain kind widens the position to any plain one
+                i: kind if kind == known[i] else _ANY_PLAIN
+                for i, kind in plain.items()
+                if i in known
+            }
+            if plain == known:
                 return  # the variant missed for another reason (a length prefix)
         self.variants += 1
         plan = self.owner if isinstance(self.owner, _MergePlan) else None

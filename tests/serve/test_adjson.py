@@ -287,11 +287,12 @@ PLAIN_CASES = [
 def test_plain_literals_are_their_own_json() -> None:
     """The transcoder writes a value matched as ``wire.PLAIN`` as it came: for each such value
     the one mapping gives exactly those bytes; the others are converted by it."""
-    from cedar.classad_wire.wire import PLAIN
+    from cedar.classad_wire import wire
 
-    is_plain = re.compile(PLAIN).fullmatch
+    is_plain = re.compile(wire.PLAIN).fullmatch
     for raw, plain in PLAIN_CASES:
         assert (is_plain(raw) is not None) == plain, raw
+        assert (wire._plain_kind(raw) is not None) == plain, raw  # its kinds, one by one
         source = ClassAd.from_raw_lines([f"A = {raw.decode('utf-8', 'surrogateescape')}"])
         written = ad_json_bytes(source)
         if plain:
