@@ -15,7 +15,7 @@ import json.decoder
 import json.scanner
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from operator import itemgetter
 from typing import Any, Generic, TypeVar
 
@@ -255,7 +255,18 @@ class _CompactPlan:
     """How to write the ads of one shape compactly: which texts in which order, and each
     member's ``"Name":`` prefix (``,`` before all but the first)."""
 
-    __slots__ = ("getter", "masked", "names", "prefixes", "source", "template", "template_bytes")
+    __slots__ = (
+        "assembly",
+        "getter",
+        "masked",
+        "names",
+        "order",
+        "plain",
+        "prefixes",
+        "source",
+        "template",
+        "template_bytes",
+    )
 
     def __init__(
         self,
@@ -263,8 +274,13 @@ class _CompactPlan:
         only: frozenset[str] | None,
         lower: bool,
         masked: frozenset[str] | None = None,
+        plain: tuple[int, ...] = (),
     ):
         order = _column_order(source, only)
+        #: Source positions in the written order.
+        self.order = tuple(order)
+        #: Source positions whose received bytes are their JSON (see ``wire.PlainNames``).
+        self.plain = plain
         self.source = source  # the shape's names tuple (identity checked on use)
         self.names = tuple(source[i] for i in order)
         #: Positions (in the written order) whose value is replaced by the mask.
@@ -283,13 +299,42 @@ class _CompactPlan:
         self.template = "{" + "".join(p.replace("%", "%%") + "%s" for p in self.prefixes) + "}"
         #: :attr:`template` in UTF-8 for :func:`ad_to_json_compact_bytes` (made on first use).
         self.template_bytes: bytes | None = None
+        #: How :func:`columns_json_bytes` fills :attr:`template_bytes` (made on first use).
+        self.assembly: _Assembly | None = None
+
+    def assemble(self, mask: bytes) -> _Assembly:
+        """:attr:`assembly`: the values to convert (neither plain nor masked), and where each
+        member's JSON is in ``values + converted + (mask,)``."""
+        masked = {self.order[i] for i in self.masked}
+        plain = frozenset(self.plain)
+        convert = [i for i in self.order if i not in plain and i not in masked]
+        converted = {source: len(self.source) + k for k, source in enumerate(convert)}
+        mask_at = len(self.source) + len(convert)
+        final = [
+            mask_at if source in masked else converted.get(source, source) for source in self.order
+        ]
+        self.assembly = assembly = (_tuple_getter(convert), _tuple_getter(final), (mask,))
+        return assembly
+
+
+#: A plan's filling of its template: the getter of the values to convert, the getter of the
+#: members' JSON from ``values + converted + mask``, and ``mask`` (a 1-tuple).
+_Assembly = tuple[Callable[[Any], tuple[Any, ...]], Callable[[Any], tuple[Any, ...]], tuple[bytes]]
+
+
+def _tuple_getter(positions: Sequence[int]) -> Callable[[Any], tuple[Any, ...]]:
+    """``itemgetter(*positions)`` that always gives a tuple (also of one or no item)."""
+    if len(positions) > 1:
+        getter: Callable[[Any], tuple[Any, ...]] = itemgetter(*positions)
+        return getter
+    return _single(positions[0]) if positions else _nothing
 
 
 #: Compact plans by (id of the names tuple, only, lower), and by the names themselves for ads
 #: whose names tuple is built anew each time (not read from the wire).  Bounded.
 _PlanKey = tuple[frozenset[str] | None, bool, frozenset[str] | None]
 _COMPACT_BY_ID: dict[tuple[int, _PlanKey], _CompactPlan] = {}
-_COMPACT_BY_NAMES: dict[tuple[tuple[str, ...], _PlanKey], _CompactPlan] = {}
+_COMPACT_BY_NAMES: dict[tuple[tuple[str, ...], _PlanKey, tuple[int, ...]], _CompactPlan] = {}
 
 
 def _compact_plan(
@@ -302,12 +347,13 @@ def _compact_plan(
     plan = _COMPACT_BY_ID.get((id(names), options))
     if plan is not None and plan.source is names:
         return plan
-    plan = _COMPACT_BY_NAMES.get((names, options))
+    plain: tuple[int, ...] = getattr(names, "plain", ())  # wire.PlainNames
+    plan = _COMPACT_BY_NAMES.get((names, options, plain))
     if plan is None:
-        plan = _CompactPlan(names, only, lower, masked)
+        plan = _CompactPlan(names, only, lower, masked, plain)
         if len(_COMPACT_BY_NAMES) >= _PLANS_MAX:
             _COMPACT_BY_NAMES.clear()
-        _COMPACT_BY_NAMES[names, options] = plan
+        _COMPACT_BY_NAMES[names, options, plain] = plan
     if len(_COMPACT_BY_ID) >= _PLANS_MAX:
         _COMPACT_BY_ID.clear()
     plan.source = names
@@ -318,15 +364,24 @@ def _compact_plan(
 class _ValueCache(dict[_Text, _Text], Generic[_Text]):
     """Compact JSON of wire values (plain or not: a value's JSON depends on its text alone), as
     the ads of one query repeat most values: by text (JSON text) or by received bytes (JSON in
-    UTF-8).  Bounded in characters or bytes held."""
+    UTF-8).  Bounded in characters or bytes held.  A cache by bytes made with ``lower``
+    converts a value it misses (``cache[raw]`` is always its JSON)."""
 
-    __slots__ = ("held",)
+    __slots__ = ("held", "lower")
     LIMIT = 1 << 22
     LONGEST = 4096
 
-    def __init__(self) -> None:
+    def __init__(self, lower: bool | None = None) -> None:
         super().__init__()
         self.held = 0
+        self.lower = lower
+
+    def __missing__(self, raw: _Text) -> _Text:
+        if self.lower is None or raw.__class__ is not bytes:
+            raise KeyError(raw)
+        value: Any = _raw_value_json(raw, "Value", self.lower)
+        self.remember(raw, value)
+        return value  # type: ignore[no-any-return]
 
     def remember(self, text: _Text, value: _Text) -> None:
         if len(text) > self.LONGEST:
@@ -383,7 +438,10 @@ def ad_to_json_compact(
     return result
 
 
-_COMPACT_BYTES: dict[bool, _ValueCache[bytes]] = {False: _ValueCache(), True: _ValueCache()}
+_COMPACT_BYTES: dict[bool, _ValueCache[bytes]] = {
+    False: _ValueCache(lower=False),
+    True: _ValueCache(lower=True),
+}
 _NEEDS_ESCAPE_BYTES = re.compile(rb'["\\\x00-\x1f]')
 
 
@@ -425,20 +483,18 @@ def columns_json_bytes(
         template = plan.template_bytes = _utf8(plan.template)
     if not plan.names:
         return b"{}"
-    ordered = plan.getter(raws)
-    cache = _COMPACT_BYTES[lower]
-    values = list(map(cache.get, ordered))
-    if plan.masked:
-        masked_json = _utf8(_json_string(mask))
-        for index in plan.masked:
-            values[index] = masked_json
-    if None in values:
-        for index, value in enumerate(values):
-            if value is None:
-                raw = ordered[index]
-                values[index] = json_value = _raw_value_json(raw, plan.names[index], lower)
-                cache.remember(raw, json_value)
-    result: bytes = template % tuple(values)
+    convert, final, mask_json = plan.assembly or plan.assemble(_utf8(_json_string(mask)))
+    if raws.__class__ is not tuple:
+        raws = tuple(raws)
+    # All C-level: the few values that are not plain looked up (converted on a miss), then
+    # every member's JSON picked in the written order and put into the template at once.
+    try:
+        converted = tuple(map(_COMPACT_BYTES[lower].__getitem__, convert(raws)))
+    except ClassAdParseError:
+        for position in convert(range(len(names))):  # the error again, naming the attribute
+            _raw_value_json(raws[position], names[position], lower)
+        raise
+    result: bytes = template % final(raws + converted + mask_json)
     return result
 
 

@@ -400,7 +400,7 @@ class _MergePlan:
     crypto mode: the wire names are what a reader's pattern spells out.
     """
 
-    __slots__ = ("getter", "names", "readers", "seen", "shape")
+    __slots__ = ("getter", "names", "readers", "seen", "shape", "sources")
 
     def __init__(self, names: tuple[str, ...]) -> None:
         first: dict[str, int] = {}
@@ -416,6 +416,8 @@ class _MergePlan:
             else:
                 sources[index] = position
         self.names = names
+        #: The wire position each of :attr:`shape`'s values comes from.
+        self.sources = tuple(sources)
         self.getter: Callable[[Any], tuple[Any, ...]] = (
             _only(sources[0]) if len(sources) == 1 else itemgetter(*sources)
         )
@@ -476,6 +478,42 @@ _PREFIX = rb"\0\0\0\0\0\0([\0-\xff][\0-\xff])"
 _VALUE = rb"([^\0 \t\r\n\v\f][^\0]*)\0"
 
 
+class PlainNames(tuple[str, ...]):
+    """A shape's names as :func:`read_shaped_values` gives them when the values at positions
+    :attr:`plain` (in the names' order) were matched as plain literals (see :data:`PLAIN`).
+
+    Equal to the shape's names (and hashed alike); a distinct object, so that a writer keying
+    its plans by the names' identity (``jsonfmt.columns_json_bytes``) plans these ads apart."""
+
+    plain: tuple[int, ...]
+
+
+#: A plain literal: a value that reads the same in ClassAd and in JSON syntax, whose JSON is
+#: its received bytes as they are (checked against the one mapping in the tests): an integer
+#: of at most 18 digits (no ``-0``), an integer-valued real of at most 15 digits written
+#: ``N.0`` (exact in a double, printed back alike), ``true``/``false``, a string with no
+#: backslash, quote or control character (any other byte, UTF-8 or not, is kept as is).
+#: Its kinds: a cheaper pattern each than their alternation.
+_PLAIN_KINDS = (
+    rb'"[^"\\\0-\x1f]*"',
+    rb"0|-?[1-9][0-9]{0,17}",
+    rb"-?(?:0|[1-9][0-9]{0,14})\.0",
+    rb"true|false",
+)
+PLAIN = b"(?:" + b"|".join(_PLAIN_KINDS) + b")"
+_ANY_PLAIN = len(_PLAIN_KINDS)
+_KIND_MATCHES = tuple(re.compile(kind).fullmatch for kind in _PLAIN_KINDS)
+_PLAIN_VALUES = tuple(b"(" + kind + rb")\0" for kind in (*_PLAIN_KINDS, PLAIN))
+
+
+def _plain_kind(value: bytes) -> int | None:
+    """The index in _PLAIN_KINDS of a plain literal's kind (``None``: not plain)."""
+    for kind, fullmatch in enumerate(_KIND_MATCHES):
+        if fullmatch(value) is not None:
+            return kind
+    return None
+
+
 class _ShapeReader:
     """Reads a whole ad of one known shape with one regular-expression match.
 
@@ -485,11 +523,34 @@ class _ShapeReader:
     the NUL-based split is the length-based reading).  Anything else does not match and goes
     to the general reader.  Linear: no group can extend past a NUL.  With a merge ``plan`` the
     pattern spells the plan's names (a name repeated) and the values are merged as it says.
+
+    With ``plain`` (wire positions), the values there must be plain literals (:data:`PLAIN`):
+    such a reader is a narrower variant of a shape's reader, tried first by
+    :func:`read_shaped_values` (see :meth:`learn`), whose results say which values are plain.
     """
 
-    __slots__ = ("crypto", "lengths", "merge", "offsets", "owner", "pattern", "shape")
+    __slots__ = (
+        "crypto",
+        "lengths",
+        "marked",
+        "merge",
+        "offsets",
+        "owner",
+        "pattern",
+        "plain",
+        "shape",
+        "variant",
+        "variants",
+    )
 
-    def __init__(self, shape: AdShape, crypto: bool, plan: _MergePlan | None = None) -> None:
+    def __init__(
+        self,
+        shape: AdShape,
+        crypto: bool,
+        plan: _MergePlan | None = None,
+        plain: dict[int, int] | None = None,
+    ) -> None:
+        plain = plain or {}
         self.shape = shape
         self.crypto = crypto
         self.owner: AdShape | _MergePlan = shape if plan is None else plan
@@ -499,11 +560,32 @@ class _ShapeReader:
         prefix = _PREFIX if crypto else b""
         empty = rb"\0\0\0\0\0\0\0\x01\0" if crypto else b"\0"
         self.pattern = re.compile(
-            b"".join(prefix + re.escape(name) + b" = " + _VALUE for name in names) + empty * 2
+            b"".join(
+                prefix
+                + re.escape(name)
+                + b" = "
+                + (_PLAIN_VALUES[plain[i]] if i in plain else _VALUE)
+                for i, name in enumerate(names)
+            )
+            + empty * 2
         )
         # A line's length prefix is len(name) + len(" = ") + len(value) + the NUL.
         self.offsets = tuple(len(name) + 4 for name in names)
         self.lengths = struct.Struct(f">{len(names)}H")
+        #: The wire positions whose values this reader takes as plain literals only, each with
+        #: its kind (an index in _PLAIN_KINDS, or _ANY_PLAIN).
+        self.plain = plain
+        #: What :func:`read_shaped_values` gives as the shape of this variant's ads.
+        self.marked = shape
+        if plain:
+            sources = range(len(names)) if plan is None else plan.sources
+            marked = PlainNames(shape.names)
+            marked.plain = tuple(i for i, source in enumerate(sources) if source in plain)
+            self.marked = AdShape(marked, shape.keys)
+        #: The plain variant of this reader (``None``: none yet, or no more, see :meth:`learn`).
+        self.variant: _ShapeReader | None = None
+        #: Variants made so far (each one widens the last; bounded by _VARIANTS_MAX).
+        self.variants = 0
 
     def read(self, reader: MessageReader, start: int) -> ClassAd | None:
         """The ad whose first line is at ``start``, the reader then after it; else ``None``."""
@@ -537,6 +619,38 @@ class _ShapeReader:
         merge = self.merge
         return values if merge is None else merge(values)
 
+    def learn(self, match: re.Match[bytes]) -> None:
+        """Make (or widen) the plain variant from an ad this reader matched and the variant
+        did not: its positions holding plain literals, less any that ever held anything else.
+
+        Each variant costs a compile, so a shape gets a few at most; then none (its ads are
+        read by this reader alone, as before variants existed)."""
+        if self.variants >= _VARIANTS_MAX:
+            self.variant = None
+            return
+        groups = match.groups()
+        wire_values = groups[1::2] if self.crypto else groups
+        kinds = {i: _plain_kind(value) for i, value in enumerate(wire_values)}
+        plain = {i: kind for i, kind in kinds.items() if kind is not None}
+        if self.variant is not None:
+            known = self.variant.plain
+            plain = {  # a value of another plain kind widens the position to any plain one
+                i: kind if kind == known[i] else _ANY_PLAIN
+                for i, kind in plain.items()
+                if i in known
+            }
+            if plain == known:
+                return  # the variant missed for another reason (a length prefix)
+        self.variants += 1
+        plan = self.owner if isinstance(self.owner, _MergePlan) else None
+        self.variant = _ShapeReader(self.shape, self.crypto, plan, plain) if plain else None
+        if not plain:
+            self.variants = _VARIANTS_MAX
+
+
+#: Plain variants a shape's reader makes at most (see :meth:`_ShapeReader.learn`).
+_VARIANTS_MAX = 4
+
 
 def read_shaped_values(reader: MessageReader) -> tuple[AdShape, tuple[bytes, ...]] | None:
     """One ad of a recurring shape (one with a compiled reader) as its shape and its values as
@@ -551,11 +665,20 @@ def read_shaped_values(reader: MessageReader) -> tuple[AdShape, tuple[bytes, ...
         return None
     (count,) = _ONE_INT(payload, start)
     for shape_reader in _SHAPE_READERS.get((count, reader.crypto), ()):
+        variant = shape_reader.variant
+        if variant is not None:
+            match = variant.pattern.match(payload, start + 8)
+            if match is not None:
+                values = variant.values(match)
+                if values is not None:
+                    reader.seek(match.end())
+                    return variant.marked, values
         match = shape_reader.pattern.match(payload, start + 8)
         if match is not None:
             values = shape_reader.values(match)
             if values is not None:
                 reader.seek(match.end())
+                shape_reader.learn(match)
                 return shape_reader.shape, values
     return None
 

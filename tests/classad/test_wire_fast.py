@@ -448,3 +448,37 @@ def test_bytes_values_decode_in_one_pass_as_one_by_one() -> None:
     assert _texts(raws) == [raw.decode("utf-8", "surrogateescape") for raw in raws]
     # a value holding a NUL (never read from the wire) still decodes one by one
     assert _texts([b"a\0b", b"c"]) == ["a\0b", "c"]
+
+
+@pytest.mark.parametrize("crypto", [False, True])
+def test_plain_variant_matches_line_reader_on_damaged_input(crypto: bool) -> None:
+    """``read_shaped_values`` tries a shape's plain variant first (values that are their own
+    JSON, for the transcoder): every byte changed in turn, and every cut, gives the line
+    reader's values at the line reader's offset, or nothing with the reader left in place."""
+    lines = [b'Name = "slot1@h"', b"Cpus = 1", b"Memory = 2048.0", b"Start = (a == b)"]
+    for _ in range(wire._SHAPE_READER_AFTER + 8):
+        get_classad(MessageReader(_payload(4, lines, crypto, True), crypto=crypto))
+    whole = _payload(4, lines, crypto, True)
+    for _ in range(2):  # the first read by the shape's reader makes the variant
+        found = wire.read_shaped_values(MessageReader(whole, crypto=crypto))
+    assert found is not None and isinstance(found[0].names, wire.PlainNames)
+    assert found[0].names.plain == (0, 1, 2)
+    damaged = [whole[:cut] for cut in range(len(whole))]
+    for position, original in enumerate(whole):
+        for byte in {0, 1, 0x09, 0x20, 0x22, 0x2D, 0x30, 0x5C, 0xAD, (original + 1) % 256}:
+            if byte != original:
+                damaged.append(whole[:position] + bytes((byte,)) + whole[position + 1 :])
+    for payload in damaged:
+        reader = MessageReader(payload, crypto=crypto)
+        found = wire.read_shaped_values(reader)
+        if found is None:
+            assert reader.offset == 0
+            continue
+        line_reader = MessageReader(payload, crypto=crypto)
+        count = _read_count(line_reader, 1_000_000)
+        ad = _get_classad_lines(line_reader, count, True, False)
+        assert reader.offset == line_reader.offset, payload
+        texts = [value.decode("utf-8", "surrogateescape") for value in found[1]]
+        assert (found[0].names, texts) == (ad.raw_columns()[0], list(ad.raw_columns()[1]))
+        plain = getattr(found[0].names, "plain", ())
+        assert all(wire._plain_kind(found[1][i]) is not None for i in plain), payload

@@ -4,6 +4,7 @@ on one line: same members, same order, same values, names lower-cased only when 
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -236,3 +237,133 @@ def test_transcoded_ads_are_the_ad_writers_bytes(crypto: bool) -> None:
 def _lines(ad: ClassAd) -> list[str]:
     """The ad's ``Name = value`` lines as text: an ad that holds no received bytes."""
     return [f"{name} = {text}" for name, text in ad.raw_items()]
+
+
+#: Values around the edges of ``wire.PLAIN`` (a value whose JSON is its received bytes), and
+#: whether each is one.
+PLAIN_CASES = [
+    (b"0", True),
+    (b"-0", False),  # JSON 0
+    (b"7", True),
+    (b"-7", True),
+    (b"123456789012345678", True),
+    (b"-123456789012345678", True),
+    (b"1234567890123456789", False),  # 19 digits: left to the mapping
+    (b"123456789012345678901", False),  # beyond 64 bits
+    (b"0.0", True),
+    (b"-0.0", True),
+    (b"12.0", True),
+    (b"-12.0", True),
+    (b"123456789012345.0", True),
+    (b"1234567890123456.0", False),  # 16 digits: left to the mapping
+    (b"1.5", False),
+    (b"1.50", False),  # JSON 1.5
+    (b"1e10", False),  # JSON 10000000000.0
+    (b"1.0E10", False),
+    (b"0.30000000000000004", False),  # JSON 0.3
+    (b"true", True),
+    (b"false", True),
+    (b"TRUE", False),  # JSON true
+    (b"undefined", False),  # JSON null
+    (b'""', True),
+    (b'"/bin/sleep"', True),
+    (b'"caf\xc3\xa9 \xe2\x98\x83"', True),  # UTF-8 kept as is
+    (b'"\xff\xfe"', True),  # not UTF-8: kept as received
+    (b'"del \x7f"', True),
+    (b'"tab\tx"', False),  # JSON escapes control characters
+    (b'"bell\x07"', False),
+    (b'"say \\"hi\\""', False),  # an escape
+    (b'"back\\\\slash"', False),
+    (b'"a" + "b"', False),  # an expression that starts and ends with a quote
+    (b'real("INF")', False),
+    (b'real("-INF")', False),
+    (b'real("NaN")', False),
+    (b"{ 1, 2 }", False),
+    (b"[ A = 1 ]", False),
+    (b"Memory * 2", False),
+]
+
+
+def test_plain_literals_are_their_own_json() -> None:
+    """The transcoder writes a value matched as ``wire.PLAIN`` as it came: for each such value
+    the one mapping gives exactly those bytes; the others are converted by it."""
+    from cedar.classad_wire import wire
+
+    is_plain = re.compile(wire.PLAIN).fullmatch
+    for raw, plain in PLAIN_CASES:
+        assert (is_plain(raw) is not None) == plain, raw
+        assert (wire._plain_kind(raw) is not None) == plain, raw  # its kinds, one by one
+        source = ClassAd.from_raw_lines([f"A = {raw.decode('utf-8', 'surrogateescape')}"])
+        written = ad_json_bytes(source)
+        if plain:
+            assert written == b'{"A": ' + raw + b"}", raw
+
+
+@pytest.mark.parametrize("crypto", [True, False])
+def test_values_changing_kind_are_transcoded_alike(crypto: bool) -> None:
+    """The transcoder's plain variant of a shape's reader takes only plain values where the ads
+    it learnt from had them: a value of another kind there (every case above, in turn, at two
+    positions) is read by the shape's reader, the variant narrowed or dropped, and every ad is
+    written as the one mapping writes it, lower-cased and redacted too."""
+    from cedar.classad_wire import wire
+    from cedar.classad_wire.wire import PlainNames, read_shaped_values
+    from cedar.serve.adjson import json_writers
+
+    transcoded = by_variant = 0
+    cases = [raw for raw, _ in PLAIN_CASES]
+    for i in range(wire._SHAPE_READER_AFTER + 3 * len(cases)):
+        odd = cases[i % len(cases)] if i > wire._SHAPE_READER_AFTER + len(cases) else b"1"
+        other = cases[(i * 7) % len(cases)] if i % 3 == 0 else b'"x"'
+        strings = [
+            b"Changing = %s" % odd,
+            b"ProcId = %d" % i,
+            b'Cmd = "/bin/x"',
+            b"Other = %s" % other,
+            b"Req = Memory > 1",
+            b"Real = 2.0",
+        ]
+        writer = MessageWriter(crypto=crypto)
+        writer.put_int(len(strings)).put_strings([*strings, b"", b""])
+        payload = writer.getvalue()
+        reader = MessageReader(payload, crypto=crypto)
+        found = read_shaped_values(reader)
+        if found is None:
+            get_classad(MessageReader(payload, crypto=crypto))  # the shape earns its reader
+            continue
+        assert reader.at_end()
+        transcoded += 1
+        shape, values = found
+        by_variant += isinstance(shape.names, PlainNames)
+        source = ClassAd.from_raw_lines([s.decode("utf-8", "surrogateescape") for s in strings])
+        for private in [(), ("Changing", "Cmd")]:
+            for lower in (False, True):
+                shaped, _ = json_writers(private, lower=lower)
+                assert shaped(shape.names, values) == ad_json_bytes(source, private, lower=lower)
+    assert transcoded > 2 * len(cases) and by_variant > len(cases)
+    for readers in wire._SHAPE_READERS.values():
+        for shape_reader in readers:
+            assert shape_reader.variants <= wire._VARIANTS_MAX
+
+
+def test_a_bad_value_in_a_transcoded_ad_is_named() -> None:
+    """A value no ClassAd reads (a leading zero) fails the listing with the attribute's name,
+    as the ad writer does, from the cache of converted values too."""
+    from cedar.classad_wire import wire
+    from cedar.errors import ClassAdParseError
+    from cedar.serve.adjson import json_writers
+
+    shaped, _ = json_writers()
+    failed = 0
+    for i in range(wire._SHAPE_READER_AFTER + 4):
+        strings = [b"Fine = %d" % i, b"Bad = 007" if i > wire._SHAPE_READER_AFTER else b"Bad = 7"]
+        writer = MessageWriter(crypto=False)
+        writer.put_int(2).put_strings([*strings, b"", b""])
+        reader = MessageReader(writer.getvalue())
+        found = wire.read_shaped_values(reader)
+        if found is None:
+            get_classad(MessageReader(writer.getvalue()))
+        elif i > wire._SHAPE_READER_AFTER:
+            with pytest.raises(ClassAdParseError, match="'Bad'"):
+                shaped(found[0].names, found[1])
+            failed += 1
+    assert failed == 3
