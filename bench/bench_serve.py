@@ -26,6 +26,7 @@ loaded machine are noisy.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
 import json
 import os
@@ -33,6 +34,7 @@ import re
 import subprocess
 import sys
 import time
+import urllib.parse
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
@@ -83,7 +85,8 @@ def fine_cpu(pid: int | list[int] | None = None) -> float:
 
 
 class RawHTTP:
-    """A minimal keep-alive HTTP/1.1 GET client (one connection, Content-Length answers only).
+    """A minimal keep-alive HTTP/1.1 GET client (one connection; Content-Length, chunked and
+    read-to-close answers).
 
     httpx spends about a millisecond of Python per request, which lands in the measured latency
     of every API call but is the client's, not the API's; this client costs a few microseconds.
@@ -106,15 +109,45 @@ class RawHTTP:
         lines = head.decode("latin-1").split("\r\n")
         status = int(lines[0].split()[1])
         fields = {k.strip().lower(): v.strip() for k, _, v in (x.partition(":") for x in lines[1:])}
-        length = int(fields["content-length"])
-        while len(self.buffer) < length:
-            await self._more()
-        body, self.buffer = self.buffer[:length], self.buffer[length:]
-        if fields.get("connection", "").lower() == "close":
+        if "content-length" in fields:
+            body = await self._exactly(int(fields["content-length"]))
+        elif fields.get("transfer-encoding", "").lower() == "chunked":
+            body = await self._chunked()
+        else:  # an HTTP/1.0-style answer: the body ends with the connection
+            with contextlib.suppress(ConnectionError):
+                while True:
+                    await self._more()
+            body, self.buffer = self.buffer, b""
+            await self.aclose()
+            return status, body
+        if fields.get("connection", "").lower() == "close" or lines[0].startswith("HTTP/1.0"):
             # Hypercorn ends a keep-alive connection after 1000 requests
             # (keep_alive_max_requests): the next request opens a new one, as httpx does.
             await self.aclose()
         return status, body
+
+    async def _exactly(self, length: int) -> bytes:
+        while len(self.buffer) < length:
+            await self._more()
+        body, self.buffer = self.buffer[:length], self.buffer[length:]
+        return body
+
+    async def _line(self) -> bytes:
+        while b"\r\n" not in self.buffer:
+            await self._more()
+        line, _, self.buffer = self.buffer.partition(b"\r\n")
+        return line
+
+    async def _chunked(self) -> bytes:
+        parts: list[bytes] = []
+        while True:
+            size = int((await self._line()).split(b";")[0], 16)
+            if size == 0:
+                while await self._line():  # trailers, then the empty line
+                    pass
+                return b"".join(parts)
+            parts.append(await self._exactly(size))
+            await self._exactly(2)  # the CRLF after the chunk
 
     async def _more(self) -> None:
         assert self.stream is not None
@@ -496,8 +529,8 @@ async def v1_section(
     line gives the median and p90 of the time to the last byte of the answer (the client's JSON
     parsing is outside it) and the CPU time per request of the process doing the work."""
     print(
-        "restd's /v1: servers, the cedar library and htcondor2, interleaved "
-        f"(load {' '.join(f'{x:.1f}' for x in os.getloadavg())})"
+        f"restd's /v1: servers ({args.v1_client} client), the cedar library and htcondor2, "
+        f"interleaved (load {' '.join(f'{x:.1f}' for x in os.getloadavg())})"
     )
     reference = reference_floor()
     collector = access.collector(Caller.anonymous())
@@ -510,11 +543,21 @@ async def v1_section(
     }
     if args.only == "status":
         library = {k: v for k, v in library.items() if "status" in k}
+    # One keep-alive raw connection per server (--v1-client raw, the default): httpx's own
+    # ~1 ms of Python per request would land on every server alike and shrink the ratios.
+    raw = {
+        name: RawHTTP(*_host_port(url), {}) for name, url, _ in targets if args.v1_client == "raw"
+    }
     for path, lib in library.items():
         cases: list[tuple[str, Callable[[], Awaitable[object]], int | list[int] | None]] = []
         for name, url, target_pid in targets:
 
-            async def get(url: str = url, path: str = path) -> bytes:
+            async def get(url: str = url, path: str = path, name: str = name) -> bytes:
+                if name in raw:
+                    status, body = await raw[name].get(path)
+                    if status != 200:
+                        raise RuntimeError(f"{name}: HTTP {status} for {path}")
+                    return body
                 r = await plain.get(url + path)
                 r.raise_for_status()
                 return r.content
@@ -565,9 +608,17 @@ async def v1_section(
                     print(
                         f"    -> {name}: {restd / percentile(times[name], 0.5):.2f}x restd's speed"
                     )
+    for conn in raw.values():
+        await conn.aclose()
     if not any(name == "restd" for name, _, _ in targets):
         print("  (restd not given: --restd URL)")
     print(f"  (load {' '.join(f'{x:.1f}' for x in os.getloadavg())})")
+
+
+def _host_port(url: str) -> tuple[str, int]:
+    """``http://host:port`` -> (host, port)."""
+    parsed = urllib.parse.urlsplit(url)
+    return parsed.hostname or "127.0.0.1", parsed.port or 80
 
 
 def _json(body: bytes) -> list[object]:
@@ -594,6 +645,12 @@ if __name__ == "__main__":
     parser.add_argument("--restd-pid", type=int, help="restd's process id (for its CPU time)")
     parser.add_argument("--replicas", type=int, default=1, help="cedar serve processes")
     parser.add_argument("--v1-reps", type=int, default=20, help="rounds of a small /v1 case")
+    parser.add_argument(
+        "--v1-client",
+        choices=["raw", "httpx"],
+        default="raw",
+        help="the /v1 client: a raw keep-alive HTTP/1.1 client (default) or httpx",
+    )
     parser.add_argument(
         "--only",
         choices=["v1", "status"],
