@@ -313,7 +313,9 @@ def _history_schedd(ctx: ReplayContext) -> Daemon:
     )
     default_type = named[0] if len(named) == 1 and named[0] != "ALL" else "EPOCH"
     records = _seed(ctx, ctx.result_ads(), _requirements(ctx))
-    final = [ad for m in ctx.messages(S2C, "HISTORY") for _, ad in m.ads if _is_summary(ad)]
+    # the final ad ends a history reply by the job query's summary rule (``Owner = 0``)
+    history = ctx.messages(S2C, "HISTORY")
+    final = [ad for m in history for _, ad in m.ads if schedd_commands.is_summary(ad)]
     examined = final[-1].get("AdCount") if final else None
     missing = (examined if isinstance(examined, int) else len(records)) - len(records)
     tail: list[ClassAd] = []
@@ -520,11 +522,6 @@ def _ad_set(ad: ClassAd, ignore: frozenset[str] = frozenset()) -> dict[str, str]
     }
 
 
-def _is_summary(ad: ClassAd) -> bool:
-    """The end-of-results ad of job and history queries (``Owner = 0``, spec 05 §3.3, §6.3)."""
-    return ad.get("Owner") == 0
-
-
 def _fields(message: DecodedMessage) -> dict[str, Any]:
     skip = {"request", "expected"}
     return {k: v for k, v in message.fields.items() if k not in skip}
@@ -556,7 +553,7 @@ def compare_messages(
             out.append(f"{where}: {len(exp.ads)} ads expected, got {len(act.ads)}")
         for (label, a), (_, b) in zip(exp.ads, act.ads, strict=False):
             sa, sb = _ad_set(a, ignore), _ad_set(b, ignore)
-            if summaries_by_name and _is_summary(a):
+            if summaries_by_name and schedd_commands.is_summary(a):
                 sa, sb = dict.fromkeys(sa, ""), dict.fromkeys(sb, "")
             if sa != sb:
                 missing = sorted(set(sa) - set(sb))
