@@ -156,8 +156,9 @@ def test_any_one_required_read_knob_refuses_a_raw_read(
 ) -> None:
     """As a 25.x daemon (collector and schedd alike): any one of the four REQUIRED at READ
     closes a raw read unanswered.  The client remembers and negotiates, which an anonymous
-    client gets through unless authentication is the one REQUIRED."""
-    from cedar.errors import CedarError
+    client gets through unless authentication is the one REQUIRED (then the negotiated start
+    is closed too, as the real pool closes it: checked with SEC_READ_AUTHENTICATION)."""
+    from cedar.auth import CommandDenied
 
     caplog.set_level(logging.INFO, logger="cedar.server")
     with read_requiring(knob).run_in_thread() as pool:
@@ -174,7 +175,7 @@ def test_any_one_required_read_knob_refuses_a_raw_read(
 
             caplog.clear()
             if knob == "authentication":  # raw refused, and the negotiated start too
-                with pytest.raises(CedarError):
+                with pytest.raises(CommandDenied):
                     read_ads(address, security)
                 assert stats["denied"] == denied + 2
                 assert len(security.sessions) == 0
