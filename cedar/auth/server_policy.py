@@ -230,7 +230,10 @@ def real_pool_policy(
     ``SEC_DEFAULT_AUTHENTICATION = REQUIRED`` with ``SEC_READ_AUTHENTICATION = OPTIONAL``;
     ``ALLOW_READ = *``; WRITE for ``writers`` (default ``*@*``: any authenticated identity);
     DAEMON, ADVERTISE_*, NEGOTIATOR and ADMINISTRATOR for ``admins`` only (default
-    :func:`default_admins`).  ``encryption`` sets encryption and integrity at every level.
+    :func:`default_admins`).  ``encryption`` sets encryption and integrity at every level
+    but READ, which has them OPTIONAL (as a real pool's ``SECURITY : Recommended_v9_0``, so
+    that raw, unnegotiated reads are answered there too; a negotiated READ is still encrypted
+    when the client offers AES) unless ``encryption`` is NEVER (a clear pool stays clear).
     Loosen it with :func:`open_policy` (everyone may do everything) or by passing your own
     ``ServerPolicy(allow=..., levels=...)``; docs/security-findings.md compares the two.
     """
@@ -252,7 +255,10 @@ def real_pool_policy(
         "ADVERTISE_SCHEDD": admin_list,
         "ADVERTISE_MASTER": admin_list,
     }
-    levels = {"DEFAULT": default, "READ": LevelPolicy(authentication=Requirement.OPTIONAL)}
+    read = LevelPolicy(authentication=Requirement.OPTIONAL)
+    if Requirement.parse(encryption) is not Requirement.NEVER:
+        read.encryption = read.integrity = Requirement.OPTIONAL
+    levels = {"DEFAULT": default, "READ": read}
     levels.update(kwargs.pop("levels", {}))
     return ServerPolicy(levels=levels, allow=kwargs.pop("allow", allow), **kwargs)
 

@@ -40,7 +40,7 @@ from cedar.auth.server import (
     server_methods,
     user_is_mapped,
 )
-from cedar.auth.server_policy import ServerPolicy
+from cedar.auth.server_policy import ResolvedPolicy, ServerPolicy
 from cedar.auth.session import ServerSessionCache, Session
 from cedar.auth.sharedport import parse_preamble
 from cedar.auth.sinful import make_sinful
@@ -531,12 +531,12 @@ class Daemon:
                 user = result.fqu or UNAUTHENTICATED_USER
                 method = result.extra.get("method")
                 message = None  # type: ignore[assignment]
-            elif Requirement.REQUIRED in (resolved.negotiation, resolved.authentication):
+            elif required := _raw_refusals(resolved):
                 log.info(
-                    "PERMISSION DENIED for raw command %d: level %s requires negotiation or "
-                    "authentication; closing",
+                    "PERMISSION DENIED for raw command %d: level %s requires %s; closing",
                     command,
                     info.permission,
+                    " and ".join(required),
                 )
                 self.stats["denied"] += 1
                 return None
@@ -577,6 +577,19 @@ class Daemon:
             log.info("PERMISSION DENIED for raw command %d: in-band authentication failed", command)
             return None
         return result
+
+
+def _raw_refusals(resolved: ResolvedPolicy) -> list[str]:
+    """What a level REQUIRES that a raw (unnegotiated) command cannot give; any one refuses it.
+
+    A real 25.x daemon closes a raw command unanswered when its level has any one of
+    negotiation, authentication, encryption or integrity REQUIRED (each checked alone).
+    """
+    return [
+        name
+        for name in ("negotiation", "authentication", "encryption", "integrity")
+        if getattr(resolved, name) is Requirement.REQUIRED
+    ]
 
 
 class _MeteredStream:

@@ -36,7 +36,8 @@ def pool_policy(
 ) -> ServerPolicy:
     """A real pool's defaults (:func:`real_pool_policy`): authentication required except for
     READ, writes for authenticated identities, DAEMON/ADVERTISE_*/ADMINISTRATOR for the admins;
-    FS (then CLAIMTOBE, for multi-user tests) with AES-GCM required at every level.
+    FS (then CLAIMTOBE, for multi-user tests) with AES-GCM required at every level but READ,
+    where it is optional as on a real pool (raw reads answered; negotiated ones still get AES).
 
     ``encryption="NEVER"`` makes a clear-text pool (no key at all); its sessions are then
     resumable without a key, as the real tools expect of a clear pool (a tool would otherwise

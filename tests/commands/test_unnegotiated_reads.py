@@ -4,6 +4,7 @@ it refuses, and that refusal remembered per daemon and command in a small bounde
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 
 import pytest
@@ -31,6 +32,21 @@ def open_read() -> Iterator[MockPool]:
     with MockPool().run_in_thread() as pool:
         Schedd(pool.schedd_address).submit("executable = /bin/true\nqueue 3\n")
         yield pool
+
+
+def read_ads(address: str, security: ClientSecurity) -> list[object]:
+    """A READ of the schedd's jobs, or of the collector's schedd ads (the collector's address
+    carries no ``sock=schedd``)."""
+    if "sock=schedd" in address:
+        return list(Schedd(address, security=security).query(projection=["ProcId"]))
+    return list(Collector(address, security=security).query("schedd"))
+
+
+def read_requiring(knob: str) -> MockPool:
+    """The default mock pool but with one READ knob REQUIRED (the others as the default's)."""
+    policy = pool_policy()
+    setattr(policy.levels["READ"], knob, Requirement.REQUIRED)
+    return MockPool(policy=policy)
 
 
 @pytest.fixture(scope="module")
@@ -119,3 +135,58 @@ def test_a_client_that_never_negotiates_keeps_the_refusal(negotiated_read: MockP
     with pytest.raises(CedarError):
         Schedd(negotiated_read.schedd_address, security=never).query()
     assert len(never.sessions) == 0
+
+
+def test_the_default_pool_reads_as_a_real_pools() -> None:
+    """Recommended_v9_0: READ authentication, encryption and integrity OPTIONAL, whatever the
+    other levels ask (a raw read needs all four knobs short of REQUIRED); a clear pool stays
+    clear."""
+    read = pool_policy().resolve("READ")
+    assert (read.authentication, read.encryption, read.integrity) == (Requirement.OPTIONAL,) * 3
+    assert read.negotiation is Requirement.PREFERRED
+    write = pool_policy().resolve("WRITE")
+    assert (write.authentication, write.encryption, write.integrity) == (Requirement.REQUIRED,) * 3
+    clear = pool_policy(encryption="NEVER").resolve("READ")
+    assert (clear.encryption, clear.integrity) == (Requirement.NEVER,) * 2
+
+
+@pytest.mark.parametrize("knob", ["negotiation", "authentication", "encryption", "integrity"])
+def test_any_one_required_read_knob_refuses_a_raw_read(
+    knob: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """As a 25.x daemon (collector and schedd alike): any one of the four REQUIRED at READ
+    closes a raw read unanswered.  The client remembers and negotiates, which an anonymous
+    client gets through unless authentication is the one REQUIRED (then the negotiated start
+    is closed too, as the real pool closes it: checked with SEC_READ_AUTHENTICATION)."""
+    from cedar.auth import CommandDenied
+
+    caplog.set_level(logging.INFO, logger="cedar.server")
+    with read_requiring(knob).run_in_thread() as pool:
+        pool.advertise()  # the schedd's ad, for the collector's read
+        if knob != "authentication":
+            Schedd(pool.schedd_address).submit("executable = /bin/true\nqueue 2\n")
+        for daemon, address, command in (
+            (pool.schedd, pool.schedd_address, Command.QUERY_JOB_ADS),
+            (pool.collector, pool.address, Command.QUERY_SCHEDD_ADS),
+        ):
+            security = anonymous()
+            stats = daemon.stats
+            denied, raw = stats["denied"], stats["raw_commands"]
+
+            caplog.clear()
+            if knob == "authentication":  # raw refused, and the negotiated start too
+                with pytest.raises(CommandDenied):
+                    read_ads(address, security)
+                assert stats["denied"] == denied + 2
+                assert len(security.sessions) == 0
+            else:
+                answered = read_ads(address, security)
+                assert len(answered) == (2 if daemon is pool.schedd else 1)
+                assert stats["denied"] == denied + 1
+                assert len(security.sessions) == 1  # the fallback's anonymous session
+            assert stats["raw_commands"] == raw
+            assert f"requires {knob}" in caplog.text
+            assert not security.raw_allowed(str(address), command)
+            if knob != "authentication":  # remembered: negotiated at once, no new refusal
+                assert len(read_ads(address, security)) == len(answered)
+                assert stats["denied"] == denied + 1
