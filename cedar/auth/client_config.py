@@ -88,7 +88,8 @@ class SecurityConfig:
     cache_tag: str | None = None
     #: Start read-only queries unnegotiated (a raw ``put_int(command)``, no DC_AUTHENTICATE, no
     #: session, no key, spec 03 §2) for an anonymous client (no ``methods``): a daemon whose READ
-    #: level asks for no authentication and no encryption answers at once.  A daemon that
+    #: level requires none of negotiation, authentication, encryption and integrity answers at
+    #: once (25.13.2, each checked alone).  A daemon that
     #: refuses (it closes the connection before answering) gets a negotiated start instead, and
     #: is remembered (:meth:`ClientSecurity.raw_refused`).  Ignored when ``methods`` is set: a
     #: client with a credential is never sent unauthenticated.
