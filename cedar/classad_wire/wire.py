@@ -534,6 +534,7 @@ class _ShapeReader:
         "lengths",
         "marked",
         "merge",
+        "offset_sum",
         "offsets",
         "owner",
         "pattern",
@@ -572,6 +573,9 @@ class _ShapeReader:
         # A line's length prefix is len(name) + len(" = ") + len(value) + the NUL.
         self.offsets = tuple(len(name) + 4 for name in names)
         self.lengths = struct.Struct(f">{len(names)}H")
+        #: The offsets as one number of 16-bit digits, the first most significant (see
+        #: :meth:`values`).
+        self.offset_sum = sum(o << 16 * i for i, o in enumerate(reversed(self.offsets)))
         #: The wire positions whose values this reader takes as plain literals only, each with
         #: its kind (an index in _PLAIN_KINDS, or _ANY_PLAIN).
         self.plain = plain
@@ -610,10 +614,22 @@ class _ShapeReader:
         if self.crypto:
             groups = match.groups()
             values = groups[1::2]
-            if b"".join(groups[::2]) != self.lengths.pack(
-                *map(add, map(len, values), self.offsets)
-            ):
-                return None
+            prefixes = b"".join(groups[::2])
+            if match.end() - match.start() < 1 << 16:
+                # Every line is shorter than the match, so each prefix's due value (offset +
+                # value length) fits its 16-bit digit: the sums below carry nothing, and equal
+                # numbers mean equal digits, each prefix its line's length.
+                if int.from_bytes(prefixes, "big") != self.offset_sum + int.from_bytes(
+                    self.lengths.pack(*map(len, values)), "big"
+                ):
+                    return None
+            else:  # a large ad: line by line (a line too long for its prefix is a lie)
+                try:
+                    due = self.lengths.pack(*map(add, map(len, values), self.offsets))
+                except struct.error:
+                    return None
+                if prefixes != due:
+                    return None
         else:
             values = match.groups()
         merge = self.merge

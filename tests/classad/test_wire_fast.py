@@ -482,3 +482,70 @@ def test_plain_variant_matches_line_reader_on_damaged_input(crypto: bool) -> Non
         assert (found[0].names, texts) == (ad.raw_columns()[0], list(ad.raw_columns()[1]))
         plain = getattr(found[0].names, "plain", ())
         assert all(wire._plain_kind(found[1][i]) is not None for i in plain), payload
+
+
+def _crypto_payload(items: list[bytes], prefixes: dict[int, bytes]) -> bytes:
+    """An ad under crypto mode whose line ``i`` carries ``prefixes[i]`` (8 bytes) if given."""
+    writer = MessageWriter(crypto=True)
+    writer.put_int(len(items))
+    for index, item in enumerate(items):
+        prefix = prefixes.get(index, struct.pack(">Q", len(item) + 1))
+        writer.put_bytes(prefix + item + b"\0")
+    writer.put_string("").put_string("")
+    return writer.getvalue()
+
+
+def _lying_prefix_cases(items: list[bytes]) -> list[bytes]:
+    """Each line's prefix lied about in turn: off by one, by 256 and 65536, zero, maximal."""
+    cases = [_crypto_payload(items, {})]
+    for index, item in enumerate(items):
+        true = len(item) + 1
+        for told in {true - 1, true + 1, true - 256, true + 256, true % 65536, 0, 1, 65535}:
+            if 0 <= told != true:
+                cases.append(_crypto_payload(items, {index: struct.pack(">Q", told)}))
+    # Two compensating lies (the lengths' sum kept), and a lie about the line after a long one.
+    cases.append(
+        _crypto_payload(
+            items, {0: struct.pack(">Q", len(items[0]) + 2), 1: struct.pack(">Q", len(items[1]))}
+        )
+    )
+    return cases
+
+
+_LYING_SHAPES = {
+    "short": [b"A = 1", b'B = "b"', b"C = 3", b"D = true"],
+    "line of 256 or more": [b"A = 1", b'B = "' + b"x" * 300 + b'"', b"C = 3", b"D = true"],
+    "line of 65536 or more": [b"A = 1", b'B = "' + b"x" * 70_000 + b'"', b"C = 3", b"D = true"],
+    "ad of 65536 or more": [
+        b"A = 1", b'B = "' + b"x" * 40_000 + b'"', b'C = "' + b"y" * 40_000 + b'"', b"D = true"
+    ],
+    "value with a NUL": [b"A = 1", b'B = "b\0"', b"C = 3", b"D = true"],
+    "value with a prefix inside": [
+        b"A = 1",
+        b'B = "b' + b"\0" * 7 + b'\x06C = 3',
+        b"C = 3",
+        b"D = true",
+    ],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", sorted(_LYING_SHAPES))
+def test_shape_reader_never_trusts_a_lying_length_prefix(name: str) -> None:
+    """Under crypto mode a length prefix that is not its line's length never gives another ad
+    (or another place) than the line-by-line reader: both readers, and read_shaped_values."""
+    honest = [b"A = 1", b'B = "b"', b"C = 3", b"D = true"]
+    for _ in range(wire._SHAPE_READER_AFTER + 8):  # the shape A, B, C, D gets its reader
+        get_classad(MessageReader(_crypto_payload(honest, {}), crypto=True))
+    assert wire._SHAPE_READERS.get((4, True))
+    for payload in _lying_prefix_cases(_LYING_SHAPES[name]):
+        slow = _shape_reader_outcome(payload, True, False)
+        assert _shape_reader_outcome(payload, True, True) == slow, payload[:64]
+        reader = MessageReader(payload, crypto=True)
+        shaped = wire.read_shaped_values(reader)
+        if shaped is not None:
+            names, raw = slow[0]  # type: ignore[misc]
+            assert (list(shaped[0].names), [value.decode() for value in shaped[1]]) == (
+                names,
+                raw,
+            )
+            assert reader.offset == slow[1]
