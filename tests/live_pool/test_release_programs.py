@@ -28,6 +28,7 @@ running ``sleep`` jobs (batch ``sleepers``), 1 held job, 2 idle ones.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import pty
@@ -258,18 +259,43 @@ def unpacked_release() -> Path:
     cache = CACHE
     if not (cache / name).exists() and cache.exists() and cache.stat().st_uid != os.getuid():
         cache = CACHE.with_name(f"{CACHE.name}-uid{os.getuid()}")
-    if (cache / name).exists():
+    # Two suites of this user at once (two checkouts) share the cache: one unpacks while the
+    # other waits, instead of removing the first one's half-made tree.
+    lock = os.open(cache.with_name(f".{cache.name}.lock"), os.O_CREAT | os.O_RDWR, 0o644)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if (cache / name).exists():
+            return cache / "release"
+        shutil.rmtree(cache, ignore_errors=True)
+        (cache / "cli").mkdir(parents=True)
+        with tarfile.open(TARBALL) as archive:
+            _extract(archive, cache / "release")
+        os.symlink(
+            cache / "release" / "lib" / "python3" / "htcondor_cli", cache / "cli" / "htcondor_cli"
+        )
+        cache.chmod(0o755)
+        (cache / name).write_text("")
         return cache / "release"
-    shutil.rmtree(cache, ignore_errors=True)
-    (cache / "cli").mkdir(parents=True)
-    with tarfile.open(TARBALL) as archive:
-        archive.extractall(cache / "release", filter="tar")
-    os.symlink(
-        cache / "release" / "lib" / "python3" / "htcondor_cli", cache / "cli" / "htcondor_cli"
-    )
-    cache.chmod(0o755)
-    (cache / name).write_text("")
-    return cache / "release"
+    finally:
+        os.close(lock)  # (releases the lock)
+
+
+def _extract(archive: tarfile.TarFile, into: Path) -> None:
+    """Unpack the release, refusing a member that would land outside ``into``: with the
+    ``tar`` filter where this Python has it (3.11.4+, 3.12), else checked here (Debian 12's
+    3.11.2 has no filters)."""
+    if hasattr(tarfile, "tar_filter"):
+        archive.extractall(into, filter="tar")
+        return
+    for member in archive.getmembers():
+        target = os.path.normpath(member.name)
+        if os.path.isabs(target) or target == ".." or target.startswith("../"):
+            raise tarfile.TarError(f"the release has a member outside its tree: {member.name}")
+        if member.issym() or member.islnk():
+            link = os.path.normpath(os.path.join(os.path.dirname(target), member.linkname))
+            if os.path.isabs(member.linkname) or link == ".." or link.startswith("../"):
+                raise tarfile.TarError(f"the release links outside its tree: {member.name}")
+    archive.extractall(into)  # noqa: S202 (every member checked above)
 
 
 @dataclass
