@@ -316,8 +316,7 @@ class StreamedMessage:
         which receives the rest."""
         reader = self._reader
         if reader is None or (reader.complete and reader.at_end()):
-            conn = self._conn
-            reader = None if conn is None else conn.next_message(self.part_size)
+            reader = self._held()
             if reader is None:
                 return None
             self._reader = reader
