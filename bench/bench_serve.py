@@ -415,8 +415,8 @@ async def main(args: argparse.Namespace) -> None:
                 assert status == 200, status
                 return 1
 
-            async def lib_one() -> int:
-                return len(await schedd.query(f"ClusterId == {first} && ProcId == 0"))
+            async def lib_one() -> int:  # the route's query (limit 1: the scan stops at the job)
+                return len(await schedd.query(f"ClusterId == {first} && ProcId == 0", (), 1))
 
             page = 100
 

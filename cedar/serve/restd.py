@@ -30,11 +30,12 @@ from cedar.numbers import DaemonType
 from cedar.serve.adjson import ad_json_bytes, json_writers, primed
 from cedar.serve.api import CHUNK
 from cedar.serve.context import Services, caller_of, services, services_dep
+from cedar.serve.direct import DirectAPIRoute, direct
 from cedar.serve.streaming import PipelinedResponse
 from cedar.service import Caller, NotFound, ServiceError
 from cedar.service.scope import REDACTED
 
-router = APIRouter(prefix="/v1", tags=["restd"])
+router = APIRouter(prefix="/v1", tags=["restd"], route_class=DirectAPIRoute)
 
 CallerDep = Annotated[Caller, Depends(caller_of)]
 ServicesDep = Annotated[Services, Depends(services_dep)]
@@ -581,10 +582,9 @@ async def _status_answer(
     return Response(body, media_type="application/json")
 
 
-# The two status routes take the request and their query parameters themselves, not FastAPI
-# dependencies (as ``get_job`` in ``api.py``): solving three sub-dependencies (each a coroutine
-# call and a scan of its own parameters) was a tenth of a status request's own time.  The
-# OpenAPI document is the same.  The grouped forms, rarer, keep the dependencies.
+# The two status routes take the request and plain string parameters, and are served directly
+# (cedar.serve.direct, as ``get_job`` in ``api.py``): FastAPI's solving of their parameters was
+# a tenth of a status request's own time.  The grouped forms, rarer, keep their dependencies.
 
 
 async def _status_request(request: Request, name: str | None, params: StatusParams) -> Response:
@@ -593,6 +593,7 @@ async def _status_request(request: Request, name: str | None, params: StatusPara
 
 
 @router.get("/status", responses=ERRORS, response_model=list[dict[str, Any]])
+@direct
 async def status(
     request: Request,
     query: str = "any",
@@ -603,6 +604,7 @@ async def status(
 
 
 @router.get("/status/{name}", responses=ERRORS, response_model=list[dict[str, Any]])
+@direct
 async def status_named(
     request: Request,
     name: str,

@@ -5,6 +5,9 @@ route still apply, in the same order, and the document still shows only its own 
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
+
+import pytest
 
 from tests.serve.conftest import Api, RunningServer, client
 
@@ -69,3 +72,29 @@ def test_one_job_get_is_counted_in_the_metrics(api: Api) -> None:
     api.alice.get(f"/api/v1/jobs/{job}")
     text = api.anonymous.get("/metrics").text
     assert 'cedar_serve_requests_total{route="/api/v1/jobs/{job}",status="200"}' in text
+
+
+def test_the_schedd_is_asked_for_one_job_at_most(api: Api, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The schedd stops scanning its queue at the job (``LimitResults = 1``), and the job's id
+    is tested before its owner on each job it scans."""
+    from cedar.classad_wire import unparse
+    from cedar.commands import AsyncSchedd
+
+    job = _submit(api)
+    asked: list[tuple[str, int]] = []
+    query = AsyncSchedd.query
+
+    async def recorded(
+        self: AsyncSchedd, constraint: Any = None, projection: Any = (), limit: int = -1, **kw: Any
+    ) -> Any:
+        asked.append((unparse(constraint), limit))
+        return await query(self, constraint, projection, limit, **kw)
+
+    monkeypatch.setattr(AsyncSchedd, "query", recorded)
+    assert api.alice.get(f"/api/v1/jobs/{job}").json()["Owner"] == "alice"
+    cluster, proc = job.split(".")
+    ((constraint, limit),) = asked
+    assert limit == 1
+    assert constraint.startswith(
+        f'(ClusterId == {cluster} && ProcId == {proc}) && (User == "alice@'
+    )

@@ -168,13 +168,13 @@ def test_a_subclass_of_caller_gets_its_own_type(token_pool: TokenPool) -> None:
 
 def test_scoped_job_is_one_tree_per_job_and_user() -> None:
     from cedar.service import job_constraint, scoped_job
+    from cedar.service.scope import owner_scope, scope_and
 
     mine = scoped_job(12, 3, "alice@pool")
     assert scoped_job(12, 3, "alice@pool") is mine  # found again by identity
-    assert mine == scoped_constraint(job_constraint(12, 3), "alice@pool")
-    assert unparse(mine) == unparse(
-        scoped_constraint("ClusterId == 12 && ProcId == 3", "alice@pool")
-    )
+    # the job's id first: the schedd evaluates it on every job, and it fails sooner than User
+    assert unparse(mine) == '(ClusterId == 12 && ProcId == 3) && (User == "alice@pool")'
+    assert mine == scope_and(job_constraint(12, 3), owner_scope("alice@pool"))
     assert scoped_job(12, 3, "bob@pool") != mine and scoped_job(12, 4, "alice@pool") != mine
     anyone = scoped_job(12, 3, None)  # no scope: anyone's job
     assert anyone == scoped_constraint(job_constraint(12, 3), None)
