@@ -82,11 +82,14 @@ async def _schedd(svc: Services, caller: Caller, name: str) -> AsyncSchedd:
 def _job_constraint(
     svc: Services, constraint: str | None, cluster: int | None, proc: int | None
 ) -> Expr | None:
-    parts: list[Any] = [svc.constraint(constraint)]
+    # The job's id first: the schedd evaluates the constraint on every job of its queue, and
+    # an integer comparison fails sooner than most constraints.
+    parts: list[Any] = []
     if cluster is not None:
         parts.append(Binary("==", AttrRef("ClusterId"), Literal(cluster)))
     if proc is not None:
         parts.append(Binary("==", AttrRef("ProcId"), Literal(proc)))
+    parts.append(svc.constraint(constraint))
     return and_constraints(parts)  # a tree: the client sends it without parsing it again
 
 
@@ -109,8 +112,9 @@ async def _jobs(
     source: AsyncIterator[ClassAd]
     if history:
         source = schedd.history(text, names, cap if cap > 0 else -1)
-    else:
-        source = schedd.query_iter(text, names, cap if cap > 0 else -1)
+    else:  # one job id is one job at most: the schedd stops scanning at it
+        limit = 1 if proc is not None else cap if cap > 0 else -1
+        source = schedd.query_iter(text, names, limit)
     return await primed(_capped(source, cap) if cap > 0 else source)  # one layer less per ad
 
 

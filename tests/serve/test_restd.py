@@ -51,6 +51,30 @@ def test_jobs_shapes(api: Api) -> None:
     assert api.anonymous.get("/v1/jobs/nosuchschedd").status_code == 404
 
 
+def test_one_job_is_asked_for_one_ad_at_most(
+    api: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``/v1/jobs/S/C/P`` lets the schedd stop scanning at the job (``LimitResults = 1``)."""
+    from cedar.classad_wire import unparse
+    from cedar.commands import AsyncSchedd
+
+    job = submit(api.alice, 1)[0]
+    asked: list[tuple[str, int]] = []
+    query_iter = AsyncSchedd.query_iter
+
+    def recorded(
+        self: AsyncSchedd, constraint: Any = None, projection: Any = (), limit: int = -1, **kw: Any
+    ) -> Any:
+        asked.append((unparse(constraint), limit))
+        return query_iter(self, constraint, projection, limit, **kw)
+
+    monkeypatch.setattr(AsyncSchedd, "query_iter", recorded)
+    cluster, proc = job.split(".")
+    found = api.anonymous.get(f"/v1/jobs/DEFAULT/{cluster}/{proc}")
+    assert [e["jobid"] for e in found.json()] == [job]
+    assert asked == [(f"(ClusterId == {cluster}) && (ProcId == {proc})", 1)]
+
+
 def test_hidden_attributes_and_grouping(api: Api) -> None:
     jobs = submit(api.alice, 2)
     cluster = jobs[0].split(".")[0]
