@@ -51,9 +51,7 @@ def test_jobs_shapes(api: Api) -> None:
     assert api.anonymous.get("/v1/jobs/nosuchschedd").status_code == 404
 
 
-def test_one_job_is_asked_for_one_ad_at_most(
-    api: Api, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_one_job_is_asked_for_one_ad_at_most(api: Api, monkeypatch: pytest.MonkeyPatch) -> None:
     """``/v1/jobs/S/C/P`` lets the schedd stop scanning at the job (``LimitResults = 1``)."""
     from cedar.classad_wire import unparse
     from cedar.commands import AsyncSchedd
