@@ -260,7 +260,13 @@ def _jobid_raw(names: tuple[str, ...], values: Sequence[str] | Sequence[bytes]) 
     if plan[1] >= 0 and plan[2] >= 0:
         cluster_raw, proc_raw = values[plan[1]], values[plan[2]]
         if cluster_raw.__class__ is bytes and proc_raw.__class__ is bytes:
-            if _plain_int(cluster_raw) and _plain_int(proc_raw):
+            # _plain_int of each, inline (twice an ad in a listing)
+            if (
+                cluster_raw.isdigit()
+                and proc_raw.isdigit()
+                and (cluster_raw[0] != 0x30 or cluster_raw == b"0")
+                and (proc_raw[0] != 0x30 or proc_raw == b"0")
+            ):
                 return b'"%s.%s"' % (cluster_raw, proc_raw)
         elif isinstance(cluster_raw, str) and isinstance(proc_raw, str):
             cluster_bytes, proc_bytes = cluster_raw.encode(), proc_raw.encode()

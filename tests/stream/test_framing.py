@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -149,3 +151,63 @@ def test_header_struct_is_the_construct_declaration() -> None:
             assert encode_header(bool(end), length) == built
         if length <= MAX_PACKET_PAYLOAD:
             assert decode_header(built) == (end != 0, length)
+
+
+# A message after the first takes the one-packet path of ``next_message`` when it is whole and
+# in one packet; the rules are the same as for any other.
+
+
+def _after_one(wire: bytes = b"", **options: int) -> CedarConnection:
+    """A connection that has read one message, ``wire`` then received."""
+    conn = CedarConnection(**options)
+    conn.receive_data(h("01 00000001 2a") + wire)
+    assert conn.next_message() is not None
+    return conn
+
+
+@pytest.mark.parametrize("end", range(1, 11))
+def test_later_messages_end_with_any_end_flag(end: int) -> None:
+    message = _after_one(bytes([end]) + h("00000001 2b")).next_message()
+    assert message is not None and message.complete and message.get_char() == 0x2B
+
+
+@pytest.mark.parametrize(
+    ("header", "error"),
+    [
+        ("0b 00000001", "end flag 0x0b"),
+        ("01 00000000", "length 0"),
+        ("01 00100001", "larger than the 1 MiB limit"),
+    ],
+)
+def test_later_bad_headers_are_rejected_at_their_offset(header: str, error: str) -> None:
+    conn = _after_one(h(header) + b"\0")
+    with pytest.raises(ProtocolError, match=error) as failure:
+        conn.next_message()
+    assert "offset 6" in str(failure.value) or "offset 7" in str(failure.value)
+
+
+def test_later_oversized_message_is_cut_off() -> None:
+    conn = _after_one(frame_plain(b"y" * 101), max_message_size=100)
+    with pytest.raises(ProtocolError, match="exceeds the 100-byte limit"):
+        conn.next_message()
+
+
+def test_later_message_fed_a_byte_at_a_time() -> None:
+    conn = _after_one()
+    wire = frame_plain(b"abc") + frame_plain(b"de")
+    for index, byte in enumerate(wire[:8]):
+        assert conn.next_message() is None, index
+        conn.receive_data(bytes([byte]))
+    first = conn.next_message()
+    assert first is not None and first.payload == b"abc"
+    conn.receive_data(wire[8:])
+    second = conn.next_message()
+    assert second is not None and second.payload == b"de" and conn.next_message() is None
+
+
+def test_later_clear_packets_feed_the_received_digest() -> None:
+    wire = h("01 00000001 2a") + frame_plain(b"abc") + frame_plain(b"de", chunk=1)
+    conn = CedarConnection()
+    conn.receive_data(wire)
+    assert [m.payload for m in iter(conn.next_message, None)] == [b"*", b"abc", b"de"]
+    assert conn.transcript_digests()[1] == hashlib.sha256(wire).digest()
