@@ -91,7 +91,7 @@ async def serve(
     """Serve the API until cancelled; ``task_status.started`` gets the bound URLs."""
     from hypercorn.trio import serve as hypercorn_serve
 
-    from cedar.serve.app import create_app
+    from cedar.serve.app import create_app, warm_up
 
     async with trio.open_nursery() as nursery:
         if demo:
@@ -104,6 +104,7 @@ async def serve(
         app = create_app(settings)
         if mount is not None:
             mount(app)
+        await warm_up(app)
 
         async def started(
             *, task_status: trio.TaskStatus[list[str]] = trio.TASK_STATUS_IGNORED

@@ -639,3 +639,18 @@ def test_listing_bytes_are_the_ad_writers(api: Api, format: str) -> None:
     assert first["RecordValue"] == {"A": 1, "B": {"C": "d"}}
     assert first["PctValue"] == "100%s done %d"
     assert first["ExprValue"].startswith("/Expr(") and first["UndefinedValue"] is None
+
+
+def test_the_first_request_is_answered_before_any_client_and_not_counted() -> None:
+    """``warm_up`` (run by ``serve`` before it listens): the framework's first-request work is
+    done, and the metrics show no request of its own."""
+    import trio
+
+    from cedar.serve.app import create_app, warm_up
+    from cedar.service import ServiceSettings
+
+    app = create_app(ServiceSettings())
+    assert app.middleware_stack is None  # built by the first request
+    trio.run(warm_up, app)
+    assert app.middleware_stack is not None
+    assert not app.state.services.requests and not app.state.services.latency_sum
