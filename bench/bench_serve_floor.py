@@ -110,7 +110,8 @@ def one_job_reader() -> Callable[[str], Awaitable[bytes]]:
     async def read(job: str) -> bytes:
         cluster, _, proc = job.partition(".")
         schedd = await access.schedd(caller)
-        ads = await schedd.query(f"ClusterId == {int(cluster)} && ProcId == {int(proc)}")
+        # the route's query: one ad at most (the schedd stops its scan at the job)
+        ads = await schedd.query(f"ClusterId == {int(cluster)} && ProcId == {int(proc)}", (), 1)
         return ad_json_bytes(ads[0])
 
     return read
@@ -363,7 +364,7 @@ async def main(args: argparse.Namespace) -> None:
         )
 
         async def library_one() -> None:
-            ads = await schedd.query(f"ClusterId == {first} && ProcId == 0")
+            ads = await schedd.query(f"ClusterId == {first} && ProcId == 0", (), 1)
             assert len(ads) == 1
 
         http_cases.append(Case("library one-job query (this process)", library_one, None))
