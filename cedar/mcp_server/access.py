@@ -25,7 +25,7 @@ from cedar.errors import PermissionDenied
 from cedar.mcp_server.settings import McpSettings
 from cedar.service import Caller as TokenCaller
 from cedar.service import PoolAccess as ServicePoolAccess
-from cedar.service import ServiceSettings, owner_scope
+from cedar.service import ServiceSettings, job_constraint, owner_scope
 
 #: Callers (tokens) whose identity is kept at once; the oldest is dropped.
 MAX_CALLERS = 256
@@ -159,3 +159,9 @@ class PoolAccess:
     async def scoped(self, caller: Caller, *parts: str | Expr | None) -> Expr | None:
         """``parts`` and the caller's scope, combined as parsed trees (sent as they are)."""
         return and_constraints([await self.scope(caller), *parts])
+
+    async def scoped_job(self, caller: Caller, cluster: int, proc: int) -> Expr | None:
+        """Job ``cluster.proc`` if it is in the caller's scope: the job's id tested first (the
+        schedd evaluates the constraint on every job it scans; two integer comparisons fail
+        sooner than the owner's string one)."""
+        return and_constraints([job_constraint(cluster, proc), await self.scope(caller)])

@@ -183,9 +183,7 @@ async def find_job(
     """The job's ad if the caller may see it; "no job" otherwise (scoped like a listing).
     With ``archive``, a job that left the queue is looked up in the schedd's history."""
     cluster, proc = job_id_of(job_id)
-    constraint = await call.access.scoped(
-        call.caller, f"ClusterId == {cluster} && ProcId == {proc}"
-    )
+    constraint = await call.access.scoped_job(call.caller, cluster, proc)
     schedd = call.access.schedd(call.caller)
     wanted = _projection(projection, "ClusterId", "ProcId")
     ads = await schedd.query(constraint, wanted, 1)

@@ -194,3 +194,25 @@ def test_large_output_is_a_link_to_cedar_serve_or_cut(
         assert big["content"] is None
     else:
         assert big["truncated"] and len(big["content"]) == 16 and big["link"] is None
+
+
+def test_a_job_is_looked_up_by_its_id_before_its_owner(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The schedd evaluates the constraint on every job it scans: the id's two integer
+    comparisons come first, the owner's scope last (an admin's lookup has none)."""
+    from cedar.classad_wire import unparse
+    from cedar.service import owner_scope
+
+    access = PoolAccess(McpSettings())
+    caller: Any = object()
+
+    async def scope_of(user: str | None) -> str:
+        async def scope(_caller: Any) -> Any:
+            return None if user is None else owner_scope(user)
+
+        monkeypatch.setattr(access, "scope", scope)
+        return unparse(await access.scoped_job(caller, 12, 3))
+
+    assert trio.run(scope_of, "alice@pool") == (
+        '(ClusterId == 12 && ProcId == 3) && (User == "alice@pool")'
+    )
+    assert trio.run(scope_of, None) == "(ClusterId == 12 && ProcId == 3)"
