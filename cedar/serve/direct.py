@@ -33,7 +33,7 @@ _PLAIN = (str, str | None, typing.Optional[str])  # noqa: UP045 (the spelling hi
 
 def direct(handler: Handler) -> Handler:
     """Mark a route handler to be answered directly by its :class:`DirectAPIRoute` (checked
-    when FastAPI asks the route for its handler)."""
+    when the route is made)."""
     setattr(handler, _MARK, True)
     return handler
 

@@ -11,7 +11,6 @@ messages applies to exactly the packets that follow.
 from __future__ import annotations
 
 import hashlib
-import struct
 from typing import TYPE_CHECKING
 
 from cedar.errors import ConnectionClosed, NotCedarPeer, ProtocolError
@@ -22,6 +21,7 @@ from cedar.stream.framing import (
     MAX_PACKET_PAYLOAD,
     decode_header,
     encode_header,
+    header_fields,
     split_payload,
 )
 from cedar.stream.primitives import MessageReader, MessageWriter
@@ -33,8 +33,6 @@ if TYPE_CHECKING:
 TRANSCRIPT_LIMIT = 1 << 20
 #: Default bound on one reassembled incoming message; a peer announcing more is cut off.
 DEFAULT_MAX_MESSAGE = 64 << 20
-#: A packet header's (end flag, length) at the start of a buffer.
-_HEADER_FROM = struct.Struct(">BI").unpack_from
 
 
 class _Transcript:
@@ -183,7 +181,7 @@ class CedarConnection:
             # The commonest case in a reply of many small messages (a job query sends one a
             # job): a whole one-packet message at hand and nothing pending.  The same steps as
             # the loop below, without its generality; anything else goes there.
-            last, length = _HEADER_FROM(inbox)
+            last, length = header_fields(inbox)
             stop = HEADER_SIZE + length
             if (
                 0 < last <= MAX_END_FLAG

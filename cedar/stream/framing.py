@@ -18,6 +18,9 @@ from cedar.errors import InvalidArgument, ProtocolError
 #: parse cost ~13 µs each.
 _HEADER = struct.Struct(">BI")
 HEADER_SIZE = _HEADER.size
+#: ``(end, length)`` of the header at the start of a buffer, unchecked (:func:`decode_header`
+#: checks them): for a reader that checks the two itself on its short path.
+header_fields = _HEADER.unpack_from
 #: Largest packet payload either side may send or accept (spec 01 §2.3).
 MAX_PACKET_PAYLOAD = 1 << 20
 #: End flags the reference accepts as "last packet"; senders only use 0 and 1 (spec 01 §2.2).
