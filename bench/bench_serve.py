@@ -357,11 +357,21 @@ def reference_floor() -> dict[str, Callable[[], int]]:
     }
 
 
-async def main(args: argparse.Namespace) -> None:
+def pool_token() -> str:
+    """The first token of the pool's token directory (``CEDAR_LIVE_TOKEN_DIR``: testuser's)."""
     token_dir = os.environ["CEDAR_LIVE_TOKEN_DIR"]
-    token = next(Path(token_dir, n).read_text().strip() for n in sorted(os.listdir(token_dir)))
+    return next(Path(token_dir, n).read_text().strip() for n in sorted(os.listdir(token_dir)))
+
+
+def pool_settings() -> ServiceSettings:
+    """cedar serve's settings from the pool's configuration (``CEDAR_LIVE_CONDOR_CONFIG``)."""
     config = Config.load(condor_config=os.environ.get("CEDAR_LIVE_CONDOR_CONFIG"))
-    settings = ServiceSettings.from_config(config)
+    return ServiceSettings.from_config(config)
+
+
+async def main(args: argparse.Namespace) -> None:
+    token = pool_token()
+    settings = pool_settings()
     access = PoolAccess(settings)
     caller = Caller.from_token(token)
     schedd = await access.schedd(caller, stream=True)  # a 40 000-job query takes a while

@@ -48,11 +48,18 @@ import subprocess
 import sys
 import time
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 from typing import Any
 
 import trio
-from bench_serve import RawHTTP, fill, percentile, process_cpu, start_server
+from bench_serve import (
+    RawHTTP,
+    fill,
+    percentile,
+    pool_settings,
+    pool_token,
+    process_cpu,
+    start_server,
+)
 
 #: A fixed JSON body of about 2 KB (a one-job GET answers 2-3 KB).
 BODY = json.dumps({f"Attribute{i:03d}": f"value number {i:05d}" for i in range(60)}).encode()
@@ -97,15 +104,11 @@ def fastapi_app() -> Any:
 def one_job_reader() -> Callable[[str], Awaitable[bytes]]:
     """``job id -> the ad's JSON``, by the library's one-job query as the token's user (from the
     pool's environment)."""
-    from cedar.config import Config
     from cedar.serve.adjson import ad_json_bytes
-    from cedar.service import Caller, PoolAccess, ServiceSettings
+    from cedar.service import Caller, PoolAccess
 
-    token_dir = os.environ["CEDAR_LIVE_TOKEN_DIR"]
-    token = next(Path(token_dir, n).read_text().strip() for n in sorted(os.listdir(token_dir)))
-    config = Config.load(condor_config=os.environ.get("CEDAR_LIVE_CONDOR_CONFIG"))
-    access = PoolAccess(ServiceSettings.from_config(config))
-    caller = Caller.from_token(token)
+    access = PoolAccess(pool_settings())
+    caller = Caller.from_token(pool_token())
 
     async def read(job: str) -> bytes:
         cluster, _, proc = job.partition(".")
@@ -316,13 +319,10 @@ async def main(args: argparse.Namespace) -> None:
     from cedar.commands import AsyncSchedd, run_command_async
     from cedar.commands.collector import collector_query
     from cedar.commands.schedd import job_query_command, shared_query_request
-    from cedar.config import Config
-    from cedar.service import Caller, PoolAccess, ServiceSettings
+    from cedar.service import Caller, PoolAccess
 
-    token_dir = os.environ["CEDAR_LIVE_TOKEN_DIR"]
-    token = next(Path(token_dir, n).read_text().strip() for n in sorted(os.listdir(token_dir)))
-    config = Config.load(condor_config=os.environ.get("CEDAR_LIVE_CONDOR_CONFIG"))
-    access = PoolAccess(ServiceSettings.from_config(config))
+    token = pool_token()
+    access = PoolAccess(pool_settings())
     caller, anonymous_caller = Caller.from_token(token), Caller.anonymous()
     schedd = await access.schedd(caller, stream=True)
     anonymous: AsyncSchedd = await access.schedd(anonymous_caller, stream=True)

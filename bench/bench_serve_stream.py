@@ -34,11 +34,10 @@ from pathlib import Path
 
 import httpx
 import trio
-from bench_serve import process_cpu, start_server
+from bench_serve import pool_settings, pool_token, process_cpu, start_server
 
-from cedar.config import Config
 from cedar.serve.adjson import ad_json_bytes, json_chunks
-from cedar.service import Caller, PoolAccess, ServiceSettings
+from cedar.service import Caller, PoolAccess
 
 
 def process_times(pid: int) -> tuple[float, float]:
@@ -71,10 +70,8 @@ async def stream(client: str, port: int, token: str) -> int:
 
 
 async def main(args: argparse.Namespace) -> None:
-    token_dir = os.environ["CEDAR_LIVE_TOKEN_DIR"]
-    token = next(Path(token_dir, n).read_text().strip() for n in sorted(os.listdir(token_dir)))
-    config = Config.load(condor_config=os.environ.get("CEDAR_LIVE_CONDOR_CONFIG"))
-    settings = ServiceSettings.from_config(config)
+    token = pool_token()
+    settings = pool_settings()
     access = PoolAccess(settings)
     schedd = await access.schedd(Caller.from_token(token), stream=True)
     private = settings.private_attrs

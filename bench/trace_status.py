@@ -179,16 +179,13 @@ def install(app: Any) -> Any:
 def serve(port: int, profile: str | None) -> None:
     """The child: ``cedar serve`` with the probes in."""
     import trio
+    from bench_serve import pool_settings
     from hypercorn.trio import serve as hypercorn_serve
 
-    from cedar.config import Config
     from cedar.serve.app import create_app
     from cedar.serve.server import hypercorn_config
-    from cedar.service import ServiceSettings
 
-    config = Config.load(condor_config=os.environ.get("CEDAR_LIVE_CONDOR_CONFIG"))
-    settings = ServiceSettings.from_config(config)
-    settings = dataclasses.replace(settings, port=port, rate=0.0)
+    settings = dataclasses.replace(pool_settings(), port=port, rate=0.0)
     app = install(create_app(settings))
     if not profile:
         trio.run(hypercorn_serve, app, hypercorn_config(settings))
