@@ -25,7 +25,7 @@ from cedar.errors import PermissionDenied
 from cedar.mcp_server.settings import McpSettings
 from cedar.service import Caller as TokenCaller
 from cedar.service import PoolAccess as ServicePoolAccess
-from cedar.service import ServiceSettings, job_constraint, owner_scope
+from cedar.service import ServiceSettings, owner_scope, scoped_job
 
 #: Callers (tokens) whose identity is kept at once; the oldest is dropped.
 MAX_CALLERS = 256
@@ -161,7 +161,7 @@ class PoolAccess:
         return and_constraints([await self.scope(caller), *parts])
 
     async def scoped_job(self, caller: Caller, cluster: int, proc: int) -> Expr | None:
-        """Job ``cluster.proc`` if it is in the caller's scope: the job's id tested first (the
-        schedd evaluates the constraint on every job it scans; two integer comparisons fail
-        sooner than the owner's string one)."""
-        return and_constraints([job_constraint(cluster, proc), await self.scope(caller)])
+        """Job ``cluster.proc`` if it is in the caller's scope (no scope for an admin), as
+        :func:`cedar.service.scoped_job` writes it: the job's id tested first."""
+        identity = await self.identify(caller)
+        return scoped_job(cluster, proc, None if self.settings.is_admin(identity) else identity)

@@ -260,17 +260,11 @@ def _jobid_raw(names: tuple[str, ...], values: Sequence[str] | Sequence[bytes]) 
     if plan[1] >= 0 and plan[2] >= 0:
         cluster_raw, proc_raw = values[plan[1]], values[plan[2]]
         if cluster_raw.__class__ is bytes and proc_raw.__class__ is bytes:
-            # _plain_int of each, inline (twice an ad in a listing)
-            if (
-                cluster_raw.isdigit()
-                and proc_raw.isdigit()
-                and (cluster_raw[0] != 0x30 or cluster_raw == b"0")
-                and (proc_raw[0] != 0x30 or proc_raw == b"0")
-            ):
+            if _plain_ints(cluster_raw, proc_raw):
                 return b'"%s.%s"' % (cluster_raw, proc_raw)
         elif isinstance(cluster_raw, str) and isinstance(proc_raw, str):
             cluster_bytes, proc_bytes = cluster_raw.encode(), proc_raw.encode()
-            if _plain_int(cluster_bytes) and _plain_int(proc_bytes):
+            if _plain_ints(cluster_bytes, proc_bytes):
                 return b'"%s.%s"' % (cluster_bytes, proc_bytes)
     return None
 
@@ -310,9 +304,15 @@ def shaped_ad(names: tuple[str, ...], values: Sequence[bytes]) -> ClassAd:
     return ClassAd.from_shape(shape, values)
 
 
-def _plain_int(raw: bytes) -> bool:
-    """A canonical non-negative integer's wire text (written back as its value prints)."""
-    return raw.isdigit() and (raw[:1] != b"0" or raw == b"0")
+def _plain_ints(cluster: bytes, proc: bytes) -> bool:
+    """Both are canonical non-negative integers' wire texts (written back as their values print);
+    one call for the two (twice an ad in a listing)."""
+    return (
+        cluster.isdigit()
+        and proc.isdigit()
+        and (cluster[0] != 0x30 or cluster == b"0")
+        and (proc[0] != 0x30 or proc == b"0")
+    )
 
 
 def _job_entry(ad: ClassAd, hidden: tuple[str, ...]) -> dict[str, Any]:

@@ -200,19 +200,18 @@ def test_a_job_is_looked_up_by_its_id_before_its_owner(monkeypatch: pytest.Monke
     """The schedd evaluates the constraint on every job it scans: the id's two integer
     comparisons come first, the owner's scope last (an admin's lookup has none)."""
     from cedar.classad_wire import unparse
-    from cedar.service import owner_scope
 
-    access = PoolAccess(McpSettings())
+    access = PoolAccess(McpSettings(admins=frozenset({"root"})))
     caller: Any = object()
 
-    async def scope_of(user: str | None) -> str:
-        async def scope(_caller: Any) -> Any:
-            return None if user is None else owner_scope(user)
+    async def scope_of(user: str) -> str:
+        async def identify(_caller: Any) -> str:
+            return user
 
-        monkeypatch.setattr(access, "scope", scope)
+        monkeypatch.setattr(access, "identify", identify)
         return unparse(await access.scoped_job(caller, 12, 3))
 
     assert trio.run(scope_of, "alice@pool") == (
         '(ClusterId == 12 && ProcId == 3) && (User == "alice@pool")'
     )
-    assert trio.run(scope_of, None) == "(ClusterId == 12 && ProcId == 3)"
+    assert trio.run(scope_of, "root@pool") == "(ClusterId == 12 && ProcId == 3)"
