@@ -306,6 +306,10 @@ def _queues(rng: random.Random, i: int) -> str:
         "queue\nqueue 2",
         "queue name from seq 3 |",
         "queue $(Count:2)",
+        "queue name in (a b\n  c\n)",
+        "queue name, more from (p 1\n  q 2\n)",
+        "queue name in (a b",
+        "queue name in (a b\n  c d)",
     ]
     head = "executable = job.sh\narguments = $(name:none) $(Process) $(Step) $(Row)\n"
     return head + options[i % len(options)]
@@ -500,7 +504,7 @@ FAMILIES: list[tuple[str, Family, int]] = [
     ("containers", _containers, 15),
     ("universes", _universes, 10),
     ("late", _late, 6),
-    ("queues", _queues, 17),
+    ("queues", _queues, 21),
     ("accept-reject", _accept_reject, 30),
     ("mixed", _mixed, 60),
     ("more", _more, 62),

@@ -119,6 +119,43 @@ def test_parse_queue_backward_variable_scan() -> None:
     assert parse_queue("item in [1:] (a, b, c)").slice == (1, None, None)
 
 
+def test_an_item_list_may_start_on_the_statements_line(tmp_path: Path) -> None:
+    """As condor_submit (observed with -dry-run): items after an unclosed ``(`` count, and the
+    list goes on to a line starting with ``)``."""
+    assert args_of("arguments = $(x)\nqueue x in (a b\nc\n)\n", tmp_path) == [
+        '"a"', '"b"', '"c"'
+    ]  # fmt: skip
+    got = args_of("arguments = $(x) $(y)\nqueue x,y from (a 1\nb 2\n)\n", tmp_path)
+    assert got == ['"a 1"', '"b 2"']
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "queue x in (a b",
+        "queue x in (a b\nc d)",
+        "queue x in ( a\nb )",
+        "queue 1 in (",
+        "queue 1 in (\na\n",
+    ],
+)
+def test_an_item_list_never_closed_is_refused(statement: str, tmp_path: Path) -> None:
+    """condor_submit: "Reached end of file without finding closing brace" (a ``)`` ends the
+    list only at the start of a line).  cedar took the first line's items and went on."""
+    with pytest.raises(SubmitError, match="no closing"):
+        args_of(f"arguments = $(x)\n{statement}\n", tmp_path)
+
+
+def test_parse_queue_reads_an_item_list_of_several_lines() -> None:
+    assert parse_queue("y from (\n1\n2\n)").items == ["1", "2"]
+    assert parse_queue("y in (a\nb c\n)").items == ["a", "b", "c"]
+    assert parse_queue("y in (a b)\n").items == ["a", "b"]
+    with pytest.raises(SubmitError, match="no closing"):
+        parse_queue("y in (a b")
+    with pytest.raises(SubmitError, match="no closing"):
+        parse_queue("y in (\na")
+
+
 def test_count_override_and_itemdata(tmp_path: Path) -> None:
     assert len(args_of("arguments = x\n", tmp_path, count=3)) == 3
     got = args_of("arguments = $(n)\n", tmp_path, itemdata=[{"n": "p"}, {"n": "q"}])

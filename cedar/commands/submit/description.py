@@ -13,9 +13,9 @@ from cedar.commands.submit.encodings import evaluate_text
 from cedar.commands.submit.errors import SubmitError
 from cedar.commands.submit.jobad import JobAds, Translator
 from cedar.commands.submit.queue import (
-    QUEUE_KEYWORD,
     QueueSpec,
     command_output,
+    item_block,
     parse_queue,
     queue_items,
     split_row,
@@ -164,17 +164,13 @@ class Submit(Mapping[str, str]):
                     raise SubmitError(
                         f"line {line_no}: Queue statement not allowed in include file or command"
                     )
-                args = rest.strip()
-                block: list[str] | None = None
-                if args.endswith("(") and QUEUE_KEYWORD.search(args):
-                    block = []
-                    while i < len(lines) and not lines[i].strip().startswith(")"):
-                        block.append(lines[i])
-                        i += 1
-                    if i >= len(lines):
-                        raise SubmitError(f"line {line_no}: queue item list has no closing )")
-                    i += 1
-                    args = args[:-1].rstrip() + " ("
+                args, block = rest.strip(), None
+                try:
+                    opened = item_block(args, lines, i)
+                except SubmitError as exc:
+                    raise SubmitError(f"line {line_no}: {exc}") from None
+                if opened is not None:
+                    args, block, i = opened
                 spec = self._queue_spec(args, block, line_no)
                 conditions.clear()
                 self._queues.append(spec)
@@ -277,11 +273,13 @@ class Submit(Mapping[str, str]):
 
     # ------------------------------------------------------------------ items
 
-    def itemdata(self, submit_dir: str | None = None) -> list[dict[str, str]]:
-        """The item rows of the first queue statement (one dict per item)."""
-        if not self._queues:
+    def itemdata(
+        self, submit_dir: str | None = None, queue: QueueSpec | None = None
+    ) -> list[dict[str, str]]:
+        """The item rows of the first queue statement, or of ``queue`` (one dict per item)."""
+        if queue is None and not self._queues:
             return []
-        spec = self._queues[0]
+        spec = queue or self._queues[0]
         names = spec.variables or ["Item"]
         expander = MacroExpander(self._raw_lookup({}), evaluate_text, error=SubmitError)
         rows = queue_items(spec, expander, submit_dir or os.getcwd())

@@ -11,6 +11,7 @@ import glob
 import os
 import re
 import subprocess
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from cedar.commands.submit.encodings import join_path
@@ -62,12 +63,69 @@ def _parse_slice(text: str) -> tuple[int | None, int | None, int | None]:
 
 def parse_queue(args: str, block: list[str] | None = None) -> QueueSpec:
     """Parse the arguments of a ``queue`` statement; ``block`` holds the lines of a
-    multi-line ``( … )`` item list, if the statement opened one."""
+    multi-line ``( … )`` item list, if the statement opened one.  Arguments of several lines
+    (``x in (`` then items) carry their list themselves, as a description's lines do."""
+    if block is None and "\n" in args:
+        first, _, more = args.partition("\n")
+        opened = item_block(first, more.split("\n"))
+        return parse_queue(first) if opened is None else parse_queue(*opened[:2])
+    spec, rest = _parse_head(args)
+    if not spec.mode:
+        return spec
+    if block is not None:
+        if spec.mode == "from":
+            spec.items = [line.strip(" \t") for line in block if not line.strip().startswith("#")]
+        else:
+            spec.items = [
+                piece
+                for line in block
+                if not line.strip().startswith("#")
+                for piece in split_items(line)
+            ]
+        return spec
+    if rest.startswith("("):
+        close = rest.rfind(")")
+        if close < 0:
+            raise SubmitError("queue item list has no closing )")
+        inner = rest[1:close]
+        if spec.mode == "from":
+            spec.items = [inner.strip(" \t")]
+        else:
+            spec.items = split_items(inner)
+        return spec
+    if spec.mode == "from":
+        spec.source = rest
+    else:
+        spec.items = split_items(rest)
+    return spec
+
+
+def item_block(
+    args: str, lines: Sequence[str], start: int = 0
+) -> tuple[str, list[str], int] | None:
+    """Where a statement's arguments ``args`` open a ``(`` list they do not close: the
+    arguments up to that ``(``; the list's lines (the text after the ``(`` when any, then
+    ``lines`` from ``start`` up to one starting with ``)``); and the index after that one.
+    None when ``args`` open no such list.  As condor_submit, a list never closed is refused."""
+    spec, rest = _parse_head(args)
+    if not spec.mode or not rest.startswith("(") or ")" in rest:
+        return None
+    head = args.rstrip()[: len(args.rstrip()) - len(rest)].rstrip() + " ("
+    block = [rest[1:]] if rest[1:].strip() else []
+    for index in range(start, len(lines)):
+        if lines[index].strip().startswith(")"):
+            return head, block, index + 1
+        block.append(lines[index])
+    raise SubmitError("queue item list has no closing )")
+
+
+def _parse_head(args: str) -> tuple[QueueSpec, str]:
+    """A statement's count, variables, mode and qualifiers; and what follows them."""
     spec = QueueSpec(text=args.strip())
     match = QUEUE_KEYWORD.search(args)
     if not match:
         spec.count = args.strip() or "1"
-        return spec
+        return spec, ""
     spec.mode = match.group(1).lower()
     head = args[: match.start()]
     tokens = [t for t in re.split(r"[\s,]+", head) if t]
@@ -92,31 +150,7 @@ def parse_queue(args: str, block: list[str] | None = None) -> QueueSpec:
             rest = rest[close + 1 :].lstrip()
             continue
         break
-    if block is not None:
-        lines = block
-        if spec.mode == "from":
-            spec.items = [line.strip(" \t") for line in lines if not line.strip().startswith("#")]
-        else:
-            spec.items = [
-                piece
-                for line in lines
-                if not line.strip().startswith("#")
-                for piece in split_items(line)
-            ]
-        return spec
-    if rest.startswith("("):
-        close = rest.rfind(")")
-        inner = rest[1:close] if close >= 0 else rest[1:]
-        if spec.mode == "from":
-            spec.items = [inner.strip(" \t")]
-        else:
-            spec.items = split_items(inner)
-        return spec
-    if spec.mode == "from":
-        spec.source = rest
-    else:
-        spec.items = split_items(rest)
-    return spec
+    return spec, rest
 
 
 def split_row(row: str, nvars: int) -> list[str]:

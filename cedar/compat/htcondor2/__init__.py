@@ -9,6 +9,7 @@ Names, signatures, enum values and return types follow the reference module's do
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping, Sequence
 from typing import TYPE_CHECKING
 
@@ -20,6 +21,7 @@ from cedar.commands.collector import DaemonLocation
 from cedar.commands.schedd import ActResult, JobSpec
 from cedar.commands.schedd import SubmitResult as NativeSubmitResult
 from cedar.commands.submit import Submit as _CedarSubmit
+from cedar.commands.submit.queue import parse_queue
 from cedar.compat.classad2 import ClassAd, ExprTree, adopt, plain
 from cedar.compat.errors import (
     HTCondorException,
@@ -324,6 +326,10 @@ def _submit_text(value: object) -> str:
     return str(value)
 
 
+#: ``queue`` before a statement's arguments (htcondor2's ``itemdata(qargs)`` takes either).
+_QUEUE_WORD = re.compile(r"\Aqueue\s", re.IGNORECASE)
+
+
 class Submit(_CedarSubmit):
     """A submit description: ``Submit({"executable": ...})``, ``Submit(text)``, keywords."""
 
@@ -355,6 +361,19 @@ class Submit(_CedarSubmit):
         values: dict[str, str] = {key.lower(): str(value) for key, value in self.items()}
         expander = MacroExpander(lambda name: values.get(name.lower()))
         return str(expander.expand(values.get(attr.lower(), "")))
+
+    def itemdata(self, qargs: str | None = None) -> Iterator[dict[str, str]] | None:  # type: ignore[override]
+        """The items of the queue statement, or of ``qargs`` (another statement's arguments,
+        ``queue`` before them allowed), one dict each; ``None`` when it has no item list."""
+        with translated():
+            if qargs is None:
+                specs = self.queue_specs()
+                spec = specs[0] if specs else None
+            else:
+                spec = parse_queue(_QUEUE_WORD.sub("", qargs, count=1))
+            if spec is None or not spec.mode:
+                return None
+            return iter(super().itemdata(os.getcwd(), spec))
 
     def getQArgs(self) -> str:  # noqa: N802
         """The arguments of the queue statement."""
