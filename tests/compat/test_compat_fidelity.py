@@ -148,3 +148,39 @@ def test_itemdata_as_the_reference(tmp_path: Path, monkeypatch: pytest.MonkeyPat
         assert (None if got is None else list(got)) == rows, qargs
     with pytest.raises(ValueError):
         listed.itemdata("y in (a b")
+
+
+def test_submit_is_a_mutable_mapping_whose_keys_stay() -> None:
+    """As the reference's ``Submit``: ``update`` and ``setdefault`` work; ``del``, ``pop``,
+    ``popitem`` and ``clear`` raise NotImplementedError and change nothing."""
+    submit = htcondor2.Submit("a = 1\nb = 2")
+    submit.update({"c": "3"})
+    assert submit.setdefault("d", "4") == "4" and submit.setdefault("a", "9") == "1"
+    assert dict(submit) == {"a": "1", "b": "2", "c": "3", "d": "4"}
+    for remove in (
+        lambda: submit.pop("a"),
+        lambda: submit.__delitem__("b"),
+        submit.clear,
+        submit.popitem,
+    ):
+        with pytest.raises(NotImplementedError):
+            remove()
+    assert dict(submit) == {"a": "1", "b": "2", "c": "3", "d": "4"}
+
+
+def test_reload_config_and_enable_debug_take_the_references_arguments(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``reload_config(root_config_file)`` reads the configuration again and, as the 25.13.2
+    bindings do (observed), not the file named; ``enable_debug(flags)`` is accepted."""
+    (tmp_path / "root.conf").write_text("CEDAR_TEST_FROM_ROOT = yes\n")
+    (tmp_path / "condor_config").write_text("CEDAR_TEST_FROM_ENV = yes\n")
+    monkeypatch.setenv("CONDOR_CONFIG", str(tmp_path / "condor_config"))
+    htcondor2.reload_config(str(tmp_path / "root.conf"))
+    try:
+        assert htcondor2.param.get("CEDAR_TEST_FROM_ROOT") is None
+        assert htcondor2.param.get("CEDAR_TEST_FROM_ENV") == "yes"
+        htcondor2.enable_debug("D_ALL")
+    finally:
+        monkeypatch.undo()
+        htcondor2.reload_config()

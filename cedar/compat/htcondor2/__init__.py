@@ -172,8 +172,9 @@ class _Param(MutableMapping[str, object]):
 param = _Param()
 
 
-def reload_config() -> None:
-    """Read the HTCondor configuration again."""
+def reload_config(root_config_file: str | None = None) -> None:
+    """Read the HTCondor configuration again.  ``root_config_file`` is accepted and, as by the
+    25.13.2 bindings (observed: with or without ``CONDOR_CONFIG`` set), not read."""
     from cedar.config import set_default_config
 
     set_default_config(None)
@@ -189,7 +190,7 @@ def platform() -> str:
     return PLATFORM_STRING
 
 
-def enable_debug() -> None:
+def enable_debug(flags: str | None = None) -> None:
     """Accepted for compatibility; cedar logs through :mod:`logging`."""
 
 
@@ -330,8 +331,11 @@ def _submit_text(value: object) -> str:
 _QUEUE_WORD = re.compile(r"\Aqueue\s", re.IGNORECASE)
 
 
-class Submit(_CedarSubmit):
-    """A submit description: ``Submit({"executable": ...})``, ``Submit(text)``, keywords."""
+class Submit(_CedarSubmit, MutableMapping[str, str]):
+    """A submit description: ``Submit({"executable": ...})``, ``Submit(text)``, keywords.
+
+    A mutable mapping as the reference's (``update``, ``setdefault``) whose keys cannot be
+    removed: the reference refuses ``del``, ``pop``, ``popitem`` and ``clear`` alike."""
 
     def __init__(
         self,
@@ -353,6 +357,12 @@ class Submit(_CedarSubmit):
 
     def __setitem__(self, key: str, value: object) -> None:
         super().__setitem__(key, _submit_text(value))
+
+    def __delitem__(self, key: str) -> None:
+        raise NotImplementedError(
+            "Submit object keys can not be removed, but the empty string is defined to have "
+            "no effect."
+        )
 
     def expand(self, attr: str) -> str:
         """The value of a submit command with its ``$(macros)`` expanded."""
