@@ -3,13 +3,18 @@
 
 from __future__ import annotations
 
+import json
+import os
 import pickle
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from cedar.compat import classad2, htcondor2
 from cedar.compat.eventlog import JobEventLog
+from tests.support import reference_import_problem
 
 
 def test_text_after_the_closing_bracket_is_ignored() -> None:
@@ -184,3 +189,58 @@ def test_reload_config_and_enable_debug_take_the_references_arguments(
     finally:
         monkeypatch.undo()
         htcondor2.reload_config()
+
+
+def _not_provided_of(owner: str) -> list[tuple[object, str]]:
+    from cedar.compat.htcondor2 import _NOT_PROVIDED
+
+    where: dict[str, object] = {
+        "htcondor2": htcondor2,
+        "Schedd": htcondor2.Schedd.__new__(htcondor2.Schedd),
+        "Startd": htcondor2.Startd.__new__(htcondor2.Startd),
+        "Submit": htcondor2.Submit(),
+    }
+    return [(where[owner], name) for name in sorted(_NOT_PROVIDED[owner])]
+
+
+@pytest.mark.parametrize("owner", ["htcondor2", "Schedd", "Startd", "Submit"])
+def test_what_is_not_provided_says_so(owner: str) -> None:
+    """A name of the reference's API that cedar.compat lacks raises an AttributeError that
+    says so (``hasattr`` stays False); any other unknown name gets Python's usual message."""
+    missing = _not_provided_of(owner)
+    assert missing
+    for target, name in missing:
+        assert not hasattr(target, name)
+        with pytest.raises(AttributeError, match=f"{owner}.{name} is part of the HTCondor"):
+            getattr(target, name)
+    target = missing[0][0]
+    with pytest.raises(AttributeError, match="has no attribute 'no_such_name'"):
+        target.no_such_name  # type: ignore[attr-defined]  # noqa: B018
+
+
+@pytest.mark.reference
+def test_what_is_not_provided_is_the_references() -> None:
+    """Every name listed as not provided is one of the reference's (so the message is true)."""
+    problem = reference_import_problem()
+    if problem is not None:
+        pytest.skip(problem)
+    from cedar.compat.htcondor2 import _NOT_PROVIDED
+
+    script = (
+        "import json, htcondor2\n"
+        "names = {'htcondor2': dir(htcondor2)}\n"
+        "for owner in ('Schedd', 'Startd', 'Submit'):\n"
+        "    names[owner] = dir(getattr(htcondor2, owner))\n"
+        "print(json.dumps(names))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "CONDOR_CONFIG": "/dev/null"},
+        check=True,
+    )
+    reference = json.loads(done.stdout)
+    for owner, names in _NOT_PROVIDED.items():
+        assert names <= set(reference[owner]), owner

@@ -355,6 +355,9 @@ class Submit(_CedarSubmit, MutableMapping[str, str]):
                 self.set_queue(queue)
         self._method: int = -1
 
+    def __getattr__(self, name: str) -> object:
+        raise _not_provided("Submit", name)
+
     def __setitem__(self, key: str, value: object) -> None:
         super().__setitem__(key, _submit_text(value))
 
@@ -462,6 +465,9 @@ def _job_spec(job_spec: list[str] | str | ExprTree | int) -> JobSpec:
 
 class Schedd:
     """A schedd: ``Schedd()`` (the local one), ``Schedd(location_ad)`` or ``Schedd(address)``."""
+
+    def __getattr__(self, name: str) -> object:
+        raise _not_provided("Schedd", name)
 
     def __init__(self, location: ClassAd | str | None = None) -> None:
         address = _address_of(location)
@@ -664,6 +670,9 @@ def ping(location: ClassAd | str, authz: str | None = None, security: object = N
 class Startd:
     """A startd: ``Startd()`` (the one the collector lists first), ``Startd(location_ad)``."""
 
+    def __getattr__(self, name: str) -> object:
+        raise _not_provided("Startd", name)
+
     def __init__(self, location: ClassAd | str | None = None) -> None:
         address = _address_of(location)
         if address is None:
@@ -818,3 +827,67 @@ __all__ = [
     "set_subsystem",
     "version",
 ]
+
+
+#: The reference's public names cedar.compat does not provide, by owner: asked for, they raise
+#: an AttributeError that says so, rather than Python's bare "has no attribute".
+_NOT_PROVIDED: dict[str, frozenset[str]] = {
+    "htcondor2": frozenset(
+        {
+            "CommonFilesEventType",
+            "CredCheck",
+            "DAGMan",
+            "Negotiator",
+            "Placementd",
+            "SecurityContext",
+            "disable_debug",
+            "load_a_config_usermap_file",
+            "reload_config_usermaps",
+            "send_alive",
+            "set_ready_state",
+        }
+    ),
+    "Schedd": frozenset(
+        {
+            "addProjectRec",
+            "addUserRec",
+            "create_ocu",
+            "daemonHistory",
+            "disableProjectRec",
+            "disableUserRec",
+            "enableProjectRec",
+            "enableUserRec",
+            "export_jobs",
+            "import_exported_job_results",
+            "queryProjectAds",
+            "queryUserAds",
+            "query_ocu",
+            "refreshGSIProxy",
+            "removeProjectRec",
+            "removeUserRec",
+            "remove_ocu",
+            "unexport_jobs",
+            "updateProjectRec",
+            "updateUserRec",
+        }
+    ),
+    "Startd": frozenset({"cancelDrainJobs", "drainJobs", "rehome", "vacate", "vacateSlot"}),
+    "Submit": frozenset({"from_dag", "from_dag_options", "jobs", "procs"}),
+}
+
+
+def _not_provided(owner: str, name: str) -> AttributeError:
+    """The error for ``owner.name``: a clear "not provided" for a name of the reference's API
+    that cedar.compat lacks, Python's usual message for any other."""
+    if name in _NOT_PROVIDED.get(owner, ()):
+        return AttributeError(
+            f"{owner}.{name} is part of the HTCondor bindings' API that cedar.compat does not "
+            "provide (README: Running existing HTCondor programs)"
+        )
+    if owner == "htcondor2":
+        return AttributeError(f"module {owner!r} has no attribute {name!r}")
+    return AttributeError(f"{owner!r} object has no attribute {name!r}")
+
+
+def __getattr__(name: str) -> object:
+    raise _not_provided("htcondor2", name)
