@@ -24,11 +24,38 @@ def subcommand_parser(name: str) -> argparse.ArgumentParser:
         p = argparse.ArgumentParser(
             prog="cedar submit", description="submit jobs from a submit description file"
         )
-        p.add_argument("file", help="submit description file ('-' for standard input)")
+        p.add_argument(
+            "words",
+            nargs="*",
+            metavar="FILE|NAME=VALUE",
+            help="the submit description file ('-' or none: standard input), and macros "
+            "defined before it",
+        )
         p.add_argument(
             "--spool",
             action="store_true",
             help="send the input files to the schedd (remote submit)",
+        )
+        p.add_argument(
+            "-a",
+            "--append",
+            action="append",
+            default=[],
+            metavar="LINE",
+            help="a line after the description, set before each of its queue statements",
+        )
+        p.add_argument("--batch-name", metavar="NAME", help="the jobs' batch name")
+        p.add_argument(
+            "--queue",
+            nargs="+",
+            metavar="ARGS",
+            help="the queue statement's arguments, for a description without one",
+        )
+        p.add_argument("--terse", action="store_true", help="print the job ids only: C.P - C.P")
+        p.add_argument(
+            "--dry-run",
+            metavar="FILE",
+            help="write the job ads to FILE ('-': standard output), submit nothing",
         )
         add_common(p)
         p.set_defaults(handler=run_submit)
@@ -41,30 +68,83 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     return int(args.handler(args, out))
 
 
+def description_from(args: argparse.Namespace) -> Submit:
+    """The description a ``cedar submit`` command line names, read as condor_submit reads it
+    with its command line (:meth:`Submit.from_command_line`)."""
+    files = [word for word in args.words if "=" not in word]
+    if len(files) > 1:
+        raise UsageError(f"one submit description file, not {len(files)}: {' '.join(files)}")
+    macros = [tuple(part.strip() for part in w.split("=", 1)) for w in args.words if "=" in w]
+    path = files[0] if files else "-"
+    if path == "-":
+        text, submit_file = sys.stdin.read(), None
+    else:
+        try:  # read here: an unreadable file is a usage error (exit 2), as the README says
+            with open(path, encoding="utf-8") as handle:
+                text = handle.read()
+        except OSError as exc:
+            raise UsageError(f"cannot read submit file {path}: {exc.strerror}") from None
+        submit_file = path
+    appended = list(args.append)
+    if args.batch_name is not None:
+        appended.append(f"batch_name = {args.batch_name}")
+    return Submit.from_command_line(
+        text,
+        submit_file=submit_file,
+        macros=[(name, value) for name, value in macros],
+        appended=appended,
+        queue=" ".join(args.queue) if args.queue else None,
+    )
+
+
 def run_submit(args: argparse.Namespace, out: TextIO) -> int:
     """``cedar submit FILE``: prints the cluster id it created."""
+    if args.dry_run is not None and (args.json or args.spool):
+        raise UsageError("--dry-run writes condor_submit's ads: not with --json or --spool")
+    description = description_from(args)
+    if args.dry_run is not None:
+        return dry_run(description, args.dry_run, out)
     if getattr(args, "spool", False):
         from cedar.cli.spool_tools import run_spooled_submit
 
-        return run_spooled_submit(args, out)
-    if args.file == "-":
-        description = Submit(sys.stdin.read())
-    else:
-        try:  # read here: an unreadable file is a usage error (exit 2), as the README says
-            with open(args.file, encoding="utf-8") as handle:
-                text = handle.read()
-        except OSError as exc:
-            raise UsageError(f"cannot read submit file {args.file}: {exc.strerror}") from None
-        description = Submit(text, submit_file=args.file)
+        return run_spooled_submit(args, description, out)
     schedd = schedd_from(args)
     with Progress("submitting").working():
         result = schedd.submit(description)
     if args.json:
         out.write(json.dumps({"cluster": result.cluster, "procs": result.num_procs}) + "\n")
-        warn_unused(description)
-        return 0
-    out.write("Submitting job(s)" + "." * result.num_procs + "\n")
-    out.write(f"{result.num_procs} job(s) submitted to cluster {result.cluster}.\n")
+    elif args.terse:
+        last = result.first_proc + result.num_procs - 1
+        out.write(f"{result.cluster}.{result.first_proc} - {result.cluster}.{last}\n")
+    else:
+        out.write("Submitting job(s)" + "." * result.num_procs + "\n")
+        out.write(f"{result.num_procs} job(s) submitted to cluster {result.cluster}.\n")
+    warn_unused(description)
+    return 0
+
+
+def dry_run(description: Submit, destination: str, out: TextIO) -> int:
+    """``-dry-run FILE``: the ads condor_submit would send for cluster 1, written as
+    condor_submit writes them (observed): a blank line and ``Name=value`` lines a job (the
+    cluster ad with the first), a ``.`` a job on standard output, then the count."""
+    ads = description.build(1)
+    blocks = [{"ClusterId": "1", **ads.cluster_ad}]
+    if not ads.late_materialization:  # a factory's procs are the schedd's: none printed
+        blocks[0].update(ads.proc_ads[0])
+        blocks.extend(ads.proc_ads[1:])
+    text = ["\n" + "".join(f"{k}={v}\n" for k, v in block.items()) for block in blocks]
+    dots = "" if ads.late_materialization else "."
+    out.write("Dry-Run job(s)")
+    if destination == "-":
+        out.write(dots.join(text) + dots)
+    else:
+        try:
+            with open(destination, "w", encoding="utf-8") as handle:
+                handle.write("".join(text))
+        except OSError as exc:
+            raise UsageError(f"cannot write {destination}: {exc.strerror}") from None
+        out.write(dots * len(blocks))
+    out.write(f"\n{ads.num_procs} job(s) dry-run to cluster 1.\n")
     warn_unused(description)
     return 0
 

@@ -56,9 +56,8 @@ def _size(count: int) -> str:
     return f"{count} B"
 
 
-def run_spooled_submit(args: argparse.Namespace, out: TextIO) -> int:
+def run_spooled_submit(args: argparse.Namespace, description: Submit, out: TextIO) -> int:
     """``cedar submit --spool FILE``: submit on hold, send the input files, say so."""
-    description = Submit(sys.stdin.read()) if args.file == "-" else Submit.from_file(args.file)
     schedd = schedd_from(args)
     result = schedd.submit(description, spool=True)
     bar = ProgressBar()

@@ -400,3 +400,100 @@ def test_token_usage_errors(pool: Pool, argv: list[str]) -> None:
     ours = pool.run([str(CEDAR), "token", *argv])
     assert condor.returncode != 0 and ours.returncode == 2
     assert ours.stdout == "" and ours.stderr.startswith(f"usage: cedar token {argv[0]}")
+
+
+# ------------------------------------------------------------------ submit
+
+SUBMIT_FILES = {
+    "file.sub": "executable = /bin/echo\narguments = $(foo) $(bar)\nfoo = file\nqueue\n",
+    "twoq.sub": "executable = /bin/echo\narguments = $(foo)\nfoo = file\nqueue\n"
+    "foo = after\nqueue\n",
+    "noq.sub": "executable = /bin/echo\narguments = $(x)\n",
+    "ifd.sub": "executable = /bin/echo\nif defined foo\narguments = yes\nelse\narguments = no\n"
+    "endif\nqueue\n",
+    "two.sub": "executable = /bin/echo\narguments = $(Process)\nqueue 2\n",
+    "late.sub": "executable = /bin/echo\nmax_idle = 2\nqueue 3\n",
+    "held.sub": "executable = /bin/echo\narguments = $(foo) $(x)\nhold = true\nfoo = file\n",
+}
+#: What differs by design between two dry runs: the clock, the build, and the submit method
+#: (condor_submit stamps 0; cedar submit sends none, as the README says).
+_DRY_RUN_VOLATILE = re.compile(
+    r"^(QDate|EnteredCurrentStatus|CondorVersion|CondorPlatform|SubmitVersion|JobSubmitMethod)="
+)
+
+
+def _dry_run_blocks(text: str) -> list[object]:
+    """A dry run's output as its skeleton lines and each job's attribute lines as a set."""
+    blocks: list[object] = []
+    current: set[str] = set()
+    for line in text.split("\n"):
+        if "=" in line and not line.endswith("dry-run to cluster 1."):
+            if not _DRY_RUN_VOLATILE.match(line):
+                current.add(line)
+            continue
+        if current:
+            blocks.append(current)
+            current = set()
+        blocks.append(line)
+    return blocks
+
+
+@pytest.mark.parametrize(
+    "words",
+    [
+        "-dry-run - file.sub",
+        "-dry-run - file.sub foo=cmd bar=cmdbar",
+        "-dry-run - file.sub -a foo=app -append 'bar = app2'",
+        "-dry-run - twoq.sub -a foo=app",
+        "-dry-run - noq.sub -queue 'x in (p q)'",
+        "-dry-run - noq.sub -queue x in p q",
+        "-dry-run - noq.sub -a 'x = a' -a 'queue 2'",
+        "-dry-run - ifd.sub foo=1",
+        "-dry-run - ifd.sub -a foo=1",
+        "-dry-run - file.sub -batch-name 'two words'",
+        "-dry-run - two.sub",
+        "-dry-run - late.sub",
+        "-dry-run ads.out two.sub",
+    ],
+)
+def test_submit_dry_run_like_condor_submit(pool: Pool, words: str) -> None:
+    """condor_submit's command line (macros, -append, -queue, -batch-name, -dry-run) through
+    both tools: the same jobs, the same layout; the ads written to a file alike."""
+    for name, text in SUBMIT_FILES.items():
+        (pool.directory / name).write_text(text)
+    runs = []
+    for tool in (["condor_submit"], [str(CEDAR), "submit"]):
+        done = pool.run([*tool, *shlex.split(words)])
+        written = pool.directory / "ads.out"
+        ads = written.read_text() if written.exists() else ""
+        written.unlink(missing_ok=True)
+        runs.append((done.returncode, _dry_run_blocks(done.stdout), _dry_run_blocks(ads)))
+    assert runs[0][0] == 0, runs[0]
+    assert runs[1] == runs[0]
+
+
+def test_submit_refuses_a_second_queue_like_condor_submit(pool: Pool) -> None:
+    (pool.directory / "file.sub").write_text(SUBMIT_FILES["file.sub"])
+    condor = pool.run(["condor_submit", "-dry-run", "-", "file.sub", "-queue", "2"])
+    ours = pool.run([str(CEDAR), "submit", "-dry-run", "-", "file.sub", "-queue", "2"])
+    assert condor.returncode == ours.returncode == 1, (condor, ours)
+    phrase = "-queue argument conflicts with queue statement in submit file"
+    assert phrase in condor.stdout + condor.stderr and phrase in ours.stderr
+
+
+def test_submit_terse_like_condor_submit(pool: Pool) -> None:
+    """A real submission with -terse, -batch-name, -append, a macro and -queue: the same
+    output (the cluster aside) and the same jobs in the queue."""
+    (pool.directory / "held.sub").write_text(SUBMIT_FILES["held.sub"])
+    words = ["-terse", "held.sub", "-batch-name", "bn x", "-a", "foo=app", "x=mac"]
+    words += ["-queue", "x in (p q)"]
+    outcomes = []
+    for tool in (["condor_submit"], [str(CEDAR), "submit"]):
+        done = pool.run([*tool, *words])
+        assert done.returncode == 0, done
+        cluster = int(done.stdout.split(".")[0])
+        jobs = pool.run(["condor_q", str(cluster), "-af", "ProcId", "JobBatchName", "Args"])
+        outcomes.append((done.stdout.replace(str(cluster), "C"), done.stderr, jobs.stdout))
+        pool.run(["condor_rm", str(cluster)])
+    assert outcomes[0][0] == "C.0 - C.1\n"
+    assert outcomes[1] == outcomes[0]

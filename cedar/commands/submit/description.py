@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import re
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from cedar.commands.submit.encodings import evaluate_text
@@ -58,6 +58,47 @@ class Submit(Mapping[str, str]):
                 self[key] = value
         for key, value in commands.items():
             self[key] = value
+
+    @classmethod
+    def from_command_line(
+        cls,
+        text: str,
+        *,
+        submit_file: str | None = None,
+        macros: Sequence[tuple[str, str]] = (),
+        appended: Sequence[str] = (),
+        queue: str | None = None,
+    ) -> Submit:
+        """A description as condor_submit reads it with its command line (observed, 25.13.2):
+        ``NAME=VALUE`` arguments (``macros``) are defined before ``text``, which may change
+        them and whose ``if`` statements see them; ``-append`` lines come after it, and where
+        it has ``queue`` statements they are set before each one, over its own values;
+        ``queue`` (``-queue ARGS``) is the queue statement of a text that has none."""
+        submit = cls(submit_file=submit_file)
+        for name, value in macros:
+            submit[name] = value
+        submit._parse(text)
+        if appended and not submit._queues:
+            submit._parse("\n".join(appended))  # more lines of the text
+        elif appended:
+            extra = cls("\n".join(appended))
+            if extra._queues:
+                raise SubmitError("only one -queue command allowed")
+            sets = [item for item in extra._program if item[0] == "set"]
+            program: list[tuple[str, Any]] = []
+            for item in submit._program:
+                if item[0] == "queue":
+                    program.extend(sets)
+                program.append(item)
+            submit._program = program
+            for _kind, (name, value) in sets:
+                submit._keys[name.lower()] = name
+                submit._values[name.lower()] = value
+        if queue is not None:
+            if submit._queues:
+                raise SubmitError("-queue argument conflicts with queue statement in submit file")
+            submit.set_queue(queue)
+        return submit
 
     @classmethod
     def from_file(cls, path: str) -> Submit:
