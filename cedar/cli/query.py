@@ -52,6 +52,9 @@ STATUS_OPTIONS: list[Opt] = [
     Opt("avail", 2, 0, "unclaimed slots that can run a job"),
     Opt("claimed", 2, 0, "claimed slots, with their user"),
     Opt("total", 3, 0, "only the Total footer"),
+    Opt("state", 4, 0, "slots with their state and activity times"),
+    Opt("server", 3, 0, "slots with memory, disk, MIPS and KFLOPS"),
+    Opt("run", 2, 0, "schedds running jobs"),
     Opt("compact", 3, 0, "(not supported: prints the slot table)"),
     Opt("sort", 3, 1, "'no': keep the collector's order (and stream)", "no"),
     Opt("natural", 3, 0, "natural sort order (the default)"),
@@ -61,7 +64,7 @@ STATUS_OPTIONS: list[Opt] = [
 
 MISSING = (
     "-absent, -annex-name, -annex-slots, -ckptsrvr, -cod, -data, -diagnose, -direct, -java, "
-    "-vm, -ads, -gpus, -run, -server, -broken, -healthy, -state, -statistics, -target, "
+    "-vm, -ads, -gpus, -broken, -healthy, -statistics, -target, "
     "-compact's own table, -claimed's footer, -sort EXPR (only 'no'), "
     "-merge, -print-format, -aaf, -af:T/:Y (accepted, ignored), -expert, -version"
 )
@@ -75,6 +78,8 @@ def _handle(opt: Opt, modifier: str, values: list[str], args: ListingArgs) -> No
         args.flags["subsystem"] = values[0]
     elif name in ("avail", "claimed", "total", "compact", "natural", "wide"):
         args.flags[name] = True
+    elif name in ("state", "server", "run"):
+        args.flags["view"] = name
     elif name in ("sort", "target-type"):
         args.flags[name] = values[0]
 
@@ -119,6 +124,11 @@ def run(args: ListingArgs, out: TextIO, err: TextIO) -> int:
         ad_type, table_name = TYPES[type_name]
     else:
         ad_type = AdType.SLOT
+    view = flags.get("view")
+    if view == "run" and type_name in (None, "schedd") and subsystem is None:
+        ad_type, table_name = AdType.SCHEDD, "run"
+    elif view in ("state", "server") and table_name == "slots":
+        table_name = view
     if flags.get("avail") and table_name == "slots":
         table_name = "avail"
     if flags.get("claimed") and table_name == "slots":
@@ -134,7 +144,7 @@ def run(args: ListingArgs, out: TextIO, err: TextIO) -> int:
     parts = list(args.constraints)
     if names:
         parts.append(" || ".join(names))
-    if table is not None and table.constraint and table_name in ("avail", "claimed"):
+    if table is not None and table.constraint and table_name in ("avail", "claimed", "run"):
         parts.append(table.constraint)
     args.constraints = parts
     constraint = args.constraint_tree()  # parsed once; the client sends the tree

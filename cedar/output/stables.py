@@ -150,6 +150,41 @@ def _activity_time(ad: ClassAd) -> str | None:
     return None if entered is None else duration(now - entered)
 
 
+def _elapsed(name: str) -> Callable[[ClassAd], str | None]:
+    """The time since ``name`` (a timestamp) when the collector last heard from the daemon
+    (``%T``, ELAPSED_TIME; condor_status -state's query asks for ``LastHeardFrom``, not
+    ``MyCurrentTime``, and the two can differ by a second: observed)."""
+
+    def cell(ad: ClassAd) -> str | None:
+        entered = _number(ad, name)
+        now = _number(ad, "LastHeardFrom") or time.time()
+        return None if entered is None else duration(now - entered)
+
+    return cell
+
+
+def _seconds(name: str) -> Callable[[ClassAd], str | None]:
+    """A number of seconds as ``D+HH:MM:SS`` (condor's TIME)."""
+
+    def cell(ad: ClassAd) -> str | None:
+        value = _number(ad, name)
+        return None if value is None else duration(value)
+
+    return cell
+
+
+def _int_or_unknown(name: str, width: int) -> Callable[[ClassAd], str | None]:
+    """An integer, or ``[???]`` filling the column when the ad has none (condor_status
+    -server's Mips and KFlops, observed)."""
+    unknown = "[" + "?" * (width - 2) + "]"
+
+    def cell(ad: ClassAd) -> str:
+        value = _number(ad, name)
+        return unknown if value is None else str(int(value))
+
+    return cell
+
+
 def _uptime(ad: ClassAd) -> str | None:
     started = _number(ad, "DaemonStartTime")
     now = _number(ad, "LastHeardFrom") or time.time()
@@ -336,21 +371,85 @@ def _slot_footer(ads: Sequence[ClassAd]) -> str:
             counts[1 + _SLOT_STATES.index(state)] += number
             if state == "Backfill" and _text(ad, "Activity") == "Idle":
                 counts[8] += number
-    total = [sum(column) for column in zip(*rows.values(), strict=True)] if rows else [0] * 9
-    label_width = max([14, *(len(label) + 2 for label in rows)])
     columns = ("Total", "Owner", "Claimed", "Unclaimed", "Matched", "Preempting", "Drain",
                "Backfill", "BkIdle")  # fmt: skip
-    widths = (5, 5, 7, 9, 7, 10, 6, 8, 6)
+    return _counts_table(rows, columns, (5, 5, 7, 9, 7, 10, 6, 8, 6))
+
+
+def _counts_table(rows: dict[str, list[int]], columns: Sequence[str], widths: Sequence[int]) -> str:
+    """condor_status's summary after a slot table: the column names, a line of counts a label
+    (sorted), the Total line.  Each count is right-aligned in its width plus one, with no other
+    separator: a 6-digit total touches the label (observed with 100 000 slots)."""
+    total = (
+        [sum(column) for column in zip(*rows.values(), strict=True)] if rows else [0] * len(widths)
+    )
+    label_width = max([14, *(len(label) + 2 for label in rows)])
 
     def summary(label: str, values: Sequence[Any]) -> str:
-        # each count is right-aligned in its width plus one, with no other separator:
-        # a 6-digit total touches the label (observed with 100 000 slots)
         cells = "".join(f"{v:>{w + 1}}" for v, w in zip(values, widths, strict=True))
         return f"{label:>{label_width}}{cells}"
 
     lines = ["", summary("", columns), ""]
     lines += [summary(label, counts) for label, counts in sorted(rows.items())]
     lines += ["", summary("Total", total)]
+    return "\n".join(lines) + "\n"
+
+
+#: condor_status -state's summary columns, and the State each counts (Drain: Drained).
+_STATE_COLUMNS = ("Total", "Owner", "Unclaimed", "Claimed", "Preempting", "Matched", "Drain",
+                  "Backfill", "BkIdle")  # fmt: skip
+_STATE_COUNTED = {"Owner": 1, "Unclaimed": 2, "Claimed": 3, "Preempting": 4, "Matched": 5,
+                  "Drained": 6, "Backfill": 7}  # fmt: skip
+
+
+def _state_footer(ads: Sequence[ClassAd]) -> str:
+    """``condor_status -state``'s summary: a line of state counts per Activity.  Its Total
+    column is 0 on every line, as condor_status 25.13.2 prints it (observed with claimed and
+    unclaimed slots)."""
+    rows: dict[str, list[int]] = {}
+    for ad in ads:
+        activity = _text(ad, "Activity")
+        counts = rows.setdefault(activity, [0] * len(_STATE_COLUMNS))
+        state = _text(ad, "State")
+        if state in _STATE_COUNTED:
+            counts[_STATE_COUNTED[state]] += 1
+            if state == "Backfill" and activity == "Idle":
+                counts[8] += 1
+    return _counts_table(rows, _STATE_COLUMNS, (5, 5, 9, 7, 10, 7, 6, 8, 6))
+
+
+def _server_footer(ads: Sequence[ClassAd]) -> str:
+    """``condor_status -server``'s summary per platform: slots, available ones (not in the
+    Owner state: inferred, no Owner slot was observed), and the Memory, Disk, Mips and KFlops
+    sums; the Memory heading is 4 columns left of its numbers, as condor_status prints it.  An
+    ad without one of the four numbers is counted as "malformed" in a last line."""
+    rows: dict[str, list[int]] = {}
+    malformed = 0
+    for ad in ads:
+        row = rows.setdefault(f"{_text(ad, 'Arch')}/{_text(ad, 'OpSys')}", [0] * 6)
+        row[0] += 1
+        row[1] += _text(ad, "State") != "Owner"
+        numbers = [_number(ad, name) for name in ("Memory", "Disk", "Mips", "KFlops")]
+        malformed += any(value is None for value in numbers)
+        for index, value in enumerate(numbers):
+            row[2 + index] += int(value or 0)
+    total = [sum(column) for column in zip(*rows.values(), strict=True)] if rows else [0] * 6
+    width = max([14, *(len(label) + 2 for label in rows)])
+
+    def line(label: str, values: Sequence[int]) -> str:
+        cells = f"{values[0]:>9}{values[1]:>6}" + "".join(f"{v:>12}" for v in values[2:])
+        return f"{label:>{width}}{cells}"
+
+    heads = f"{'Slots':>9}{'Avail':>6}{'Memory':>8}{'Disk':>12}{'MIPS':>12}{'KFLOPS':>12}"
+    lines = ["", " " * width + heads, ""]
+    lines += [line(label, values) for label, values in sorted(rows.items())]
+    lines += ["", line("Total", total)]
+    if malformed:
+        lines += [
+            "",
+            f"{'':{width}}(Omitted {malformed} malformed ads in computed attribute totals)",
+            "",
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -471,6 +570,84 @@ STATUS_TABLES: dict[str, StatusTable] = {
         ],
         None,
         constraint='State == "Claimed"',
+    ),
+    "state": StatusTable(
+        [
+            "Activity",
+            "CondorLoadAvg",
+            "Cpus",
+            "EnteredCurrentActivity",
+            "EnteredCurrentState",
+            "KeyboardIdle",
+            "LastHeardFrom",
+            "Machine",
+            "Memory",
+            "MyCurrentTime",
+            "Name",
+            "OCU",
+            "State",
+        ],  # fmt: skip
+        [
+            Col("Name", 34, _attr("Name"), left=True, auto=True),
+            Col("Cpu", 3, _attr("Cpus"), left=True, auto=True),
+            Col(" Mem", 5, lambda ad: None),  # condor_status -state prints no value here
+            Col("LoadAv", 6, _load),
+            Col("  KbdIdle", 12, _seconds("KeyboardIdle")),
+            Col("State", 7, _attr("State"), left=True),
+            Col("  StateTime", 12, _elapsed("EnteredCurrentState")),
+            Col("Activ", 5, _attr("Activity"), left=True, auto=True),
+            Col("  ActvtyTime", 12, _elapsed("EnteredCurrentActivity")),
+        ],
+        _state_footer,
+    ),
+    "server": StatusTable(
+        [
+            "Arch",
+            "CondorLoadAvg",
+            "Disk",
+            "KFlops",
+            "Machine",
+            "Memory",
+            "Mips",
+            "Name",
+            "OCU",
+            "OpSys",
+            "State",
+        ],  # fmt: skip
+        [
+            Col("Name", 34, _attr("Name"), left=True, auto=True),
+            Col("OpSys", 10, _attr("OpSys"), left=True),
+            Col("Arch", 8, _attr("Arch"), left=True),
+            Col("LoadAv", 6, _load),
+            Col("Memory", 8, _int_or_unknown("Memory", 8)),
+            Col("Disk", 9, _int_or_unknown("Disk", 9)),
+            Col("Mips", 7, _int_or_unknown("Mips", 7)),
+            Col("KFlops", 9, _int_or_unknown("KFlops", 9)),
+        ],
+        _server_footer,
+    ),
+    "run": StatusTable(
+        [
+            "Machine",
+            "Name",
+            "OCU",
+            "RecentJobsCompleted",
+            "RecentJobsStarted",
+            "ShadowsRunning",
+            "TotalJobAds",
+            "TotalSchedulerJobsIdle",
+            "TotalSchedulerJobsRunning",
+        ],  # fmt: skip
+        [
+            Col("Name", 15, _attr("Name"), left=True, auto=True),
+            Col("TotalJobs", 9, _int_cell("TotalJobAds")),
+            Col("Shadows", 7, _int_cell("ShadowsRunning")),
+            Col("ActiveDAGs", 10, _int_cell("TotalSchedulerJobsRunning")),
+            Col("IdleDAGs", 8, _int_cell("TotalSchedulerJobsIdle")),
+            Col("RcntDone", 8, _int_cell("RecentJobsCompleted")),
+            Col("RcntStart", 9, _int_cell("RecentJobsStarted")),
+        ],
+        constraint="((ShadowsRunning + TotalSchedulerJobsRunning) > 0)",
     ),
     "schedd": StatusTable(
         ["Machine", "Name", "OCU", "TotalHeldJobs", "TotalIdleJobs", "TotalRunningJobs"],

@@ -251,6 +251,12 @@ STATUS_LINES: list[list[str]] = [
     ["-claimed", "-af", "Name"],
     ["-collector", "-af", "Name", "Machine"],
     ["-negotiator", "-af:V", "Name"],
+    ["-state"],
+    ["-stat", "-total"],
+    ["-server"],
+    ["-server", "-total"],
+    ["-run"],
+    ["-ru", "-schedd"],
 ]
 
 

@@ -309,6 +309,95 @@ class TestStatusTables:
             "vm           25.13.2           2    23.5 GB    0+00:00:05\n"
         )
 
+    @staticmethod
+    def _slots() -> list[ClassAd]:
+        """Two claimed, busy slots and two unclaimed idle ones, as the 25.13.2 pool advertised
+        them while two jobs ran (no Mips or KFlops: benchmarks off)."""
+        return [
+            ClassAd({"Name": f"slot{n}@vm", "Machine": "vm", "Cpus": 1, "Memory": 1024,
+                     "CondorLoadAvg": 0.0, "KeyboardIdle": 1225, "Disk": 16290704,
+                     "Arch": "X86_64", "OpSys": "LINUX", "LastHeardFrom": 1000,
+                     "State": "Claimed" if n <= 2 else "Unclaimed",
+                     "Activity": "Busy" if n <= 2 else "Idle",
+                     "EnteredCurrentState": 1000 - 21 - 5 * (n > 2),
+                     "EnteredCurrentActivity": 1000 - 21 - 5 * (n > 2)})
+            for n in (4, 3, 2, 1)
+        ]  # fmt: skip
+
+    def test_state_table_and_footer(self) -> None:
+        """condor_status -state, as it printed these slots (its Total column is always 0)."""
+        assert STATUS_TABLES["state"].render(self._slots()) == (
+            "Name                               Cpu  Mem  LoadAv   KbdIdle    State     StateTime"
+            "  Activ   ActvtyTime\n"
+            "\n"
+            "slot1@vm                           1          0.000   0+00:20:25 Claimed   0+00:00:21"
+            " Busy    0+00:00:21\n"
+            "slot2@vm                           1          0.000   0+00:20:25 Claimed   0+00:00:21"
+            " Busy    0+00:00:21\n"
+            "slot3@vm                           1          0.00"
+            "0   0+00:20:25 Unclaimed   0+00:00:26"
+            " Idle    0+00:00:26\n"
+            "slot4@vm                           1          0.00"
+            "0   0+00:20:25 Unclaimed   0+00:00:26"
+            " Idle    0+00:00:26\n"
+            "\n"
+            "               Total Owner Unclaimed Claimed Preem"
+            "pting Matched  Drain Backfill BkIdle\n"
+            "\n"
+            "          Busy     0     0         0       2      "
+            "    0       0      0        0      0\n"
+            "          Idle     0     0         2       0      "
+            "    0       0      0        0      0\n"
+            "\n"
+            "         Total     0     0         2       2      "
+            "    0       0      0        0      0\n"
+        )
+
+    def test_server_table_and_footer(self) -> None:
+        """condor_status -server: unknown Mips/KFlops fill their columns with ``[???]`` and the
+        ads count as malformed; with them, no such line."""
+        assert STATUS_TABLES["server"].render(self._slots()) == (
+            "Name                               OpSys      Arch     LoadAv Memory   Disk      Mips"
+            "    KFlops   \n"
+            "\n"
+            + "".join(
+                f"slot{n}@vm                           LINUX      X8"
+                f"6_64    0.000     1024  16290704"
+                " [?????] [???????]\n"
+                for n in (1, 2, 3, 4)
+            )
+            + "\n"
+            "                  Slots Avail  Memory        Disk        MIPS      KFLOPS\n"
+            "\n"
+            "  X86_64/LINUX        4     4        4096    65162816           0           0\n"
+            "\n"
+            "         Total        4     4        4096    65162816           0           0\n"
+            "\n"
+            "              (Omitted 4 malformed ads in computed attribute totals)\n"
+            "\n"
+        )
+        measured = self._slots()
+        for ad in measured:
+            ad["Mips"], ad["KFlops"] = 1000, 2000
+        text = STATUS_TABLES["server"].render(measured)
+        assert "Omitted" not in text and "?" not in text
+        assert text.endswith(
+            "Total        4     4        4096    65162816        4000        8000\n"
+        )
+
+    def test_run_table(self) -> None:
+        ad = ClassAd({"Name": "vm", "Machine": "vm", "TotalJobAds": 8, "ShadowsRunning": 2,
+                      "TotalSchedulerJobsRunning": 0, "TotalSchedulerJobsIdle": 0,
+                      "RecentJobsCompleted": 0, "RecentJobsStarted": 2})  # fmt: skip
+        assert STATUS_TABLES["run"].render([ad]) == (
+            "Name            TotalJobs Shadows ActiveDAGs IdleDAGs RcntDone RcntStart\n"
+            "\n"
+            "vm                      8       2          0        0        0         2\n"
+        )
+        assert (
+            STATUS_TABLES["run"].constraint == "((ShadowsRunning + TotalSchedulerJobsRunning) > 0)"
+        )
+
     def test_any_sorted_by_machine_then_name(self) -> None:
         ads = [
             ClassAd(
