@@ -59,11 +59,13 @@ Q_OPTIONS: list[Opt] = [
     Opt("name", 2, 1, "the schedd's name", "NAME"),
     Opt("submitter", 3, 1, "the jobs of this submitter", "USER"),
     Opt("stream-results", 3, 0, "print each job as it arrives (no sorting)"),
+    Opt("cputime", 2, 0, "CPU_TIME (the job's user CPU) instead of RUN_TIME"),
+    Opt("currentrun", 2, 0, "RUN_TIME of the current run (as without it: condor 25 does so)"),
     Opt("addr", 3, 1, "the schedd's address (sinful or host:port); skips the lookup", "ADDR"),
 ]
 
 MISSING = (
-    "-jobads, -userlog, -jobset, -autocluster, -unmatchable, -cputime, -currentrun, "
+    "-jobads, -userlog, -jobset, -autocluster, -unmatchable, "
     "-dag, -expert, -grid, -hold-codes, -io, -print-format, -aaf, -af:T/:Y (accepted, ignored), "
     "-schedd-constraint, -version"
 )
@@ -79,7 +81,15 @@ def _handle(opt: Opt, modifier: str, values: list[str], args: ListingArgs) -> No
             args.flags.setdefault("states", []).append(name)
         else:
             args.flags["batch"] = name == "batch"
-    elif name in ("allusers", "wide", "global", "stream-results", "factory"):
+    elif name in (
+        "allusers",
+        "wide",
+        "global",
+        "stream-results",
+        "factory",
+        "cputime",
+        "currentrun",
+    ):
         args.flags[name] = True
     elif name in ("name", "submitter", "addr"):
         args.flags[name] = values[0]
@@ -167,11 +177,11 @@ def run(args: ListingArgs, out: TextIO, err: TextIO) -> int:
     if factory:
         default: Sequence[str] = FACTORY_PROJECTION
     elif view_name is not None:
-        default = q_view(view_name).projection
+        default = q_view(view_name, cputime=bool(flags.get("cputime"))).projection
     elif flags.get("batch", True) and not totals_only:
         default = BATCH_PROJECTION
     else:
-        default = q_view("nobatch").projection
+        default = q_view("nobatch", cputime=bool(flags.get("cputime"))).projection
     projection = request.projection(default)
     if custom is not None and projection is not None:
         projection = sorted({*projection, "ClusterId", "ProcId"}, key=str.lower)
@@ -223,7 +233,7 @@ def run(args: ListingArgs, out: TextIO, err: TextIO) -> int:
             _drain(ads)
             body = []
         elif view_name is not None or not flags.get("batch", True):
-            view = q_view(view_name or "nobatch")
+            view = q_view(view_name or "nobatch", cputime=bool(flags.get("cputime")))
             body = _view_lines(view, ads, streaming)
         else:
             body = batch_lines(ads, count_done)  # it orders the batches itself

@@ -100,11 +100,20 @@ def job_key(ad: ClassAd) -> tuple[int, int]:
 
 
 def _run_time(ad: ClassAd, now: int) -> str:
-    wall = _int(ad, "RemoteWallClockTime")
+    """condor_q's RUN_TIME: a running job's current run (from the shadow's start to the
+    schedd's clock), any other job's last run (``LastRemoteWallClockTime``).  Observed with a
+    job held, released and held again: not the runs' sum (``RemoteWallClockTime``), and the
+    same with ``-currentrun``."""
     started = _int(ad, "ShadowBday") or _int(ad, "JobCurrentStartDate")
     if _int(ad, "JobStatus") == 2 and started:
-        wall += max(0, now - started)
-    return _duration(wall)
+        return _duration(max(0, now - started))
+    return _duration(_int(ad, "LastRemoteWallClockTime"))
+
+
+def _cpu_time(ad: ClassAd, now: int) -> str:
+    """condor_q -cputime's CPU_TIME: the job's user CPU (``RemoteUserCpu``; its system CPU
+    is not added: observed)."""
+    return _duration(_int(ad, "RemoteUserCpu"))
 
 
 def _command(ad: ClassAd) -> str:
@@ -165,19 +174,19 @@ def _first(item: tuple[tuple[int, int], str]) -> tuple[int, int]:
     return item[0]
 
 
-def _nobatch_row(ad: ClassAd, now: int) -> str:
+def _nobatch_row(ad: ClassAd, now: int, time_of: Any = _run_time) -> str:
     return (
         f" {_str(ad, 'Owner'):<14} {_when(_int(ad, 'QDate')):>11} "
-        f"{_run_time(ad, now):>12} {_LETTER.get(_int(ad, 'JobStatus'), '?')}  "
+        f"{time_of(ad, now):>12} {_LETTER.get(_int(ad, 'JobStatus'), '?')}  "
         f"{_int(ad, 'JobPrio'):<3} {_size(ad):>4.1f} {_command(ad)}"
     ).rstrip()
 
 
-def _run_row(ad: ClassAd, now: int) -> str:
+def _run_row(ad: ClassAd, now: int, time_of: Any = _run_time) -> str:
     host = _get(ad, "RemoteHost")
     return (
         f" {_str(ad, 'Owner'):<14} {_when(_int(ad, 'QDate')):>11} "
-        f"{_run_time(ad, now):>12} {host if isinstance(host, str) else ''}"
+        f"{time_of(ad, now):>12} {host if isinstance(host, str) else ''}"
     ).rstrip()
 
 
@@ -217,7 +226,7 @@ _VIEWS = {
         [
             *_COMMON,
             "QDate",
-            "RemoteWallClockTime",
+            "LastRemoteWallClockTime",
             "ShadowBday",
             "JobCurrentStartDate",
             "JobPrio",
@@ -234,7 +243,7 @@ _VIEWS = {
         [
             *_COMMON,
             "QDate",
-            "RemoteWallClockTime",
+            "LastRemoteWallClockTime",
             "ShadowBday",
             "JobCurrentStartDate",
             "RemoteHost",
@@ -264,9 +273,17 @@ _VIEWS = {
 VIEW_CONSTRAINTS = {"run": "JobStatus == 2", "hold": "JobStatus == 5", "idle": "JobStatus == 1"}
 
 
-def q_view(name: str) -> QView:
-    """The per-job view ``nobatch``, ``run``, ``hold`` or ``idle``."""
-    return _VIEWS[name]
+def q_view(name: str, cputime: bool = False) -> QView:
+    """The per-job view ``nobatch``, ``run``, ``hold`` or ``idle``; with ``cputime`` (condor_q
+    -cputime) the first two show CPU_TIME where they show RUN_TIME."""
+    view = _VIEWS[name]
+    if not cputime or name not in ("nobatch", "run"):
+        return view
+    return QView(
+        view.heading.replace("RUN_TIME", "CPU_TIME"),
+        [*view.projection, "RemoteUserCpu"],
+        partial(view.row, time_of=_cpu_time),
+    )
 
 
 # -- the batch view -----------------------------------------------------------------------------

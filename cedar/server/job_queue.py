@@ -752,7 +752,11 @@ class JobQueue:
                         job.ad.pop("RemoteHost", None)
                         job.ad["ExitCode"] = 0
                         job.ad["ExitBySignal"] = False
-                        job.ad["RemoteWallClockTime"] = float(now - began)
+                        # as the schedd: the runs' sum, and the last run on its own
+                        previous = job.ad.get("RemoteWallClockTime")
+                        summed = previous if isinstance(previous, (int, float)) else 0.0
+                        job.ad["RemoteWallClockTime"] = float(summed + now - began)
+                        job.ad["LastRemoteWallClockTime"] = float(now - began)
                         job.ad["EnteredCurrentStatus"] = int(now)
                         job.ad["NumJobCompletions"] = int_attr(job.ad, "NumJobCompletions") + 1
                         self._end_run(key, int(now), vacated=False, exited=True)

@@ -274,6 +274,29 @@ class TestQTables:
         assert row.startswith("   1.0   testuser    ")
         assert row.endswith("   0+00:00:00 H  0    0.0 sleep 300\n")
 
+    def test_run_time_is_the_current_or_last_run(self) -> None:
+        """As condor_q 25.13.2 printed a job that ran 263 s, was held, released, ran 36 s and
+        was held again: a running job's current run, any other job's last run; never the
+        runs' sum.  -cputime: the user CPU alone."""
+        rerunning = _job(1, 0, 2)
+        rerunning.update({"RemoteWallClockTime": 263.0, "LastRemoteWallClockTime": 263.0,
+                          "ShadowBday": 1000, "JobCurrentStartDate": 1000})  # fmt: skip
+        held = _job(1, 1, 5)
+        held.update({"RemoteWallClockTime": 299.0, "LastRemoteWallClockTime": 36.0,
+                     "JobCurrentStartDate": 1000, "RemoteUserCpu": 100.0,
+                     "RemoteSysCpu": 20.0})  # fmt: skip
+        lines = list(q_view("nobatch").lines([rerunning, held], now=1016))
+        assert lines[0].endswith(" RUN_TIME ST PRI SIZE CMD\n")
+        assert "   0+00:00:16 R " in lines[1] and "   0+00:00:36 H " in lines[2]
+        lines = list(q_view("run").lines([rerunning], now=1016))
+        assert lines[1].endswith("   0+00:00:16\n")
+        cpu = q_view("nobatch", cputime=True)
+        assert "RemoteUserCpu" in cpu.projection
+        lines = list(cpu.lines([rerunning, held], now=1016))
+        assert lines[0].endswith(" CPU_TIME ST PRI SIZE CMD\n")
+        assert "   0+00:00:00 R " in lines[1] and "   0+00:01:40 H " in lines[2]
+        assert q_view("hold", cputime=True) is q_view("hold")
+
     def test_totals(self) -> None:
         summary = ClassAd({"Jobs": 5, "Held": 3, "Running": 2, "AllusersJobs": 7})
         assert totals_lines(summary) == (
