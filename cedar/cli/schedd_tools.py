@@ -37,6 +37,11 @@ def subcommand_parser(name: str) -> argparse.ArgumentParser:
             help="send the input files to the schedd (remote submit)",
         )
         p.add_argument(
+            "--remote",
+            metavar="NAME",
+            help="submit to the schedd NAME, sending the input files (--name NAME --spool)",
+        )
+        p.add_argument(
             "-a",
             "--append",
             action="append",
@@ -99,6 +104,8 @@ def description_from(args: argparse.Namespace) -> Submit:
 
 def run_submit(args: argparse.Namespace, out: TextIO) -> int:
     """``cedar submit FILE``: prints the cluster id it created."""
+    if args.remote is not None:  # condor_submit -remote: that schedd, with spooling
+        args.name, args.spool = args.remote, True
     if args.dry_run is not None and (args.json or args.spool):
         raise UsageError("--dry-run writes condor_submit's ads: not with --json or --spool")
     description = description_from(args)

@@ -56,6 +56,21 @@ def test_submit_spool_then_transfer_data(
     assert "blob.bin 256 " in (inputs / "out.txt").read_text()
 
 
+def test_submit_remote_names_the_schedd_and_spools(
+    spool_pool: MockPool, inputs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """condor_submit -remote NAME: the schedd NAME (found through the collector), spooled."""
+    (inputs / "job.sub").write_text(SUBMIT)
+    monkeypatch.chdir(inputs)
+    name = str(spool_pool.schedd.schedd_ad()["Name"])
+    argv = ["submit", "-pool", spool_pool.address, "-remote", name, "job.sub", "--json"]
+    code, text = run(*argv)
+    assert code == 0, text
+    assert json.loads(text)["spooled"][0]["files"][-1] == "job.sh"
+    code, _ = run("submit", "-remote", "no-such-schedd", "-pool", spool_pool.address, "job.sub")
+    assert code != 0
+
+
 def test_transfer_data_needs_ids(spool_pool: MockPool) -> None:
     code, _ = run("transfer-data", "--addr", spool_pool.schedd_address)
     assert code == 2
