@@ -79,7 +79,7 @@ def description_from(args: argparse.Namespace) -> Submit:
     files = [word for word in args.words if "=" not in word]
     if len(files) > 1:
         raise UsageError(f"one submit description file, not {len(files)}: {' '.join(files)}")
-    macros = [tuple(part.strip() for part in w.split("=", 1)) for w in args.words if "=" in w]
+    macros = [(name.strip(), value.strip()) for name, _, value in _assignments(args.words)]
     path = files[0] if files else "-"
     if path == "-":
         text, submit_file = sys.stdin.read(), None
@@ -96,10 +96,15 @@ def description_from(args: argparse.Namespace) -> Submit:
     return Submit.from_command_line(
         text,
         submit_file=submit_file,
-        macros=[(name, value) for name, value in macros],
+        macros=macros,
         appended=appended,
         queue=" ".join(args.queue) if args.queue else None,
     )
+
+
+def _assignments(words: list[str]) -> list[tuple[str, str, str]]:
+    """The ``NAME=VALUE`` words of the command line, split at their first ``=``."""
+    return [word.partition("=") for word in words if "=" in word]
 
 
 def run_submit(args: argparse.Namespace, out: TextIO) -> int:
