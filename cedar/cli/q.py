@@ -28,10 +28,12 @@ from cedar.output import (
     BATCH_PROJECTION,
     FACTORY_CONSTRAINT,
     FACTORY_PROJECTION,
+    HOLD_CODES_PROJECTION,
     VIEW_CONSTRAINTS,
     QView,
     batch_lines,
     factory_lines,
+    hold_code_lines,
     q_view,
     schedd_banner,
     totals_lines,
@@ -60,13 +62,14 @@ Q_OPTIONS: list[Opt] = [
     Opt("submitter", 3, 1, "the jobs of this submitter", "USER"),
     Opt("stream-results", 3, 0, "print each job as it arrives (no sorting)"),
     Opt("cputime", 2, 0, "CPU_TIME (the job's user CPU) instead of RUN_TIME"),
+    Opt("hold-codes", 6, 0, "the held jobs counted by owner and hold code/subcode"),
     Opt("currentrun", 2, 0, "RUN_TIME of the current run (as without it: condor 25 does so)"),
     Opt("addr", 3, 1, "the schedd's address (sinful or host:port); skips the lookup", "ADDR"),
 ]
 
 MISSING = (
     "-jobads, -userlog, -jobset, -autocluster, -unmatchable, "
-    "-dag, -expert, -grid, -hold-codes, -io, -print-format, -aaf, -af:T/:Y (accepted, ignored), "
+    "-dag, -expert, -grid, -io, -print-format, -aaf, -af:T/:Y (accepted, ignored), "
     "-schedd-constraint, -version"
 )
 
@@ -91,6 +94,8 @@ def _handle(opt: Opt, modifier: str, values: list[str], args: ListingArgs) -> No
         "currentrun",
     ):
         args.flags[name] = True
+    elif name == "hold-codes":  # ordered with -hold: the later of the two decides
+        args.flags.setdefault("states", []).append(name)
     elif name in ("name", "submitter", "addr"):
         args.flags[name] = values[0]
     else:
@@ -155,6 +160,16 @@ def run(args: ListingArgs, out: TextIO, err: TextIO) -> int:
     view_name = view_names[-1] if view_names else None
     parts = [ids_constraint, *args.constraints]
     factory = bool(flags.get("factory"))
+    # condor_q -hold-codes (observed): the held jobs only, whatever else is printed (-af,
+    # -long, -totals); its table unless a later -hold asks for that one; not with -run/-idle;
+    # over -factory
+    hold_family = [s for s in states if s in ("hold", "hold-codes")]
+    hold_codes = bool(hold_family) and hold_family[-1] == "hold-codes" and "totals" not in states
+    if hold_codes and view_name in ("run", "idle"):
+        raise UsageError(f"-hold-codes cannot be combined with -{view_name}")
+    if "hold-codes" in states and view_name is None:
+        parts.append("JobStatus == 5")
+    factory = factory and not hold_codes
     if factory:  # condor_q -factory: the factories' cluster ads, not the procs
         parts.append(f"({FACTORY_CONSTRAINT})")
     elif view_name is not None:
@@ -176,6 +191,8 @@ def run(args: ListingArgs, out: TextIO, err: TextIO) -> int:
     custom = request.custom()
     if factory:
         default: Sequence[str] = FACTORY_PROJECTION
+    elif hold_codes:
+        default = HOLD_CODES_PROJECTION
     elif view_name is not None:
         default = q_view(view_name, cputime=bool(flags.get("cputime"))).projection
     elif flags.get("batch", True) and not totals_only:
@@ -229,6 +246,8 @@ def run(args: ListingArgs, out: TextIO, err: TextIO) -> int:
         body: Iterable[str]
         if factory:
             body = factory_lines(ads)
+        elif hold_codes:
+            body = hold_code_lines(ads)
         elif totals_only:
             _drain(ads)
             body = []
@@ -248,7 +267,7 @@ def run(args: ListingArgs, out: TextIO, err: TextIO) -> int:
             out.write(schedd_banner(schedd_name, schedd.locate()))
         for line in body:
             out.write(line)
-        if factory or view_name in ("run", "idle"):
+        if factory or hold_codes or view_name in ("run", "idle"):
             continue  # condor_q prints no totals under these views
         summary = stream.summary
         if summary is None:

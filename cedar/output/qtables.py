@@ -25,7 +25,9 @@ __all__ = [
     "BATCH_PROJECTION",
     "FACTORY_CONSTRAINT",
     "FACTORY_PROJECTION",
+    "HOLD_CODES_PROJECTION",
     "factory_lines",
+    "hold_code_lines",
     "job_key",
     "QView",
     "batch_lines",
@@ -451,6 +453,39 @@ _FACTORY_MODES = {0: "Norm", 1: "Held"}
 _FACTORY_HEADING = (
     " OWNER            SUBMITTED  LIMIT PRESNT   RUN    IDLE   HOLD NEXTID MODE DIGEST"
 )
+
+
+#: What condor_q -hold-codes reads of each held job.
+HOLD_CODES_PROJECTION = ["ClusterId", "EnteredCurrentStatus", "HoldReason", "HoldReasonCode",
+                         "HoldReasonSubCode", "JobStatus", "Owner", "ProcId"]  # fmt: skip
+
+
+def hold_code_lines(ads: Iterable[ClassAd]) -> Iterator[str]:
+    """condor_q -hold-codes's table: the held jobs counted by owner and hold code/subcode (in
+    that order), each group shown by its lowest job id with that job's hold time and reason
+    (observed: the lowest id, not the earliest held); a heading alone when none is held."""
+    groups: dict[tuple[str, int, int], list[Any]] = {}
+    for ad in ads:
+        code, sub = _get(ad, "HoldReasonCode"), _get(ad, "HoldReasonSubCode")
+        code = code if isinstance(code, int) and not isinstance(code, bool) else -1
+        sub = sub if isinstance(sub, int) and not isinstance(sub, bool) else -1
+        key = job_key(ad)
+        group = groups.get((_str(ad, "Owner"), code, sub))
+        if group is None:
+            groups[(_str(ad, "Owner"), code, sub)] = [1, key, ad]
+            continue
+        group[0] += 1
+        if key < group[1]:
+            group[1:] = [key, ad]
+    yield "OWNER          CODE/SUB    COUNT  OLDEST_JOB_ID HELD_SINCE  HOLD_REASON\n"
+    for (owner, code, sub), (count, (cluster, proc), ad) in sorted(groups.items()):
+        code_text = str(code) if code >= 0 else ""
+        sub_text = f"/{sub}" if sub >= 0 else ""
+        line = (
+            f"{owner:<14} {code_text:>4}{sub_text:<5} {count:>8} {f'{cluster}.{proc}':<13} "
+            f"{_when(_int(ad, 'EnteredCurrentStatus')):>11} {_str(ad, 'HoldReason')}"
+        )
+        yield line.rstrip() + "\n"
 
 
 def factory_lines(ads: Iterable[ClassAd]) -> Iterator[str]:

@@ -16,6 +16,7 @@ from cedar.output import (
     AutoFormat,
     Printf,
     batch_lines,
+    hold_code_lines,
     long_text,
     q_view,
     totals_lines,
@@ -296,6 +297,37 @@ class TestQTables:
         assert lines[0].endswith(" CPU_TIME ST PRI SIZE CMD\n")
         assert "   0+00:00:00 R " in lines[1] and "   0+00:01:40 H " in lines[2]
         assert q_view("hold", cputime=True) is q_view("hold")
+
+    def test_hold_codes(self) -> None:
+        """condor_q -hold-codes, as it printed these jobs: counted by owner and code/subcode,
+        each group shown by its lowest job id (132.0 was held again after 132.1)."""
+
+        def held(
+            cluster: int, proc: int, code: int, sub: int | None, when: int, why: str
+        ) -> ClassAd:
+            ad = _job(cluster, proc, 5)
+            ad.update({"HoldReasonCode": code, "EnteredCurrentStatus": when, "HoldReason": why})
+            if sub is not None:
+                ad["HoldReasonSubCode"] = sub
+            return ad
+
+        ads = [
+            held(132, 1, 1, 7, 1795778719, "another seven (by user testuser)"),
+            held(132, 0, 1, 7, 1795778736, "seven again (by user testuser)"),
+            held(126, 1, 15, None, 1795776540, "submitted on hold at user's request"),
+            held(132, 2, 1, 3, 1795778719, "three (by user testuser)"),
+        ]
+        lines = list(hold_code_lines(ads))
+        assert (
+            lines[0] == "OWNER          CODE/SUB    COUNT  OLDEST_JOB_ID HELD_SINCE  HOLD_REASON\n"
+        )
+        assert [line[:48] for line in lines[1:]] == [
+            "testuser          1/3           1 132.2         ",
+            "testuser          1/7           2 132.0         ",
+            "testuser         15             1 126.1         ",
+        ]
+        assert lines[2].endswith(" seven again (by user testuser)\n")
+        assert list(hold_code_lines([])) == lines[:1]
 
     def test_totals(self) -> None:
         summary = ClassAd({"Jobs": 5, "Held": 3, "Running": 2, "AllusersJobs": 7})
