@@ -10,13 +10,18 @@ because it does not parse on its own.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
+from cedar.classad_wire.evaluate import Budget, evaluate
 from cedar.classad_wire.expr import Binary, Expr, Literal, Paren
 from cedar.classad_wire.syntax import parse_expr
 from cedar.classad_wire.unparse import unparse
-from cedar.errors import ClassAdError, ClassAdParseError
+from cedar.errors import CedarError, ClassAdError, ClassAdParseError, EvaluationBudgetExceeded
 
-__all__ = ["and_constraints", "constraint_text", "parse_constraint"]
+if TYPE_CHECKING:
+    from cedar.classad_wire.classad import ClassAd
+
+__all__ = ["and_constraints", "constraint_text", "matches", "parse_constraint"]
 
 
 def parse_constraint(text: str | Expr | None) -> Expr | None:
@@ -55,3 +60,22 @@ def constraint_text(parts: Iterable[str | Expr | None]) -> str | None:
     """:func:`and_constraints` printed in the old syntax the daemons read, or ``None``."""
     combined = and_constraints(parts)
     return None if combined is None else unparse(combined, old=True)
+
+
+def matches(expr: Expr | None, ad: ClassAd, budget: Budget | None = None) -> bool:
+    """Whether a constraint holds for ``ad``: true or a non-zero number (an error, undefined
+    or anything else does not), as a schedd or collector selects ads.
+
+    Charged to ``budget`` (a request's); :class:`EvaluationBudgetExceeded` once it is spent.
+    """
+    if expr is None:
+        return True
+    try:
+        value = evaluate(expr, ad, budget=budget)
+    except EvaluationBudgetExceeded:
+        raise
+    except CedarError:
+        return False
+    if isinstance(value, bool):
+        return value
+    return isinstance(value, (int, float)) and value != 0

@@ -24,16 +24,18 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from cedar.cli.common import Progress, UsageError
 from cedar.cli.listing import ListingArgs, ListingTool, Opt
+from cedar.errors import CedarError, CommandError
 from cedar.output import (
     BATCH_PROJECTION,
     FACTORY_CONSTRAINT,
     FACTORY_PROJECTION,
     HOLD_CODES_PROJECTION,
     VIEW_CONSTRAINTS,
-    QView,
     batch_lines,
     factory_lines,
     hold_code_lines,
+    jobads_banner,
+    jobads_totals_line,
     q_view,
     schedd_banner,
     totals_lines,
@@ -63,12 +65,13 @@ Q_OPTIONS: list[Opt] = [
     Opt("stream-results", 3, 0, "print each job as it arrives (no sorting)"),
     Opt("cputime", 2, 0, "CPU_TIME (the job's user CPU) instead of RUN_TIME"),
     Opt("hold-codes", 6, 0, "the held jobs counted by owner and hold code/subcode"),
+    Opt("jobads", 4, 1, "the jobs of FILE (condor_q -long's output), not a schedd's", "FILE"),
     Opt("currentrun", 2, 0, "RUN_TIME of the current run (as without it: condor 25 does so)"),
     Opt("addr", 3, 1, "the schedd's address (sinful or host:port); skips the lookup", "ADDR"),
 ]
 
 MISSING = (
-    "-jobads, -userlog, -jobset, -autocluster, -unmatchable, "
+    "-userlog, -jobset, -autocluster, -unmatchable, "
     "-dag, -expert, -grid, -io, -print-format, -aaf, -af:T/:Y (accepted, ignored), "
     "-schedd-constraint, -version"
 )
@@ -96,7 +99,7 @@ def _handle(opt: Opt, modifier: str, values: list[str], args: ListingArgs) -> No
         args.flags[name] = True
     elif name == "hold-codes":  # ordered with -hold: the later of the two decides
         args.flags.setdefault("states", []).append(name)
-    elif name in ("name", "submitter", "addr"):
+    elif name in ("name", "submitter", "addr", "jobads"):
         args.flags[name] = values[0]
     else:
         args.flags.setdefault("extra", []).append((name, modifier, values))
@@ -204,7 +207,10 @@ def run(args: ListingArgs, out: TextIO, err: TextIO) -> int:
         projection = sorted({*projection, "ClusterId", "ProcId"}, key=str.lower)
 
     schedds: list[tuple[Any, str]]
-    if flags.get("global"):
+    jobads = flags.get("jobads")
+    if jobads is not None:
+        schedds = [(JobAdsFile(jobads, constraint), jobads)]
+    elif flags.get("global"):
         collector = Collector(flags.get("pool"), timeout=args.timeout)
         schedds = [
             (Schedd(ad, timeout=args.timeout), str(ad.get("Name") or ""))
@@ -236,7 +242,7 @@ def run(args: ListingArgs, out: TextIO, err: TextIO) -> int:
                 continue
         elif whole:
             batches: Iterable[Iterable[ClassAd]] = [ads]
-            if not streaming and limit < 0 and custom is None and not factory:
+            if not streaming and limit < 0 and custom is None and not factory and not jobads:
                 # condor_q's order without waiting for the whole queue: id windows (whole
                 # ads only: -af/-format lines are small, one query costs less)
                 batches = _windows(schedd, constraint, projection, my_jobs, err) or batches
@@ -253,14 +259,17 @@ def run(args: ListingArgs, out: TextIO, err: TextIO) -> int:
             body = []
         elif view_name is not None or not flags.get("batch", True):
             view = q_view(view_name or "nobatch", cputime=bool(flags.get("cputime")))
-            body = _view_lines(view, ads, streaming)
+            now = schedd.now if jobads is not None else int(time.time())
+            body = view.lines(ads, now, streaming)
         else:
             body = batch_lines(ads, count_done)  # it orders the batches itself
         if not streaming:
             body = list(body)
         if flags.get("global") and not streaming and len(list(body)) < 2:
             continue  # -global lists only the schedds with matching jobs (observed)
-        if submitter:
+        if jobads is not None:
+            out.write(jobads_banner(jobads, schedd.now))
+        elif submitter:
             full = submitter if "@" in submitter else f"{submitter}@{_uid_domain()}"
             out.write(submitter_banner(full, schedd_name, schedd.locate()))
         else:
@@ -269,6 +278,9 @@ def run(args: ListingArgs, out: TextIO, err: TextIO) -> int:
             out.write(line)
         if factory or hold_codes or view_name in ("run", "idle"):
             continue  # condor_q prints no totals under these views
+        if jobads is not None:
+            out.write(("" if totals_only else "\n") + jobads_totals_line(schedd.ads) + "\n")
+            continue
         summary = stream.summary
         if summary is None:
             from cedar.classad_wire.classad import ClassAd
@@ -295,10 +307,6 @@ def submitter_banner(submitter: str, schedd_name: str, address: str) -> str:
     head, _, when = banner.rpartition(" @ ")
     short = head.split(" : ", 1)[1]
     return f"\n\n-- Submitter: {submitter} : {short} : {schedd_name} @ {when}"
-
-
-def _view_lines(view: QView, ads: Iterable[ClassAd], streaming: bool) -> Iterator[str]:
-    return view.lines(ads, int(time.time()), streaming)
 
 
 def _long(summary: ClassAd | None) -> str:
@@ -378,6 +386,48 @@ def _write_whole(
 
 def _needs_first(custom: Any) -> bool:
     return bool(getattr(custom, "headings", False))
+
+
+class JobAdsFile:
+    """``-jobads FILE`` in place of a schedd: the file's ads (condor_q -long's output) that
+    match the query's constraint, in the file's order; ``-limit`` is ignored and no owner
+    default applies, as condor_q does (observed).  An unreadable file: condor's message."""
+
+    def __init__(self, path: str, constraint: Expr | None) -> None:
+        from cedar.classad_wire.classad import ClassAd
+        from cedar.classad_wire.constraints import matches
+
+        try:
+            with open(path, encoding="utf-8", errors="surrogateescape") as handle:
+                text = handle.read()
+        except OSError:
+            raise CommandError(f"Can't open file of ClassAds: {path}") from None
+        self.ads = []
+        # ads are separated by blank lines; as condor_q, a line that is not an assignment is
+        # passed over and an ad that does not parse is left out (a file of garbage: no jobs)
+        for block in re.split(r"\n[ \t]*\n", text):
+            lines = [line for line in block.split("\n") if "=" in line]
+            if not lines:
+                continue
+            try:
+                ad = ClassAd.parse_old("\n".join(lines))
+            except CedarError:
+                continue
+            if matches(constraint, ad):
+                self.ads.append(ad)
+        #: As a schedd query's (read after the jobs): none, the totals are counted.
+        self.summary = None
+        #: The clock of the banner and of a running job's RUN_TIME: the schedd's when it
+        #: wrote the ads (their ServerTime), else now (observed).
+        times = [ad.get("ServerTime") for ad in self.ads]
+        self.now = max([t for t in times if isinstance(t, int)], default=int(time.time()))
+
+    def query_iter(self, *args: Any, **kwargs: Any) -> JobAdsFile:
+        """The matching jobs, whatever is asked: all of each ad is already here."""
+        return self
+
+    def __iter__(self) -> Iterator[ClassAd]:
+        return iter(self.ads)
 
 
 def _local_name() -> str:

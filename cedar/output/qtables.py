@@ -29,6 +29,8 @@ __all__ = [
     "factory_lines",
     "hold_code_lines",
     "job_key",
+    "jobads_banner",
+    "jobads_totals_line",
     "QView",
     "batch_lines",
     "q_view",
@@ -535,6 +537,25 @@ def _summary_line(label: str, counts: Mapping[str, Any]) -> str:
         f"{get('Removed')} removed, {get('Idle')} idle, {get('Running')} running, "
         f"{get('Held')} held, {get('Suspended')} suspended"
     )
+
+
+def jobads_banner(path: str, when: float) -> str:
+    """condor_q -jobads's ``-- Jobads: FILE @ date`` line (``when``: the ads' ServerTime)."""
+    stamp = time.strftime("%m/%d/%y %H:%M:%S", time.localtime(when))
+    return f"\n\n-- Jobads: {path} @ {stamp}\n"
+
+
+def jobads_totals_line(ads: Iterable[ClassAd]) -> str:
+    """condor_q -jobads's one totals line, counted from the jobs listed (there is no schedd
+    summary), padded with spaces to 138 columns as condor_q 25.13.2 writes it (observed)."""
+    names = {1: "Idle", 2: "Running", 3: "Removed", 4: "Completed", 5: "Held", 7: "Suspended"}
+    counts: dict[str, int] = {"Jobs": 0}
+    for ad in ads:
+        counts["Jobs"] += 1
+        name = names.get(_int(ad, "JobStatus"))
+        if name is not None:
+            counts[name] = counts.get(name, 0) + 1
+    return (_summary_line("query", counts) + " ").ljust(138) + "\n"
 
 
 def totals_lines(summary: ClassAd, me: str | None = None) -> str:

@@ -19,9 +19,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from cedar.classad_wire import ClassAd, parse_expr
-from cedar.classad_wire.evaluate import Budget, evaluate
-from cedar.classad_wire.expr import Expr, fold
-from cedar.errors import CedarError, ClassAdError, EvaluationBudgetExceeded, InvalidArgument
+from cedar.classad_wire.constraints import matches
+from cedar.classad_wire.evaluate import Budget
+from cedar.classad_wire.expr import fold
+from cedar.errors import ClassAdError, InvalidArgument
 from cedar.jobid import match_job_id
 from cedar.numbers import ACTION_REASON_ATTRIBUTE, JobAction, JobStatus, SetAttributeFlags
 from cedar.server.errors import QueueError
@@ -130,24 +131,6 @@ def int_attr(ad: ClassAd, name: str, default: int = 0) -> int:
     except ClassAdError:
         return default
     return value if isinstance(value, int) and not isinstance(value, bool) else default
-
-
-def matches(expr: Expr | None, ad: ClassAd, budget: Budget | None = None) -> bool:
-    """Whether a constraint is true (or a non-zero number) for ``ad``.
-
-    Charged to ``budget`` (the request's); :class:`EvaluationBudgetExceeded` once it is spent.
-    """
-    if expr is None:
-        return True
-    try:
-        value = evaluate(expr, ad, budget=budget)
-    except EvaluationBudgetExceeded:
-        raise
-    except CedarError:
-        return False
-    if isinstance(value, bool):
-        return value
-    return isinstance(value, (int, float)) and value != 0
 
 
 @dataclass

@@ -45,6 +45,7 @@ import trio
 from cedar.auth.server_policy import ServerPolicy, real_pool_policy
 from cedar.auth.version import CEDAR_PLATFORM_STRING, CEDAR_VERSION_STRING
 from cedar.classad_wire import ClassAd, get_classad, parse_expr, put_classad
+from cedar.classad_wire.constraints import matches
 from cedar.classad_wire.evaluate import evaluate
 from cedar.classad_wire.expr import Expr
 from cedar.commands.history import select_records, since_of
@@ -75,7 +76,6 @@ from cedar.server.job_queue import (
     JobQueue,
     Transaction,
     int_attr,
-    matches,
     owner_of,
 )
 from cedar.server.spool import handle_spool, handle_transfer_data

@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cedar.classad_wire import ClassAd, parse_expr, put_classad
+from cedar.classad_wire.constraints import matches
 from cedar.commands.filetransfer import SandboxDestination, download_sandbox, upload_sandbox
 from cedar.commands.spool import SPOOLING_HOLD_REASON
 from cedar.errors import CedarError
-from cedar.server.job_queue import matches
 from cedar.server.spool_area import (
     COMPLETED,
     HELD,

@@ -92,7 +92,7 @@ def test_unknown_option_prints_the_subcommands_usage() -> None:
     assert q.run_argv(["-hold", "-nosuchoption"], out, err) == 2
     assert out.getvalue() == ""
     assert err.getvalue().startswith("cedar q: unknown option -nosuchoption\nusage: cedar q ")
-    assert "not supported (condor options cedar lacks): -jobads" in err.getvalue()
+    assert "not supported (condor options cedar lacks): -userlog" in err.getvalue()
     out, err = io.StringIO(), io.StringIO()
     assert query.run_argv(["--help"], out, err) == 0
     assert out.getvalue().startswith("usage: cedar status ") and "-startd" in out.getvalue()

@@ -356,3 +356,40 @@ def test_status_unknown_names_as_condor_status(name: str) -> None:
 
 def test_enough_command_lines() -> None:
     assert len(Q_LINES) + len(STATUS_LINES) + 4 >= 150
+
+
+JOBADS_LINES: list[list[str]] = [
+    [],
+    ["-nobatch"],
+    ["-totals"],
+    ["-hold"],
+    ["-hold-codes"],
+    ["-af", "ClusterId", "ProcId", "JobStatus"],
+    ["-constraint", "ProcId == 1", "-nobatch"],
+    ["-long"],
+    ["-limit", "1", "-af", "ClusterId", "ProcId"],
+]
+
+
+@pytest.mark.parametrize("argv", JOBADS_LINES, ids=[" ".join(a) or "(none)" for a in JOBADS_LINES])
+def test_q_jobads_prints_what_condor_q_prints(
+    queue: list[int], tmp_path: Path, argv: list[str]
+) -> None:
+    """``-jobads FILE``: the jobs of a file of ads (the real condor_q -long's output of this
+    test's clusters, with some garbage) instead of a schedd's."""
+    env = _env()
+    tool = shutil.which("condor_q", path=env["PATH"])
+    assert tool is not None
+    done = subprocess.run(
+        [tool, "-long", *map(str, queue)], env=env, capture_output=True, text=True, timeout=120,
+        check=True,
+    )  # fmt: skip
+    path = tmp_path / "ads.txt"
+    path.write_text("not an assignment\n\n" + done.stdout)
+    path.chmod(0o644)
+    _compare("condor_q", "q", ["-jobads", str(path), *argv])
+
+
+def test_q_jobads_of_a_missing_file_fails_as_condor_q(tmp_path: Path) -> None:
+    ours, theirs = _run_both("condor_q", "q", ["-jobads", str(tmp_path / "missing")])
+    assert ours == theirs == (1, [])
