@@ -393,28 +393,42 @@ class JobAdsFile:
     match the query's constraint, in the file's order; ``-limit`` is ignored and no owner
     default applies, as condor_q does (observed).  An unreadable file: condor's message."""
 
+    #: The longest line read: a file with none (``/dev/zero``) fails at once, never filling memory.
+    MAX_LINE = 1 << 20
+
     def __init__(self, path: str, constraint: Expr | None) -> None:
         from cedar.classad_wire.classad import ClassAd
         from cedar.classad_wire.constraints import matches
 
+        self.ads: list[ClassAd] = []
+
+        def take(lines: list[str]) -> None:
+            # as condor_q: a line that is not an assignment is passed over, an ad that does
+            # not parse is left out (a file of garbage lists no jobs)
+            try:
+                ad = ClassAd.parse_old("\n".join(line for line in lines if "=" in line))
+            except CedarError:
+                return
+            if len(ad) and matches(constraint, ad):
+                self.ads.append(ad)
+
         try:
             with open(path, encoding="utf-8", errors="surrogateescape") as handle:
-                text = handle.read()
+                lines: list[str] = []  # the ad being read; ads are separated by blank lines
+                number = 0
+                while line := handle.readline(self.MAX_LINE + 1):
+                    number += 1
+                    if len(line) > self.MAX_LINE:
+                        raise CommandError(f"{path}: line {number} is over 1 MiB")
+                    if line.strip(" \t\r\n"):
+                        lines.append(line.rstrip("\n"))
+                    elif lines:
+                        take(lines)
+                        lines = []
+                if lines:
+                    take(lines)
         except OSError:
             raise CommandError(f"Can't open file of ClassAds: {path}") from None
-        self.ads = []
-        # ads are separated by blank lines; as condor_q, a line that is not an assignment is
-        # passed over and an ad that does not parse is left out (a file of garbage: no jobs)
-        for block in re.split(r"\n[ \t]*\n", text):
-            lines = [line for line in block.split("\n") if "=" in line]
-            if not lines:
-                continue
-            try:
-                ad = ClassAd.parse_old("\n".join(lines))
-            except CedarError:
-                continue
-            if matches(constraint, ad):
-                self.ads.append(ad)
         #: As a schedd query's (read after the jobs): none, the totals are counted.
         self.summary = None
         #: The clock of the banner and of a running job's RUN_TIME: the schedd's when it

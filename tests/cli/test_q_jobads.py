@@ -80,3 +80,14 @@ def test_a_missing_file_fails_with_condors_words(tmp_path: Path) -> None:
     status, out, err = cedar_q("-jobads", str(tmp_path / "missing"))
     assert (status, out) == (1, "")
     assert err == f"cedar q: Can't open file of ClassAds: {tmp_path / 'missing'}\n"
+
+
+def test_a_file_of_endless_lines_fails_without_filling_memory(tmp_path: Path) -> None:
+    """``/dev/zero`` has no line end: refused after 1 MiB, not read into memory."""
+    status, out, err = cedar_q("-jobads", "/dev/zero")
+    assert (status, out) == (1, "")
+    assert err == "cedar q: /dev/zero: line 1 is over 1 MiB\n"
+    path = tmp_path / "long.txt"
+    path.write_text("ClusterId = 1\n" + "x" * (2 << 20))
+    status, _, err = cedar_q("-jobads", str(path))
+    assert status == 1 and err.endswith(": line 2 is over 1 MiB\n")
