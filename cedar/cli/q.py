@@ -190,6 +190,7 @@ def run(args: ListingArgs, out: TextIO, err: TextIO) -> int:
         my_jobs = getpass.getuser()
     limit = flags.get("limit", -1)
     totals_only = "totals" in states
+    cputime = bool(flags.get("cputime"))
     request = args.output
     custom = request.custom()
     if factory:
@@ -197,11 +198,11 @@ def run(args: ListingArgs, out: TextIO, err: TextIO) -> int:
     elif hold_codes:
         default = HOLD_CODES_PROJECTION
     elif view_name is not None:
-        default = q_view(view_name, cputime=bool(flags.get("cputime"))).projection
+        default = q_view(view_name, cputime=cputime).projection
     elif flags.get("batch", True) and not totals_only:
         default = BATCH_PROJECTION
     else:
-        default = q_view("nobatch", cputime=bool(flags.get("cputime"))).projection
+        default = q_view("nobatch", cputime=cputime).projection
     projection = request.projection(default)
     if custom is not None and projection is not None:
         projection = sorted({*projection, "ClusterId", "ProcId"}, key=str.lower)
@@ -258,7 +259,7 @@ def run(args: ListingArgs, out: TextIO, err: TextIO) -> int:
             _drain(ads)
             body = []
         elif view_name is not None or not flags.get("batch", True):
-            view = q_view(view_name or "nobatch", cputime=bool(flags.get("cputime")))
+            view = q_view(view_name or "nobatch", cputime=cputime)
             now = schedd.now if jobads is not None else int(time.time())
             body = view.lines(ads, now, streaming)
         else:

@@ -144,7 +144,7 @@ def run(args: ListingArgs, out: TextIO, err: TextIO) -> int:
     parts = list(args.constraints)
     if names:
         parts.append(" || ".join(names))
-    if table is not None and table.constraint and table_name in ("avail", "claimed", "run"):
+    if table is not None and table.constraint:  # the views that select (-avail, -run, ...)
         parts.append(table.constraint)
     args.constraints = parts
     constraint = args.constraint_tree()  # parsed once; the client sends the tree

@@ -149,12 +149,15 @@ class PoolAccess:
             caller.identity, caller.method = user, result.method
         return caller.identity
 
+    async def _scope_user(self, caller: Caller) -> str | None:
+        """The user ``caller``'s views are limited to (their identity), or None for an admin."""
+        identity = await self.identify(caller)
+        return None if self.settings.is_admin(identity) else identity
+
     async def scope(self, caller: Caller) -> Expr | None:
         """The constraint limiting ``caller`` to their jobs, or None for an admin."""
-        identity = await self.identify(caller)
-        if self.settings.is_admin(identity):
-            return None
-        return owner_scope(identity)
+        user = await self._scope_user(caller)
+        return None if user is None else owner_scope(user)
 
     async def scoped(self, caller: Caller, *parts: str | Expr | None) -> Expr | None:
         """``parts`` and the caller's scope, combined as parsed trees (sent as they are)."""
@@ -163,5 +166,4 @@ class PoolAccess:
     async def scoped_job(self, caller: Caller, cluster: int, proc: int) -> Expr | None:
         """Job ``cluster.proc`` if it is in the caller's scope (no scope for an admin), as
         :func:`cedar.service.scoped_job` writes it: the job's id tested first."""
-        identity = await self.identify(caller)
-        return scoped_job(cluster, proc, None if self.settings.is_admin(identity) else identity)
+        return scoped_job(cluster, proc, await self._scope_user(caller))

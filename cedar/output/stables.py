@@ -144,23 +144,25 @@ def _load(ad: ClassAd) -> str | None:
     return None if value is None else f"{value:.3f}"
 
 
-def _activity_time(ad: ClassAd) -> str | None:
-    entered = _number(ad, "EnteredCurrentActivity")
-    now = _number(ad, "MyCurrentTime") or _number(ad, "LastHeardFrom") or time.time()
-    return None if entered is None else duration(now - entered)
-
-
-def _elapsed(name: str) -> Callable[[ClassAd], str | None]:
-    """The time since ``name`` (a timestamp) when the collector last heard from the daemon
-    (``%T``, ELAPSED_TIME; condor_status -state's query asks for ``LastHeardFrom``, not
-    ``MyCurrentTime``, and the two can differ by a second: observed)."""
+def _elapsed(name: str, *clocks: str) -> Callable[[ClassAd], str | None]:
+    """The time since ``name`` (a timestamp) by the ad's clock: the first of ``clocks`` it has
+    (by default ``LastHeardFrom``, when the collector last heard from the daemon), else now
+    (``%T``, ELAPSED_TIME).  condor_status -state's query asks for ``LastHeardFrom``, not
+    ``MyCurrentTime``, and the two can differ by a second (observed)."""
+    clocks = clocks or ("LastHeardFrom",)
 
     def cell(ad: ClassAd) -> str | None:
         entered = _number(ad, name)
-        now = _number(ad, "LastHeardFrom") or time.time()
-        return None if entered is None else duration(now - entered)
+        if entered is None:
+            return None
+        now = next((t for t in (_number(ad, clock) for clock in clocks) if t), None)
+        return duration((now or time.time()) - entered)
 
     return cell
+
+
+#: The slot table's ActvtyTime: by the daemon's own clock first.
+_activity_time = _elapsed("EnteredCurrentActivity", "MyCurrentTime", "LastHeardFrom")
 
 
 def _seconds(name: str) -> Callable[[ClassAd], str | None]:
@@ -183,12 +185,6 @@ def _int_or_unknown(name: str, width: int) -> Callable[[ClassAd], str | None]:
         return unknown if value is None else str(int(value))
 
     return cell
-
-
-def _uptime(ad: ClassAd) -> str | None:
-    started = _number(ad, "DaemonStartTime")
-    now = _number(ad, "LastHeardFrom") or time.time()
-    return None if started is None else duration(now - started)
 
 
 _VERSION = re.compile(r"\$CondorVersion:\s*(\S+)")
@@ -376,20 +372,26 @@ def _slot_footer(ads: Sequence[ClassAd]) -> str:
     return _counts_table(rows, columns, (5, 5, 7, 9, 7, 10, 6, 8, 6))
 
 
-def _counts_table(rows: dict[str, list[int]], columns: Sequence[str], widths: Sequence[int]) -> str:
-    """condor_status's summary after a slot table: the column names, a line of counts a label
-    (sorted), the Total line.  Each count is right-aligned in its width plus one, with no other
-    separator: a 6-digit total touches the label (observed with 100 000 slots)."""
+def _counts_table(
+    rows: dict[str, list[int]],
+    columns: Sequence[str],
+    widths: Sequence[int],
+    head_widths: Sequence[int] | None = None,
+) -> str:
+    """condor_status's summary after a slot table: the column names (in ``head_widths`` when
+    they differ), a line of counts a label (sorted), the Total line.  Each count is right-aligned
+    in its width plus one, with no other separator: a 6-digit total touches the label (observed
+    with 100 000 slots)."""
     total = (
         [sum(column) for column in zip(*rows.values(), strict=True)] if rows else [0] * len(widths)
     )
     label_width = max([14, *(len(label) + 2 for label in rows)])
 
-    def summary(label: str, values: Sequence[Any]) -> str:
+    def summary(label: str, values: Sequence[Any], widths: Sequence[int] = widths) -> str:
         cells = "".join(f"{v:>{w + 1}}" for v, w in zip(values, widths, strict=True))
         return f"{label:>{label_width}}{cells}"
 
-    lines = ["", summary("", columns), ""]
+    lines = ["", summary("", columns, head_widths or widths), ""]
     lines += [summary(label, counts) for label, counts in sorted(rows.items())]
     lines += ["", summary("Total", total)]
     return "\n".join(lines) + "\n"
@@ -433,24 +435,14 @@ def _server_footer(ads: Sequence[ClassAd]) -> str:
         malformed += any(value is None for value in numbers)
         for index, value in enumerate(numbers):
             row[2 + index] += int(value or 0)
-    total = [sum(column) for column in zip(*rows.values(), strict=True)] if rows else [0] * 6
-    width = max([14, *(len(label) + 2 for label in rows)])
-
-    def line(label: str, values: Sequence[int]) -> str:
-        cells = f"{values[0]:>9}{values[1]:>6}" + "".join(f"{v:>12}" for v in values[2:])
-        return f"{label:>{width}}{cells}"
-
-    heads = f"{'Slots':>9}{'Avail':>6}{'Memory':>8}{'Disk':>12}{'MIPS':>12}{'KFLOPS':>12}"
-    lines = ["", " " * width + heads, ""]
-    lines += [line(label, values) for label, values in sorted(rows.items())]
-    lines += ["", line("Total", total)]
+    heads = ("Slots", "Avail", "Memory", "Disk", "MIPS", "KFLOPS")
+    text = _counts_table(rows, heads, (8, 5, 11, 11, 11, 11), (8, 5, 7, 11, 11, 11))
     if malformed:
-        lines += [
-            "",
-            f"{'':{width}}(Omitted {malformed} malformed ads in computed attribute totals)",
-            "",
-        ]
-    return "\n".join(lines) + "\n"
+        width = max([14, *(len(label) + 2 for label in rows)])
+        text += (
+            f"\n{'':{width}}(Omitted {malformed} malformed ads in computed attribute totals)\n\n"
+        )
+    return text
 
 
 def _sum(ads: Sequence[ClassAd], name: str) -> int:
@@ -582,7 +574,6 @@ STATUS_TABLES: dict[str, StatusTable] = {
             "LastHeardFrom",
             "Machine",
             "Memory",
-            "MyCurrentTime",
             "Name",
             "OCU",
             "State",
@@ -687,7 +678,7 @@ STATUS_TABLES: dict[str, StatusTable] = {
             Col("Version", 14, _version, left=True),
             Col("Cpus", 4, _int_cell("DetectedCpus")),
             Col("  Memory", 10, _readable_mb),
-            Col("   Uptime", 13, _uptime),
+            Col("   Uptime", 13, _elapsed("DaemonStartTime")),
         ],
     ),
     "collector": StatusTable(
@@ -762,7 +753,7 @@ STATUS_TABLES: dict[str, StatusTable] = {
             Col("Cpus", 4, _int_cell("DetectedCpus")),
             Col("  Memory", 10, _readable_mb),
             Col("GPUs", 5, _member_count),
-            Col("   Uptime", 13, _uptime),
+            Col("   Uptime", 13, _elapsed("DaemonStartTime")),
         ],
         _startd_footer,
     ),
