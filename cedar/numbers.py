@@ -441,6 +441,21 @@ class JobStatus(IntEnum):
         return "IRXCH>S"[self.value - 1]
 
 
+#: The counter of the schedd's query summary ad (``Idle``, ``Running``, ... spec 05 §3.3) a
+#: job counts under, by its ``JobStatus``: transferring output counts as running, 8 as
+#: completed; any other status only in ``Jobs``.
+JOB_SUMMARY_COUNTERS: dict[int, str] = {
+    JobStatus.IDLE: "Idle",
+    JobStatus.RUNNING: "Running",
+    JobStatus.TRANSFERRING_OUTPUT: "Running",
+    JobStatus.REMOVED: "Removed",
+    JobStatus.COMPLETED: "Completed",
+    8: "Completed",
+    JobStatus.HELD: "Held",
+    JobStatus.SUSPENDED: "Suspended",
+}
+
+
 class JobAction(IntEnum):
     """``JobAction`` of ACT_ON_JOBS (spec 05 §5.2)."""
 
@@ -716,6 +731,7 @@ KEY_PROTOCOLS: dict[int, str] = {0: "none", 1: "BLOWFISH", 2: "3DES", 3: "AES"}
 
 __all__ = [
     "ACTION_REASON_ATTRIBUTE",
+    "JOB_SUMMARY_COUNTERS",
     "FORCE_AUTHENTICATION",
     "KEY_PROTOCOLS",
     "QMGMT_ARGUMENTS",

@@ -15,7 +15,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from cedar.errors import CedarError
-from cedar.numbers import JobStatus
+from cedar.numbers import JOB_SUMMARY_COUNTERS, JobStatus
 from cedar.output.memo import Memo
 
 if TYPE_CHECKING:  # the tables only read ads they are given
@@ -546,13 +546,13 @@ def jobads_banner(path: str, when: float) -> str:
 
 
 def jobads_totals_line(ads: Iterable[ClassAd]) -> str:
-    """condor_q -jobads's one totals line, counted from the jobs listed (there is no schedd
-    summary), padded with spaces to 138 columns as condor_q 25.13.2 writes it (observed)."""
-    names = {1: "Idle", 2: "Running", 3: "Removed", 4: "Completed", 5: "Held", 7: "Suspended"}
+    """condor_q -jobads's one totals line, counted from the jobs listed as the schedd counts
+    its summary (there is none), padded with spaces to 138 columns as condor_q 25.13.2 writes
+    it (observed)."""
     counts: dict[str, int] = {"Jobs": 0}
     for ad in ads:
         counts["Jobs"] += 1
-        name = names.get(_int(ad, "JobStatus"))
+        name = JOB_SUMMARY_COUNTERS.get(_int(ad, "JobStatus"))
         if name is not None:
             counts[name] = counts.get(name, 0) + 1
     return (_summary_line("query", counts) + " ").ljust(138) + "\n"

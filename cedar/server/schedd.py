@@ -51,6 +51,7 @@ from cedar.classad_wire.expr import Expr
 from cedar.commands.history import select_records, since_of
 from cedar.errors import CedarError, ClassAdError, EvaluationBudgetExceeded, InvalidArgument
 from cedar.numbers import (
+    JOB_SUMMARY_COUNTERS,
     Arguments,
     Command,
     JobAction,
@@ -84,16 +85,6 @@ from cedar.stream.protocol import Protocol, Receive, Send
 
 log = logging.getLogger(__name__)
 
-_COUNTERS = {
-    IDLE: "Idle",
-    RUNNING: "Running",
-    TRANSFERRING: "Running",
-    REMOVED: "Removed",
-    COMPLETED: "Completed",
-    8: "Completed",
-    HELD: "Held",
-    SUSPENDED: "Suspended",
-}
 _SUMMARY_ORDER = [
     "Held",
     "Idle",
@@ -132,7 +123,7 @@ def _count(counts: dict[str, int], prefix: str, ad: ClassAd) -> None:
     status = int_attr(ad, "JobStatus")
     sched = "Scheduler" if int_attr(ad, "JobUniverse") == 7 else ""
     counts[f"{prefix}{sched}Jobs"] = counts.get(f"{prefix}{sched}Jobs", 0) + 1
-    name = _COUNTERS.get(status)
+    name = JOB_SUMMARY_COUNTERS.get(status)
     if name and not (sched and name == "Suspended"):
         counts[f"{prefix}{sched}{name}"] = counts.get(f"{prefix}{sched}{name}", 0) + 1
 

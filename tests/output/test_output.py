@@ -17,6 +17,7 @@ from cedar.output import (
     Printf,
     batch_lines,
     hold_code_lines,
+    jobads_totals_line,
     long_text,
     q_view,
     totals_lines,
@@ -328,6 +329,20 @@ class TestQTables:
         ]
         assert lines[2].endswith(" seven again (by user testuser)\n")
         assert list(hold_code_lines([])) == lines[:1]
+
+    def test_jobads_totals_count_as_the_schedds_summary(self) -> None:
+        """-jobads counts with the schedd's summary rule (a job transferring its output is
+        running), padded to 138 columns."""
+        ads = [_job(1, 0, 6), _job(1, 1, 5), _job(1, 2, 2), _job(1, 3, 9)]
+        line = jobads_totals_line(ads)
+        assert (
+            line
+            == (
+                "Total for query: 4 jobs; 0 completed, 0 removed, 0 idle, 2 running, 1 held, "
+                "0 suspended "
+            ).ljust(138)
+            + "\n"
+        )
 
     def test_totals(self) -> None:
         summary = ClassAd({"Jobs": 5, "Held": 3, "Running": 2, "AllusersJobs": 7})
