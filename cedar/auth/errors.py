@@ -14,6 +14,7 @@ from cedar.errors import AuthenticationError, PermissionDenied, SecurityError
 __all__ = [
     "CommandDenied",
     "CredentialError",
+    "KerberosError",
     "MaskRefused",
     "RawStartRefused",
     "SciTokenError",
@@ -75,3 +76,10 @@ class TokenError(CredentialError):
 
 class SciTokenError(CredentialError):
     """A SciToken was refused or could not be found; the message never contains the token."""
+
+
+class KerberosError(CredentialError):
+    """KERBEROS could not run: no or expired ticket, KDC refusal or unreachable, bad message.
+
+    One line a user can act on; never a key, ticket or authenticator.
+    """

@@ -1,5 +1,5 @@
 """Registers the built-in methods with the method registry: FS, FS_REMOTE, CLAIMTOBE and
-ANONYMOUS, then the credential-based ones (TOKEN, SSL, SCITOKENS), in that order.
+ANONYMOUS, then the credential-based ones (TOKEN, SSL, SCITOKENS, KERBEROS), in that order.
 
 Imported by :mod:`cedar.auth` so that every process that uses the security layer has them; a
 module of its own because the methods import the registry (:mod:`cedar.auth.methods`).  The
@@ -54,11 +54,25 @@ class DeferredSciTokens(DeferredMethod):
         return SciTokens()
 
 
+class DeferredKerberos(DeferredMethod):
+    """KERBEROS (:class:`cedar.auth.methods.kerberos.Kerberos`), imported on first use."""
+
+    name = "KERBEROS"
+    bit = 0x0040
+
+    def load(self) -> AuthMethod:
+        """The real method."""
+        from cedar.auth.methods.kerberos import Kerberos
+
+        return Kerberos()
+
+
 #: The credential-based methods' stand-ins (``tests/auth`` checks them against the real ones).
 DEFERRED_METHODS: tuple[type[DeferredMethod], ...] = (
     DeferredIdTokens,
     DeferredSsl,
     DeferredSciTokens,
+    DeferredKerberos,
 )
 
 
@@ -70,7 +84,7 @@ def register_builtin_methods() -> None:
 
 
 def register_credential_methods() -> None:
-    """Add TOKEN, SSL and SCITOKENS unless something registered them already."""
+    """Add TOKEN, SSL, SCITOKENS and KERBEROS unless something registered them already."""
     for kind in DEFERRED_METHODS:
         if get_method(kind.name) is None:
             register_method(kind())
