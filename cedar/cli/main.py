@@ -85,10 +85,11 @@ def local_parser(name: str) -> argparse.ArgumentParser:
     pool.add_argument("--run-time", type=float, default=10.0, help="simulated job run time (s)")
     pool.add_argument(
         "--security",
-        choices=["fs", "claimtobe-clear", "tokens"],
+        choices=["fs", "claimtobe-clear", "tokens", "kerberos"],
         default="fs",
         help="fs: FS (or CLAIMTOBE) with AES-GCM required (default); claimtobe-clear: CLAIMTOBE, "
-        "no encryption; tokens: IDTOKENS only (a token for you is written to a new directory)",
+        "no encryption; tokens: IDTOKENS only (a token for you is written to a new directory); "
+        "kerberos: KERBEROS only, keys from KERBEROS_SERVER_KEYTAB (docs/kerberos.md)",
     )
     pool.add_argument("--schedd-name", help="the schedd's Name (default: this host's full name)")
     pool.add_argument(

@@ -54,6 +54,9 @@ SECURITY_SETUPS: dict[str, tuple[list[str], str, dict[str, str]]] = {
     "fs": (["FS", "CLAIMTOBE"], "REQUIRED", {"SEC_CLIENT_AUTHENTICATION_METHODS": "FS"}),
     # + SEC_TOKEN_DIRECTORY: a directory holding a token the pool issued for this user
     "tokens": (["TOKEN"], "REQUIRED", {"SEC_CLIENT_AUTHENTICATION_METHODS": "IDTOKENS"}),
+    # the keytab and realm map come from the configuration (KERBEROS_SERVER_KEYTAB, KRB5_KTNAME,
+    # KERBEROS_MAP_FILE, e.g. as _condor_ variables); clients use their Kerberos tickets
+    "kerberos": (["KERBEROS"], "REQUIRED", {"SEC_CLIENT_AUTHENTICATION_METHODS": "KERBEROS"}),
     "claimtobe-clear": (
         ["CLAIMTOBE"],
         "NEVER",
