@@ -83,7 +83,8 @@ def _recv_exact(s: socket.socket, size: int, deadline: float) -> bytes:
 def _exchange_udp(host: str, port: int, request: bytes, deadline: float) -> bytes:
     with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_DGRAM) as s:
         s.settimeout(max(0.1, deadline - time.monotonic()))
-        s.sendto(request, (host, port))
+        s.connect((host, port))  # so that a closed port is refused at once (ICMP)
+        s.send(request)
         return s.recv(65536)
 
 
