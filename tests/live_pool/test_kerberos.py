@@ -1,0 +1,164 @@
+"""KERBEROS against the real pool and a real MIT KDC (``kdc.sh``, spec 10): cedar's client
+authenticates to the 25.13.2 schedd as testuser (as ``condor_ping`` reports for the same
+ticket), each error a user meets is one line, and the real tools authenticate to ``cedar pool
+--security kerberos``.  The KDC is started once for the session (Debian's krb5-kdc, installed
+by ``.ci/run``) unless ``CEDAR_LIVE_KRB5_CCACHE`` names a running one."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.live
+
+REPO = Path(__file__).resolve().parents[2]
+KDC_SH = Path(os.environ.get("CEDAR_HTCONDOR") or REPO.parent / "shared" / "htcondor") / "kdc.sh"
+
+
+def _exports(text: str) -> dict[str, str]:
+    return dict(re.findall(r"^export (\w+)=(.*)$", text, re.M))
+
+
+@pytest.fixture(scope="session")
+def krb5() -> Iterator[dict[str, str]]:
+    """The realm's ``CEDAR_LIVE_KRB5_*`` settings, starting the KDC if needed."""
+    if os.environ.get("CEDAR_LIVE_KRB5_CCACHE"):
+        yield dict(os.environ)
+        return
+    config = os.environ.get("CEDAR_LIVE_CONDOR_CONFIG") or os.environ.get("CONDOR_CONFIG", "")
+    pool_dir = Path(config).parent.parent if config else None
+    if pool_dir is None or not (pool_dir / "etc").is_dir() or not KDC_SH.exists():
+        pytest.skip("no minicondor pool directory or kdc.sh to start a KDC in")
+    if shutil.which("krb5kdc", path="/usr/sbin:/usr/bin:/sbin") is None:
+        pytest.skip("no MIT KDC: apt-get install -y krb5-kdc krb5-admin-server krb5-user")
+    started = subprocess.run(
+        [str(KDC_SH), "start", str(pool_dir)], capture_output=True, text=True, timeout=120
+    )
+    assert started.returncode == 0, started.stderr[-2000:]
+    settings = _exports(started.stdout)
+    os.environ.update(settings)
+    yield dict(os.environ)
+    # the KDC keeps running until the pool's directory goes (kdc.sh stop would drop KERBEROS)
+
+
+def cedar(env: dict[str, str], *args: str, **knobs: str) -> subprocess.CompletedProcess[str]:
+    full = dict(env)
+    full["_condor_SEC_CLIENT_AUTHENTICATION_METHODS"] = "KERBEROS"
+    full.update({f"_condor_{k}": v for k, v in knobs.items() if k != "KRB5CCNAME"})
+    if "KRB5CCNAME" in knobs:
+        full["KRB5CCNAME"] = knobs["KRB5CCNAME"]
+    return subprocess.run(
+        ["cedar", *args], capture_output=True, text=True, timeout=120, env=full, check=False
+    )
+
+
+def test_cedar_ping_write_is_testuser_as_condor_ping_says(krb5: dict[str, str]) -> None:
+    ours = cedar(krb5, "ping", "--type", "schedd", "WRITE")
+    assert ours.returncode == 0, ours.stderr
+    assert f"WRITE: authorized as {krb5['CEDAR_LIVE_KRB5_USER']} (authentication KERBEROS" in (
+        ours.stdout
+    )
+    theirs = subprocess.run(
+        ["su", "testuser", "-c", "condor_ping -verbose -type schedd WRITE"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**krb5, "_condor_SEC_CLIENT_AUTHENTICATION_METHODS": "KERBEROS"},
+    )
+    assert f"Remote Mapping:              {krb5['CEDAR_LIVE_KRB5_USER']}" in theirs.stdout
+
+
+def test_cedar_submit_q_rm_authenticate_with_kerberos(krb5: dict[str, str], tmp_path: Path) -> None:
+    iwd = Path(krb5.get("CEDAR_LIVE_IWD") or "/tmp") / f"krb-{os.getpid()}"
+    iwd.mkdir(exist_ok=True)
+    iwd.chmod(0o1777)
+    sub = iwd / "job.sub"
+    sub.write_text(f"executable = /bin/sleep\narguments = 300\niwd = {iwd}\nqueue\n")
+    submitted = cedar(krb5, "submit", "--terse", str(sub))
+    assert submitted.returncode == 0, submitted.stderr
+    cluster = submitted.stdout.split(".")[0].strip()
+    listed = cedar(krb5, "q", cluster, "-af", "Owner", "User")
+    assert listed.stdout.split() == ["testuser", krb5["CEDAR_LIVE_KRB5_USER"]], listed.stderr
+    removed = cedar(krb5, "rm", cluster)
+    assert removed.returncode == 0 and "marked for removal" in removed.stdout, removed.stderr
+
+
+def _kinit(krb5: dict[str, str], cache: Path, lifetime: str) -> Path:
+    """A new ccache holding only testuser's TGT (kinit from its keytab: test set-up only)."""
+    kinit = subprocess.run(
+        ["kinit", "-k", "-t", krb5["CEDAR_LIVE_KRB5_KEYTAB"], "-l", lifetime, "-c", f"FILE:{cache}",
+         krb5["CEDAR_LIVE_KRB5_PRINCIPAL"]],
+        capture_output=True, text=True, timeout=60, env=krb5,
+    )  # fmt: skip
+    assert kinit.returncode == 0, kinit.stderr
+    return cache
+
+
+def test_each_user_error_is_one_line(krb5: dict[str, str], tmp_path: Path) -> None:
+    def error(**knobs: str) -> str:
+        run = cedar(krb5, "ping", "--type", "schedd", "WRITE", **knobs)
+        assert run.returncode != 0
+        return run.stdout + run.stderr
+
+    assert "no Kerberos credential cache /nonexistent (run kinit)" in error(
+        KRB5CCNAME="FILE:/nonexistent"
+    )
+    assert "refused our ticket for nokeytab/localhost@MINICONDOR.TEST" in error(
+        KERBEROS_SERVER_SERVICE=krb5["CEDAR_LIVE_KRB5_BAD_SERVICE"]
+    )
+    assert "the KDC does not know the service principal" in error(KERBEROS_SERVER_SERVICE="nosuch")
+    short = _kinit(krb5, tmp_path / "short", "1s")
+    time.sleep(2.5)  # let the 1-second ticket expire (nothing about the timing is asserted)
+    assert "expired at" in error(KRB5CCNAME=f"FILE:{short}")
+    fresh = _kinit(krb5, tmp_path / "fresh", "1h")  # a TGT only: the KDC must be asked
+    conf = tmp_path / "krb5.conf"
+    conf.write_text(
+        Path(krb5["CEDAR_LIVE_KRB5_CONFIG"])
+        .read_text()
+        .replace(krb5["CEDAR_LIVE_KRB5_KDC"], "127.0.0.1:1")
+    )
+    unreachable = cedar({**krb5, "KRB5_CONFIG": str(conf)}, "ping", "--type", "schedd", "WRITE",
+                        KRB5CCNAME=f"FILE:{fresh}")  # fmt: skip
+    assert (
+        "the KDC for realm MINICONDOR.TEST is unreachable"
+        in unreachable.stdout + unreachable.stderr
+    )
+
+
+def test_real_tools_authenticate_to_cedar_pool_with_kerberos(krb5: dict[str, str]) -> None:
+    env = {
+        **krb5,
+        "_condor_KERBEROS_SERVER_KEYTAB": krb5["CEDAR_LIVE_KRB5_SERVER_KEYTAB"],
+    }
+    pool = subprocess.Popen(
+        ["cedar", "pool", "--security", "kerberos", "--port", "0"],
+        stdout=subprocess.PIPE, text=True, env=env,
+    )  # fmt: skip
+    try:
+        assert pool.stdout is not None
+        first = pool.stdout.readline()
+        host_port = re.search(r" on (\S+)", first)
+        assert host_port, first
+        tool_env = {
+            **krb5,
+            "CONDOR_CONFIG": "/dev/null",
+            "_condor_COLLECTOR_HOST": host_port.group(1),
+            "_condor_SEC_CLIENT_AUTHENTICATION_METHODS": "KERBEROS",
+        }
+        ping = subprocess.run(
+            ["su", "testuser", "-c", "condor_ping -verbose -type schedd WRITE"],
+            capture_output=True, text=True, timeout=120, env=tool_env,
+        )  # fmt: skip
+        assert "Authenticated using:         KERBEROS" in ping.stdout, ping.stderr
+        assert "Remote Mapping:              testuser@MINICONDOR.TEST" in ping.stdout
+        assert "Authorized:                  TRUE" in ping.stdout
+    finally:
+        pool.terminate()
+        pool.wait(30)
