@@ -16,6 +16,8 @@ import struct
 from collections.abc import Generator
 from typing import Any
 
+from cedar.auth.errors import KerberosError
+from cedar.auth.krb5.messages import parse_ap_req
 from cedar.auth.methods import names_of_bits
 from cedar.capture.dissect_model import (
     DecodedMessage,
@@ -25,6 +27,7 @@ from cedar.capture.dissect_model import (
     method_names,
     quote,
 )
+from cedar.capture.errors import Undecodable
 from cedar.capture.messages import WireMessage
 from cedar.capture.tcp import C2S, S2C
 from cedar.classad_wire import ClassAd
@@ -337,6 +340,8 @@ class HandshakeFlow(FlowBase):
             return value == 1
         if bit in (0x800, 0x200):
             return (yield from self.token("TOKEN" if bit == 0x800 else "PASSWORD"))
+        if bit == 0x40:
+            return (yield from self.kerberos())
         yield from self.opaque(f"{'|'.join(names_of_bits(bit))} exchange (not decoded)")
         return False
 
@@ -372,6 +377,55 @@ class HandshakeFlow(FlowBase):
             result=status,
         )
         return status == 0
+
+    def _krb_word(
+        self, direction: str, what: str, field: str
+    ) -> Generator[None, tuple[WireMessage, DecodedMessage], int]:
+        """One KERBEROS control word (spec 10 §2), noted under ``field``."""
+        d = yield from self.next_message()
+        r = self.expect(d, direction, f"KERBEROS {what}")
+        assert r is not None
+        value = self.int_field(r, f"KERBEROS {what}")
+        self.end(r, f"KERBEROS {what}")
+        self.note(d, "KERBEROS", f"KERBEROS {what} {value}", **{field: value})
+        return value
+
+    def _krb_blob(
+        self, direction: str, what: str
+    ) -> Generator[None, tuple[WireMessage, DecodedMessage], None]:
+        """K-Q or K-P: ``I(4) I(n) B(n)``; the ticket's clear fields are shown, never a key."""
+        d = yield from self.next_message()
+        r = self.expect(d, direction, f"KERBEROS {what}")
+        assert r is not None
+        marker, size = self.int_field(r, what), self.int_field(r, what)
+        if marker != 4 or not 0 < size <= 65536:
+            raise Undecodable(f"KERBEROS {what}: control word {marker}, length {size}")
+        blob = r.get_bytes(size)
+        self.end(r, f"KERBEROS {what}")
+        fields: dict[str, Any] = {}
+        summary = f"KERBEROS {what}, {size} bytes"
+        if what == "AP-REQ":
+            try:
+                ticket, _sealed = parse_ap_req(blob)
+            except KerberosError as exc:
+                raise Undecodable(f"KERBEROS AP-REQ: {exc}") from None
+            fields = {"service": str(ticket.server), "etype": ticket.enc_part.etype}
+            summary += f": ticket for {ticket.server}, enctype {ticket.enc_part.etype}"
+        self.note(d, "KERBEROS", summary, **fields)
+
+    def kerberos(self) -> Generator[None, tuple[WireMessage, DecodedMessage], bool]:
+        """The six messages of spec 10 §2 (K-R, K-Q, K-M, K-P, K-G, K-F); a failure ends early."""
+        ready = yield from self._krb_word(C2S, "client ready", "ready")
+        if ready != 4:
+            return False
+        yield from self._krb_blob(C2S, "AP-REQ")
+        answer = yield from self._krb_word(S2C, "server answer", "answer")
+        if answer != 3:
+            return False
+        yield from self._krb_blob(S2C, "AP-REP")
+        yield from self._krb_word(C2S, "client confirms", "confirm")
+        verdict = yield from self._krb_word(S2C, "server verdict", "verdict")
+        return bool(verdict == 1)
 
     def claimtobe(self) -> Generator[None, tuple[WireMessage, DecodedMessage], bool]:
         d = yield from self.next_message()
