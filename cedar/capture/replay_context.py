@@ -18,6 +18,7 @@ from cedar.auth.policy import Requirement
 from cedar.auth.server_policy import LevelPolicy, ServerPolicy
 from cedar.auth.session import ClientSessionCache, ServerSessionCache
 from cedar.auth.sinful import Sinful
+from cedar.capture import replay_kerberos
 from cedar.capture.dissect import DecodedMessage, DissectedConversation, dissect
 from cedar.capture.messages import Conversation
 from cedar.capture.tcp import C2S, S2C
@@ -48,6 +49,14 @@ class ReplayContext:
             for m in self.dissected.messages
             if m.direction == direction and (kind is None or m.kind == kind)
         ]
+
+    def handshake_reply(self) -> ClassAd | None:
+        """The server's recorded security response (M2), if any."""
+        for message in self.messages(S2C):
+            for _label, ad in message.ads:
+                if "AuthMethodsList" in ad:
+                    return ad
+        return None
 
     def request_ad(self) -> ClassAd:
         """The recorded client request ad (the first ad the client sent after the handshake)."""
@@ -196,17 +205,20 @@ def client_security(ctx: ReplayContext, sessions: ClientSessionCache) -> ClientS
     preamble = ctx.preamble() or {}
     handshake = ctx.handshake_ad()
     subsystem = preamble.get("client_name") or (handshake or ClassAd()).get("Subsystem")
+    methods, options = list(PLAIN_METHODS), {"SEC_CLAIMTOBE_USER": user} if user else {}
+    if replay_kerberos.uses_kerberos(ctx.dissected):  # KERBEROS only, as the krb-* clients
+        methods, options = ["KERBEROS"], replay_kerberos.client_options(ctx.capture, ctx.dissected)
     config = SecurityConfig(
         authentication=Requirement.PREFERRED,  # what the recorded M1 says (the tools' default)
         encryption=Requirement.NEVER,
         integrity=Requirement.NEVER,
         negotiation=Requirement.PREFERRED,
-        methods=list(PLAIN_METHODS),
+        methods=methods,
         crypto_methods=list(PLAIN_CRYPTO),
         subsystem=str(subsystem or "TOOL"),
         uid_domain=domain or "localhost",
         trust_domain=domain or None,
-        options={"SEC_CLAIMTOBE_USER": user} if user else {},
+        options=options,
         resume_keyless_sessions=True,  # the recorded tools resume their clear-text sessions
     )
     return ClientSecurity(config, sessions)
@@ -215,10 +227,23 @@ def client_security(ctx: ReplayContext, sessions: ClientSessionCache) -> ClientS
 def server_policy(ctx: ReplayContext) -> ServerPolicy:
     """A policy like the recorded pool's for the recorded client: CLAIMTOBE in its domain."""
     domain = (ctx.user() or "").partition("@")[2] or "localhost"
+    levels = {"DEFAULT": LevelPolicy(methods=list(PLAIN_METHODS))}
+    options: dict[str, Any] = {}
+    if replay_kerberos.uses_kerberos(ctx.dissected):  # the krb-* pool: READ alone is free
+        if not ctx.user():  # a failed authentication: the pool's domain from its response
+            recorded = ctx.handshake_reply()
+            domain = str(recorded.get("TrustDomain", domain)) if recorded else domain
+        methods = [*PLAIN_METHODS, "KERBEROS"]
+        levels = {
+            "DEFAULT": LevelPolicy(methods=methods, authentication=Requirement.REQUIRED),
+            "READ": LevelPolicy(methods=methods),
+        }
+        options = replay_kerberos.server_options(ctx.capture, ctx.dissected, domain)
     return ServerPolicy(
-        levels={"DEFAULT": LevelPolicy(methods=list(PLAIN_METHODS))},
+        levels=levels,
         uid_domain=domain,
         trust_domain=domain,
+        options=options,
         resume_keyless_sessions=True,  # the recorded tools resume their clear-text sessions
     )
 

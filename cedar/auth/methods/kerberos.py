@@ -12,7 +12,10 @@ Options (``ctx.options``, else the configuration): ``KERBEROS_SERVER_SERVICE``,
 ``KERBEROS_MAP_FILE``, ``CERTIFICATE_MAPFILE``, ``KRB5CCNAME`` (overrides the environment);
 Python objects: ``kerberos_clock`` (a ``time.time``-like callable), ``kerberos_replay_cache``
 (a :class:`ReplayCache`), ``kerberos_service_host`` (the host part of the service principal
-instead of the reverse lookup).
+instead of the reverse lookup), ``kerberos_ccache`` (a
+:class:`~cedar.auth.krb5.files.CredentialCache` instead of a file), ``kerberos_krb5_conf`` (a
+:class:`~cedar.auth.krb5.files.Krb5Config` instead of ``krb5.conf``), ``kerberos_realms`` (realm
+-> domain, instead of ``KERBEROS_MAP_FILE``).
 """
 
 from __future__ import annotations
@@ -29,7 +32,9 @@ from typing import Any
 from cedar.auth.errors import KerberosError
 from cedar.auth.krb5.crypto import Key, decrypt, encrypt
 from cedar.auth.krb5.files import (
+    CredentialCache,
     KeytabEntry,
+    Krb5Config,
     default_ccache_name,
     load_krb5_conf,
     read_ccache,
@@ -168,9 +173,12 @@ class Kerberos(AuthMethod):
 
     def client_credential(self, ctx: AuthContext) -> tuple[Any, Principal]:
         """The service ticket for this server and the target principal (raises KerberosError)."""
-        conf = load_krb5_conf()
-        name = knob(ctx, "KRB5CCNAME") or default_ccache_name(conf)
-        cache = read_ccache(name)
+        conf = ctx.options.get("kerberos_krb5_conf")
+        if not isinstance(conf, Krb5Config):
+            conf = load_krb5_conf()
+        cache = ctx.options.get("kerberos_ccache")
+        if not isinstance(cache, CredentialCache):
+            cache = read_ccache(knob(ctx, "KRB5CCNAME") or default_ccache_name(conf))
         realm = conf.default_realm or cache.principal.realm
         target = Principal((_service(ctx), service_host(ctx)), realm, NT_SRV_HST)
         return service_ticket(cache, target, conf, _clock(ctx)), target
@@ -184,9 +192,8 @@ class Kerberos(AuthMethod):
             yield Send(conn.writer().put_int(ABORT))
             return MethodResult.failed(f"KERBEROS: {exc}")
         now = _clock(ctx)()
-        auth = Authenticator(
-            cred.client, now, int(now * 1e6) % 1_000_000, Key.random(cred.key.etype), random_seq()
-        )
+        usec = round(now * 1e6) % 1_000_000
+        auth = Authenticator(cred.client, now, usec, Key.random(cred.key.etype), random_seq())
         ap_req = build_ap_req(cred.ticket, cred.key, auth, USAGE_AP_REQ_AUTH)
         yield Send(conn.writer().put_int(READY), flush=False)
         yield Send(conn.writer().put_int(READY).put_int(len(ap_req)).put_bytes(ap_req))
@@ -337,6 +344,11 @@ def _certificate_mapfile(ctx: AuthContext) -> Any:
 
 def _map_realm(realm: str, ctx: AuthContext) -> str:
     """The realm through ``KERBEROS_MAP_FILE`` (a missing realm fails), else the realm as is."""
+    given = ctx.options.get("kerberos_realms")
+    if isinstance(given, dict):
+        if realm not in given:
+            raise KerberosError(f"realm {realm} is not in the realm map")
+        return str(given[realm])
     path = knob(ctx, "KERBEROS_MAP_FILE")
     if not path:
         return realm
