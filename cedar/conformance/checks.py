@@ -356,6 +356,21 @@ def auth_scitokens(target: Target) -> str:
     return f"as {result.user}"
 
 
+@check("auth.kerberos")
+def auth_kerberos(target: Target) -> str:
+    """KERBEROS with the user's ticket cache (KRB5CCNAME or the default) at WRITE, AES-GCM."""
+    from cedar.auth.errors import KerberosError
+    from cedar.auth.krb5.files import default_ccache_name, load_krb5_conf, read_ccache
+
+    try:
+        cache = read_ccache(default_ccache_name(load_krb5_conf()))
+    except KerberosError as exc:
+        raise Skipped(f"no Kerberos ticket: {exc}") from None
+    result = _method_ping(target, "KERBEROS", "WRITE")
+    _require(result.encrypted and result.crypto == "AES", f"crypto {result.crypto}")
+    return f"{cache.principal} as {result.user}"
+
+
 # --- crypto and sessions -------------------------------------------------------------------
 
 

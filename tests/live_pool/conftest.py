@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import os
+import re
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -58,3 +63,43 @@ def live_token_dir() -> str | None:
     """``CEDAR_LIVE_TOKEN_DIR`` when this user can read it (the pool's is root's, 0600)."""
     token_dir = os.environ.get("CEDAR_LIVE_TOKEN_DIR")
     return token_dir if readable(token_dir) else None
+
+
+_REPO = Path(__file__).resolve().parents[2]
+KDC_SH = Path(os.environ.get("CEDAR_HTCONDOR") or _REPO.parent / "shared" / "htcondor") / "kdc.sh"
+
+
+def _exports(text: str) -> dict[str, str]:
+    return dict(re.findall(r"^export (\w+)=(.*)$", text, re.M))
+
+
+@pytest.fixture(scope="session")
+def krb5() -> Iterator[dict[str, str]]:
+    """The realm's ``CEDAR_LIVE_KRB5_*`` settings, starting the KDC if needed."""
+    if os.geteuid() != 0:  # the as-testuser re-run: kdc.sh and su need root (each ran as root)
+        pytest.skip("the Kerberos live tests need root (kdc.sh, su testuser)")
+    if os.environ.get("CEDAR_LIVE_KRB5_CCACHE"):
+        yield dict(os.environ)
+        return
+    config = os.environ.get("CEDAR_LIVE_CONDOR_CONFIG") or os.environ.get("CONDOR_CONFIG", "")
+    pool_dir = Path(config).parent.parent if config else None
+    if pool_dir is None or not (pool_dir / "etc").is_dir() or not KDC_SH.exists():
+        pytest.skip("no minicondor pool directory or kdc.sh to start a KDC in")
+    if shutil.which("krb5kdc", path="/usr/sbin:/usr/bin:/sbin") is None:
+        pytest.skip("no MIT KDC: apt-get install -y krb5-kdc krb5-admin-server krb5-user")
+    started = subprocess.run(
+        [str(KDC_SH), "start", str(pool_dir)], capture_output=True, text=True, timeout=120
+    )
+    assert started.returncode == 0, started.stderr[-2000:]
+    settings = _exports(started.stdout)
+    saved = {name: os.environ.get(name) for name in settings}
+    os.environ.update(settings)  # KRB5CCNAME, KRB5_CONFIG, CEDAR_LIVE_KRB5_*: for in-process checks
+    try:
+        yield dict(os.environ)
+    finally:  # the KDC only: the pool keeps its KERBEROS settings (kdc.sh's README)
+        subprocess.run([str(KDC_SH), "stop", str(pool_dir)], capture_output=True, timeout=120)
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value

@@ -8,44 +8,13 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 pytestmark = pytest.mark.live
-
-REPO = Path(__file__).resolve().parents[2]
-KDC_SH = Path(os.environ.get("CEDAR_HTCONDOR") or REPO.parent / "shared" / "htcondor") / "kdc.sh"
-
-
-def _exports(text: str) -> dict[str, str]:
-    return dict(re.findall(r"^export (\w+)=(.*)$", text, re.M))
-
-
-@pytest.fixture(scope="session")
-def krb5() -> Iterator[dict[str, str]]:
-    """The realm's ``CEDAR_LIVE_KRB5_*`` settings, starting the KDC if needed."""
-    if os.environ.get("CEDAR_LIVE_KRB5_CCACHE"):
-        yield dict(os.environ)
-        return
-    config = os.environ.get("CEDAR_LIVE_CONDOR_CONFIG") or os.environ.get("CONDOR_CONFIG", "")
-    pool_dir = Path(config).parent.parent if config else None
-    if pool_dir is None or not (pool_dir / "etc").is_dir() or not KDC_SH.exists():
-        pytest.skip("no minicondor pool directory or kdc.sh to start a KDC in")
-    if shutil.which("krb5kdc", path="/usr/sbin:/usr/bin:/sbin") is None:
-        pytest.skip("no MIT KDC: apt-get install -y krb5-kdc krb5-admin-server krb5-user")
-    started = subprocess.run(
-        [str(KDC_SH), "start", str(pool_dir)], capture_output=True, text=True, timeout=120
-    )
-    assert started.returncode == 0, started.stderr[-2000:]
-    settings = _exports(started.stdout)
-    os.environ.update(settings)
-    yield dict(os.environ)
-    # the KDC keeps running until the pool's directory goes (kdc.sh stop would drop KERBEROS)
 
 
 def cedar(env: dict[str, str], *args: str, **knobs: str) -> subprocess.CompletedProcess[str]:
