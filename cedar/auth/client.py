@@ -84,6 +84,9 @@ class CommandSession:
     valid_commands: frozenset[int] = frozenset()
     policy: dict[str, Any] = field(default_factory=dict)
     post_auth_ad: Any = None
+    #: The name our credential proved, when the method tells (KERBEROS: the ticket's client
+    #: principal); ``None`` for other methods and resumed sessions.
+    client_principal: str | None = None
     #: The payload went out before the server accepted the start (a resumption without waiting
     #: for the resume response, or an unnegotiated read that may be refused): a silent close
     #: before any answer is a refusal the drivers retry with a new start.
@@ -641,6 +644,7 @@ def _remember_session(hs: _ClientHandshake) -> CommandSession:
         valid_commands=valid,
         policy=policy_copy,
         post_auth_ad=p1,
+        client_principal=hs.result.extra.get("client_principal") if hs.result else None,
     )
 
 

@@ -90,7 +90,9 @@ def _line(result: PingResult, verbose: bool, unreachable: bool = False) -> str:
         return text
     text = (
         f"{result.level}: authorized as {result.user or 'unknown'} "
-        f"(authentication {result.method or 'none'}, crypto {result.crypto or 'none'})"
+        f"(authentication {result.method or 'none'}"
+        + (f" as {result.principal}" if result.principal else "")
+        + f", crypto {result.crypto or 'none'})"
     )
     if verbose:
         text += f"\n    command {result.command}; remote version {result.remote_version}"

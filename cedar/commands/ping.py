@@ -35,6 +35,8 @@ class PingResult:
     encrypted: bool
     remote_version: str | None
     error: str | None = None
+    #: What our credential proved, when the method says (KERBEROS: our principal).
+    principal: str | None = None
 
 
 def level_command(level: str) -> int:
@@ -91,6 +93,7 @@ class PingRequest:
             authorized=ok,
             user=session.authenticated_user,
             method=session.method,
+            principal=session.client_principal,
             crypto=session.crypto_method,
             encrypted=session.encrypted,
             remote_version=session.remote_version,

@@ -31,9 +31,11 @@ def cedar(env: dict[str, str], *args: str, **knobs: str) -> subprocess.Completed
 def test_cedar_ping_write_is_testuser_as_condor_ping_says(krb5: dict[str, str]) -> None:
     ours = cedar(krb5, "ping", "--type", "schedd", "WRITE")
     assert ours.returncode == 0, ours.stderr
-    assert f"WRITE: authorized as {krb5['CEDAR_LIVE_KRB5_USER']} (authentication KERBEROS" in (
-        ours.stdout
-    )
+    principal = krb5["CEDAR_LIVE_KRB5_PRINCIPAL"]
+    assert (
+        f"WRITE: authorized as {krb5['CEDAR_LIVE_KRB5_USER']} "
+        f"(authentication KERBEROS as {principal}, crypto AES)"
+    ) in ours.stdout
     theirs = subprocess.run(
         ["su", "testuser", "-c", "condor_ping -verbose -type schedd WRITE"],
         capture_output=True,

@@ -214,7 +214,7 @@ class Kerberos(AuthMethod):
             return MethodResult.failed(f"KERBEROS: the server could not map {cred.client}")
         wrap, unwrap = legacy_wrappers(cred.key)
         return MethodResult(
-            True, authenticated_name=str(cred.client), wrap_key=wrap, unwrap_key=unwrap
+            True, wrap_key=wrap, unwrap_key=unwrap, extra={"client_principal": str(cred.client)}
         )
 
     # -- server ---------------------------------------------------------------------------------
