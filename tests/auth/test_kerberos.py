@@ -311,6 +311,17 @@ def test_an_expired_ticket_granting_ticket_is_named_with_its_end(pump: Any, tmp_
     )
 
 
+def test_a_service_in_another_realm_is_named(pump: Any, tmp_path: Path) -> None:
+    realm = Realm(tmp_path, service_ticket=False)
+    (tmp_path / "krb5.conf").write_text("[libdefaults]\n default_realm = OTHER.REALM\n")
+    client, _server, _h = run(pump, realm)
+    assert client.error == (
+        f"KERBEROS: host/localhost@OTHER.REALM is in realm OTHER.REALM, the ticket cache "
+        f"{realm.ccache} holds a ticket-granting ticket for realm TEST.REALM only (cedar does "
+        "not do cross-realm; check default_realm in krb5.conf)"
+    )
+
+
 def test_an_unreachable_kdc_is_one_line(pump: Any, tmp_path: Path) -> None:
     realm = Realm(tmp_path, service_ticket=False)
     conf = tmp_path / "krb5.conf"

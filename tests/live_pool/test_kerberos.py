@@ -101,6 +101,15 @@ def test_each_user_error_is_one_line(krb5: dict[str, str], tmp_path: Path) -> No
         "the KDC for realm MINICONDOR.TEST is unreachable"
         in unreachable.stdout + unreachable.stderr
     )
+    other = tmp_path / "other-realm.conf"
+    other.write_text(
+        Path(krb5["CEDAR_LIVE_KRB5_CONFIG"])
+        .read_text()
+        .replace("default_realm = MINICONDOR.TEST", "default_realm = OTHER.TEST")
+    )
+    wrong = cedar({**krb5, "KRB5_CONFIG": str(other)}, "ping", "--type", "schedd", "WRITE",
+                  KRB5CCNAME=f"FILE:{fresh}")  # fmt: skip
+    assert "is in realm OTHER.TEST, the ticket cache" in wrong.stdout + wrong.stderr
 
 
 def test_real_tools_authenticate_to_cedar_pool_with_kerberos(krb5: dict[str, str]) -> None:

@@ -191,6 +191,13 @@ def service_ticket(
             return candidate
     tgt_name = Principal(("krbtgt", service.realm), cache.principal.realm)
     tgt = cache.find(tgt_name)
+    own = cache.find(Principal(("krbtgt", cache.principal.realm), cache.principal.realm))
+    if tgt is None and own is not None and service.realm != cache.principal.realm:
+        raise KerberosError(
+            f"{service} is in realm {service.realm}, the ticket cache {cache.path} holds a "
+            f"ticket-granting ticket for realm {cache.principal.realm} only (cedar does not do "
+            "cross-realm; check default_realm in krb5.conf)"
+        )
     if tgt is None:
         raise KerberosError(
             f"no Kerberos ticket-granting ticket for {cache.principal} in {cache.path} (run kinit)"
