@@ -140,6 +140,15 @@ def test_real_tools_authenticate_to_cedar_pool_with_kerberos(krb5: dict[str, str
         # cedar pool reads the pool configuration: its KERBEROS_MAP_FILE maps the realm
         assert f"Remote Mapping:              {krb5['CEDAR_LIVE_KRB5_USER']}" in ping.stdout
         assert "Authorized:                  TRUE" in ping.stdout
+        iwd = Path(krb5.get("CEDAR_LIVE_IWD") or "/tmp") / f"krb-tools-{os.getpid()}"
+        iwd.mkdir(exist_ok=True)
+        iwd.chmod(0o1777)
+        (iwd / "job.sub").write_text("executable = /bin/true\nqueue\n")
+        submit = subprocess.run(
+            ["su", "testuser", "-c", f"cd {iwd} && condor_submit job.sub"],
+            capture_output=True, text=True, timeout=120, env=tool_env,
+        )  # fmt: skip
+        assert "1 job(s) submitted to cluster 1." in submit.stdout, submit.stdout + submit.stderr
     finally:
         pool.terminate()
         pool.wait(30)
