@@ -64,6 +64,28 @@ def _objects() -> Iterator[Any]:
     yield daemon
     yield CommandRequest(5, conn, None, "alice@x", "TOKEN", "READ", daemon=daemon)
     yield Budget()
+    yield from _kerberos_objects()
+
+
+def _kerberos_objects() -> Iterator[Any]:
+    """KERBEROS' keys, tickets and caches (spec 10), holding KEY as every key."""
+    from cedar.auth.krb5.crypto import Key
+    from cedar.auth.krb5.files import Credential, CredentialCache, KeytabEntry
+    from cedar.auth.krb5.messages import Authenticator, Principal, TicketContents, seal_ticket
+    from cedar.auth.methods.kerberos import ReplayCache
+
+    key = Key(18, KEY)
+    user, service = Principal(("alice",), "R"), Principal(("host", "h"), "R")
+    ticket = seal_ticket(service, key, user, key, (0.0, 1.0))
+    credential = Credential(user, service, key, 0.0, 1.0, ticket)
+    yield key
+    yield ticket
+    yield credential
+    yield CredentialCache("/tmp/cc", user, (credential,))
+    yield KeytabEntry(service, 2, key)
+    yield TicketContents(key, user, 0.0, None, 1.0, ())
+    yield Authenticator(user, 0.0, 0, subkey=key, seq_number=1, cksum=(16, KEY))
+    yield ReplayCache()
 
 
 def _texts(obj: Any, depth: int = 0, seen: set[int] | None = None) -> Iterator[str]:

@@ -59,7 +59,7 @@ class EncryptedData:
     """An EncryptedData: enctype, optional kvno, ciphertext."""
 
     etype: int
-    cipher: bytes
+    cipher: bytes = field(repr=False)
     kvno: int | None = None
 
     def encode(self) -> bytes:
