@@ -13,7 +13,7 @@ import pytest
 
 from cedar.auth.errors import KerberosError
 from cedar.auth.krb5 import der
-from cedar.auth.krb5.crypto import Key, decrypt, encrypt, nfold, string_to_key
+from cedar.auth.krb5.crypto import Key, checksum, decrypt, encrypt, nfold, string_to_key
 from cedar.auth.krb5.files import (
     Credential,
     KeytabEntry,
@@ -65,9 +65,24 @@ def test_string_to_key_matches_rfc3962_vectors() -> None:
     )
 
 
+def test_aes_sha2_matches_rfc8009_vectors() -> None:
+    salt = bytes.fromhex("10df9dd783e5bc8acea1730e74355f61") + b"ATHENA.MIT.EDUraeburn"
+    assert string_to_key(19, "password", salt).data.hex() == "089bca48b105ea6ea77ca5d2f39dc5e7"
+    assert string_to_key(20, "password", salt).data.hex() == (
+        "45bd806dbf6a833a9cffc1c94589a222367a79bc21c413718906e9f578a78467"
+    )
+    key = Key(19, bytes.fromhex("3705d96080c17728a0e800eab6e0d23c"))
+    confounder = bytes.fromhex("7e5895eaf2672435bad817f545a37148")
+    assert encrypt(key, 2, b"", confounder).hex() == (
+        "ef85fb890bb8472f4dab20394dca781dad877eda39d50c870c0d5a0a8e48c718"
+    )
+    assert checksum(key, 2, b"")[0] == 19 and len(checksum(Key.random(20), 2, b"")[1]) == 24
+
+
+@pytest.mark.parametrize("etype", [17, 18, 19, 20])
 @pytest.mark.parametrize("size", [0, 1, 15, 16, 17, 31, 32, 33, 100])
-def test_encrypt_round_trips_and_detects_tampering(size: int) -> None:
-    key = Key.random(18)
+def test_encrypt_round_trips_and_detects_tampering(etype: int, size: int) -> None:
+    key = Key.random(etype)
     plain = os.urandom(size)
     sealed = encrypt(key, 5, plain)
     assert decrypt(key, 5, sealed) == plain

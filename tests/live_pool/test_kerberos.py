@@ -117,19 +117,12 @@ def test_real_tools_authenticate_to_cedar_pool_with_kerberos(krb5: dict[str, str
         **krb5,
         "_condor_KERBEROS_SERVER_KEYTAB": krb5["CEDAR_LIVE_KRB5_SERVER_KEYTAB"],
     }
-    pool = subprocess.Popen(
-        ["cedar", "pool", "--security", "kerberos", "--port", "0"],
-        stdout=subprocess.PIPE, text=True, env=env,
-    )  # fmt: skip
+    pool, host_port = _cedar_pool(env)
     try:
-        assert pool.stdout is not None
-        first = pool.stdout.readline()
-        host_port = re.search(r" on (\S+)", first)
-        assert host_port, first
         tool_env = {
             **krb5,
             "CONDOR_CONFIG": "/dev/null",
-            "_condor_COLLECTOR_HOST": host_port.group(1),
+            "_condor_COLLECTOR_HOST": host_port,
             "_condor_SEC_CLIENT_AUTHENTICATION_METHODS": "KERBEROS",
         }
         ping = subprocess.run(
@@ -149,6 +142,42 @@ def test_real_tools_authenticate_to_cedar_pool_with_kerberos(krb5: dict[str, str
             capture_output=True, text=True, timeout=120, env=tool_env,
         )  # fmt: skip
         assert "1 job(s) submitted to cluster 1." in submit.stdout, submit.stdout + submit.stderr
+    finally:
+        pool.terminate()
+        pool.wait(30)
+
+
+def _cedar_pool(env: dict[str, str]) -> tuple[subprocess.Popen[str], str]:
+    """``cedar pool --security kerberos`` on a port of its choosing, and its ``host:port``."""
+    pool = subprocess.Popen(
+        ["cedar", "pool", "--security", "kerberos", "--port", "0"],
+        stdout=subprocess.PIPE, text=True, env=env,
+    )  # fmt: skip
+    assert pool.stdout is not None
+    first = pool.stdout.readline()
+    found = re.search(r" on (\S+)", first)
+    assert found, first
+    return pool, found.group(1)
+
+
+def test_an_aes_sha2_service_key_works_both_ways(krb5: dict[str, str], tmp_path: Path) -> None:
+    """RFC 8009: a service whose only key is aes256-cts-hmac-sha384-192 (etype 20), so its
+    tickets are sealed with it; cedar's client gets one, cedar's server opens it."""
+    realm_dir = Path(krb5["CEDAR_LIVE_KRB5_CONFIG"]).parent
+    admin = {**krb5, "KRB5_KDC_PROFILE": str(realm_dir / "kdc.conf")}
+    keytab = tmp_path / "sha2.keytab"
+    for query in (
+        "addprinc -randkey -e aes256-cts-hmac-sha384-192:normal sha2svc/localhost",
+        f"ktadd -k {keytab} -e aes256-cts-hmac-sha384-192:normal sha2svc/localhost",
+    ):  # addprinc fails harmlessly when an earlier run made the principal
+        subprocess.run(["kadmin.local", "-q", query], env=admin, capture_output=True, timeout=60)
+    assert keytab.exists()
+    pool, host_port = _cedar_pool({**krb5, "_condor_KERBEROS_SERVER_KEYTAB": str(keytab)})
+    try:
+        fresh = _kinit(krb5, tmp_path / "fresh", "1h")
+        run = cedar(krb5, "ping", "--pool", host_port, "WRITE", KERBEROS_SERVER_SERVICE="sha2svc",
+                    KRB5CCNAME=f"FILE:{fresh}")  # fmt: skip
+        assert "WRITE: authorized as" in run.stdout, run.stdout + run.stderr
     finally:
         pool.terminate()
         pool.wait(30)

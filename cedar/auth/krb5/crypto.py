@@ -1,8 +1,9 @@
-"""Kerberos encryption: RFC 3961's simplified profile with RFC 3962's AES enctypes (17, 18).
+"""Kerberos encryption: RFC 3961's simplified profile with RFC 3962's AES enctypes (17, 18)
+and RFC 8009's aes-sha2 enctypes (19, 20).
 
-Built on ``cryptography`` (AES, HMAC, PBKDF2).  These are the enctypes MIT 1.20's defaults issue
-(spec 10 §6.1): every key, ticket and session key of the test realm is etype 18.  aes-sha2
-(19/20, RFC 8009) and older enctypes are refused with a clear error naming the enctype.
+Built on ``cryptography`` (AES, HMAC, PBKDF2).  17/18 are what MIT 1.20's defaults issue (spec 10
+§6.1: every key of the test realm is etype 18); 19/20 are for realms configured for them.  Older
+enctypes (DES, 3DES, RC4, camellia) are refused with a clear error naming the enctype.
 """
 
 from __future__ import annotations
@@ -13,16 +14,38 @@ from dataclasses import dataclass
 from hashlib import sha1
 
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
-from cryptography.hazmat.primitives.hashes import SHA1
+from cryptography.hazmat.primitives.hashes import SHA1, SHA256, SHA384
 from cryptography.hazmat.primitives.kdf.pbkdf2 import PBKDF2HMAC
 
 from cedar.auth.errors import KerberosError
 
 AES128_CTS_HMAC_SHA1_96 = 17
 AES256_CTS_HMAC_SHA1_96 = 18
-#: enctype -> key size; the checksum type of each (RFC 3962 §7: hmac-sha1-96-aes128/256).
-KEY_SIZES = {AES128_CTS_HMAC_SHA1_96: 16, AES256_CTS_HMAC_SHA1_96: 32}
-CHECKSUM_TYPES = {AES128_CTS_HMAC_SHA1_96: 15, AES256_CTS_HMAC_SHA1_96: 16}
+AES128_CTS_HMAC_SHA256_128 = 19
+AES256_CTS_HMAC_SHA384_192 = 20
+
+
+@dataclass(frozen=True)
+class _Profile:
+    """One enctype: key and MAC sizes, its checksum type, and the hash (SHA-1: RFC 3962's
+    n-fold key derivation; SHA-256/384: RFC 8009's KDF, MAC over IV|ciphertext)."""
+
+    key_size: int
+    mac_size: int
+    checksum_type: int
+    hash: str
+    integrity_key_size: int
+
+
+PROFILES = {
+    17: _Profile(16, 12, 15, "sha1", 16),
+    18: _Profile(32, 12, 16, "sha1", 32),
+    19: _Profile(16, 16, 19, "sha256", 16),
+    20: _Profile(32, 24, 20, "sha384", 24),
+}
+#: enctype -> key size; the checksum type of each (RFC 3962 §7, RFC 8009 §8).
+KEY_SIZES = {etype: p.key_size for etype, p in PROFILES.items()}
+CHECKSUM_TYPES = {etype: p.checksum_type for etype, p in PROFILES.items()}
 ENCTYPE_NAMES = {
     17: "aes128-cts-hmac-sha1-96",
     18: "aes256-cts-hmac-sha1-96",
@@ -50,7 +73,7 @@ class Key:
         if self.etype not in KEY_SIZES:
             raise KerberosError(
                 f"Kerberos {enctype_name(self.etype)} keys are not supported by cedar "
-                "(aes128/aes256-cts-hmac-sha1-96 only)"
+                "(AES enctypes only: aes128/aes256-cts-hmac-sha1-96, -sha256-128, -sha384-192)"
             )
         if len(self.data) != KEY_SIZES[self.etype]:
             raise KerberosError(f"a {enctype_name(self.etype)} key has the wrong length")
@@ -104,8 +127,20 @@ def _derive(key: bytes, constant: bytes) -> bytes:
     return out[: len(key)]
 
 
+def _kdf_sha2(key: bytes, label: bytes, bits: int, hash_name: str) -> bytes:
+    """RFC 8009 §3 KDF-HMAC-SHA2: one HMAC of ``1 | label | 0 | k`` truncated to k bits."""
+    digest = hmac.new(key, b"\0\0\0\1" + label + b"\0" + bits.to_bytes(4, "big"), hash_name)
+    return digest.digest()[: bits // 8]
+
+
 def _usage_key(key: Key, usage: int, kind: int) -> bytes:
-    return _derive(key.data, usage.to_bytes(4, "big") + bytes([kind]))
+    """Ke (0xAA), Ki (0x55) or Kc (0x99) for a key usage."""
+    label = usage.to_bytes(4, "big") + bytes([kind])
+    profile = PROFILES[key.etype]
+    if profile.hash == "sha1":
+        return _derive(key.data, label)
+    size = profile.key_size if kind == 0xAA else profile.integrity_key_size
+    return _kdf_sha2(key.data, label, size * 8, profile.hash)
 
 
 def _cts_encrypt(key: bytes, plain: bytes) -> bytes:
@@ -133,45 +168,66 @@ def _cts_decrypt(key: bytes, cipher: bytes) -> bytes:
     return (decryptor.update(rebuilt) + decryptor.finalize())[: len(cipher)]
 
 
+def _mac(key: Key, ki: bytes, data: bytes, cipher: bytes) -> bytes:
+    """RFC 3962: HMAC-SHA1 of the plaintext; RFC 8009: HMAC-SHA2 of (zero) IV | ciphertext."""
+    profile = PROFILES[key.etype]
+    if profile.hash == "sha1":
+        return hmac.new(ki, data, sha1).digest()[:MAC_SIZE]
+    return hmac.new(ki, bytes(BLOCK) + cipher, profile.hash).digest()[: profile.mac_size]
+
+
 def encrypt(key: Key, usage: int, plain: bytes, confounder: bytes | None = None) -> bytes:
-    """RFC 3961 encryption: confounder, CTS ciphertext, truncated HMAC-SHA1 of the plaintext."""
+    """RFC 3961 encryption: confounder and plaintext in CTS, then the truncated HMAC."""
     data = (confounder if confounder is not None else os.urandom(BLOCK)) + plain
     ke, ki = _usage_key(key, usage, 0xAA), _usage_key(key, usage, 0x55)
-    mac = hmac.new(ki, data, sha1).digest()[:MAC_SIZE]
-    return _cts_encrypt(ke, data) + mac
+    cipher = _cts_encrypt(ke, data)
+    return cipher + _mac(key, ki, data, cipher)
 
 
 def decrypt(key: Key, usage: int, cipher: bytes) -> bytes:
     """Inverse of :func:`encrypt`; a wrong key or altered data raises :class:`KerberosError`."""
-    if len(cipher) < BLOCK + MAC_SIZE:
+    size = PROFILES[key.etype].mac_size
+    if len(cipher) < BLOCK + size:
         raise KerberosError("Kerberos ciphertext too short")
-    body, mac = cipher[:-MAC_SIZE], cipher[-MAC_SIZE:]
+    body, mac = cipher[:-size], cipher[-size:]
     ke, ki = _usage_key(key, usage, 0xAA), _usage_key(key, usage, 0x55)
     data = _cts_decrypt(ke, body)
-    if not hmac.compare_digest(hmac.new(ki, data, sha1).digest()[:MAC_SIZE], mac):
+    if not hmac.compare_digest(_mac(key, ki, data, body), mac):
         raise KerberosError("Kerberos integrity check failed (wrong key or altered message)")
     return data[BLOCK:]
 
 
 def checksum(key: Key, usage: int, data: bytes) -> tuple[int, bytes]:
-    """The keyed checksum of ``data`` (hmac-sha1-96-aes*): ``(cksumtype, value)``."""
+    """The keyed checksum of ``data`` (hmac-sha1-96-aes*, hmac-sha256-128/sha384-192-aes*)."""
+    profile = PROFILES[key.etype]
     kc = _usage_key(key, usage, 0x99)
-    return CHECKSUM_TYPES[key.etype], hmac.new(kc, data, sha1).digest()[:MAC_SIZE]
+    size = MAC_SIZE if profile.hash == "sha1" else profile.mac_size
+    return profile.checksum_type, hmac.new(kc, data, profile.hash).digest()[:size]
 
 
-def string_to_key(etype: int, password: str, salt: str, iterations: int = 4096) -> Key:
-    """RFC 3962 §4: PBKDF2-HMAC-SHA1 then DK(tkey, "kerberos") (tests, ``kinit``-like tools)."""
-    size = KEY_SIZES.get(etype)
-    if size is None:
+def string_to_key(etype: int, password: str, salt: str | bytes, iterations: int = 0) -> Key:
+    """RFC 3962 §4 / RFC 8009 §4: PBKDF2 then the "kerberos" derivation (tests, kinit-like tools).
+
+    ``iterations`` 0 means the enctype's default (4096 for SHA-1, 32768 for SHA-2)."""
+    profile = PROFILES.get(etype)
+    if profile is None:
         raise KerberosError(f"Kerberos {enctype_name(etype)} keys are not supported by cedar")
-    kdf = PBKDF2HMAC(SHA1(), size, salt.encode(), iterations)
+    raw_salt = salt.encode() if isinstance(salt, str) else salt
+    if profile.hash == "sha1":
+        kdf = PBKDF2HMAC(SHA1(), profile.key_size, raw_salt, iterations or 4096)
+        return Key(etype, _derive(kdf.derive(password.encode()), b"kerberos"))
+    algorithm = SHA256() if profile.hash == "sha256" else SHA384()
+    saltp = ENCTYPE_NAMES[etype].encode() + b"\0" + raw_salt
+    kdf = PBKDF2HMAC(algorithm, profile.key_size, saltp, iterations or 32768)
     tkey = kdf.derive(password.encode())
-    return Key(etype, _derive(tkey, b"kerberos"))
+    return Key(etype, _kdf_sha2(tkey, b"kerberos", profile.key_size * 8, profile.hash))
 
 
 __all__ = [
     "AES128_CTS_HMAC_SHA1_96",
+    "AES128_CTS_HMAC_SHA256_128",
     "AES256_CTS_HMAC_SHA1_96",
+    "AES256_CTS_HMAC_SHA384_192",
     "Key",
     "checksum",
     "decrypt",

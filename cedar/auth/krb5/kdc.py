@@ -127,7 +127,7 @@ def _tgs_request(
         (3, service.encode_name()),
         (5, der.time(now + 10 * 3600)),
         (7, der.integer(nonce)),
-        (8, der.sequence(der.integer(18), der.integer(17))),
+        (8, der.sequence(*(der.integer(e) for e in (18, 17, 20, 19)))),
     )
     auth = Authenticator(
         tgt.client,
