@@ -75,7 +75,8 @@ def _exports(text: str) -> dict[str, str]:
 
 @pytest.fixture(scope="session")
 def krb5() -> Iterator[dict[str, str]]:
-    """The realm's ``CEDAR_LIVE_KRB5_*`` settings, starting the KDC if needed."""
+    """An environment with the realm's ``KRB5_CONFIG``, ``KRB5CCNAME`` and ``CEDAR_LIVE_KRB5_*``
+    (kdc.sh's), starting the KDC in the live pool's directory unless one is named already."""
     if os.geteuid() != 0:  # the as-testuser re-run: kdc.sh and su need root (each ran as root)
         pytest.skip("the Kerberos live tests need root (kdc.sh, su testuser)")
     if os.environ.get("CEDAR_LIVE_KRB5_CCACHE"):
@@ -91,15 +92,7 @@ def krb5() -> Iterator[dict[str, str]]:
         [str(KDC_SH), "start", str(pool_dir)], capture_output=True, text=True, timeout=120
     )
     assert started.returncode == 0, started.stderr[-2000:]
-    settings = _exports(started.stdout)
-    saved = {name: os.environ.get(name) for name in settings}
-    os.environ.update(settings)  # KRB5CCNAME, KRB5_CONFIG, CEDAR_LIVE_KRB5_*: for in-process checks
-    try:
-        yield dict(os.environ)
+    try:  # for the tests' processes only: os.environ keeps no ticket cache for later tests
+        yield {**os.environ, **_exports(started.stdout)}
     finally:  # the KDC only: the pool keeps its KERBEROS settings (kdc.sh's README)
         subprocess.run([str(KDC_SH), "stop", str(pool_dir)], capture_output=True, timeout=120)
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value

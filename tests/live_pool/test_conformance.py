@@ -106,11 +106,18 @@ def probe_ads(tmp_path_factory: pytest.TempPathFactory, live_collector: str) -> 
 
 
 @pytest.mark.parametrize("item", CHECKS, ids=[c.name for c in CHECKS])
-def test_conformance(item: Check, live_target: Target, request: pytest.FixtureRequest) -> None:
+def test_conformance(
+    item: Check,
+    live_target: Target,
+    request: pytest.FixtureRequest,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """Each check of the battery passes against the real pool (it skips only where the pool
     truly lacks what it observes)."""
-    if item.name == "auth.kerberos":
-        request.getfixturevalue("krb5")  # the realm and testuser's ticket cache (kdc.sh)
+    if item.name == "auth.kerberos":  # the realm and testuser's ticket cache (kdc.sh)
+        krb5 = request.getfixturevalue("krb5")
+        for name in ("KRB5_CONFIG", "KRB5CCNAME"):
+            monkeypatch.setenv(name, krb5[name])
     outcome = run_check(item, live_target)
     if outcome.status == "skip":
         pytest.skip(outcome.detail)
