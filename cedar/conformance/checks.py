@@ -213,10 +213,13 @@ def _authorized(result: PingResult, what: str) -> PingResult:
 
 
 def _auth_methods(target: Target) -> list[str]:
-    """What the generic checks offer: FS where it can work, CLAIMTOBE, and the given tokens."""
+    """What the generic checks offer: FS where it can work, CLAIMTOBE, the given tokens, and
+    the write method (e.g. KERBEROS, for a pool that takes nothing else)."""
     methods = ["FS", "CLAIMTOBE"] if target.is_local() else ["CLAIMTOBE"]
     methods += ["TOKEN"] if target.token_dir else []
-    return methods + (["SCITOKENS"] if target.scitoken_file else [])
+    methods += ["SCITOKENS"] if target.scitoken_file else []
+    extra = target.write_method
+    return methods + ([extra] if extra and extra.upper() not in methods else [])
 
 
 def _read_ping(target: Target) -> PingResult:

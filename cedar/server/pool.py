@@ -184,11 +184,20 @@ class MockPool:
         return ad
 
     @classmethod
-    def for_setup(cls, setup: str, *, token_dir: str | None = None, **options: Any) -> MockPool:
+    def for_setup(
+        cls,
+        setup: str,
+        *,
+        token_dir: str | None = None,
+        method_options: dict[str, Any] | None = None,
+        **options: Any,
+    ) -> MockPool:
         """A pool with one of :data:`SECURITY_SETUPS`; ``tokens`` makes a signing key and puts
-        a token for the current user into ``token_dir`` (default: a new temporary directory)."""
+        a token for the current user into ``token_dir`` (default: a new temporary directory).
+        ``method_options`` are method knobs for the daemons (``KERBEROS_SERVER_KEYTAB`` ...),
+        over the configuration's."""
         methods, encryption, _ = SECURITY_SETUPS[setup]
-        extra: dict[str, Any] = {}
+        extra: dict[str, Any] = dict(method_options or {})
         key = None
         if setup == "tokens":
             key = SigningKey.generate("POOL")

@@ -44,7 +44,6 @@ KRB_CAPTURES = CAPTURES / "krb"
 NOW = 1796634000.0
 REALM = "TEST.REALM"
 USER = Principal(("testuser",), REALM)
-SERVICE = Principal(("host", "localhost"), REALM, 3)
 
 
 # -- crypto --------------------------------------------------------------------------------------
@@ -196,33 +195,35 @@ def test_the_wrong_service_recording_is_refused_as_not_in_the_keytab(tmp_path: P
 
 
 class Realm:
-    """A keytab, a ccache holding a TGT and a service ticket, and the contexts of both roles."""
+    """A keytab, a ccache holding a TGT and a service ticket, and the contexts of both roles.
+
+    ``now`` is the moment the tickets are issued (the fixed NOW, or the real clock for a daemon
+    serving in a thread); ``host`` the service principal's host part."""
 
     def __init__(
-        self, tmp_path: Path, *, service_ticket: bool = True, tgt_end: float = NOW + 36000
+        self,
+        tmp_path: Path,
+        *,
+        service_ticket: bool = True,
+        tgt_end: float | None = None,
+        now: float = NOW,
+        host: str = "localhost",
     ):
         self.dir = tmp_path
+        self.service = Principal(("host", host), REALM, 3)
         self.service_key = Key.random(18)
         self.keytab = str(tmp_path / "server.keytab")
-        write_keytab(self.keytab, [KeytabEntry(SERVICE, 2, self.service_key)])
-        creds = []
+        write_keytab(self.keytab, [KeytabEntry(self.service, 2, self.service_key)])
+        tgt_end = now + 36000 if tgt_end is None else tgt_end
+        krbtgt = Principal(("krbtgt", REALM), REALM)
         tgt_session = Key.random(18)
-        tgt = seal_ticket(
-            Principal(("krbtgt", REALM), REALM),
-            Key.random(18),
-            USER,
-            tgt_session,
-            (NOW - 60, tgt_end),
-        )
-        creds.append(
-            Credential(
-                USER, Principal(("krbtgt", REALM), REALM), tgt_session, NOW - 60, tgt_end, tgt
-            )
-        )
+        tgt = seal_ticket(krbtgt, Key.random(18), USER, tgt_session, (now - 60, tgt_end))
+        creds = [Credential(USER, krbtgt, tgt_session, now - 60, tgt_end, tgt)]
         if service_ticket:
             session = Key.random(18)
-            ticket = seal_ticket(SERVICE, self.service_key, USER, session, (NOW - 60, NOW + 36000))
-            creds.append(Credential(USER, SERVICE, session, NOW - 60, NOW + 36000, ticket))
+            times = (now - 60, now + 36000)
+            ticket = seal_ticket(self.service, self.service_key, USER, session, times)
+            creds.append(Credential(USER, self.service, session, *times, ticket))
         self.ccache = str(tmp_path / "ccache")
         write_ccache(self.ccache, USER, creds)
         self.replays = ReplayCache()

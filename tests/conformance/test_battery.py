@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import io
 import json
+import socket
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import redirect_stdout
+from pathlib import Path
 
 import pytest
 
@@ -16,6 +19,7 @@ from cedar.conformance import CHECKS, Target, run_checks
 from cedar.server import collector as collector_module
 from cedar.server.pool import SECURITY_SETUPS, MockPool
 from cedar.stream.connection import CedarConnection
+from tests.auth.test_kerberos import Realm
 
 
 @pytest.fixture
@@ -28,12 +32,28 @@ def _target(pool: MockPool) -> Target:
     return Target(pool.host_port, write_method="FS", timeout=10)
 
 
+def _kerberos_realm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """A keytab for the pool and testuser's ticket for it (issued now: the daemon serves on the
+    real clock); the client finds the cache through ``KRB5CCNAME``."""
+    host = socket.getnameinfo(("127.0.0.1", 0), socket.NI_NAMEREQD)[0].lower()
+    realm = Realm(tmp_path, now=time.time(), host=host)
+    (tmp_path / "krb5.conf").write_text("")
+    monkeypatch.setenv("KRB5_CONFIG", str(tmp_path / "krb5.conf"))
+    monkeypatch.setenv("KRB5CCNAME", f"FILE:{realm.ccache}")
+    return {"KERBEROS_SERVER_KEYTAB": realm.keytab, "KERBEROS_MAP_FILE": realm.map_file}
+
+
 @pytest.mark.parametrize("setup", sorted(SECURITY_SETUPS))
-def test_every_check_passes_or_skips_against_the_mock_pool(setup: str) -> None:
+def test_every_check_passes_or_skips_against_the_mock_pool(
+    setup: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Each `cedar pool --security` setup passes; the checks use what the pool offers."""
-    mock = MockPool.for_setup(setup, simulate=True, run_time=0.2)
+    knobs = _kerberos_realm(tmp_path, monkeypatch) if setup == "kerberos" else {}
+    mock = MockPool.for_setup(setup, simulate=True, run_time=0.2, method_options=knobs)
     with mock.run_in_thread() as pool:
-        write = {"fs": "FS", "claimtobe-clear": "CLAIMTOBE", "tokens": "TOKEN"}[setup]
+        write = {"fs": "FS", "claimtobe-clear": "CLAIMTOBE", "tokens": "TOKEN"}.get(
+            setup, "KERBEROS"
+        )
         target = Target(pool.host_port, token_dir=pool.token_dir, write_method=write, timeout=10)
         outcomes = run_checks(target)
     assert [o.name for o in outcomes] == [c.name for c in CHECKS]
@@ -41,6 +61,7 @@ def test_every_check_passes_or_skips_against_the_mock_pool(setup: str) -> None:
     assert not failed
     passed = {o.name for o in outcomes if o.status == "pass"}
     assert {"jobs.lifecycle", "query.schedd", "query.master"} <= passed
+    assert "auth.kerberos" in passed or setup != "kerberos"
     # cedar's client never resumes a keyless session (issue 13): nothing to resume in clear.
     assert ("crypto.aes_gcm" in passed) == (setup != "claimtobe-clear")
     assert ("session.resumption" in passed) == (setup != "claimtobe-clear")
