@@ -27,11 +27,12 @@ import struct
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from cedar.auth.errors import KerberosError
 from cedar.auth.krb5.crypto import Key, decrypt, encrypt
 from cedar.auth.krb5.files import (
+    Credential,
     CredentialCache,
     KeytabEntry,
     Krb5Config,
@@ -60,6 +61,9 @@ from cedar.errors import ProtocolError
 from cedar.stream.connection import CedarConnection
 from cedar.stream.primitives import MessageReader
 from cedar.stream.protocol import Protocol, Receive, Send
+
+if TYPE_CHECKING:
+    from cedar.auth.scitoken import MapFile
 
 log = logging.getLogger(__name__)
 
@@ -171,7 +175,7 @@ class Kerberos(AuthMethod):
 
     # -- client ---------------------------------------------------------------------------------
 
-    def client_credential(self, ctx: AuthContext) -> tuple[Any, Principal]:
+    def client_credential(self, ctx: AuthContext) -> tuple[Credential, Principal]:
         """The service ticket for this server and the target principal (raises KerberosError)."""
         conf = ctx.options.get("kerberos_krb5_conf")
         if not isinstance(conf, Krb5Config):
@@ -334,7 +338,8 @@ class Kerberos(AuthMethod):
         )
 
 
-def _certificate_mapfile(ctx: AuthContext) -> Any:
+def _certificate_mapfile(ctx: AuthContext) -> MapFile | None:
+    """``CERTIFICATE_MAPFILE`` (imported only when one is configured: it lives with SSL's)."""
     if not knob(ctx, "CERTIFICATE_MAPFILE") and ctx.options.get("certificate_mapfile") is None:
         return None
     from cedar.auth.methods.ssl_methods import mapfile
