@@ -34,6 +34,7 @@ from cedar.auth.krb5.messages import (
 )
 from cedar.auth.methods import AuthContext
 from cedar.auth.methods.kerberos import Kerberos, ReplayCache, legacy_wrappers
+from cedar.auth.scitoken import MapFile
 from cedar.capture import load_conversations
 from cedar.errors import ConnectionClosed, ProtocolError
 from tests.support import CAPTURES
@@ -381,6 +382,13 @@ def test_the_service_principal_maps_to_the_server_user(tmp_path: Path) -> None:
     ctx = realm.server_ctx(KERBEROS_SERVER_USER="daemon", KERBEROS_MAP_FILE="")
     assert method.map_principal(Principal(("alice", "admin"), REALM), ctx) == ("alice", REALM)
     assert method.map_principal(Principal(("host", "x"), REALM), ctx) == ("daemon", REALM)
+    rules = MapFile.parse(
+        r"KERBEROS ^alice/admin@TEST\.REALM$ root@admins" + "\nKERBEROS ^b(.*)@ \\1"
+    )
+    ctx = realm.server_ctx(certificate_mapfile=rules)
+    assert method.map_principal(Principal(("alice", "admin"), REALM), ctx) == ("root", "admins")
+    assert method.map_principal(Principal(("bob",), REALM), ctx) == ("ob", "")  # no @: UID_DOMAIN
+    assert method.map_principal(Principal(("carol",), REALM), ctx) == ("carol", "test.domain")
 
 
 @pytest.mark.parametrize(
