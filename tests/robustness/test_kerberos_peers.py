@@ -4,21 +4,31 @@ with no traceback, and the daemon keeps serving honest clients."""
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import itertools
 import logging
 import os
+import tempfile
 from pathlib import Path
 from typing import Any
 from unittest import mock
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import cedar.auth.methods.kerberos as kerberos
 from cedar.auth import ClientSecurity, LevelPolicy, SecurityConfig, ServerPolicy
+from cedar.auth.errors import KerberosError
+from cedar.auth.krb5 import der
+from cedar.auth.krb5.files import parse_ccache, parse_keytab
+from cedar.auth.krb5.messages import Authenticator, parse_ap_req
 from cedar.commands import ping
 from cedar.errors import CedarError
 from cedar.server.daemon import Daemon
 from tests.auth.test_kerberos import NOW, Realm
+from tests.robustness.helpers import fuzz
 from tests.robustness.test_attacks import REQUEST_MEMORY, bounded_memory
 
 
@@ -97,3 +107,41 @@ def test_garbage_ap_reqs_are_denied_promptly_and_cleanly(
             _ping(daemon, realm)
         assert _ping(daemon, realm).authorized
     assert not [r for r in caplog.records if r.exc_info], "a traceback was logged"
+
+
+# -- hostile bytes to every Kerberos parser ------------------------------------------------------
+
+
+@functools.cache
+def _real_ccache() -> bytes:
+    with tempfile.TemporaryDirectory() as tmp:
+        return Path(Realm(Path(tmp)).ccache).read_bytes()
+
+
+@fuzz(300)
+@given(st.binary(max_size=2048))
+def test_kerberos_parsers_take_any_bytes(data: bytes) -> None:
+    """Random bytes: each parser returns or raises KerberosError, nothing else."""
+    for parse in (
+        der.decode,
+        parse_ap_req,
+        lambda d: parse_ccache(d, "fuzz"),
+        lambda d: parse_keytab(d, "fuzz"),
+        lambda d: Authenticator.decode(d),
+    ):
+        with contextlib.suppress(KerberosError):
+            parse(data)
+
+
+@fuzz(200)
+@given(st.data())
+def test_kerberos_parsers_take_mutated_real_messages(data: Any) -> None:
+    """A real ccache (tickets, keys, principals) with bytes changed and cut: same rule."""
+    blob = bytearray(_real_ccache())
+    for _ in range(data.draw(st.integers(1, 8))):
+        at = data.draw(st.integers(0, len(blob) - 1))
+        blob[at] = data.draw(st.integers(0, 255))
+    cut = bytes(blob[: data.draw(st.integers(0, len(blob)))])
+    for candidate in (bytes(blob), cut):
+        with contextlib.suppress(KerberosError):
+            parse_ccache(candidate, "fuzz")
