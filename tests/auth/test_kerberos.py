@@ -420,6 +420,18 @@ def test_garbage_ap_reqs_are_denied(pump: Any, tmp_path: Path, garbage: bytes) -
         assert isinstance(client, ConnectionClosed)
 
 
+def test_an_unexpected_answer_to_the_ap_req_closes_the_connection(
+    pump: Any, tmp_path: Path
+) -> None:
+    realm = Realm(tmp_path)
+
+    def four(direction: str, index: int, data: bytes) -> bytes:  # K-M = 4, not 3 or 0
+        return data[:-8] + struct.pack(">q", 4) if direction == "s2c" and index == 0 else data
+
+    with pytest.raises(ProtocolError, match="answered 4 to our AP-REQ"):
+        run(pump, realm, tamper=four)
+
+
 def test_an_implausible_length_is_a_protocol_error(pump: Any, tmp_path: Path) -> None:
     realm = Realm(tmp_path)
 

@@ -202,7 +202,9 @@ class Kerberos(AuthMethod):
         yield Send(conn.writer().put_int(READY), flush=False)
         yield Send(conn.writer().put_int(READY).put_int(len(ap_req)).put_bytes(ap_req))
         answer = yield from _read_word(conn)
-        if answer != MUTUAL:
+        if answer not in (MUTUAL, DENY):  # out of step (spec 10 §5 hazard b): stop here
+            raise ProtocolError(f"KERBEROS: the server answered {answer} to our AP-REQ")
+        if answer == DENY:
             return MethodResult.failed(
                 f"KERBEROS: the server refused our ticket for {target} (not in its keytab, "
                 "clock skew, or an expired ticket; its log says which)"
