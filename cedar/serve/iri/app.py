@@ -1,0 +1,142 @@
+"""The IRI sub-application: every operation of the official document routed to its handler,
+its inputs checked against the document first, every failure a Problem body.
+
+It is a plain ASGI application (not a FastAPI one): its OpenAPI document is the official file
+as it is, not one generated from handlers, and its routes are that document's paths.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+from urllib.parse import unquote
+
+import trio
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from cedar.serve.context import caller_of
+from cedar.serve.iri import account, compute, facility, filesystem, status, tasks
+from cedar.serve.iri.call import HANDLERS, Call, IriState
+from cedar.serve.iri.problem import Problem, from_exception, problem_response
+from cedar.serve.iri.spec import Operation, check, coerce, document_bytes, operations
+
+#: The handler modules (imported for their ``@handler`` registrations).
+MODULES = (account, compute, facility, filesystem, status, tasks)
+
+
+class IriApp:
+    """``{prefix}/openapi.json`` and ``{prefix}/api/v2/...``."""
+
+    def __init__(self, state: IriState) -> None:
+        self.state = state
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        request = Request(scope, receive)
+        path, root = scope["path"], scope.get("root_path", "")
+        if root and path.startswith(root):
+            path = path[len(root) :]
+        try:
+            response = await self.dispatch(request, path or "/", root)
+        except Exception as exc:  # every failure is a Problem
+            response = from_exception(exc, scope["path"])
+        await response(scope, receive, send)
+
+    async def dispatch(self, request: Request, path: str, root: str) -> Response:
+        if path == "/openapi.json" and request.method in ("GET", "HEAD"):
+            return Response(document_bytes(), media_type="application/json")
+        matched = [(op, m) for op in operations() if (m := op.pattern.match(path))]
+        if not matched:
+            raise Problem(404, "no such path in the IRI API")
+        for op, match in matched:
+            if op.method == request.method:
+                break
+        else:
+            allowed = ", ".join(sorted({op.method for op, _ in matched}))
+            raise Problem(405, f"use {allowed}", headers={"Allow": allowed})
+        call = await self._call(request, op, {k: unquote(v) for k, v in match.groupdict().items()}, root)
+        function, kind = HANDLERS[op.operation_id]
+        if kind is not None:
+            await facility.resource(call, call.path["resource_id"], kind)
+        if op.body is not None and op.body["media"] == "application/json":
+            call.body = await self._json_body(request, op)
+        result = await function(call)
+        if isinstance(result, Response):
+            return result
+        return JSONResponse(result, status_code=op.status)
+
+    async def _call(
+        self, request: Request, op: Operation, path: dict[str, str], root: str
+    ) -> Call:
+        caller = await caller_of(request)
+        if op.secured and not caller.authenticated:
+            raise Problem(401, "this needs 'Authorization: Bearer <IDTOKEN or SciToken>'")
+        query: dict[str, Any] = {}
+        for parameter in op.parameters:
+            name, where, schema = parameter["name"], parameter["in"], parameter.get("schema", {})
+            if where == "path":
+                value: Any = path.get(name, "")
+                if "\0" in value or len(value) > 1024:
+                    raise Problem(404, f"no such {name}")
+            elif where == "query":
+                text = request.query_params.get(name)
+                if text is None:
+                    if parameter.get("required"):
+                        raise Problem(422, f"query parameter {name} is required")
+                    continue
+                value = coerce(schema, text)
+                query[name] = value
+            elif where == "header":
+                value = request.headers.get(name)
+                if value is None:
+                    continue
+                query[name] = value
+            else:
+                continue
+            check(schema, value, name)
+        base = f"{request.url.scheme}://{request.url.netloc}{root}"
+        return Call(request, op, self.state, path, query, caller, base=base)
+
+    async def _json_body(self, request: Request, op: Operation) -> Any:
+        limit = self.state.settings.max_body
+        data = bytearray()
+        async for chunk in request.stream():
+            data += chunk
+            if len(data) > limit:
+                raise Problem(413, f"request body over {limit} bytes")
+        assert op.body is not None
+        if not data.strip():
+            if op.body_required:
+                raise Problem(422, "a JSON request body is required")
+            return None
+        try:
+            body = json.loads(data)
+        except (ValueError, UnicodeDecodeError):
+            raise Problem(422, "the request body is not JSON") from None
+        check(op.body["schema"], body, "body")
+        return body
+
+
+def check_document() -> None:
+    """Every operation of the document has a handler (a test and the start-up call it)."""
+    missing = [op.operation_id for op in operations() if op.operation_id not in HANDLERS]
+    if missing:
+        raise RuntimeError(f"IRI operations without a handler: {missing}")
+
+
+async def watch(state: IriState, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
+    """Observe the pool every ``poll`` seconds, so outages are recorded without requests."""
+    from cedar.serve.iri.resources import observe
+
+    task_status.started()
+    while True:
+        try:
+            await observe(state, force=True)
+        except Exception:  # noqa: BLE001 - the next round tries again
+            pass
+        await trio.sleep(max(1.0, state.settings.poll))
+
+
+__all__ = ["IriApp", "check_document", "problem_response", "watch"]
