@@ -26,4 +26,4 @@ def mount(app: Any, settings: ServiceSettings) -> None:
     check_document()
     state = IriState(iri, Store(iri.database), app.state.services)
     app.state.iri = state
-    app.mount(iri.prefix, IriApp(state))
+    app.add_middleware(IriApp, state=state)

@@ -13,10 +13,10 @@ from typing import Any
 from cedar.errors import CedarError
 from cedar.serve.iri.call import Call, handler
 from cedar.serve.iri.problem import Problem
-from cedar.serve.iri.resources import iso
+from cedar.serve.iri.resources import CORE_HOURS, iso
 from cedar.service import Caller
 
-UNIT = "urn:doe-iri:allocation:compute:core-hours"
+UNIT = CORE_HOURS
 ALLOCATION = "usage"
 _ATTRS = [
     "Name", "IsAccountingGroup", "AccountingGroup", "AccumulatedUsage", "EffectiveQuota",

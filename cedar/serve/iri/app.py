@@ -19,25 +19,39 @@ from cedar.serve.context import caller_of
 from cedar.serve.iri import account, compute, facility, filesystem, status, tasks
 from cedar.serve.iri.call import HANDLERS, Call, IriState
 from cedar.serve.iri.problem import Problem, from_exception, problem_response
-from cedar.serve.iri.spec import Operation, check, coerce, document_bytes, operations
+from cedar.serve.iri.spec import (
+    Operation,
+    check,
+    coerce,
+    document_bytes,
+    is_array,
+    operations,
+)
 
 #: The handler modules (imported for their ``@handler`` registrations).
 MODULES = (account, compute, facility, filesystem, status, tasks)
 
 
 class IriApp:
-    """``{prefix}/openapi.json`` and ``{prefix}/api/v2/...``."""
+    """``{prefix}/openapi.json`` and ``{prefix}/api/v2/...``, in front of the rest of the app.
 
-    def __init__(self, state: IriState) -> None:
+    A middleware rather than a Starlette ``Mount``: a mount's path pattern does not match a
+    path with a line break (``%0A`` in an id), which then fell through to the main app's 404,
+    not a Problem."""
+
+    def __init__(self, app: Any, state: IriState) -> None:
+        self.app = app
         self.state = state
+        self.prefix = state.settings.prefix.rstrip("/")
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
+        path = scope.get("path", "")
+        if scope["type"] != "http" or not path.startswith(self.prefix + "/"):
+            await self.app(scope, receive, send)
             return
         request = Request(scope, receive)
-        path, root = scope["path"], scope.get("root_path", "")
-        if root and path.startswith(root):
-            path = path[len(root) :]
+        root = scope.get("root_path", "") + self.prefix
+        path = path[len(self.prefix) :]
         try:
             response = await self.dispatch(request, path or "/", root)
         except Exception as exc:  # every failure is a Problem
@@ -81,12 +95,12 @@ class IriApp:
                 if "\0" in value or len(value) > 1024:
                     raise Problem(404, f"no such {name}")
             elif where == "query":
-                text = request.query_params.get(name)
-                if text is None:
+                texts = request.query_params.getlist(name)
+                if not texts:
                     if parameter.get("required"):
                         raise Problem(422, f"query parameter {name} is required")
                     continue
-                value = coerce(schema, text)
+                value = coerce(schema, texts if is_array(schema) else texts[-1])
                 query[name] = value
             elif where == "header":
                 value = request.headers.get(name)

@@ -11,7 +11,7 @@ from starlette.responses import Response
 from cedar.errors import CedarError
 from cedar.serve.iri.call import Call, handler
 from cedar.serve.iri.problem import Problem
-from cedar.serve.iri.resources import COMPUTE, STORAGE, iso, observe, resource_json
+from cedar.serve.iri.resources import CORE_HOURS, COMPUTE, STORAGE, iso, observe, resource_json
 from cedar.serve.iri.spec import parse_date_time
 from cedar.service import Caller
 
@@ -69,6 +69,7 @@ async def sites(call: Call) -> list[dict[str, Any]]:
                 "id": sid,
                 "name": name,
                 "last_modified": modified,
+                "operating_organization": settings.organization,
                 **fields,
                 "self_uri": call.uri(f"facility/sites/{sid}"),
                 "resource_uris": resources if index == 0 else [],
@@ -161,8 +162,8 @@ async def get_resources(call: Call) -> Any:
         found = [r for r in found if q["description"] in (r.get("description") or "")]
     if q.get("resource_type") is not None:
         found = [r for r in found if r["resource_type"].startswith(q["resource_type"])]
-    if q.get("capability") is not None:
-        found = [r for r in found if any(c.endswith("/" + q["capability"]) for c in r["capability_uris"])]
+    if q.get("capability") is not None:  # allocation units: a compute resource's is core-hours
+        found = [r for r in found if r["capability_uris"] and CORE_HOURS in q["capability"]]
     return page(call, found)
 
 
@@ -187,7 +188,7 @@ def _capability(call: Call, found: dict[str, Any]) -> dict[str, Any]:
         "name": found["name"],
         "description": f"compute on {found['name']}",
         "last_modified": found["last_modified"],
-        "units": ["urn:doe-iri:allocation:compute:core-hours"],
+        "units": [CORE_HOURS],
         "self_uri": call.uri(f"account/capabilities/{found['id']}"),
         "attributes": found.get("attributes"),
     }

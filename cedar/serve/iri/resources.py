@@ -24,6 +24,8 @@ COMPUTE = "urn:doe-iri:resource:compute"
 STORAGE = "urn:doe-iri:resource:storage"
 SERVICE = "urn:doe-iri:service:generic"
 STAGING_ID = "storage:staging"
+#: The allocation unit of every compute capability (``AccumulatedUsage`` is core-seconds).
+CORE_HOURS = "urn:doe-iri:allocation:compute:core-hours"
 
 #: Ad types observed, with the projection read of each.
 _DAEMON_ATTRS = ["Name", "MyAddress", "LastHeardFrom", "DaemonStartTime", "UpdateInterval"]

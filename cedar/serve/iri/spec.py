@@ -134,6 +134,11 @@ def check(schema: dict[str, Any], value: Any, where: str) -> None:
         raise Problem(422, detail[:500])
 
 
+def is_array(schema: dict[str, Any]) -> bool:
+    """Whether a query parameter is repeated (an ``array`` schema)."""
+    return "array" in _types(schema)
+
+
 def _types(schema: dict[str, Any]) -> set[str]:
     """The JSON types a parameter's schema allows (through ``anyOf`` and ``$ref``)."""
     if "$ref" in schema:
@@ -145,8 +150,12 @@ def _types(schema: dict[str, Any]) -> set[str]:
     return {kind} if isinstance(kind, str) else {"string"}
 
 
-def coerce(schema: dict[str, Any], text: str) -> Any:
-    """A query string's value as the type its schema says (else the text, refused later)."""
+def coerce(schema: dict[str, Any], text: str | list[str]) -> Any:
+    """A query string's value as the type its schema says (else the text, refused later); an
+    array's items are the parameter's repeated values."""
+    if isinstance(text, list):
+        items = schema.get("items", {})
+        return [coerce(items, t) for t in text]
     kinds = _types(schema)
     if "integer" in kinds and _INTEGER.match(text):
         return int(text)
