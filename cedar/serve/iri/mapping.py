@@ -21,7 +21,7 @@ PROTECTED = frozenset(
         "JobUniverse RequestCpus RequestGpus RequestMemory AcctGroup AcctGroupUser "
         "AccountingGroup JobBatchName ContainerImage AllowedExecuteDuration QDate GlobalJobId "
         "TransferInput TransferExecutable ShouldTransferFiles WhenToTransferOutput "
-        "EnteredCurrentStatus HoldReason HoldReasonCode ExitCode IriQueueName LeaveJobInQueue"
+        "EnteredCurrentStatus HoldReason HoldReasonCode ExitCode IriQueueName IriJob LeaveJobInQueue"
     ).split()
 )
 #: The spec's fields HTCondor cannot honour, with why (a 422 when given).
@@ -34,10 +34,13 @@ MIB = 1 << 20
 
 
 def _quoted(text: str, what: str) -> str:
-    """One word of HTCondor's new argument/environment syntax (single-quoted)."""
+    """One word of HTCondor's new argument/environment syntax: single-quoted runs with each
+    ``"`` written as ``""`` between them, outside the single quotes (condor_submit reads a
+    ``""`` inside single quotes as ``"`` too, cedar's submit translation keeps it doubled
+    there; outside, both read one ``"``, observed with ``condor_submit -dry-run``)."""
     if any(c in text for c in "\n\r\0"):
         raise Problem(422, f"{what} holds a line break or NUL, which a job cannot be given")
-    return "'" + text.replace("'", "''").replace('"', '""') + "'"
+    return '""'.join("'" + piece.replace("'", "''") + "'" for piece in text.split('"'))
 
 
 def _positive(spec: dict[str, Any] | None, name: str) -> int | None:
@@ -88,6 +91,7 @@ def submit_description(
         lines["batch_name"] = spec["name"]
     lines.update(_resources(spec.get("resources")))
     lines.update(_attributes(spec.get("attributes"), account))
+    lines["My.IriJob"] = "true"  # submitted through the IRI API (a constraint finds them all)
     lines["should_transfer_files"] = "YES"
     lines["when_to_transfer_output"] = "ON_EXIT"
     if transfer_inputs:

@@ -58,13 +58,15 @@ def from_exception(exc: BaseException, instance: str) -> JSONResponse:
     retry = getattr(exc, "retry_after", None)
     if retry is not None:
         headers["Retry-After"] = str(max(1, int(retry + 0.999)))
-    if status == 502:  # the spec has no 502: a daemon out of reach is the service unavailable
+    if status in (429, 502):
+        # The spec declares neither: a daemon out of reach, or a caller over its request rate,
+        # is the service unavailable (with Retry-After for the latter).
         status = 503
     if status not in ANSWERED:
         status = 500
     return problem_response(status, message, instance, headers)
 
 
-#: The error statuses every operation of the document declares, and the two it does not that
-#: a bound needs: 413 (a body over the limit) and 429 (over the caller's request rate).
-ANSWERED = frozenset({400, 401, 403, 404, 405, 409, 413, 422, 429, 500, 501, 503, 504})
+#: The error statuses every operation of the document declares, and the one it does not that
+#: a bound needs: 413 (a body over the limit).
+ANSWERED = frozenset({400, 401, 403, 404, 405, 409, 413, 422, 500, 501, 503, 504})

@@ -23,7 +23,7 @@ METHODS = ("get", "put", "post", "delete", "patch", "head", "options")
 _DATE_TIME = re.compile(
     r"[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?([Zz]|[+-][0-9]{2}:[0-9]{2})\Z"
 )
-_INTEGER = re.compile(r"[+-]?[0-9]{1,18}\Z")
+_INTEGER = re.compile(r"[+-]?[0-9]{1,400}\Z")
 
 
 @functools.cache
