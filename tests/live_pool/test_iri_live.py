@@ -65,10 +65,11 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
 
 def _tool(name: str, *args: str, check: bool = True) -> str:
     tools = os.environ.get("CEDAR_LIVE_TOOLS", "")
+    program = os.path.join(tools, name)
+    if not os.path.exists(program):  # condor_on/condor_off are in sbin
+        program = os.path.join(os.path.dirname(tools), "sbin", name)
     env = {**os.environ, "CONDOR_CONFIG": os.environ.get("CEDAR_LIVE_CONDOR_CONFIG", "")}
-    done = subprocess.run(
-        [os.path.join(tools, name), *args], capture_output=True, text=True, env=env, timeout=60
-    )
+    done = subprocess.run([program, *args], capture_output=True, text=True, env=env, timeout=60)
     if check:
         assert done.returncode == 0, done.stderr
     return done.stdout
