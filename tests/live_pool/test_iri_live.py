@@ -138,11 +138,16 @@ def test_job_states(live: Live) -> None:
     assert _status(live, idle)["state"] == "queued"
     update = live.api.put(
         f"/api/v2/compute/job/{live.schedd}/{idle}",
-        json={"executable": "/bin/true", "resources": {"memory": 1 << 50, "cpu_cores_per_process": 2}},
+        json={
+            "executable": "/bin/true",
+            "resources": {"memory": 1 << 50, "cpu_cores_per_process": 2},
+        },
     )
     assert update.status_code == 200, update.text
     assert _tool("condor_q", idle, "-af", "RequestCpus").split() == ["2"]
-    moved = live.api.put(f"/api/v2/compute/job/{live.schedd}/{idle}", json={"executable": "/bin/ls"})
+    moved = live.api.put(
+        f"/api/v2/compute/job/{live.schedd}/{idle}", json={"executable": "/bin/ls"}
+    )
     assert moved.status_code == 422
 
 

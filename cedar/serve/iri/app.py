@@ -7,6 +7,7 @@ as it is, not one generated from handlers, and its routes are that document's pa
 
 from __future__ import annotations
 
+import contextlib
 import json
 from typing import Any
 from urllib.parse import unquote
@@ -64,13 +65,14 @@ class IriApp:
         matched = [(op, m) for op in operations() if (m := op.pattern.match(path))]
         if not matched:
             raise Problem(404, "no such path in the IRI API")
-        for op, match in matched:
-            if op.method == request.method:
-                break
-        else:
+        chosen = next(((op, m) for op, m in matched if op.method == request.method), None)
+        if chosen is None:
             allowed = ", ".join(sorted({op.method for op, _ in matched}))
             raise Problem(405, f"use {allowed}", headers={"Allow": allowed})
-        call = await self._call(request, op, {k: unquote(v) for k, v in match.groupdict().items()}, root)
+        op, match = chosen
+        call = await self._call(
+            request, op, {k: unquote(v) for k, v in match.groupdict().items()}, root
+        )
         function, kind = HANDLERS[op.operation_id]
         if kind is not None:
             await facility.resource(call, call.path["resource_id"], kind)
@@ -81,9 +83,7 @@ class IriApp:
             return result
         return JSONResponse(result, status_code=op.status)
 
-    async def _call(
-        self, request: Request, op: Operation, path: dict[str, str], root: str
-    ) -> Call:
+    async def _call(self, request: Request, op: Operation, path: dict[str, str], root: str) -> Call:
         caller = await caller_of(request)
         if op.secured and not caller.authenticated:
             raise Problem(401, "this needs 'Authorization: Bearer <IDTOKEN or SciToken>'")
@@ -146,10 +146,8 @@ async def watch(state: IriState, task_status: Any = trio.TASK_STATUS_IGNORED) ->
 
     task_status.started()
     while True:
-        try:
+        with contextlib.suppress(Exception):  # the next round tries again
             await observe(state, force=True)
-        except Exception:  # noqa: BLE001 - the next round tries again
-            pass
         await trio.sleep(max(1.0, state.settings.poll))
 
 

@@ -90,7 +90,9 @@ def _account(call: Call, spec: dict[str, Any]) -> str | None:
     header = call.request.headers.get("x-iri-facility-project")
     body = (spec.get("attributes") or {}).get("account")
     if header is not None and body is not None:
-        raise Problem(400, "give the project in attributes.account or X-IRI-Facility-Project, not both")
+        raise Problem(
+            400, "give the project in attributes.account or X-IRI-Facility-Project, not both"
+        )
     return body if body is not None else header
 
 
@@ -181,7 +183,9 @@ def _filters(body: Any) -> tuple[set[str] | None, str | None, dict[str, Any]]:
 async def get_jobs(call: Call) -> Any:
     user = await call.user()
     states, name, equal = _filters(call.body)
-    parts: list[Expr | None] = [Binary("==", AttrRef("JobBatchName"), Literal(name))] if name else []
+    parts: list[Expr | None] = (
+        [Binary("==", AttrRef("JobBatchName"), Literal(name))] if name else []
+    )
     parts += [Binary("=?=", AttrRef(k), Literal(v)) for k, v in equal.items()]
     constraint = and_constraints(parts)
     schedd = await call.services.access.schedd(call.caller)
@@ -225,9 +229,9 @@ async def cancel_job(call: Call) -> Any:
     cluster, proc = _job_id(call.path["job_id"])
     user = await call.user()
     schedd = await call.services.access.schedd(call.caller)
-    result = await schedd.act(
-        JobAction.Remove, scoped_job(cluster, proc, user), "canceled through the IRI API", long=True
-    )
+    scoped = scoped_job(cluster, proc, user)
+    assert scoped is not None  # the job's id is always in it
+    result = await schedd.act(JobAction.Remove, scoped, "canceled through the IRI API", long=True)
     if not result.jobs:
         raise Problem(404, f"no job {cluster}.{proc} of yours")
     return Response(status_code=204)

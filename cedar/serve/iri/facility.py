@@ -11,7 +11,7 @@ from starlette.responses import Response
 from cedar.errors import CedarError
 from cedar.serve.iri.call import Call, handler
 from cedar.serve.iri.problem import Problem
-from cedar.serve.iri.resources import CORE_HOURS, COMPUTE, STORAGE, iso, observe, resource_json
+from cedar.serve.iri.resources import COMPUTE, CORE_HOURS, STORAGE, iso, observe, resource_json
 from cedar.serve.iri.spec import parse_date_time
 from cedar.service import Caller
 

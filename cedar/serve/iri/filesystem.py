@@ -13,7 +13,6 @@ from __future__ import annotations
 import base64
 import fnmatch
 import hashlib
-import io
 import os
 import shutil
 import stat
@@ -124,7 +123,9 @@ async def ls(call: Call) -> Any:
         if not target.is_dir():
             return [_entry(root, target)]
         found: list[dict[str, Any]] = []
-        walker = os.walk(target) if body.get("recursive") else [(str(target), [], os.listdir(target))]
+        walker = (
+            os.walk(target) if body.get("recursive") else [(str(target), [], os.listdir(target))]
+        )
         for directory, _, names in walker:
             for name in sorted(names):
                 if name.startswith(".") and not body.get("showHidden"):
@@ -139,7 +140,9 @@ async def ls(call: Call) -> Any:
 
 @handler("stat", resource="storage")
 async def stat_(call: Call) -> Any:
-    return await _operate(call, "stat", lambda root: _entry(root, _exists(resolve(root, call.body["path"]))))
+    return await _operate(
+        call, "stat", lambda root: _entry(root, _exists(resolve(root, call.body["path"])))
+    )
 
 
 @handler("file", resource="storage")
@@ -291,7 +294,9 @@ async def chmod(call: Call) -> Any:
 
 @handler("chown", resource="storage")
 async def chown(call: Call) -> Any:
-    raise Problem(403, "every file of the staging area belongs to the service; owners cannot change")
+    raise Problem(
+        403, "every file of the staging area belongs to the service; owners cannot change"
+    )
 
 
 @handler("symlink", resource="storage")
@@ -315,7 +320,9 @@ async def compress(call: Call) -> Any:
             paths = [source] if source.is_file() else sorted(source.rglob("*"))
             for path in paths:
                 info = os.lstat(path)
-                if not stat.S_ISREG(info.st_mode) or (pattern and not fnmatch.fnmatch(path.name, pattern)):
+                if not stat.S_ISREG(info.st_mode) or (
+                    pattern and not fnmatch.fnmatch(path.name, pattern)
+                ):
                     continue
                 archive.add(path, arcname=str(path.relative_to(source.parent)), recursive=False)
                 count += 1
@@ -376,7 +383,7 @@ async def upload(call: Call) -> Any:
     if part is None or isinstance(part, str):
         raise Problem(422, "body: a multipart part 'file' with the file is required")
     relative = str(target.relative_to(root))
-    data = io.BufferedReader(part.file) if not hasattr(part.file, "read") else part.file
+    data = part.file
 
     def work(root: Path) -> Any:
         write_file(root, relative, data, [0], limit)

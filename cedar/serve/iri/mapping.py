@@ -17,12 +17,44 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,99}\Z")
 PROTECTED = frozenset(
     name.lower()
     for name in (
-        "Owner User ClusterId ProcId JobStatus Iwd Cmd Args Arguments Environment Env In Out Err "
-        "JobUniverse RequestCpus RequestGpus RequestMemory AcctGroup AcctGroupUser "
-        "AccountingGroup JobBatchName ContainerImage AllowedExecuteDuration QDate GlobalJobId "
-        "TransferInput TransferExecutable ShouldTransferFiles WhenToTransferOutput "
-        "EnteredCurrentStatus HoldReason HoldReasonCode ExitCode IriQueueName IriJob LeaveJobInQueue"
-    ).split()
+        "Owner",
+        "User",
+        "ClusterId",
+        "ProcId",
+        "JobStatus",
+        "Iwd",
+        "Cmd",
+        "Args",
+        "Arguments",
+        "Environment",
+        "Env",
+        "In",
+        "Out",
+        "Err",
+        "JobUniverse",
+        "RequestCpus",
+        "RequestGpus",
+        "RequestMemory",
+        "AcctGroup",
+        "AcctGroupUser",
+        "AccountingGroup",
+        "JobBatchName",
+        "ContainerImage",
+        "AllowedExecuteDuration",
+        "QDate",
+        "GlobalJobId",
+        "TransferInput",
+        "TransferExecutable",
+        "ShouldTransferFiles",
+        "WhenToTransferOutput",
+        "EnteredCurrentStatus",
+        "HoldReason",
+        "HoldReasonCode",
+        "ExitCode",
+        "IriQueueName",
+        "IriJob",
+        "LeaveJobInQueue",
+    )
 )
 #: The spec's fields HTCondor cannot honour, with why (a 422 when given).
 REFUSED = {
@@ -84,7 +116,11 @@ def submit_description(
                 raise Problem(422, f"environment: {name[:60]!r} is not a variable name")
             words.append(f"{name}={_quoted(value, 'environment')}")
         lines["environment"] = '"' + " ".join(words) + '"'
-    for key, command in (("stdin_path", "input"), ("stdout_path", "output"), ("stderr_path", "error")):
+    for key, command in (
+        ("stdin_path", "input"),
+        ("stdout_path", "output"),
+        ("stderr_path", "error"),
+    ):
         if spec.get(key) is not None:
             lines[command] = spec[key]
     if spec.get("name") is not None:
@@ -106,8 +142,9 @@ def _resources(resources: dict[str, Any] | None) -> dict[str, str]:
     nodes = _positive(resources, "node_count")
     if nodes is not None and nodes > 1:
         raise Problem(
-            422, "resources.node_count: a vanilla-universe job runs on one node (asked for "
-            f"{nodes}); submit one job per node"
+            422,
+            "resources.node_count: a vanilla-universe job runs on one node (asked for "
+            f"{nodes}); submit one job per node",
         )
     processes = _positive(resources, "process_count") or _positive(resources, "processes_per_node")
     cores = (_positive(resources, "cpu_cores_per_process") or 1) * (processes or 1)
@@ -182,6 +219,7 @@ STATUS_ATTRS = [
     "ClusterId", "ProcId", "JobStatus", "HoldReason", "HoldReasonCode", "RemoveReason",
     "ExitCode", "ExitBySignal", "ExitSignal", "EnteredCurrentStatus", "JobBatchName", "Owner",
 ]  # fmt: skip
+
 
 #: What ``PUT`` may change on an idle job, by the spec's field: the job attribute and its value.
 def editable(spec: dict[str, Any]) -> dict[str, str]:

@@ -49,7 +49,9 @@ def _daemon_status(ad: ClassAd, now: float, stale_after: float) -> str:
     return "up"
 
 
-async def _ads(state: IriState, kind: str, projection: list[str], constraint: str | None = None):
+async def _ads(
+    state: IriState, kind: str, projection: list[str], constraint: str | None = None
+) -> list[ClassAd]:
     collector = state.services.access.collector(Caller.anonymous())
     return await collector.query(kind, constraint, projection)
 
@@ -141,7 +143,7 @@ def record_change(
     incident_id = opened.body["incident"] if opened else None
     if after in ("down", "degraded") and incident_id is None and before is not None:
         incident_id = _stable_id("incident", rid, now)
-        body = {
+        body: dict[str, Any] = {
             "name": f"{name} {after}",
             "description": f"cedar observed {name} {after} (was {before})",
             "status": after,

@@ -108,17 +108,17 @@ def operations() -> tuple[Operation, ...]:
 _SCHEMAS: dict[str, dict[str, Any]] = {}
 
 
+def _is_date_time(value: object) -> bool:
+    return not isinstance(value, str) or parse_date_time(value) is not None
+
+
 @functools.cache
 def _validator(key: str) -> Any:
     """The JSON Schema validator of the schema ``key`` is the text of (refs into the document)."""
     from jsonschema import Draft202012Validator, FormatChecker
 
     checker = FormatChecker(formats=())
-
-    @checker.checks("date-time")
-    def _date_time(value: object) -> bool:
-        return not isinstance(value, str) or parse_date_time(value) is not None
-
+    checker.checks("date-time")(_is_date_time)
     schema = {**_SCHEMAS[key], "components": document()["components"]}
     return Draft202012Validator(schema, format_checker=checker)
 

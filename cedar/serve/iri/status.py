@@ -120,7 +120,9 @@ async def get_events(call: Call) -> Any:
         if q.get("resource_id") is not None and body["resource_id"] != q["resource_id"]:
             continue
         item = _event(call, record)
-        if not _texts(call, item) or (q.get("status") is not None and q["status"] != item["status"]):
+        if not _texts(call, item) or (
+            q.get("status") is not None and q["status"] != item["status"]
+        ):
             continue
         found.append(item)
     return page(call, found)

@@ -99,7 +99,9 @@ class Store:
             return
         with self._cursor() as cur:
             cur.execute(
-                self._sql("UPDATE cedar_iri_docs SET body = ?, owner = ? WHERE kind = ? AND id = ?"),
+                self._sql(
+                    "UPDATE cedar_iri_docs SET body = ?, owner = ? WHERE kind = ? AND id = ?"
+                ),
                 (json.dumps(body), owner, kind, id),
             )
 
@@ -129,7 +131,9 @@ class Store:
 
     def delete(self, kind: str, id: str) -> bool:
         with self._cursor() as cur:
-            cur.execute(self._sql("DELETE FROM cedar_iri_docs WHERE kind = ? AND id = ?"), (kind, id))
+            cur.execute(
+                self._sql("DELETE FROM cedar_iri_docs WHERE kind = ? AND id = ?"), (kind, id)
+            )
             return bool(cur.rowcount)
 
     def close(self) -> None:

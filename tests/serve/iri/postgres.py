@@ -40,7 +40,9 @@ def postgres_cluster() -> Iterator[str]:
     data = os.path.join(directory, "data")
     _as_postgres(f"{binaries}/initdb", "-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8")
     options = f"-c listen_addresses='' -c unix_socket_directories='{directory}' -c fsync=off"
-    _as_postgres(f"{binaries}/pg_ctl", "-D", data, "-o", options, "-w", "-l", f"{directory}/log", "start")
+    _as_postgres(
+        f"{binaries}/pg_ctl", "-D", data, "-o", options, "-w", "-l", f"{directory}/log", "start"
+    )
     try:
         yield f"postgresql:///postgres?host={directory}&user=postgres"
     finally:

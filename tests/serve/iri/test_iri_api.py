@@ -79,7 +79,9 @@ def test_job_submit_status_update_cancel(iri: Iri) -> None:
     }
     job = iri.alice.post(f"/api/v2/compute/job/{schedd}", json=spec).json()
     assert job["status"]["state"] in ("new", "queued")
-    got = iri.alice.get(f"/api/v2/compute/status/{schedd}/{job['id']}", params={"include_spec": "true"})
+    got = iri.alice.get(
+        f"/api/v2/compute/status/{schedd}/{job['id']}", params={"include_spec": "true"}
+    )
     assert got.json()["job_spec"] == spec
     assert iri.bob.get(f"/api/v2/compute/status/{schedd}/{job['id']}").status_code == 404
     listed = iri.alice.post(f"/api/v2/compute/status/{schedd}", json={"name": "iri-test"}).json()
@@ -125,9 +127,7 @@ def test_idempotency_key(iri: Iri) -> None:
 
 
 def _tree(root: Path) -> list[tuple[str, int]]:
-    return sorted(
-        (str(p.relative_to(root)), p.lstat().st_mode) for p in root.rglob("*")
-    )
+    return sorted((str(p.relative_to(root)), p.lstat().st_mode) for p in root.rglob("*"))
 
 
 def test_staging_area_refuses_every_escape(iri: Iri, tmp_path: Path) -> None:
@@ -195,7 +195,12 @@ def test_staging_operations_and_tasks(iri: Iri) -> None:
     names = {e["path"] for e in result("ls", {"path": ".", "recursive": True})}  # type: ignore[union-attr]
     assert {"notes.txt", "copy.txt", "copy.tgz", "unpacked/copy.txt"} <= names
     result("rm", {"path": "unpacked"})
-    assert iri.alice.post(f"/api/v2/filesystem/symlink/{STAGING}", json={"path": "a", "link_path": "b"}).status_code == 403  # noqa: E501
+    assert (
+        iri.alice.post(
+            f"/api/v2/filesystem/symlink/{STAGING}", json={"path": "a", "link_path": "b"}
+        ).status_code
+        == 403
+    )  # noqa: E501
     tasks = iri.alice.get("/api/v2/task").json()
     assert task["id"] in {t["id"] for t in tasks}
     assert iri.alice.delete(f"/api/v2/task/{task['id']}").status_code == 200

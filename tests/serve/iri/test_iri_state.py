@@ -85,7 +85,9 @@ def test_replicas_share_postgresql(
     tmp_path: Path,
 ) -> None:
     config = iri_config(
-        tmp_path, CEDAR_SERVE_IRI_DATABASE=postgres, CEDAR_SERVE_IRI_STAGING_ROOT=str(tmp_path / "s")
+        tmp_path,
+        CEDAR_SERVE_IRI_DATABASE=postgres,
+        CEDAR_SERVE_IRI_STAGING_ROOT=str(tmp_path / "s"),
     )
     settings = replace(token_pool.settings, schedd=token_pool.pool.schedd_address, config=config)
     first = RunningServer(settings).start()
