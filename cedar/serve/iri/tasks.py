@@ -68,7 +68,8 @@ async def get_task(call: Call) -> Any:
 
 @handler("deleteTask")
 async def delete_task(call: Call) -> Any:
-    """Forget a task (one still running is canceled first: its record says so to the end)."""
+    """Forget a task.  Each operation runs to its end before its answer, so there is nothing
+    left to cancel: the record goes."""
     task_id, _ = await _own(call)
     call.store.delete("task", task_id)
     return f"task {task_id} deleted"
