@@ -127,7 +127,7 @@ class IriApp:
             return None
         try:
             body = json.loads(data)
-        except (ValueError, UnicodeDecodeError):
+        except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
             raise Problem(422, "the request body is not JSON") from None
         check(op.body["schema"], body, "body")
         return body

@@ -6,7 +6,7 @@ startd ads), the collector, the negotiator, and the staging area (storage).  Onc
 resource is remembered (in the store), so a daemon whose ad is gone is reported ``down``, not
 forgotten.  Observation happens at most every ``CEDAR_SERVE_IRI_POLL`` seconds per process, on
 the first request that needs it and from the background loop; every replica writes the same
-documents (ids are derived from the observed change), so replicas agree.
+documents, and each change is recorded once (claimed in the store), so replicas agree.
 """
 
 from __future__ import annotations
@@ -126,6 +126,11 @@ async def observe(state: IriState, *, force: bool = False) -> None:
         old = state.store.get("resource", rid)
         before = old.body.get("status") if old else None
         if before == body["status"]:
+            continue
+        # One replica records each change: the first to claim it (the others saw the same
+        # previous document, so they name the same claim).
+        since = old.body.get("since") if old else None
+        if not state.store.add("transition", _stable_id(rid, since, body["status"]), "", {}):
             continue
         body["since"] = now
         state.store.put("resource", rid, "", body)

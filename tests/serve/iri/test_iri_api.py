@@ -211,3 +211,6 @@ def test_bounded_bodies(iri: Iri) -> None:
     big = b'{"path": "' + b"x" * (2 << 20) + b'"}'
     answer = iri.alice.post(f"/api/v2/filesystem/ls/{STAGING}", content=big)
     assert answer.status_code == 413
+    deep = b"[" * 200000 + b"]" * 200000  # under the limit, deeper than any parser's stack
+    answer = iri.alice.post(f"/api/v2/filesystem/ls/{STAGING}", content=deep)
+    assert answer.status_code == 422 and answer.json()["status"] == 422

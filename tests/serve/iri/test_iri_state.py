@@ -27,16 +27,26 @@ def postgres() -> Iterator[str]:
         yield url
 
 
+#: Every kind of document the API stores (and the tests' own ``t``).
+KINDS = "t task idempotency job resource transition event incident open_incident".split()
+
+
+def _emptied(url: str) -> Store:
+    """The store at ``url`` with nothing in it (the module's cluster is shared by its tests)."""
+    found = Store(url)
+    for kind in KINDS:
+        for record in found.list(kind):
+            found.delete(kind, record.id)
+    return found
+
+
 @pytest.fixture(params=["sqlite", "postgresql"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
     if request.param == "sqlite":
         url = str(tmp_path / "state.sqlite")
     else:
         url = request.getfixturevalue("postgres")
-    found = Store(url)
-    for kind in ("t", "incident", "event", "open_incident"):
-        for record in found.list(kind):
-            found.delete(kind, record.id)
+    found = _emptied(url)
     yield found
     found.close()
 
@@ -84,6 +94,7 @@ def test_replicas_share_postgresql(
     postgres: str,
     tmp_path: Path,
 ) -> None:
+    _emptied(postgres).close()
     config = iri_config(
         tmp_path,
         CEDAR_SERVE_IRI_DATABASE=postgres,
@@ -109,6 +120,9 @@ def test_replicas_share_postgresql(
             task = one.post("/api/v2/filesystem/mkdir/storage:staging", json={"path": "d"}).json()
             seen = two.get(f"/api/v2/task/{task['task_id']}").json()
             assert seen["status"] == "completed"
+            events = two.get("/api/v2/status/events").json()
+            resources = [e["resource_uri"].rsplit("/", 1)[1] for e in events]
+            assert len(resources) == len(set(resources)) == 5  # each first sight once
     finally:
         first.stop()
     third = RunningServer(settings).start()  # a restart: a new process, the same database
