@@ -28,7 +28,8 @@ def postgres() -> Iterator[str]:
 
 
 #: Every kind of document the API stores (and the tests' own ``t``).
-KINDS = "t task idempotency job resource transition event incident open_incident".split()
+KINDS = ("t", "task", "idempotency", "job", "resource", "transition")
+KINDS += ("event", "incident", "open_incident")
 
 
 def _emptied(url: str) -> Store:
