@@ -39,6 +39,8 @@ def problem_response(
     extra = dict(headers or {})
     if status == 401:
         extra.setdefault("WWW-Authenticate", 'Bearer realm="cedar"')
+    if status == 413:  # the rest of the body is not read: the connection ends after this
+        extra["Connection"] = "close"
     body = {
         "type": "about:blank",
         "status": status,

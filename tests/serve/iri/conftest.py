@@ -36,7 +36,9 @@ def iri(token_pool: TokenPool, tmp_path_factory: pytest.TempPathFactory) -> Iter
     settings = replace(
         token_pool.settings,
         schedd=token_pool.pool.schedd_address,
-        config=iri_config(state, CEDAR_SERVE_IRI_ORGANIZATION="Test Lab"),
+        config=iri_config(
+            state, CEDAR_SERVE_IRI_ORGANIZATION="Test Lab", CEDAR_SERVE_IRI_MAX_UPLOAD=str(1 << 20)
+        ),
     )
     server = RunningServer(settings).start()
     base = server.url + "/iri"

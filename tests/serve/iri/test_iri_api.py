@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 from cedar.serve.iri.call import HANDLERS
@@ -211,6 +212,31 @@ def test_bounded_bodies(iri: Iri) -> None:
     big = b'{"path": "' + b"x" * (2 << 20) + b'"}'
     answer = iri.alice.post(f"/api/v2/filesystem/ls/{STAGING}", content=big)
     assert answer.status_code == 413
+    staging = iri.state / "staging"
+    iri.alice.post(f"/api/v2/filesystem/ls/{STAGING}", json={"path": "."})  # makes alice's area
+    before = _tree(staging)
+    upload = iri.alice.post(
+        f"/api/v2/filesystem/upload/{STAGING}",
+        params={"path": "big.bin"},
+        files={"file": ("big.bin", b"\0" * (3 << 20))},
+    )
+    assert upload.status_code == 413 and upload.json()["status"] == 413
+    assert _tree(staging) == before  # nothing of it kept
+
+    def chunked() -> Iterator[bytes]:  # no Content-Length: counted as it arrives
+        yield b'--b0\r\nContent-Disposition: form-data; name="file"; filename="f"\r\n\r\n'
+        for _ in range(48):
+            yield b"\0" * (64 << 10)
+        yield b"\r\n--b0--\r\n"
+
+    upload = iri.alice.post(
+        f"/api/v2/filesystem/upload/{STAGING}",
+        params={"path": "big.bin"},
+        content=chunked(),
+        headers={"Content-Type": "multipart/form-data; boundary=b0"},
+    )
+    assert upload.status_code == 413 and upload.json()["status"] == 413
+    assert _tree(staging) == before
     deep = b"[" * 200000 + b"]" * 200000  # under the limit, deeper than any parser's stack
     answer = iri.alice.post(f"/api/v2/filesystem/ls/{STAGING}", content=deep)
     assert answer.status_code == 422 and answer.json()["status"] == 422
