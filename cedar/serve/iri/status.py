@@ -3,6 +3,7 @@ filtered by the spec's query parameters (time window, status, type, resolution, 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from cedar.serve.iri.call import Call, handler
@@ -53,84 +54,82 @@ def _event(call: Call, record: Record) -> dict[str, Any]:
     }
 
 
-def _texts(call: Call, item: dict[str, Any]) -> bool:
+def _matches(call: Call, item: dict[str, Any], keys: tuple[str, ...]) -> bool:
+    """The item has the queried ``name``, ``description`` (a part of it) and ``keys``."""
     q = call.query
     if q.get("name") is not None and q["name"] != item["name"]:
         return False
-    return q.get("description") is None or q["description"] in (item["description"] or "")
+    if q.get("description") is not None and q["description"] not in (item["description"] or ""):
+        return False
+    return all(q.get(k) is None or q[k] == item[k] for k in keys)
+
+
+async def _listing(
+    call: Call,
+    kind: str,
+    shape: Callable[[Call, Record], dict[str, Any]],
+    keys: tuple[str, ...],
+    keep: Callable[[dict[str, Any]], bool],
+) -> Any:
+    """The recorded documents of ``kind`` the query selects, shaped and paged."""
+    await observe(call.state)
+    found = []
+    for record in call.store.list(kind):
+        if keep(record.body) and _matches(call, item := shape(call, record), keys):
+            found.append(item)
+    return page(call, found)
+
+
+def _one(call: Call, kind: str, key: str, shape: Callable[[Call, Record], dict[str, Any]]) -> Any:
+    record = call.store.get(kind, call.path[key])
+    if record is None:
+        raise Problem(404, f"no such {kind}")
+    return shape(call, record)
 
 
 @handler("getIncidents")
 async def get_incidents(call: Call) -> Any:
-    await observe(call.state)
-    q = call.query
     start, end, at = _moment(call, "from"), _moment(call, "to"), _moment(call, "time")
-    since = _moment(call, "modified_since")
-    found = []
-    for record in call.store.list("incident"):
-        body = record.body
-        if start is not None and body["end"] is not None and body["end"] < start:
-            continue
-        if end is not None and body["start"] > end:
-            continue
-        if at is not None and not (
-            body["start"] <= at and (body["end"] is None or at <= body["end"])
-        ):
-            continue
-        if since is not None and body["modified"] <= since:
-            continue
-        item = _incident(call, record)
-        if not _texts(call, item):
-            continue
-        if any(q.get(k) is not None and q[k] != item[k] for k in ("status", "type", "resolution")):
-            continue
-        rid = q.get("resource_id")
-        if rid is not None and rid not in body["resource_ids"]:
-            continue
-        found.append(item)
-    return page(call, found)
+    since, rid = _moment(call, "modified_since"), call.query.get("resource_id")
+
+    def keep(body: dict[str, Any]) -> bool:
+        ended = body["end"]
+        return not (
+            (start is not None and ended is not None and ended < start)
+            or (end is not None and body["start"] > end)
+            or (at is not None and not (body["start"] <= at and (ended is None or at <= ended)))
+            or (since is not None and body["modified"] <= since)
+            or (rid is not None and rid not in body["resource_ids"])
+        )
+
+    return await _listing(call, "incident", _incident, ("status", "type", "resolution"), keep)
 
 
 @handler("getIncident")
 async def get_incident(call: Call) -> Any:
-    record = call.store.get("incident", call.path["incident_id"])
-    if record is None:
-        raise Problem(404, "no such incident")
-    return _incident(call, record)
+    return _one(call, "incident", "incident_id", _incident)
 
 
 @handler("getEventsByIncident")
 async def get_events(call: Call) -> Any:
-    await observe(call.state)
-    q = call.query
     start, end, at = _moment(call, "from"), _moment(call, "to"), _moment(call, "time")
     since = _moment(call, "modified_since")
-    found = []
-    for record in call.store.list("event"):
-        body = record.body
+    incident, rid = call.query.get("incident_id"), call.query.get("resource_id")
+
+    def keep(body: dict[str, Any]) -> bool:
         moment = body["occurred_at"]
-        if (start is not None and moment < start) or (end is not None and moment > end):
-            continue
-        if at is not None and moment != at:
-            continue
-        if since is not None and moment <= since:
-            continue
-        if q.get("incident_id") is not None and body.get("incident_id") != q["incident_id"]:
-            continue
-        if q.get("resource_id") is not None and body["resource_id"] != q["resource_id"]:
-            continue
-        item = _event(call, record)
-        if not _texts(call, item) or (
-            q.get("status") is not None and q["status"] != item["status"]
-        ):
-            continue
-        found.append(item)
-    return page(call, found)
+        return not (
+            (start is not None and moment < start)
+            or (end is not None and moment > end)
+            or (at is not None and moment != at)
+            or (since is not None and moment <= since)
+            or (incident is not None and body.get("incident_id") != incident)
+            or (rid is not None and body["resource_id"] != rid)
+        )
+
+    return await _listing(call, "event", _event, ("status",), keep)
 
 
 @handler("getEventByIncident")
 async def get_event(call: Call) -> Any:
-    record = call.store.get("event", call.path["event_id"])
-    if record is None:
-        raise Problem(404, "no such event")
-    return _event(call, record)
+    return _one(call, "event", "event_id", _event)

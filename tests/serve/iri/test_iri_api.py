@@ -240,3 +240,39 @@ def test_bounded_bodies(iri: Iri) -> None:
     deep = b"[" * 200000 + b"]" * 200000  # under the limit, deeper than any parser's stack
     answer = iri.alice.post(f"/api/v2/filesystem/ls/{STAGING}", content=deep)
     assert answer.status_code == 422 and answer.json()["status"] == 422
+
+
+def test_incident_and_event_queries(iri: Iri) -> None:
+    """An outage recorded in the server's store, found back through each query parameter."""
+    from cedar.serve.iri.call import IriState
+    from cedar.serve.iri.resources import record_change
+    from cedar.serve.iri.settings import IriSettings
+    from cedar.serve.iri.store import Store
+
+    store = Store(str(iri.state / "state.sqlite"))
+    state = IriState(IriSettings(), store, services=None)  # type: ignore[arg-type]
+    record_change(state, "schedd:gone", "gone", "up", "down", 1_000_000.0)  # 1970-01-12
+    record_change(state, "schedd:gone", "gone", "down", "up", 1_000_600.0)
+    store.close()
+
+    def ids(path: str, **params: str) -> list[str]:
+        answer = iri.anonymous.get(f"/api/v2/status/{path}", params=params)
+        assert answer.status_code == 200, answer.text
+        return [item["id"] for item in answer.json()]
+
+    [incident] = ids("incidents", resource_id="schedd:gone")
+    assert ids("incidents", resolution="completed", type="unplanned") == [incident]
+    assert ids("incidents", time="1970-01-12T13:50:00Z") == [incident]
+    assert ids("incidents", time="1970-01-12T14:00:00Z") == []
+    assert ids("incidents", to="1970-01-12T13:46:39Z", resource_id="schedd:gone") == []
+    assert ids("incidents", resolution="pending", resource_id="schedd:gone") == []
+    events = ids("events", incident_id=incident)
+    assert len(events) == 2
+    assert ids("events", incident_id=incident, status="down") == events[:1]
+    assert (
+        ids("events", resource_id="schedd:gone", **{"from": "1970-01-12T13:50:00Z"}) == events[1:]
+    )
+    assert ids("events", incident_id=incident, limit="1", offset="1") == events[1:]
+    one = iri.anonymous.get(f"/api/v2/status/incidents/{incident}").json()
+    assert (one["start"], one["end"]) == ("1970-01-12T13:46:40Z", "1970-01-12T13:56:40Z")
+    assert iri.anonymous.get("/api/v2/status/events/nothing").status_code == 404
