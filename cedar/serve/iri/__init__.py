@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from cedar.errors import ConfigError
 from cedar.service import ServiceSettings
 
 
@@ -23,6 +24,13 @@ def mount(app: Any, settings: ServiceSettings) -> None:
     if not iri.prefix:
         app.state.iri = None
         return
+    try:
+        import jsonschema  # noqa: F401 (checked here: a request would fail later)
+    except ImportError:
+        raise ConfigError(
+            "the IRI API needs jsonschema (pip install 'htc-cedar[serve]'), "
+            "or set CEDAR_SERVE_IRI_PREFIX = off"
+        ) from None
     check_document()
     state = IriState(iri, Store(iri.database), app.state.services)
     app.state.iri = state
