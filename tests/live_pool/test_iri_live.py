@@ -177,8 +177,9 @@ def test_staged_input_in_output_back(live: Live) -> None:
     assert _task_output(live, "view", {"path": "run1/out.txt"}) == "STAGED INPUT\n"
 
 
-def test_schemathesis_finds_nothing(live: Live) -> None:
-    """The official document (as served, unchanged), a fixed seed, bounded examples."""
+def test_schemathesis_finds_nothing(live: Live, tmp_path: Path) -> None:
+    """The official document (as served, unchanged), a fixed seed, bounded examples (run in a
+    temporary directory: Schemathesis keeps a cache where it runs)."""
     done = subprocess.run(
         [
             sys.executable, "-m", "schemathesis.cli", "run",
@@ -186,7 +187,7 @@ def test_schemathesis_finds_nothing(live: Live) -> None:
             "-H", f"Authorization: Bearer {live.token}",
             "--seed", "1", "-n", "5", "--workers", "1", "--no-color",
         ],
-        capture_output=True, text=True, timeout=600,
+        capture_output=True, text=True, timeout=600, cwd=tmp_path,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout[-6000:]
     assert "Tested: 47" in done.stdout
