@@ -126,7 +126,10 @@ def create_app(settings: ServiceSettings, access: PoolAccess | None = None) -> F
         page = resources.files("cedar.serve").joinpath("static/docs.html").read_text("utf-8")
         return HTMLResponse(page)
 
+    from cedar.serve.iri import mount as mount_iri
     from cedar.serve.web import mount as mount_web
+
+    mount_iri(app, settings)  # the DOE IRI Facility API v2 (issue 35), before the web page's /
 
     mount_web(app, settings)  # the web page (issue 24): explicit paths, / and /web/...
     return app

@@ -105,6 +105,10 @@ async def serve(
         if mount is not None:
             mount(app)
         await warm_up(app)
+        if getattr(app.state, "iri", None) is not None:
+            from cedar.serve.iri.app import watch
+
+            nursery.start_soon(watch, app.state.iri)  # the IRI API's outage watcher
 
         async def started(
             *, task_status: trio.TaskStatus[list[str]] = trio.TASK_STATUS_IGNORED
