@@ -11,6 +11,7 @@ schedd name is a 404 (restd answers with the default schedd's jobs).
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, replace
@@ -23,7 +24,7 @@ from cedar.classad_wire import ClassAd
 from cedar.classad_wire.classad import ad_shape
 from cedar.classad_wire.constraints import and_constraints
 from cedar.classad_wire.expr import AttrRef, Binary, Expr, Literal
-from cedar.classad_wire.jsonfmt import ad_to_json_compact_bytes
+from cedar.classad_wire.jsonfmt import ad_to_json_compact_bytes, columns_json_bytes
 from cedar.commands import AsyncSchedd
 from cedar.errors import CedarError, InvalidArgument, ProtocolError
 from cedar.numbers import DaemonType
@@ -65,6 +66,9 @@ def _hidden(svc: Services) -> tuple[str, ...]:
 
 
 async def _schedd(svc: Services, caller: Caller, name: str) -> AsyncSchedd:
+    """The schedd a job route reads (every ``/v1`` job, history and grouped route comes here,
+    so the anonymous rule is checked once for them all)."""
+    svc.check_job_reader(caller)
     if name.upper() == "DEFAULT":
         return await svc.access.schedd(caller, stream=True)
     collector = svc.access.collector(caller)
@@ -101,11 +105,10 @@ async def _jobs(
     cluster: int | None,
     proc: int | None,
     constraint: str | None,
-    projection: str | None,
+    names: list[str],
 ) -> AsyncIterator[ClassAd]:
     """The matching jobs, capped by ``RESTD_MAX_JOBS``; input is checked and the first job read
     before this returns (so errors get their status before any answer starts)."""
-    names = svc.projection(projection)
     text = _job_constraint(svc, constraint, cluster, proc)
     schedd = await _schedd(svc, caller, schedd_name)
     cap = svc.settings.restd_max_jobs
@@ -125,7 +128,7 @@ async def _job_chunks(
     history: bool,
     cluster: int | None,
     constraint: str | None,
-    projection: str | None,
+    names: list[str],
     writers: tuple[ShapedWriter, AdWriter],
 ) -> AsyncIterator[list[bytes]]:
     """The matching jobs' (or history records') entries (:func:`job_entry_bytes`), in lists of
@@ -133,8 +136,7 @@ async def _job_chunks(
     ``history_chunks``: no ad made where the shape recurs, no trip through the driver per ad;
     the job query not even per message), capped by ``RESTD_MAX_JOBS``;
     checked and the first list read before this returns, as :func:`_jobs`.  ``writers``:
-    :func:`job_entry_writers`' (or writers that call them)."""
-    names = svc.projection(projection)
+    :func:`job_entry_writers`' (or writers that call them); ``names``: the projection."""
     text = _job_constraint(svc, constraint, cluster, None)
     schedd = await _schedd(svc, caller, schedd_name)
     cap = svc.settings.restd_max_jobs
@@ -222,13 +224,37 @@ async def job_list_bytes(
     yield b"".join(parts)
 
 
-def job_entry_bytes(ad: ClassAd, hidden: tuple[str, ...]) -> bytes:
+def job_entry_bytes(
+    ad: ClassAd, hidden: tuple[str, ...], dropped: frozenset[str] = frozenset()
+) -> bytes:
     """One job entry, ``{"jobid": "C.P", "classad": {...}}``, as UTF-8 JSON: its only writer
-    (listings and the grouped forms join these; one job reads it back)."""
-    return b'{"jobid": %s, "classad": %s}' % (
-        _jobid_json(ad),
-        ad_json_bytes(ad, hidden, lower=True),
-    )
+    (listings and the grouped forms join these; one job reads it back).  ``dropped``
+    (lower-cased): names asked for the job id only, left out of the classad (restd's rule)."""
+    if dropped:
+        names = ad.raw_values()[0]
+        body = ad_to_json_compact_bytes(
+            ad, kept_names(names, dropped), lower=True, masked=_masked(hidden), mask=REDACTED
+        )
+    else:
+        body = ad_json_bytes(ad, hidden, lower=True)
+    return b'{"jobid": %s, "classad": %s}' % (_jobid_json(ad), body)
+
+
+@functools.lru_cache(maxsize=256)
+def kept_names(names: tuple[str, ...], dropped: frozenset[str]) -> frozenset[str]:
+    """The lower-cased ``names`` but ``dropped`` (one set per shape of ad)."""
+    return frozenset(name.lower() for name in names) - dropped
+
+
+def id_projection(names: list[str], *also: str) -> tuple[list[str], frozenset[str]]:
+    """restd's projection: ``names`` (and ``also``, a group's attribute) with ClusterId and
+    ProcId always asked for (the entry's job id is made of them), and the ones of these two
+    the caller did not name (lower-cased), to leave out of the classad.  No projection: all."""
+    if not names:
+        return names, frozenset()
+    asked = {name.lower() for name in (*names, *also)}
+    dropped = frozenset(n for n in ("clusterid", "procid") if n not in asked)
+    return [*names, *also, *(n for n in ("ClusterId", "ProcId") if n.lower() in dropped)], dropped
 
 
 #: Per shape of ad (its names tuple, kept so that its id stays its own): where ClusterId and
@@ -275,22 +301,30 @@ ShapedWriter = Callable[[tuple[str, ...], Sequence[bytes]], bytes]
 AdWriter = Callable[[ClassAd], bytes]
 
 
-def job_entry_writers(hidden: tuple[str, ...]) -> tuple[ShapedWriter, AdWriter]:
+def job_entry_writers(
+    hidden: tuple[str, ...], dropped: frozenset[str] = frozenset()
+) -> tuple[ShapedWriter, AdWriter]:
     """:func:`job_entry_bytes` as the two writers of ``AsyncSchedd.query_chunks`` (see
     :func:`cedar.serve.adjson.json_writers`): the entry of an ad that is never built, from
     its names and received values, and of any other ad.  Same bytes as
     :func:`job_entry_bytes` either way: the job id from the two received values, or from
     them read as an ad when they are not plain integers."""
     shaped_json, _ = json_writers(hidden, lower=True)
+    masked = _masked(hidden)
 
     def shaped(names: tuple[str, ...], values: Sequence[bytes]) -> bytes:
         jobid = _jobid_raw(names, values)
         if jobid is None:
             jobid = _jobid_json(shaped_ad(names, values))
-        return b'{"jobid": %s, "classad": %s}' % (jobid, shaped_json(names, values))
+        if dropped:
+            only = kept_names(names, dropped)
+            body = columns_json_bytes(names, values, only, lower=True, masked=masked, mask=REDACTED)
+        else:
+            body = shaped_json(names, values)
+        return b'{"jobid": %s, "classad": %s}' % (jobid, body)
 
     def other(ad: ClassAd) -> bytes:
-        return job_entry_bytes(ad, hidden)
+        return job_entry_bytes(ad, hidden, dropped)
 
     return shaped, other
 
@@ -315,8 +349,8 @@ def _plain_ints(cluster: bytes, proc: bytes) -> bool:
     )
 
 
-def _job_entry(ad: ClassAd, hidden: tuple[str, ...]) -> dict[str, Any]:
-    return _parsed(job_entry_bytes(ad, hidden))
+def _job_entry(ad: ClassAd, hidden: tuple[str, ...], dropped: frozenset[str]) -> dict[str, Any]:
+    return _parsed(job_entry_bytes(ad, hidden, dropped))
 
 
 def _parsed(body: bytes) -> dict[str, Any]:
@@ -360,20 +394,18 @@ async def _job_answer(
 ) -> Response:
     hidden = _hidden(svc)
     if attr is not None:
-        svc.projection(attr)
         projection = attr
+    names, dropped = id_projection(svc.projection(projection))
     if attr is None and proc is None:  # a listing: the schedd's bytes to JSON
-        writers = job_entry_writers(hidden)
-        lists = await _job_chunks(
-            svc, caller, schedd, history, cluster, constraint, projection, writers
-        )
+        writers = job_entry_writers(hidden, dropped)
+        lists = await _job_chunks(svc, caller, schedd, history, cluster, constraint, names, writers)
         return PipelinedResponse(_counted_lists(svc, lists), media_type="application/json")
-    ads = await _jobs(svc, caller, schedd, history, cluster, proc, constraint, projection)
+    ads = await _jobs(svc, caller, schedd, history, cluster, proc, constraint, names)
     if attr is None:  # one job: 404 when absent, so read it before answering
-        entries = [_job_entry(ad, hidden) async for ad in ads]
+        entries = [_job_entry(ad, hidden, dropped) async for ad in ads]
         if not entries:
             return JSONResponse({"message": "No matching jobs"}, status_code=404)
-        return JSONResponse(entries)
+        return JSONResponse(entries[0])  # restd: the entry itself, not a list of one
     async for ad in ads:
         values = _parsed(ad_json_bytes(ad, hidden, lower=True))
         if attr.lower() not in values:
@@ -454,15 +486,13 @@ def _job_routes(kind: str) -> None:
         constraint: str | None,
     ) -> Response:
         svc.projection(groupby)
-        names = svc.projection(projection)
-        if names:
-            projection = ",".join([*names, groupby, "ClusterId", "ProcId"])
+        names, dropped = id_projection(svc.projection(projection), groupby)
         hidden = _hidden(svc)
         masked = _masked(hidden)
         groups: dict[str, list[bytes]] = {}
         # the entries transcoded as the listing's, each one's group key beside it
         keys: list[str] = []
-        shaped_entry, other_entry = job_entry_writers(hidden)
+        shaped_entry, other_entry = job_entry_writers(hidden, dropped)
 
         def shaped(names: tuple[str, ...], values: Sequence[bytes]) -> bytes:
             keys.append(group_key(shaped_ad(names, values), groupby, masked))
@@ -473,7 +503,7 @@ def _job_routes(kind: str) -> None:
             return other_entry(ad)
 
         lists = await _job_chunks(
-            svc, caller, schedd, history, cluster, constraint, projection, (shaped, other)
+            svc, caller, schedd, history, cluster, constraint, names, (shaped, other)
         )
         done = 0  # the writers run in the lists' order: keys[done:] are the next list's
         async for items in lists:

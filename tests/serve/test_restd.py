@@ -23,8 +23,38 @@ from cedar.serve.restd import (
     job_list_bytes,
 )
 from cedar.stream.primitives import MessageReader, MessageWriter
-from tests.serve.conftest import Api
+from tests.serve.conftest import Api, serving
 from tests.serve.test_api import EVERY_TYPE_SUBMIT, submit
+from tests.service.conftest import TokenPool
+
+
+@pytest.fixture(scope="module")
+def api(token_pool: TokenPool) -> Any:
+    """restd's behaviour: anonymous callers list jobs (``CEDAR_SERVE_ANONYMOUS_JOBS``)."""
+    with serving(token_pool, anonymous_jobs=True) as running:
+        yield running
+
+
+def test_v1_job_routes_are_closed_to_anonymous_callers_by_default(token_pool: TokenPool) -> None:
+    """Attack (issue 37): restd's /v1 listed every user's jobs to a caller without a token,
+    around ``anonymous_jobs = false``.  Now one setting rules both APIs; /v1/status stays open."""
+    with serving(token_pool) as closed:
+        jobs = submit(closed.alice, 1)
+        cluster, proc = jobs[0].split(".")
+        for path in (
+            "/v1/jobs/DEFAULT",
+            f"/v1/jobs/DEFAULT/{cluster}",
+            f"/v1/jobs/DEFAULT/{cluster}/{proc}",
+            f"/v1/jobs/DEFAULT/{cluster}/{proc}/owner",
+            "/v1/history/DEFAULT",
+            "/v1/grouped_jobs/DEFAULT/owner",
+            "/v1/grouped_history/DEFAULT/owner",
+        ):
+            refused = closed.anonymous.get(path)
+            assert refused.status_code == 401, path
+            assert "alice" not in refused.text
+            assert closed.bob.get(path).status_code in (200, 404), path
+        assert closed.anonymous.get("/v1/status").status_code == 200
 
 
 def test_jobs_shapes(api: Api) -> None:
@@ -39,7 +69,12 @@ def test_jobs_shapes(api: Api) -> None:
     ).json()
     assert set(projected[0]["classad"]) <= {"clusterid", "procid", "servertime"}
     one = api.anonymous.get(f"/v1/jobs/DEFAULT/{jobs[0].replace('.', '/')}").json()
-    assert len(one) == 1 and one[0]["jobid"] == jobs[0]
+    assert one["jobid"] == jobs[0] and one["classad"]["clusterid"] == int(cluster)  # restd's
+    assert set(one) == {"classad", "jobid"}  # the object, not a list of one
+    projected_one = api.anonymous.get(
+        f"/v1/jobs/DEFAULT/{jobs[0].replace('.', '/')}", params={"projection": "Args"}
+    ).json()
+    assert projected_one["jobid"] == jobs[0] and "clusterid" not in projected_one["classad"]
     value = api.anonymous.get(f"/v1/jobs/DEFAULT/{jobs[0].replace('.', '/')}/args")
     assert value.json() == "hi"
     missing = api.anonymous.get(f"/v1/jobs/DEFAULT/{jobs[0].replace('.', '/')}/nosuchattr")
@@ -69,7 +104,7 @@ def test_one_job_is_asked_for_one_ad_at_most(api: Api, monkeypatch: pytest.Monke
     monkeypatch.setattr(AsyncSchedd, "query_iter", recorded)
     cluster, proc = job.split(".")
     found = api.anonymous.get(f"/v1/jobs/DEFAULT/{cluster}/{proc}")
-    assert [e["jobid"] for e in found.json()] == [job]
+    assert found.json()["jobid"] == job
     assert asked == [(f"(ClusterId == {cluster}) && (ProcId == {proc})", 1)]
 
 
@@ -77,7 +112,7 @@ def test_hidden_attributes_and_grouping(api: Api) -> None:
     jobs = submit(api.alice, 2)
     cluster = jobs[0].split(".")[0]
     api.alice.patch(f"/api/v1/jobs/{jobs[0]}", json={"attributes": {"Env": "SECRET=1"}})
-    ad = api.anonymous.get(f"/v1/jobs/DEFAULT/{jobs[0].replace('.', '/')}").json()[0]["classad"]
+    ad = api.anonymous.get(f"/v1/jobs/DEFAULT/{jobs[0].replace('.', '/')}").json()["classad"]
     assert ad["env"] == "<REDACTED>"
     grouped = api.anonymous.get(
         "/v1/grouped_jobs/DEFAULT/procid", params={"constraint": f"ClusterId == {cluster}"}
@@ -91,7 +126,7 @@ def test_job_entries_are_the_same_listed_one_by_one_and_grouped(api: Api) -> Non
     jobs = submit(api.alice, 2)
     cluster = jobs[0].split(".")[0]
     listed = api.anonymous.get(f"/v1/jobs/DEFAULT/{cluster}").json()
-    one = [api.anonymous.get(f"/v1/jobs/DEFAULT/{job.replace('.', '/')}").json()[0] for job in jobs]
+    one = [api.anonymous.get(f"/v1/jobs/DEFAULT/{job.replace('.', '/')}").json() for job in jobs]
     grouped = api.anonymous.get(f"/v1/grouped_jobs/DEFAULT/procid/{cluster}").json()
     regrouped = [entry for group in grouped.values() for entry in group]
     key = lambda entry: entry["jobid"]  # noqa: E731
@@ -373,7 +408,9 @@ def test_listing_is_capped_by_restd_max_jobs(api: Api) -> None:
 
     jobs = submit(api.alice, 4)
     cluster = jobs[0].split(".")[0]
-    server = RunningServer(replace(api.server.settings, restd_max_jobs=3)).start()
+    server = RunningServer(
+        replace(api.server.settings, restd_max_jobs=3, anonymous_jobs=True)
+    ).start()
     try:
         with client(server.url) as anonymous:
             listed = anonymous.get(f"/v1/jobs/DEFAULT/{cluster}").json()
