@@ -212,6 +212,8 @@ def mount(app: FastAPI, settings: ServiceSettings) -> None:
                 given = str(form.get("csrf") or "")
             if not same_origin(request) or not csrf_ok(web, session.csrf_subject, given):
                 return JSONResponse({"error": "CSRF check failed", "status": 403}, 403)
+            if session.sid:  # the cookie stops working everywhere, not only in this browser
+                web.revocations.revoke(session.sid, session.expires)
         answer.headers["Set-Cookie"] = cookie_header(web, "", max_age=0)
         return answer
 

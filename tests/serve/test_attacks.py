@@ -1,0 +1,68 @@
+"""Attacks on ``cedar serve`` from issue 37 (point 6), each reproduced against a running server
+over the mock pool; each failed on the code before its fix."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import httpx
+
+from tests.serve.conftest import serving
+from tests.service.conftest import TokenPool
+
+
+def test_docs_page_has_the_pages_security_headers(token_pool: TokenPool) -> None:
+    """``/docs`` was served without the CSP and frame headers the rest has; its inline script
+    and style are allowed by hash, nothing else inline."""
+    with serving(token_pool) as api:
+        page = api.anonymous.get("/docs")
+        web = api.anonymous.get("/signin")
+    assert page.status_code == 200
+    policy = page.headers["content-security-policy"]
+    assert "frame-ancestors 'none'" in policy and "default-src 'self'" in policy
+    assert "script-src 'self' 'sha256-" in policy and "unsafe-inline" not in policy
+    assert page.headers["x-frame-options"] == "DENY"
+    assert page.headers["x-content-type-options"] == "nosniff"
+    for name in ("x-frame-options", "referrer-policy", "x-content-type-options"):
+        assert page.headers[name] == web.headers[name]
+
+
+@dataclass
+class _Counted:
+    pings: int = 0
+
+
+def test_corrupted_tokens_are_429_after_a_few_and_cost_the_pool_nothing_more(
+    token_pool: TokenPool,
+) -> None:
+    """300 requests, each with a differently corrupted signature, got 300 x 401 and each cost
+    the schedd a handshake.  Now the client's failures are limited (``failure_burst``): the
+    rest are 429 without a handshake, and a good token still works from another client."""
+    from cedar.service import PoolAccess
+
+    counted = _Counted()
+    ping = PoolAccess.ping
+
+    async def counting(self: PoolAccess, *args: object, **kwargs: object) -> object:
+        counted.pings += 1
+        return await ping(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    PoolAccess.ping = counting  # type: ignore[assignment,method-assign]
+    try:
+        with serving(token_pool, failure_burst=5, failure_rate=0.001) as api:
+            head, payload, signature = token_pool.alice.split(".")
+            statuses = []
+            with httpx.Client(base_url=api.url, timeout=30) as attacker:
+                for n in range(300):
+                    corrupted = f"{head}.{payload}.{signature[:-6]}{n:06d}"
+                    answer = attacker.get(
+                        "/api/v1/whoami", headers={"Authorization": f"Bearer {corrupted}"}
+                    )
+                    statuses.append(answer.status_code)
+                    assert corrupted not in answer.text
+            pings_of_attack = counted.pings
+    finally:
+        PoolAccess.ping = ping  # type: ignore[method-assign]
+    assert statuses[:5] == [401] * 5
+    assert set(statuses[5:]) == {429}
+    assert pings_of_attack == 5
