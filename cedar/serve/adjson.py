@@ -1,23 +1,10 @@
 """The service core's ad mapping (:mod:`cedar.service.adjson`), under its old import path."""
 
-from cedar.service import typed_values
-from cedar.service.adjson import (
-    ad_dict,
-    ad_json,
-    ad_json_bytes,
-    json_chunks,
-    json_lists,
-    json_writers,
-    primed,
-)
-
-__all__ = [
-    "ad_dict",
-    "ad_json",
-    "ad_json_bytes",
-    "json_chunks",
-    "json_lists",
-    "json_writers",
-    "primed",
-    "typed_values",
-]
+from cedar.service import typed_values as typed_values
+from cedar.service.adjson import ad_dict as ad_dict
+from cedar.service.adjson import ad_json as ad_json
+from cedar.service.adjson import ad_json_bytes as ad_json_bytes
+from cedar.service.adjson import json_chunks as json_chunks
+from cedar.service.adjson import json_lists as json_lists
+from cedar.service.adjson import json_writers as json_writers
+from cedar.service.adjson import primed as primed

@@ -28,12 +28,12 @@ from cedar.classad_wire.jsonfmt import ad_to_json_compact_bytes, columns_json_by
 from cedar.commands import AsyncSchedd
 from cedar.errors import CedarError, InvalidArgument, ProtocolError
 from cedar.numbers import DaemonType
-from cedar.serve.adjson import ad_json_bytes, json_writers, primed
 from cedar.serve.api import CHUNK
 from cedar.serve.context import Services, caller_of, services, services_dep
 from cedar.serve.direct import DirectAPIRoute, direct
 from cedar.serve.streaming import PipelinedResponse
 from cedar.service import Caller, NotFound, ServiceError
+from cedar.service.adjson import ad_json_bytes, json_writers, primed
 from cedar.service.scope import REDACTED
 
 router = APIRouter(prefix="/v1", tags=["restd"], route_class=DirectAPIRoute)
