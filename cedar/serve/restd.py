@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request
@@ -246,15 +246,22 @@ def kept_names(names: tuple[str, ...], dropped: frozenset[str]) -> frozenset[str
     return frozenset(name.lower() for name in names) - dropped
 
 
-def id_projection(names: list[str], *also: str) -> tuple[list[str], frozenset[str]]:
-    """restd's projection: ``names`` (and ``also``, a group's attribute) with ClusterId and
-    ProcId always asked for (the entry's job id is made of them), and the ones of these two
+#: What an entry is named by, outside its classad: a job's id, an ad's name and type.
+JOB_KEYS = ("ClusterId", "ProcId")
+STATUS_KEYS = ("Name", "MyType")
+
+
+def id_projection(
+    names: list[str], *also: str, keys: tuple[str, ...] = JOB_KEYS
+) -> tuple[list[str], frozenset[str]]:
+    """restd's projection: ``names`` (and ``also``, a group's attribute) with the entry's
+    ``keys`` always asked for (a job's id, an ad's name and type are made of them), and those
     the caller did not name (lower-cased), to leave out of the classad.  No projection: all."""
     if not names:
         return names, frozenset()
     asked = {name.lower() for name in (*names, *also)}
-    dropped = frozenset(n for n in ("clusterid", "procid") if n not in asked)
-    return [*names, *also, *(n for n in ("ClusterId", "ProcId") if n.lower() in dropped)], dropped
+    dropped = frozenset(k.lower() for k in keys if k.lower() not in asked)
+    return [*names, *also, *(k for k in keys if k.lower() in dropped)], dropped
 
 
 #: Per shape of ad (its names tuple, kept so that its id stays its own): where ClusterId and
@@ -359,14 +366,15 @@ def _parsed(body: bytes) -> dict[str, Any]:
     return data
 
 
-def group_key(ad: ClassAd, name: str, masked: frozenset[str] | None) -> str:
+def group_key(ad: ClassAd, name: str, masked: frozenset[str] | None) -> str | None:
     """The group an ad falls in: its ``name`` value as its JSON reads back, in text (restd's
-    ``str()`` of it; ``"None"`` when absent; a hidden attribute's mask)."""
+    ``str()`` of it; a hidden attribute's mask); None when it has none (undefined or absent):
+    restd leaves such an ad out of the grouped answer (observed side by side, 25.13.2)."""
     one = ad_to_json_compact_bytes(
         ad, frozenset((name.lower(),)), lower=True, masked=masked, mask=REDACTED
     )
     value = _parsed(one).get(name.lower()) if one != b"{}" else None
-    return "None" if value is None else str(value)
+    return None if value is None else str(value)
 
 
 def grouped_bytes(groups: dict[str, list[bytes]]) -> bytes:
@@ -491,7 +499,7 @@ def _job_routes(kind: str) -> None:
         masked = _masked(hidden)
         groups: dict[str, list[bytes]] = {}
         # the entries transcoded as the listing's, each one's group key beside it
-        keys: list[str] = []
+        keys: list[str | None] = []
         shaped_entry, other_entry = job_entry_writers(hidden, dropped)
 
         def shaped(names: tuple[str, ...], values: Sequence[bytes]) -> bytes:
@@ -508,7 +516,8 @@ def _job_routes(kind: str) -> None:
         done = 0  # the writers run in the lists' order: keys[done:] are the next list's
         async for items in lists:
             for key, entry in zip(keys[done : done + len(items)], items, strict=True):
-                groups.setdefault(key, []).append(entry)
+                if key is not None:
+                    groups.setdefault(key, []).append(entry)
             done += len(items)
         return Response(grouped_bytes(groups), media_type="application/json")
 
@@ -570,21 +579,30 @@ async def status_params(
 StatusDep = Annotated[StatusParams, Depends(status_params)]
 
 
+def _bad_query(params: StatusParams) -> Response | None:
+    """restd's answer to an unknown ``query=`` (its argument parser's shape: the message is an
+    object naming the parameter), or None."""
+    if params.query.lower() in AD_TYPES:
+        return None
+    message = {"query": f"{params.query} is not a valid choice"}
+    return JSONResponse({"message": message}, status_code=400)
+
+
 async def _status_ads(
-    svc: Services, caller: Caller, name: str | None, params: StatusParams
-) -> list[ClassAd]:
+    svc: Services, caller: Caller, name: str | None, params: StatusParams, *also: str
+) -> tuple[list[ClassAd], frozenset[str]]:
+    """The ads and the names asked only to name the entries (left out of their classads)."""
     ad_type = AD_TYPES.get(params.query.lower())
     if ad_type is None:
         raise InvalidArgument(f"{params.query} is not a valid choice")
-    names = svc.projection(params.projection)
-    if names:
-        names = [*names, "Name", "MyType"]
+    names, dropped = id_projection(svc.projection(params.projection), *also, keys=STATUS_KEYS)
     parts: list[Any] = [svc.constraint(params.constraint)]
     if name is not None:
         parts.append(Binary("==", AttrRef("Name"), Literal(name)))
     collector = svc.access.collector(caller)
     # a tree: the client sends it without printing and parsing it again
-    return [ad async for ad in collector.query_iter(ad_type, and_constraints(parts), names or None)]
+    query = collector.query_iter(ad_type, and_constraints(parts), names or None)
+    return [ad async for ad in query], dropped
 
 
 def _plain(value: object) -> object:
@@ -594,13 +612,20 @@ def _plain(value: object) -> object:
     return str(value)
 
 
-def status_entry_bytes(ad: ClassAd, hidden: tuple[str, ...]) -> bytes:
+def status_entry_bytes(
+    ad: ClassAd, hidden: tuple[str, ...], dropped: frozenset[str] = frozenset()
+) -> bytes:
     """One status entry, ``{"name", "type", "classad"}``, as UTF-8 JSON: its only writer (the
-    list and the grouped form join these)."""
+    list and the grouped form join these); ``dropped`` as :func:`job_entry_bytes`'."""
+    if dropped:
+        only = kept_names(ad.raw_values()[0], dropped)
+        body = ad_to_json_compact_bytes(ad, only, lower=True, masked=_masked(hidden), mask=REDACTED)
+    else:
+        body = ad_json_bytes(ad, hidden, lower=True)
     return b'{"name": %s, "type": %s, "classad": %s}' % (
         json.dumps(_plain(ad.get("Name"))).encode(),
         json.dumps(_plain(ad.get("MyType"))).encode(),
-        ad_json_bytes(ad, hidden, lower=True),
+        body,
     )
 
 
@@ -610,13 +635,16 @@ async def _status_answer(
     """The status list written from the ads' JSON bytes (no dicts built, parsed, validated
     and written again: that was most of a small query's own cost); with
     ``CEDAR_SERVE_STATUS_CACHE``, the caller's same answer of the last seconds."""
+    refused = _bad_query(params)
+    if refused is not None:
+        return refused
     max_age = svc.settings.status_cache
     key = ("v1/status", name, params)
     body = svc.access.recent_answer(caller, key, max_age)
     if body is None:
         hidden = _hidden(svc)
-        ads = await _status_ads(svc, caller, name, params)
-        body = b"[%s]" % b", ".join([status_entry_bytes(ad, hidden) for ad in ads])
+        ads, dropped = await _status_ads(svc, caller, name, params)
+        body = b"[%s]" % b", ".join([status_entry_bytes(ad, hidden, dropped) for ad in ads])
         if max_age > 0:
             svc.access.keep_answer(caller, key, body)
     return Response(body, media_type="application/json")
@@ -659,14 +687,17 @@ async def _grouped_status(
     svc: Services, caller: Caller, groupby: str, name: str | None, params: StatusParams
 ) -> Response:
     svc.projection(groupby)
-    if svc.projection(params.projection):
-        params = replace(params, projection=f"{params.projection},{groupby}")
+    refused = _bad_query(params)
+    if refused is not None:
+        return refused
     hidden = _hidden(svc)
     masked = _masked(hidden)
     groups: dict[str, list[bytes]] = {}
-    for ad in await _status_ads(svc, caller, name, params):
+    ads, dropped = await _status_ads(svc, caller, name, params, groupby)
+    for ad in ads:
         key = group_key(ad, groupby, masked)
-        groups.setdefault(key, []).append(status_entry_bytes(ad, hidden))
+        if key is not None:
+            groups.setdefault(key, []).append(status_entry_bytes(ad, hidden, dropped))
     return Response(grouped_bytes(groups), media_type="application/json")
 
 
@@ -687,11 +718,14 @@ async def grouped_status_named(
     return await _grouped_status(svc, caller, groupby, name, params)
 
 
-def _config_values(svc: Services) -> dict[str, str]:
+def _config_values(svc: Services) -> dict[str, Any]:
+    """Every knob the reference's ``param`` lists (compiled-in defaults too), in its type, by
+    lower-cased name: restd's ``/v1/config`` (975 knobs on the minicondor pool, the same values
+    side by side; it listed only the ~100 the files set before)."""
     config = svc.access.config
-    out: dict[str, str] = {}
-    for name in sorted(config.names()):
-        value = config.get(name)
+    out: dict[str, Any] = {}
+    for name in config.param_names():
+        value = config.typed(name)
         if value is not None:
             out[name.lower()] = value
     return out
@@ -710,7 +744,7 @@ DAEMON_TYPES = {
 @router.get("/config", responses=ERRORS)
 async def config_all(
     svc: ServicesDep, caller: CallerDep, daemon: str | None = None
-) -> dict[str, str]:
+) -> dict[str, Any]:
     """The configuration this server reads (every knob; ``daemon=`` needs a knob name)."""
     if daemon:
         raise InvalidArgument("daemon= needs a knob: /v1/config/<name>?daemon=<type>")
