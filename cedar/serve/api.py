@@ -57,8 +57,7 @@ from cedar.version import VERSION_STRING
 
 router = APIRouter(prefix="/api/v1", route_class=DirectAPIRoute)
 
-#: Bytes of JSON gathered before one send of a streamed listing.
-CHUNK = 1 << 16
+CHUNK = 1 << 16  #: bytes of JSON gathered before one send of a streamed listing
 _PAGE_TOKEN = re.compile(r"([0-9]{1,9})\.([0-9]{1,9})\Z")
 
 CallerDep = Annotated[Caller, Depends(caller_of)]

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import httpx
+import pytest
 
 from tests.serve.conftest import serving
 from tests.service.conftest import TokenPool
@@ -66,3 +67,36 @@ def test_corrupted_tokens_are_429_after_a_few_and_cost_the_pool_nothing_more(
     assert statuses[:5] == [401] * 5
     assert set(statuses[5:]) == {429}
     assert pings_of_attack == 5
+
+
+def test_one_users_huge_attribute_does_not_break_anothers_listing(
+    token_pool: TokenPool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Attack (issue 37): a job with a 5 MiB attribute made the whole-queue ``/v1`` listing
+    fail for everyone with 502 ("packet length ... larger than the 1 MiB limit"): the 25.13.2
+    schedd sends such an ad in packets over 1 MiB (observed; its own condor_q fails on them
+    too).  A client now takes packets up to its message limit; the mock schedd is made to send
+    whole messages as one packet, as the real one did."""
+    import cedar.stream.connection as connection
+    from cedar.classad_wire import ClassAd
+    from tests.serve.test_api import submit
+
+    monkeypatch.setattr(connection, "MAX_PACKET_PAYLOAD", 64 << 20)  # the sender's packets
+    with serving(token_pool, anonymous_jobs=True) as api:
+        big = submit(api.alice, 1)[0]
+        small = submit(api.bob, 1)[0]
+        queue = api.pool.pool.schedd.queue
+        cluster = int(big.split(".")[0])
+        with queue.lock:
+            ad = queue.clusters[cluster]
+            huge = "x" * (5 << 20)
+            queue.clusters[cluster] = ClassAd.from_raw_text(ad.print_old() + f'Big = "{huge}"\n')
+        for client in (api.bob, api.anonymous):
+            listed = client.get("/v1/jobs/DEFAULT")
+            assert listed.status_code == 200, listed.text[:200]
+            ids = {entry["jobid"] for entry in listed.json()}
+            assert {big, small} <= ids
+        mine = api.bob.get("/api/v1/jobs")
+        assert mine.status_code == 200 and small in {
+            f"{j['ClusterId']}.{j['ProcId']}" for j in mine.json()["jobs"]
+        }
