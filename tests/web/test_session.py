@@ -304,3 +304,34 @@ def test_revocations_are_pruned_when_their_cookies_expire(tmp_path: Path) -> Non
     table.revoke("b", expires=3000, now=2000)  # "a" expired at 1000: dropped
     assert not table.revoked("a") and table.revoked("b")
     assert Revocations(str(tmp_path / "r.sqlite")).revoked("b")  # another process reads it
+
+
+def test_over_limit_uploads_are_413_and_log_no_traceback(
+    api: Api,  # noqa: F811
+    alice: tuple[httpx.Client, str],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Attack (issue 37): an over-limit upload left a traceback in the log.  Every way of
+    sending one, through the API and through the page (whose preview read the whole body
+    before counting it), is a 413 and logs nothing at ERROR."""
+    import logging
+
+    c, csrf = alice
+    headers = {"X-CSRF-Token": csrf}
+
+    def chunks() -> Iterator[bytes]:  # no Content-Length: counted as it arrives
+        for _ in range(40):
+            yield b"\0" * (64 << 10)
+
+    caplog.set_level(logging.INFO)
+    big = b"\0" * (2 << 20)
+    answers = [
+        c.post("/web/preview", content=chunks(), headers=headers).status_code,
+        c.post("/web/preview", content=big, headers=headers).status_code,
+        c.put("/web/api/jobs/1.0/input", content=big, headers=headers).status_code,
+        c.put("/web/api/jobs/1.0/input", content=chunks(), headers=headers).status_code,
+        api.alice.put("/api/v1/jobs/1.0/input", content=chunks()).status_code,
+    ]
+    assert answers == [413] * 5
+    logged = [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info]
+    assert not logged, [r.getMessage()[:200] for r in logged]

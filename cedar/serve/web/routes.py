@@ -235,9 +235,15 @@ def mount(app: FastAPI, settings: ServiceSettings) -> None:
         refused = _refuse(request, session)
         if refused is not None:
             return refused
-        body = await request.body()
-        if len(body) > 1 << 20:
-            return JSONResponse({"error": "description too large", "status": 413}, 413)
+        body = bytearray()
+        async for chunk in request.stream():  # counted as it arrives: never held past the limit
+            body += chunk
+            if len(body) > 1 << 20:
+                return JSONResponse(
+                    {"error": "description too large", "status": 413},
+                    413,
+                    headers={"Connection": "close"},
+                )
         try:
             data = json.loads(body)
             text = str(data["submit_file"])
