@@ -116,10 +116,14 @@ def create_app(settings: ServiceSettings, access: PoolAccess | None = None) -> F
 
     @app.get("/metrics", response_class=PlainTextResponse, tags=["health"])
     async def metrics(request: Request) -> PlainTextResponse:
-        """Prometheus text: requests by route and status, time spent, ads sent, callers."""
-        return PlainTextResponse(
-            prometheus(services(request)), media_type="text/plain; version=0.0.4"
-        )
+        """Prometheus text: requests by route and status, time spent, ads sent, callers, and
+        the pool's gauges (jobs by status, slots by state: :mod:`cedar.serve.metrics`)."""
+        from cedar.serve.metrics import pool_lines
+
+        svc = services(request)
+        pool = await pool_lines(svc.access, svc.gauges, svc.settings.metrics_interval)
+        text = prometheus(svc) + "\n".join(pool) + "\n"
+        return PlainTextResponse(text, media_type="text/plain; version=0.0.4")
 
     @app.get("/docs", response_class=HTMLResponse, include_in_schema=False)
     async def docs() -> HTMLResponse:

@@ -16,6 +16,7 @@ from cedar.auth.signing_key import SigningKey
 from cedar.classad_wire.expr import Expr
 from cedar.config import Config
 from cedar.errors import ConfigError, InvalidArgument
+from cedar.serve.metrics import PoolGauges
 from cedar.service import (
     Caller,
     Identity,
@@ -43,6 +44,8 @@ class Services:
     latency_sum: dict[str, float] = field(default_factory=dict)
     ads_sent: int = 0
     minter: TokenMinter | None = None
+    #: The pool's gauges of ``/metrics`` (read at most once per ``metrics_interval``).
+    gauges: PoolGauges = field(default_factory=PoolGauges)
 
     @classmethod
     def create(cls, settings: ServiceSettings, access: PoolAccess | None = None) -> Services:
