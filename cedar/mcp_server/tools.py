@@ -70,6 +70,7 @@ from cedar.mcp_server.schemas import (
 )
 from cedar.numbers import JobAction, JobStatus
 from cedar.service.adjson import ad_dict
+from cedar.service.values import check_editable
 
 A = TypeVar("A", bound=Args)
 #: Bytes of a running job's file one tail reads (the end of it).
@@ -336,6 +337,7 @@ async def submit_job(call: ToolCall, args: SubmitJobArgs) -> tuple[Result, str]:
 
 
 async def edit_job(call: ToolCall, args: EditJobArgs) -> tuple[Result, str]:
+    check_editable([args.attribute])  # the services' one deny-list
     try:
         value = parse_constraint(args.value)
     except ValueError as exc:
@@ -702,7 +704,9 @@ TOOLS: dict[str, ToolSpec] = {
         _spec(
             "edit_job",
             "Edit a job",
-            "Set one attribute of a job (e.g. RequestMemory).",
+            "Set one attribute of a job (e.g. RequestMemory).  A job's identity, owner, "
+            "universe and the state the schedd keeps (JobUniverse, ClusterId, ProcId, Owner, "
+            "User, JobStatus, ...) are refused.",
             edit_job,
             EditJobArgs,
             EditResult,

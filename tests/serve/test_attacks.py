@@ -4,6 +4,7 @@ over the mock pool; each failed on the code before its fix."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import httpx
 import pytest
@@ -100,3 +101,43 @@ def test_one_users_huge_attribute_does_not_break_anothers_listing(
         assert mine.status_code == 200 and small in {
             f"{j['ClusterId']}.{j['ProcId']}" for j in mine.json()["jobs"]
         }
+
+
+def test_protected_attributes_are_refused_by_every_mouth(token_pool: TokenPool) -> None:
+    """The seed talk's attack: an agent edited ``JobUniverse`` and crashed the schedd.  One
+    deny-list (``cedar.service.values.PROTECTED_ATTRS``) refuses it through REST (one job and
+    by constraint) and through MCP's ``edit_job``, any case, before the schedd is asked."""
+    import trio
+    from mcp import Client
+
+    from cedar.mcp_server import McpSettings, build_server
+    from cedar.mcp_server import PoolAccess as McpAccess
+    from cedar.service import Caller, PoolAccess
+    from tests.serve.test_api import submit
+
+    with serving(token_pool) as api:
+        job = submit(api.alice, 1)[0]
+        for name in ("JobUniverse", "jobuniverse", "Owner", "ClusterId", "JobStatus"):
+            one = api.alice.patch(f"/api/v1/jobs/{job}", json={"attributes": {name: 5}})
+            assert one.status_code == 400 and "cannot be edited" in one.text, one.text
+        bulk = api.alice.post(
+            "/api/v1/jobs/edit",
+            json={"constraint": "true", "attributes": {"RequestMemory": 1, "User": "x"}},
+        )
+        assert bulk.status_code == 400 and "User" in bulk.text
+        fine = api.alice.patch(f"/api/v1/jobs/{job}", json={"attributes": {"RequestMemory": 64}})
+        assert fine.status_code == 200
+        assert api.alice.get(f"/api/v1/jobs/{job}").json()["JobUniverse"] == 5  # vanilla, kept
+
+        settings = McpSettings(pool=token_pool.pool.host_port)
+        security = PoolAccess(api.server.settings).security(Caller.from_token(token_pool.alice))
+        server = build_server(settings, McpAccess(settings, security))
+
+        async def main() -> Any:
+            async with Client(server) as client:
+                return await client.call_tool(
+                    "edit_job", {"job_id": job, "attribute": "JobUniverse", "value": "1"}
+                )
+
+        result = trio.run(main)
+        assert result.is_error and "cannot be edited" in result.content[0].text
