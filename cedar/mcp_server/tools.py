@@ -826,7 +826,9 @@ TOOLS: dict[str, ToolSpec] = {
         _spec(
             "describe_attribute",
             "Describe an attribute",
-            "Type, meaning and submit command of a job or machine attribute.",
+            "Type, meaning and submit command of a job or machine attribute, the attribute a "
+            "submit command sets (e.g. should_transfer_files), or a configuration knob's type "
+            "and default (e.g. SCHEDD_INTERVAL).",
             describe_attribute,
             DescribeArgs,
             AttributeResult,

@@ -274,3 +274,28 @@ def test_no_tool_reveals_a_private_attribute(
     shown = "".join(result.model_dump_json() for result in seen.values())
     assert SECRET not in shown
     assert shown.count("<REDACTED>") >= len(DEFAULT_PRIVATE_ATTRS)
+
+
+@pytest.mark.parametrize(
+    ("name", "ad", "found"),
+    [
+        ("SCHEDD_INTERVAL", "config", "SCHEDD_INTERVAL"),
+        ("max_jobs_running", "config", "MAX_JOBS_RUNNING"),
+        ("RequestMemory", "job", "RequestMemory"),
+        ("should_transfer_files", "job", "ShouldTransferFiles"),
+        ("request_memory", "job", "RequestMemory"),
+    ],
+)
+def test_describe_knows_knobs_attributes_and_submit_commands(
+    name: str, ad: str, found: str
+) -> None:
+    """``describe_attribute`` looks a name up as an attribute, a submit command, then a knob
+    (cedar's knob table): issue 37 asked for SCHEDD_INTERVAL, RequestMemory and
+    should_transfer_files."""
+    from cedar.mcp_server.describe import describe
+
+    entry = describe(name)
+    assert entry is not None and entry.ad == ad and entry.name == found
+    if ad == "config":
+        assert entry.meaning.startswith("a configuration knob")
+    assert describe("NO_SUCH_THING_AT_ALL") is None
