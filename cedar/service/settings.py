@@ -59,6 +59,8 @@ class ServiceSettings:
     #: Credentials the daemon refused, per client address: a burst, then this many per second.
     #: Past it a client's new tokens are refused (429) without asking the pool, and a token
     #: once refused is refused again for ``refused_ttl`` seconds without asking it.
+    #: Seconds between two readings of the queue for ``/api/v1/jobs/events``.
+    events_interval: float = 2.0
     #: Seconds the pool's gauges of ``/metrics`` are reused (one reading an interval).
     metrics_interval: float = 15.0
     failure_burst: int = 10
@@ -126,6 +128,7 @@ class ServiceSettings:
             max_callers=int(number("MAX_CALLERS", base.max_callers)),
             whoami_ttl=number("WHOAMI_TTL", base.whoami_ttl),
             metrics_interval=number("METRICS_INTERVAL", base.metrics_interval),
+            events_interval=number("EVENTS_INTERVAL", base.events_interval),
             failure_burst=int(number("FAILURE_BURST", base.failure_burst)),
             failure_rate=number("FAILURE_RATE", base.failure_rate),
             refused_ttl=number("REFUSED_TTL", base.refused_ttl),
