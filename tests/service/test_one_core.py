@@ -3,8 +3,8 @@
 the same attributes, and no private attribute (``ClaimId``, ``Capability``, ...) planted in the
 schedd's ads reaches any of them unless the settings say so.
 
-The web page's API re-enters ``/api/v1`` with the session's token (``cedar/serve/web/routes.py``),
-so it answers what ``/api/v1`` answers; its own test is in ``tests/web``.
+The web page's API (``/web/api/...``, a signed-in browser's cookie) re-enters ``/api/v1`` with
+the session's token, and is asked the same here.
 """
 
 from __future__ import annotations
@@ -81,6 +81,11 @@ def _mcp_get_job(api: Api, token: str, job: str, admins: frozenset[str]) -> dict
     return result
 
 
+def _untimed(body: Any) -> Any:
+    """An answer without the schedd's per-query clock (``ServerTime``)."""
+    return {k: v for k, v in body.items() if k != "ServerTime"} if isinstance(body, dict) else body
+
+
 @pytest.mark.parametrize("who", ["owner", "other", "admin"])
 def test_every_mouth_redacts_and_scopes_alike(token_pool: TokenPool, who: str) -> None:
     with serving(token_pool) as api:
@@ -92,14 +97,28 @@ def test_every_mouth_redacts_and_scopes_alike(token_pool: TokenPool, who: str) -
         domain = api.pool.pool.policy.trust_domain or api.pool.pool.policy.uid_domain
         admins = frozenset({f"bob@{domain}"}) if who == "admin" else frozenset()
 
+        from tests.web.test_session import signed_in
+
+        browser, _ = signed_in(api.url, token)
+        try:
+            web = browser.get(f"/web/api/jobs/{job}")
+            web_list = browser.get(
+                "/web/api/jobs", params={"constraint": f"ClusterId == {cluster}"}
+            )
+        finally:
+            browser.close()
         rest = client.get(f"/api/v1/jobs/{job}")
         rest_list = client.get("/api/v1/jobs", params={"constraint": f"ClusterId == {cluster}"})
         restd = client.get(f"/v1/jobs/DEFAULT/{cluster}/{proc}")
         restd_list = client.get(f"/v1/jobs/DEFAULT/{cluster}")
         mcp = _mcp_get_job(api, token, job, admins)
 
-        for body in (rest.text, rest_list.text, restd.text, restd_list.text, mcp["text"]):
+        bodies = (rest.text, rest_list.text, restd.text, restd_list.text, mcp["text"], web.text)
+        for body in (*bodies, web_list.text):
             assert SECRET not in body  # for anyone, through every mouth
+        # the web page's API answers what /api/v1 answers
+        assert web.status_code == rest.status_code
+        assert _untimed(web.json()) == _untimed(rest.json())
         if who == "owner":
             assert rest.json()["ClaimId"] == "<REDACTED>"
         # what each mouth reveals of the job: the owner (and restd, as restd) sees it with
