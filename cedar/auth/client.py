@@ -11,7 +11,6 @@ resumption) and returns a :class:`CommandSession` ready for the command's payloa
 from __future__ import annotations
 
 import base64
-import logging
 import os
 import secrets
 from collections.abc import Callable
@@ -58,13 +57,14 @@ from cedar.errors import (
     ProtocolError,
     SecurityError,
 )
+from cedar.lazy import LazyLogger
 from cedar.numbers import KEY_PROTOCOLS
 from cedar.stream.connection import CedarConnection
 from cedar.stream.crypto import EcdhKeyPair
 from cedar.stream.primitives import MessageReader, MessageWriter
 from cedar.stream.protocol import Protocol, Receive, Send
 
-log = logging.getLogger("cedar.auth")
+log = LazyLogger("cedar.auth")
 
 
 @dataclass(repr=False)

@@ -8,7 +8,6 @@ never appear in a repr, a log line or an exception.
 
 from __future__ import annotations
 
-import logging
 import os
 import re
 import secrets
@@ -22,8 +21,9 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 from cedar.auth.errors import CredentialError as CredentialError  # its old home exports it
 from cedar.config import Config
+from cedar.lazy import LazyLogger
 
-log = logging.getLogger(__name__)
+log = LazyLogger(__name__)
 
 SCRAMBLE_PATTERN = b"\xde\xad\xbe\xef"
 POOL_KEY_NAME = "POOL"

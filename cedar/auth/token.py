@@ -16,7 +16,6 @@ import binascii
 import hashlib
 import hmac
 import json
-import logging
 import math
 import os
 import re
@@ -37,10 +36,11 @@ from cedar.auth.signing_key import (
     read_secure_file,
 )
 from cedar.errors import ProtocolError
+from cedar.lazy import LazyLogger
 from cedar.stream.connection import CedarConnection
 from cedar.stream.protocol import Protocol, Receive, Send
 
-log = logging.getLogger(__name__)
+log = LazyLogger(__name__)
 
 SEED_KA = bytes.fromhex(
     "3e4a502047d5f4e5dc7c69bb5210cbb6167add8084f7dd9ef3ad2cca71d283dd"

@@ -8,7 +8,6 @@ into logs or error messages.
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
 import pwd
 import secrets
@@ -16,10 +15,11 @@ import socket
 import stat
 
 from cedar.auth.methods import AuthContext, AuthMethod, MethodResult
+from cedar.lazy import LazyLogger
 from cedar.stream.connection import CedarConnection
 from cedar.stream.protocol import Protocol, Receive, Send
 
-log = logging.getLogger("cedar.auth.fs")
+log = LazyLogger("cedar.auth.fs")
 
 #: ``string.ascii_letters + string.digits`` (spelled out: no ``string`` import at start-up).
 _ALNUM = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
