@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import secrets
 import socket
-import threading
+import _thread  # the lock alone: threading is a costly import at start-up
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -82,7 +82,7 @@ class ClientSessionCache:
         self.max_sessions = max_sessions
         self._sessions: OrderedDict[str, Session] = OrderedDict()
         self._commands: dict[tuple[str | None, str, int], str] = {}
-        self._lock = threading.Lock()
+        self._lock = _thread.allocate_lock()
 
     def lookup(self, connect_sinful: str, command: int, tag: str | None = None) -> Session | None:
         """The live session for this command at this address, or ``None``."""
@@ -148,7 +148,7 @@ class ServerSessionCache:
     def __init__(self, max_sessions: int = 10000) -> None:
         self.max_sessions = max_sessions
         self._sessions: OrderedDict[str, Session] = OrderedDict()
-        self._lock = threading.Lock()
+        self._lock = _thread.allocate_lock()
 
     def add(self, session: Session) -> None:
         """Store a new session, evicting the least recently used beyond the bound."""
