@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import base64
 import os
-import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -275,7 +274,7 @@ def _resume_message(
     one command, so the encoding is kept on the session (dropped with it) as the bytes before
     and after the nonce.
     """
-    nonce = base64.b64encode(secrets.token_bytes(33))
+    nonce = base64.b64encode(os.urandom(33))
     key = (command, auth_command, target, config.version, resume_response, conn.encrypted)
     cached = session.resume_messages.get(key)
     if cached is not None:

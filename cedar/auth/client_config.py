@@ -4,8 +4,8 @@ resumes from (spec 03 §2-§3).  The handshake that uses them is :mod:`cedar.aut
 
 from __future__ import annotations
 
-import socket
 import _thread  # the lock alone: threading is a costly import at start-up
+import socket
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field

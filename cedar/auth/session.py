@@ -6,10 +6,10 @@ Keys and session ids are secrets: they are kept out of ``repr`` and logs.
 
 from __future__ import annotations
 
-import os
-import secrets
-import socket
 import _thread  # the lock alone: threading is a costly import at start-up
+import base64
+import os
+import socket
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -139,7 +139,8 @@ def new_session_id() -> str:
     guess, so cedar keeps the readable prefix but makes the rest a CSPRNG draw.
     """
     host = socket.gethostname().split(".", 1)[0] or "localhost"
-    return f"{host}:{os.getpid()}:{secrets.token_urlsafe(SESSION_ID_BYTES)}"
+    random_part = base64.urlsafe_b64encode(os.urandom(SESSION_ID_BYTES)).rstrip(b"=").decode()
+    return f"{host}:{os.getpid()}:{random_part}"
 
 
 class ServerSessionCache:

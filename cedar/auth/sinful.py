@@ -150,7 +150,9 @@ class Sinful:
         candidates = self.addrs()
         if not candidates:
             return self
-        host, port = min(enumerate(candidates), key=lambda c: (_desirability(c[1][0]), c[0]))[1]
+        host, port = candidates[0]
+        if len(candidates) > 1:  # one address needs no ranking (and no ipaddress import)
+            host, port = min(enumerate(candidates), key=lambda c: (_desirability(c[1][0]), c[0]))[1]
         return Sinful(host, port, dict(self.params))
 
     @property

@@ -17,12 +17,12 @@ them.
 
 from __future__ import annotations
 
+import _thread  # the lock alone: threading is a costly import at start-up
 import contextlib
 import errno
 import functools
 import select
 import socket
-import _thread  # the lock alone: threading is a costly import at start-up
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import TYPE_CHECKING, Any, TypeVar
