@@ -266,14 +266,14 @@ class Collector:
             raise HTCondorLocateError(str(exc)) from exc
         except CedarError as exc:
             raise HTCondorIOError(str(exc)) from exc
-        return _location_ad(location, cedar_type)
+        return _location_ad(location)
 
     def locateAll(self, daemon_type: DaemonType) -> list[ClassAd]:  # noqa: N802
         """The location ads of every daemon of a type."""
         cedar_type = _cedar_daemon_type(daemon_type)
         with translated():
             locations = self._collector.locate_all(cedar_type)
-        return [_location_ad(location, cedar_type) for location in locations]
+        return [_location_ad(location) for location in locations]
 
     def directQuery(  # noqa: N802
         self,
@@ -308,12 +308,11 @@ class Collector:
         return f"<Collector {self._collector.addresses}>"
 
 
-def _location_ad(location: DaemonLocation, daemon_type: _CedarDaemonType) -> ClassAd:
-    """The location ad as the bindings return it (which always names its ``MyType``)."""
-    ad = adopt(location.ad)
-    if "MyType" not in ad:
-        ad["MyType"] = daemon_type.ad_type.target_type
-    return ad
+def _location_ad(location: DaemonLocation) -> ClassAd:
+    """The location ad as the bindings return it: the located attributes only, no ``MyType``
+    (observed with the 25.14.1 wheel against a 25.13.2 pool, for every daemon type: the
+    reference's ``ad["MyType"]`` is a ``KeyError``; issue 39)."""
+    return adopt(location.ad)
 
 
 # ----------------------------------------------------------------------------------- Submit

@@ -14,7 +14,7 @@ out = {}
 
 collector = htcondor2.Collector()
 location = collector.locate(htcondor2.DaemonType.Schedd)
-out["locate"] = {key: location[key] for key in ("Name", "MyType", "Machine")}
+out["locate"] = {key: location.get(key) for key in ("Name", "MyType", "Machine")}  # no MyType
 out["locate_type"] = type(location).__name__
 out["locateAll"] = sorted(ad["Name"] for ad in collector.locateAll(htcondor2.DaemonType.Startd))
 slots = collector.query(htcondor2.AdType.Startd, "Cpus > 0", ["Name", "Cpus"])
