@@ -214,8 +214,8 @@ def test_unreachable_pool_raises_the_bindings_exception() -> None:
 
 
 def test_location_ads_carry_no_my_type() -> None:
-    """As the reference's (observed: 25.14.1 wheel, 25.13.2 pool): the located attributes only,
-    so ``ad["MyType"]`` is a KeyError there too (issue 39); the ad still locates its daemon."""
+    """As the reference's (observed: 25.14.1 wheel, 25.13.2 pool): with an explicit pool the
+    located attributes only, so ``ad["MyType"]`` is a KeyError there too (issue 39)."""
     from cedar.server.pool import MockPool
 
     with MockPool().run_in_thread() as pool:

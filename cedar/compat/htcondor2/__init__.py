@@ -227,6 +227,7 @@ class Collector:
         pool: str | ClassAd | list[str] | tuple[str, ...] | None = None,
         security: object | None = None,
     ) -> None:
+        self._configured = pool is None  # the configuration's pool (see _location_ad)
         if isinstance(pool, Mapping):
             pool = _address_of(pool)
         with translated():
@@ -266,7 +267,8 @@ class Collector:
             raise HTCondorLocateError(str(exc)) from exc
         except CedarError as exc:
             raise HTCondorIOError(str(exc)) from exc
-        return _location_ad(location)
+        local = self._configured and name is None
+        return _location_ad(location, cedar_type if local else None)
 
     def locateAll(self, daemon_type: DaemonType) -> list[ClassAd]:  # noqa: N802
         """The location ads of every daemon of a type."""
@@ -308,11 +310,18 @@ class Collector:
         return f"<Collector {self._collector.addresses}>"
 
 
-def _location_ad(location: DaemonLocation) -> ClassAd:
-    """The location ad as the bindings return it: the located attributes only, no ``MyType``
-    (observed with the 25.14.1 wheel against a 25.13.2 pool, for every daemon type: the
-    reference's ``ad["MyType"]`` is a ``KeyError``; issue 39)."""
-    return adopt(location.ad)
+def _location_ad(location: DaemonLocation, local: _CedarDaemonType | None = None) -> ClassAd:
+    """The location ad as the bindings return it.
+
+    Observed with the 25.14.1 wheel against a 25.13.2 pool: the collector's answer carries the
+    located attributes only, no ``MyType`` (``ad["MyType"]`` is a ``KeyError``: an explicit
+    pool, a name, ``locateAll``; issue 39).  ``Collector().locate(type)`` of the configured
+    pool reads the local daemon's own ad instead, which names its ``MyType`` (``local``: the
+    type; cedar asks the collector and adds the name, not the daemon's other attributes)."""
+    ad = adopt(location.ad)
+    if local is not None and "MyType" not in ad:
+        ad["MyType"] = local.ad_type.target_type
+    return ad
 
 
 # ----------------------------------------------------------------------------------- Submit
