@@ -14,6 +14,7 @@ import base64
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from os import urandom  # the resume nonce's source (a test replays a recorded one)
 from typing import Any
 
 from cedar.auth.client_config import (
@@ -274,7 +275,7 @@ def _resume_message(
     one command, so the encoding is kept on the session (dropped with it) as the bytes before
     and after the nonce.
     """
-    nonce = base64.b64encode(os.urandom(33))
+    nonce = base64.b64encode(urandom(33))
     key = (command, auth_command, target, config.version, resume_response, conn.encrypted)
     cached = session.resume_messages.get(key)
     if cached is not None:
