@@ -311,13 +311,9 @@ class Collector:
 
 
 def _location_ad(location: DaemonLocation, local: _CedarDaemonType | None = None) -> ClassAd:
-    """The location ad as the bindings return it.
-
-    Observed with the 25.14.1 wheel against a 25.13.2 pool: the collector's answer carries the
-    located attributes only, no ``MyType`` (``ad["MyType"]`` is a ``KeyError``: an explicit
-    pool, a name, ``locateAll``; issue 39).  ``Collector().locate(type)`` of the configured
-    pool reads the local daemon's own ad instead, which names its ``MyType`` (``local``: the
-    type; cedar asks the collector and adds the name, not the daemon's other attributes)."""
+    """The location ad as the bindings return it (observed, 25.14.1 wheel, 25.13.2 pool): the
+    collector's answer has no ``MyType`` (an explicit pool, a name, ``locateAll``; issue 39);
+    ``Collector().locate(type)`` reads the local daemon's own ad, which names it (``local``)."""
     ad = adopt(location.ad)
     if local is not None and "MyType" not in ad:
         ad["MyType"] = local.ad_type.target_type
