@@ -1,4 +1,5 @@
-"""How fast ``cedar ping`` and ``cedar q`` start against a real pool (issue 20: <= 100 ms).
+"""How fast ``cedar ping`` and ``cedar q`` start against a real pool (issue 20: <= 100 ms; issue
+39: ``cedar q -totals`` <= 60 ms over ``python -c pass``, beside ``condor_q -totals``).
 
 Run it against a pool of your own (``tools/live_pool.sh start DIR > DIR.env; . DIR.env``)::
 
@@ -20,6 +21,11 @@ For each case, side by side in one run (the cases alternate, so load hits them a
   the biggest packages.  ``-X importtime`` itself slows imports down: compare these numbers with
   each other, not with ``first byte``.
 
+``--instructions`` also counts each case's instructions once under valgrind's callgrind: the
+one number a shared machine does not disturb.  To measure the IDTOKENS handshake as issue 39
+asks, run with ``_condor_SEC_CLIENT_AUTHENTICATION_METHODS=IDTOKENS
+_condor_SEC_TOKEN_DIRECTORY=DIR/tokens`` (the pool's token).
+
 Medians and minima are printed: on a shared machine a burst of other work can slow half the
 runs, and the minimum is then the better estimate of the command's own cost.
 
@@ -39,6 +45,7 @@ import contextlib
 import json
 import os
 import re
+import shutil
 import socket
 import statistics
 import subprocess
@@ -152,6 +159,23 @@ def _import_profile(argv: list[str], env: dict[str, str] | None) -> tuple[float,
     return total / 1e6, packages
 
 
+def instructions(argv: list[str], env: dict[str, str] | None = None) -> int | None:
+    """Instructions one run executes (``valgrind --tool=callgrind``; None without valgrind):
+    the same from run to run whatever else the machine does, unlike any time."""
+    valgrind = shutil.which("valgrind")
+    if valgrind is None:
+        return None
+    result = subprocess.run(
+        [valgrind, "--tool=callgrind", "--callgrind-out-file=/dev/null", *argv],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=env,
+    )
+    match = re.search(r"I\s+refs:\s+([\d,]+)", result.stderr)
+    return int(match[1].replace(",", "")) if match else None
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--pool", default=os.environ.get("CEDAR_LIVE_COLLECTOR"))
@@ -159,6 +183,11 @@ def main() -> int:
     parser.add_argument("--level", default="WRITE", help="the level cedar ping asks for")
     parser.add_argument("--json", help="also write the results to this file")
     parser.add_argument("--top", type=int, default=8, help="packages shown per import profile")
+    parser.add_argument(
+        "--instructions",
+        action="store_true",
+        help="also count each case's instructions once under valgrind (slow; repeatable)",
+    )
     parser.add_argument(
         "--baseline",
         metavar="DIR",
@@ -179,7 +208,11 @@ def main() -> int:
         "cedar q --help": [python, CEDAR, "q", "--help"],
         f"cedar ping {options.level}": [python, CEDAR, "ping", "--pool", "{pool}", options.level],
         "cedar q": [python, CEDAR, "q", "-pool", "{pool}"],
+        "cedar q -totals": [python, CEDAR, "q", "-totals", "-pool", "{pool}"],
     }
+    condor_q = shutil.which("condor_q")
+    if condor_q:  # the reference beside it, in the same run (issue 39)
+        commands["condor_q -totals"] = [condor_q, "-totals", "-pool", "{pool}"]
     cases: dict[str, tuple[list[str], dict[str, str] | None]] = {}
     for name, argv in commands.items():
         cases[name] = (argv, None)
@@ -217,7 +250,7 @@ def main() -> int:
     )
     for name, (_, env) in cases.items():
         argv = argv_of(name, options.pool)
-        total, packages = import_profile(argv, env)
+        total, packages = import_profile(argv, env) if argv[0] == python else (0.0, {})
         wall = statistics.median(walls[name])
         first = statistics.median(firsts[name]) if firsts[name] else None
         top = sorted(packages.items(), key=lambda item: -item[1])[: options.top]
@@ -240,6 +273,12 @@ def main() -> int:
             "import_total_s": total,
             "import_by_package_s": packages,
         }
+    if options.instructions:
+        print(f"{'case':<31} {'instructions':>14}")
+        for name, (_, env) in cases.items():
+            count = instructions(argv_of(name, options.pool), env)
+            results["cases"][name]["instructions"] = count
+            print(f"{name:<31} {count / 1e6 if count else float('nan'):12.1f} M")
     if options.json:
         Path(options.json).write_text(json.dumps(results, indent=2))
     return 0

@@ -4,10 +4,11 @@ name, and importing the package loads none of them, so a command loads only what
 from __future__ import annotations
 
 import importlib
+import sys
 from collections.abc import Callable, Mapping, MutableMapping
 from typing import Any
 
-__all__ = ["lazy_exports"]
+__all__ = ["LazyLogger", "lazy_exports"]
 
 
 def lazy_exports(
@@ -28,3 +29,44 @@ def lazy_exports(
         return sorted(set(namespace) | set(table))
 
     return __getattr__, __dir__
+
+
+class LazyLogger:
+    """A ``logging.getLogger(name)`` that imports :mod:`logging` only when a record could be
+    emitted: a command that logs nothing does not pay for the import (start-up, issue 39).
+
+    Until something imports :mod:`logging`, nobody can have configured it, so DEBUG and INFO
+    records would be dropped (the root level is WARNING): they are dropped here without the
+    import. WARNING and above always go to the real logger (its last-resort handler prints them).
+    """
+
+    __slots__ = ("_logger", "name")
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._logger: Any = None
+
+    def _real(self) -> Any:
+        if self._logger is None:
+            import logging
+
+            self._logger = logging.getLogger(self.name)
+        return self._logger
+
+    def debug(self, msg: object, *args: object) -> None:
+        """``Logger.debug``, free while :mod:`logging` is not imported."""
+        if "logging" in sys.modules:
+            self._real().debug(msg, *args)
+
+    def info(self, msg: object, *args: object) -> None:
+        """``Logger.info``, free while :mod:`logging` is not imported."""
+        if "logging" in sys.modules:
+            self._real().info(msg, *args)
+
+    def warning(self, msg: object, *args: object) -> None:
+        """``Logger.warning``."""
+        self._real().warning(msg, *args)
+
+    def error(self, msg: object, *args: object) -> None:
+        """``Logger.error``."""
+        self._real().error(msg, *args)

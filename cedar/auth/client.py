@@ -11,11 +11,10 @@ resumption) and returns a :class:`CommandSession` ready for the command's payloa
 from __future__ import annotations
 
 import base64
-import logging
 import os
-import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from os import urandom  # the resume nonce's source (a test replays a recorded one)
 from typing import Any
 
 from cedar.auth.client_config import (
@@ -58,13 +57,14 @@ from cedar.errors import (
     ProtocolError,
     SecurityError,
 )
+from cedar.lazy import LazyLogger
 from cedar.numbers import KEY_PROTOCOLS
 from cedar.stream.connection import CedarConnection
 from cedar.stream.crypto import EcdhKeyPair
 from cedar.stream.primitives import MessageReader, MessageWriter
 from cedar.stream.protocol import Protocol, Receive, Send
 
-log = logging.getLogger("cedar.auth")
+log = LazyLogger("cedar.auth")
 
 
 @dataclass(repr=False)
@@ -278,7 +278,7 @@ def _resume_message(
     one command, so the encoding is kept on the session (dropped with it) as the bytes before
     and after the nonce.
     """
-    nonce = base64.b64encode(secrets.token_bytes(33))
+    nonce = base64.b64encode(urandom(33))
     key = (command, auth_command, target, config.version, resume_response, conn.encrypted)
     cached = session.resume_messages.get(key)
     if cached is not None:

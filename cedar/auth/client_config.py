@@ -4,8 +4,8 @@ resumes from (spec 03 §2-§3).  The handshake that uses them is :mod:`cedar.aut
 
 from __future__ import annotations
 
+import _thread  # the lock alone: threading is a costly import at start-up
 import socket
-import threading
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -207,7 +207,7 @@ class ClientSecurity:
         #: sent with M1, or another method than the one started ahead): plain handshakes there.
         self.plain_handshake_targets: set[str] = set()
         self._raw_refusals: OrderedDict[tuple[str, int], float] = OrderedDict()
-        self._raw_lock = threading.Lock()
+        self._raw_lock = _thread.allocate_lock()
 
     def raw_allowed(self, target: str, command: int) -> bool:
         """Whether a read-only ``command`` to ``target`` may start unnegotiated: asked for
@@ -238,7 +238,7 @@ class ClientSecurity:
 
 
 _default: ClientSecurity | None = None
-_default_lock = threading.Lock()
+_default_lock = _thread.allocate_lock()
 
 
 def client_security(security: ClientSecurity | SecurityConfig | None) -> ClientSecurity | None:

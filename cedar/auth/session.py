@@ -6,10 +6,10 @@ Keys and session ids are secrets: they are kept out of ``repr`` and logs.
 
 from __future__ import annotations
 
+import _thread  # the lock alone: threading is a costly import at start-up
+import base64
 import os
-import secrets
 import socket
-import threading
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -82,7 +82,7 @@ class ClientSessionCache:
         self.max_sessions = max_sessions
         self._sessions: OrderedDict[str, Session] = OrderedDict()
         self._commands: dict[tuple[str | None, str, int], str] = {}
-        self._lock = threading.Lock()
+        self._lock = _thread.allocate_lock()
 
     def lookup(self, connect_sinful: str, command: int, tag: str | None = None) -> Session | None:
         """The live session for this command at this address, or ``None``."""
@@ -139,7 +139,8 @@ def new_session_id() -> str:
     guess, so cedar keeps the readable prefix but makes the rest a CSPRNG draw.
     """
     host = socket.gethostname().split(".", 1)[0] or "localhost"
-    return f"{host}:{os.getpid()}:{secrets.token_urlsafe(SESSION_ID_BYTES)}"
+    random_part = base64.urlsafe_b64encode(os.urandom(SESSION_ID_BYTES)).rstrip(b"=").decode()
+    return f"{host}:{os.getpid()}:{random_part}"
 
 
 class ServerSessionCache:
@@ -148,7 +149,7 @@ class ServerSessionCache:
     def __init__(self, max_sessions: int = 10000) -> None:
         self.max_sessions = max_sessions
         self._sessions: OrderedDict[str, Session] = OrderedDict()
-        self._lock = threading.Lock()
+        self._lock = _thread.allocate_lock()
 
     def add(self, session: Session) -> None:
         """Store a new session, evicting the least recently used beyond the bound."""

@@ -8,22 +8,20 @@ never appear in a repr, a log line or an exception.
 
 from __future__ import annotations
 
-import logging
 import os
 import re
-import secrets
 import stat
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 from cedar.auth.errors import CredentialError as CredentialError  # its old home exports it
 from cedar.config import Config
+from cedar.lazy import LazyLogger
 
-log = logging.getLogger(__name__)
+log = LazyLogger(__name__)
 
 SCRAMBLE_PATTERN = b"\xde\xad\xbe\xef"
 POOL_KEY_NAME = "POOL"
@@ -133,13 +131,13 @@ class SigningKey:
     @classmethod
     def load(cls, path: str | os.PathLike[str], name: str | None = None) -> SigningKey:
         """Read a key file; ``name`` defaults to the file name."""
-        key_name = name if name is not None else Path(path).name
+        key_name = name if name is not None else os.path.basename(path)
         return cls.from_file_bytes(key_name, read_secure_file(path))
 
     @classmethod
     def generate(cls, name: str = POOL_KEY_NAME, size: int = GENERATED_KEY_SIZE) -> SigningKey:
         """A fresh random key."""
-        return cls.from_raw(name, secrets.token_bytes(size))
+        return cls.from_raw(name, os.urandom(size))
 
     @property
     def raw(self) -> bytes:

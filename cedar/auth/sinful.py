@@ -7,9 +7,7 @@ prints back the way HTCondor would print it.
 
 from __future__ import annotations
 
-import ipaddress
 from dataclasses import dataclass, field
-from urllib.parse import quote, unquote
 
 from cedar.errors import InvalidArgument
 
@@ -17,10 +15,22 @@ _SAFE = ".-_:#[]+"
 
 
 def _escape(text: str) -> str:
+    if all(ch.isalnum() and ch.isascii() or ch in _SAFE for ch in text):
+        return text
+    from urllib.parse import quote  # rare, and a start-up import
+
     return "".join(
         ch if ch.isalnum() and ch.isascii() or ch in _SAFE else quote(ch, safe="").lower()
         for ch in text
     )
+
+
+def _unescape(text: str) -> str:
+    if "%" not in text:
+        return text
+    from urllib.parse import unquote  # rare, and a start-up import
+
+    return unquote(text)
 
 
 @dataclass
@@ -54,6 +64,8 @@ class Sinful:
                 raise InvalidArgument(f"malformed sinful string {original!r}: unclosed '['")
             host = address[1:end]
             rest = address[end + 1 :]
+            import ipaddress  # an IPv6 literal only (a start-up import)
+
             try:
                 ipaddress.IPv6Address(host.split("%", 1)[0])
             except ValueError:
@@ -79,10 +91,10 @@ class Sinful:
             if not item:
                 continue
             key, _eq, value = item.partition("=")
-            key = unquote(key)
+            key = _unescape(key)
             if not key:
                 raise InvalidArgument(f"malformed sinful string {original!r}: empty parameter name")
-            params[key] = unquote(value)
+            params[key] = _unescape(value)
         return cls(host, port, params)
 
     def __str__(self) -> str:
@@ -138,7 +150,9 @@ class Sinful:
         candidates = self.addrs()
         if not candidates:
             return self
-        host, port = min(enumerate(candidates), key=lambda c: (_desirability(c[1][0]), c[0]))[1]
+        host, port = candidates[0]
+        if len(candidates) > 1:  # one address needs no ranking (and no ipaddress import)
+            host, port = min(enumerate(candidates), key=lambda c: (_desirability(c[1][0]), c[0]))[1]
         return Sinful(host, port, dict(self.params))
 
     @property
@@ -151,6 +165,8 @@ class Sinful:
 
 def _desirability(host: str) -> int:
     """Lower is better: public, private, link-local, loopback, IPv6 link-local."""
+    import ipaddress  # only when a daemon offers several addresses
+
     try:
         ip = ipaddress.ip_address(host.split("%", 1)[0])
     except ValueError:

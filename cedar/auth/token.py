@@ -13,14 +13,10 @@ from __future__ import annotations
 
 import base64
 import binascii
-import hashlib
-import hmac
 import json
-import logging
 import math
 import os
 import re
-import secrets
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -37,10 +33,12 @@ from cedar.auth.signing_key import (
     read_secure_file,
 )
 from cedar.errors import ProtocolError
+from cedar.lazy import LazyLogger
 from cedar.stream.connection import CedarConnection
+from cedar.stream.crypto import hmac_digest, same_bytes
 from cedar.stream.protocol import Protocol, Receive, Send
 
-log = logging.getLogger(__name__)
+log = LazyLogger(__name__)
 
 SEED_KA = bytes.fromhex(
     "3e4a502047d5f4e5dc7c69bb5210cbb6167add8084f7dd9ef3ad2cca71d283dd"
@@ -73,7 +71,7 @@ STATUS_ERROR = -1
 SERVER_NAME = "condor@password"
 SCOPE_PREFIX = "condor:/"
 #: HMAC algorithms a server accepts; cedar rejects every other ``alg`` (spec 04 §5.6 warning).
-HMAC_ALGORITHMS = {"HS256": hashlib.sha256, "HS384": hashlib.sha384, "HS512": hashlib.sha512}
+HMAC_ALGORITHMS = {"HS256": "sha256", "HS384": "sha384", "HS512": "sha512"}
 
 
 def b64url_encode(data: bytes) -> str:
@@ -253,7 +251,7 @@ def sign(key: SigningKey, signing_input: str, algorithm: str = "HS256") -> bytes
     digest = HMAC_ALGORITHMS.get(algorithm)
     if digest is None:
         raise TokenError(f"unsupported token algorithm {algorithm!r}")
-    return hmac.new(key.jwt_key, signing_input.encode("ascii"), digest).digest()
+    return hmac_digest(key.jwt_key, signing_input.encode("ascii"), digest)
 
 
 def create_token(
@@ -277,7 +275,7 @@ def create_token(
     claims: dict[str, Any] = {
         "iat": now,
         "iss": issuer,
-        "jti": token_id or secrets.token_hex(16),
+        "jti": token_id or os.urandom(16).hex(),
     }
     if subject:
         claims["sub"] = subject
@@ -351,12 +349,12 @@ def derive_k(signature: bytes, signing_input: str) -> tuple[bytes, bytes]:
 def server_mac(k: bytes, a: str, b: str, ra: bytes, rb: bytes) -> bytes:
     """``hkt`` = HMAC-SHA1(K, A ‖ 0x20 ‖ B ‖ 0x00 ‖ ra ‖ rb)."""
     msg = a.encode() + b" " + b.encode() + b"\0" + ra + rb
-    return hmac.new(k, msg, hashlib.sha1).digest()
+    return hmac_digest(k, msg, "sha1")
 
 
 def client_mac(k: bytes, a: str, rb: bytes) -> bytes:
     """``hk`` = HMAC-SHA1(K, A ‖ 0x00 ‖ rb)."""
-    return hmac.new(k, a.encode() + b"\0" + rb, hashlib.sha1).digest()
+    return hmac_digest(k, a.encode() + b"\0" + rb, "sha1")
 
 
 def session_material(rb: bytes) -> bytes:
@@ -526,7 +524,7 @@ def client_exchange(
         return ExchangeResult(False, "no usable IDTOKEN")
     a = token.name
     k, _k_prime = derive_k(token.signature, token.signing_input)
-    ra = secrets.token_bytes(NONCE_SIZE) if ra is None else ra
+    ra = os.urandom(NONCE_SIZE) if ra is None else ra
     m1 = conn.writer().put_int(STATUS_OK).put_int(len(a.encode())).put_string(a)
     m1.put_string(token.signing_input).put_int(len(ra)).put_bytes(ra)
     yield Send(m1)
@@ -549,7 +547,7 @@ def client_exchange(
             error = "the server sent nonces of the wrong size"
         elif echoed_a != a or echoed_ra != ra or not b:
             error = "the server's reply does not match our request"
-        elif not hmac.compare_digest(hkt[:MAC_SIZE], server_mac(k, a, b, ra, rb)):
+        elif not same_bytes(hkt[:MAC_SIZE], server_mac(k, a, b, ra, rb)):
             error = (
                 "the server's proof did not verify: the token was signed with a key the "
                 "server does not have"
@@ -612,7 +610,7 @@ def server_exchange(
         return ExchangeResult(False, error, token=token, peer_name=a or None)
     assert token is not None
     k, _k_prime = derive_k(signature, token.signing_input)
-    rb = secrets.token_bytes(NONCE_SIZE) if rb is None else rb
+    rb = os.urandom(NONCE_SIZE) if rb is None else rb
     m2 = conn.writer().put_int(STATUS_OK).put_int(len(a.encode())).put_string(a)
     m2.put_int(len(server_name.encode())).put_string(server_name)
     m2.put_int(len(ra)).put_bytes(ra).put_int(len(rb)).put_bytes(rb)
@@ -632,7 +630,7 @@ def server_exchange(
     hk = _read_blob(reply, MAX_MAC_SIZE, "MAC")
     if echoed_a != a or echoed_rb != rb:
         return ExchangeResult(False, "client reply does not match the exchange", token, a)
-    if not hmac.compare_digest(hk, client_mac(k, a, rb)):
+    if not same_bytes(hk, client_mac(k, a, rb)):
         return ExchangeResult(False, "client proof did not verify", token, a)
     if a != token.name:
         return ExchangeResult(False, "client name differs from the token's subject", token, a)

@@ -11,8 +11,10 @@ import math
 import re
 import time
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
-from typing import Final
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from datetime import datetime
 
 
 class _Singleton:
@@ -65,6 +67,11 @@ class AbsTime:
     @classmethod
     def from_datetime(cls, value: datetime) -> AbsTime:
         """A datetime (naive = UTC) as an AbsTime keeping its UTC offset."""
+        from datetime import (  # not at import: start-up (a listing never needs it)
+            timedelta,
+            timezone,
+        )
+
         if value.tzinfo is None:
             value = value.replace(tzinfo=timezone.utc)
         delta = value.utcoffset() or timedelta(0)
@@ -72,6 +79,8 @@ class AbsTime:
 
     def to_datetime(self) -> datetime:
         """The instant as an aware datetime in the stored offset."""
+        from datetime import datetime, timedelta, timezone
+
         return datetime.fromtimestamp(self.seconds, timezone(timedelta(seconds=self.offset)))
 
     def __str__(self) -> str:

@@ -21,9 +21,7 @@ import argparse
 import contextlib
 import os
 import sys
-import threading
 import time
-import traceback
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, TextIO, TypeVar
 
@@ -238,6 +236,8 @@ def guarded(prog: str, debug: bool, action: Callable[[], int], err: TextIO | Non
         return action()
     except KeyboardInterrupt:
         if debug:
+            import traceback
+
             traceback.print_exc()
         return EXIT_INTERRUPTED
     except BrokenPipeError:
@@ -247,6 +247,8 @@ def guarded(prog: str, debug: bool, action: Callable[[], int], err: TextIO | Non
         raise
     except Exception as exc:  # noqa: BLE001 - the one place errors meet the user
         if debug:
+            import traceback
+
             traceback.print_exc()
         if _interrupted(exc):
             return EXIT_INTERRUPTED
@@ -325,6 +327,8 @@ class Progress:
         if not self.enabled:
             yield
             return
+        import threading  # only for this ticker (start-up)
+
         finished = threading.Event()
 
         def tick() -> None:

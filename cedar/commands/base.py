@@ -21,7 +21,6 @@ Limits, one of each for every client:
 from __future__ import annotations
 
 import functools
-import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
@@ -34,6 +33,7 @@ from cedar.auth.sinful import Sinful
 from cedar.classad_wire import ClassAd, get_classad
 from cedar.classad_wire.wire import read_shaped_values
 from cedar.errors import CedarConnectionError, ClassAdError, ConnectionClosed, ResultLimitExceeded
+from cedar.lazy import LazyLogger
 from cedar.stream.connection import CedarConnection
 from cedar.stream.drivers import Deadline, SyncChannel, TrioChannel
 from cedar.stream.primitives import MessageReader, MessageTruncated
@@ -45,7 +45,7 @@ Body = Callable[[CommandSession], Protocol[T]]
 AsyncHook = Callable[[], Awaitable[None]]
 Hook = Callable[[], None]
 
-log = logging.getLogger("cedar.commands")
+log = LazyLogger("cedar.commands")
 
 #: Seconds one client call may take in all (connect + handshake + whole reply), unless the
 #: caller or the configuration (``QUERY_TIMEOUT`` for collector queries) says otherwise.

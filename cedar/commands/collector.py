@@ -13,7 +13,6 @@ This module does no I/O.  The clients are written once in :mod:`cedar.commands._
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -428,7 +427,9 @@ class PoolState:
     def order(self) -> list[str]:
         """Try order: random (first if ``use_primary``), recently failed ones last."""
         order = list(self.addresses)
-        if not self.use_primary:
+        if not self.use_primary and len(order) > 1:
+            import random  # several collectors only (a start-up import)
+
             random.shuffle(order)
         return [a for a in order if a not in self.failed] + [a for a in order if a in self.failed]
 

@@ -19,7 +19,6 @@ expander shared with the submit language), :mod:`~cedar.config.parser` (reading 
 
 from __future__ import annotations
 
-import logging
 import os
 from collections.abc import Mapping
 
@@ -34,8 +33,9 @@ from cedar.config.knobs import (
 )
 from cedar.config.parser import ConfigParser, version_condition
 from cedar.errors import ConfigError
+from cedar.lazy import LazyLogger
 
-log = logging.getLogger(__name__)
+log = LazyLogger(__name__)
 
 
 class Config(ConfigParser):

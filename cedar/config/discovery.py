@@ -54,6 +54,12 @@ def _detect_ip6() -> str:
 def interface_address(pattern: str) -> tuple[str, str]:
     """The (IPv4, IPv6) addresses ``NETWORK_INTERFACE`` selects: a literal address, or the
     first interface whose name or IPv4 address matches the (``*``-wildcard) pattern."""
+    try:
+        socket.inet_pton(socket.AF_INET, pattern)
+    except (OSError, ValueError):
+        pass
+    else:
+        return pattern, ""  # an IPv4 literal, the common case (no ipaddress: start-up)
     import fnmatch
     import ipaddress
 

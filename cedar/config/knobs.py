@@ -8,7 +8,6 @@ refers to it.
 
 from __future__ import annotations
 
-import logging
 import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
@@ -26,8 +25,9 @@ from cedar.config.discovery import home_of
 from cedar.config.macros import MacroExpander, split_list
 from cedar.config.typed import KnobValue, typed_value
 from cedar.errors import ConfigError
+from cedar.lazy import LazyLogger
 
-log = logging.getLogger("cedar.config")
+log = LazyLogger("cedar.config")
 
 TRUE_WORDS = {"true", "yes", "t"}
 FALSE_WORDS = {"false", "no", "f"}

@@ -10,13 +10,17 @@ processing over a lookup function, so both readers (and their error types) plug 
 
 from __future__ import annotations
 
+import functools
 import os
 import posixpath
-import random
 import re
 from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
 
 from cedar.errors import CedarError, ConfigError
+
+if TYPE_CHECKING:
+    import random
 
 #: Expansion nesting limit: a definition cycle (``A=$(B)``, ``B=$(A)``) must fail, not hang.
 MAX_DEPTH = 64
@@ -28,7 +32,15 @@ _FUNC = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)\(")
 _PATH_FUNC = re.compile(r"F[fpdnxbqauw]+")
 DOLLAR_MARK = "\x00DOLLAR\x00"
 #: ``$RANDOM_CHOICE``/``$RANDOM_INTEGER`` draw from this (not for secrets).
-_RANDOM = random.Random()
+
+
+@functools.cache
+def _random() -> random.Random:
+    """The generator of ``$RANDOM_CHOICE``/``$RANDOM_INTEGER`` (imported on first use: start-up)."""
+    import random
+
+    return random.Random()
+
 
 #: ``lookup(name)`` -> the raw (unexpanded) value, or ``None`` when the name is not defined.
 Lookup = Callable[[str], "str | None"]
@@ -227,7 +239,7 @@ class MacroExpander:
         if func in ("INT", "REAL", "EVAL", "STRING"):
             return self._eval_function(func, args, depth)
         if func == "RANDOM_CHOICE" and args:
-            return _RANDOM.choice(args)
+            return _random().choice(args)
         if func == "RANDOM_INTEGER":
             return self._random_integer(body, args)
         if func == "SUBSTR":
@@ -267,7 +279,7 @@ class MacroExpander:
             raise self.error(f"invalid $RANDOM_INTEGER({body})") from None
         if step < 1 or high < low:
             raise self.error(f"invalid $RANDOM_INTEGER({body}): empty range")
-        return str(_RANDOM.randrange(low, high + 1, step))
+        return str(_random().randrange(low, high + 1, step))
 
     def _substr(self, body: str, args: list[str], depth: int) -> str:
         """``$SUBSTR(name, start[, length])``: a negative start counts from the end (clamped

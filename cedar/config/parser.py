@@ -8,7 +8,6 @@ spec 06 §1.11 recommends (assignments, includes, ``if``/``elif``/``else``/``end
 
 from __future__ import annotations
 
-import logging
 import os
 import re
 from collections.abc import Iterator, Mapping
@@ -24,8 +23,9 @@ from cedar.config.discovery import home_of
 from cedar.config.knobs import FALSE_WORDS, TRUE_WORDS, Knobs
 from cedar.config.macros import NAME_RE, next_logical_line, split_list
 from cedar.errors import ConfigError
+from cedar.lazy import LazyLogger
 
-log = logging.getLogger("cedar.config")
+log = LazyLogger("cedar.config")
 
 _MAX_INCLUDE_DEPTH = 20
 _MAX_IF_DEPTH = 63

@@ -10,11 +10,10 @@ messages applies to exactly the packets that follow.
 
 from __future__ import annotations
 
-import hashlib
 from typing import TYPE_CHECKING
 
 from cedar.errors import ConnectionClosed, NotCedarPeer, ProtocolError
-from cedar.stream.crypto import TAG_SIZE, ZERO_DIGEST, AesGcmState
+from cedar.stream.crypto import TAG_SIZE, ZERO_DIGEST, AesGcmState, sha256
 from cedar.stream.framing import (
     HEADER_SIZE,
     MAX_END_FLAG,
@@ -27,6 +26,7 @@ from cedar.stream.framing import (
 from cedar.stream.primitives import MessageReader, MessageWriter
 
 if TYPE_CHECKING:
+    from cryptography.hazmat.primitives import hashes
     from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 #: The reference stops feeding transcript digests after about this much data (spec 01 §4.2.4).
@@ -41,19 +41,20 @@ class _Transcript:
     __slots__ = ("_hash", "_size")
 
     def __init__(self) -> None:
-        self._hash: hashlib._Hash | None = None  # made on first use (most stay unused)
+        self._hash: hashes.Hash | None = None  # made on first use (most stay unused)
         self._size = 0
 
     def feed(self, packet: bytes) -> None:
         if self._size < TRANSCRIPT_LIMIT:
             if self._hash is None:
-                self._hash = hashlib.sha256(packet)
-            else:
-                self._hash.update(packet)
+                self._hash = sha256()
+            self._hash.update(packet)
             self._size += len(packet)
 
     def digest(self) -> bytes:
-        return self._hash.digest() if self._hash is not None and self._size else ZERO_DIGEST
+        if self._hash is None or not self._size:
+            return ZERO_DIGEST
+        return self._hash.copy().finalize()
 
 
 class CedarConnection:

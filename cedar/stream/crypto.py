@@ -14,6 +14,8 @@ import struct
 from typing import TYPE_CHECKING
 
 from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives import hmac as _hmac
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from cedar.errors import IntegrityError, InvalidArgument, ProtocolError
@@ -31,6 +33,39 @@ ZERO_DIGEST = bytes(DIGEST_SIZE)
 MAX_PACKET_COUNTER = 0xFFFFFFFF
 HKDF_SALT = b"htcondor"
 HKDF_INFO = b"keygen"
+
+#: Digest names of :func:`hmac_digest` and :func:`sha256`'s family.
+_DIGESTS: dict[str, type[hashes.HashAlgorithm]] = {
+    "sha1": hashes.SHA1,
+    "sha256": hashes.SHA256,
+    "sha384": hashes.SHA384,
+    "sha512": hashes.SHA512,
+}
+
+
+def hmac_digest(key: bytes, message: bytes, digest: str) -> bytes:
+    """HMAC of ``message`` (``digest`` one of sha1, sha256, sha384, sha512).
+
+    Through ``cryptography``, which a session key needs anyway: the standard library's
+    ``hmac``/``hashlib`` would load a second copy of OpenSSL at start-up (issue 39).
+    """
+    mac = _hmac.HMAC(key, _DIGESTS[digest]())
+    mac.update(message)
+    return mac.finalize()
+
+
+def same_bytes(a: bytes, b: bytes) -> bool:
+    """Equality of two MACs that leaks nothing through its timing: their HMACs under a fresh
+    random key are compared (double HMAC), so ``==``'s early exit tells an attacker nothing;
+    ``hmac.compare_digest`` would import the standard library's OpenSSL at start-up."""
+    key = os.urandom(32)
+    return hmac_digest(key, a, "sha256") == hmac_digest(key, b, "sha256")
+
+
+def sha256() -> hashes.Hash:
+    """A running SHA-256 (``update``; ``copy().finalize()`` reads it without ending it)."""
+    return hashes.Hash(hashes.SHA256())
+
 
 _BE32 = struct.Struct(">I")
 

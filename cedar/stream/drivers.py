@@ -17,13 +17,12 @@ them.
 
 from __future__ import annotations
 
+import _thread  # the lock alone: threading is a costly import at start-up
 import contextlib
 import errno
 import functools
-import ipaddress
 import select
 import socket
-import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -92,13 +91,13 @@ def _connect_failed(peer: str, exc: OSError) -> CedarConnectionError:
 @functools.lru_cache(maxsize=256)
 def _ip_family(host: str) -> int | None:
     """``AF_INET``/``AF_INET6`` for an IP address literal, ``None`` for a name to resolve."""
-    try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
-        return None
-    if isinstance(address, ipaddress.IPv6Address) and address.scope_id:
-        return None  # let the resolver fill in the scope
-    return socket.AF_INET if address.version == 4 else socket.AF_INET6
+    for family in (socket.AF_INET, socket.AF_INET6):  # (not ipaddress: a start-up import)
+        try:
+            socket.inet_pton(family, host)
+        except (OSError, ValueError):  # ValueError: a NUL in the text
+            continue
+        return family
+    return None  # a name, or an IPv6 literal with a scope ("%eth0"): the resolver fills it in
 
 
 def _connect_socket(host: str, port: int, timeout: float) -> socket.socket:
@@ -150,7 +149,7 @@ class _KnownAddresses:
 
     def __init__(self) -> None:
         self._known: dict[tuple[str, int], tuple[float, int, tuple[Any, ...]]] = {}
-        self._lock = threading.Lock()  # several threads may each run a Trio loop
+        self._lock = _thread.allocate_lock()  # several threads may each run a Trio loop
 
     def get(self, host: str, port: int, now: float) -> tuple[int, tuple[Any, ...]] | None:
         with self._lock:

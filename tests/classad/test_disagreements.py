@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime
 import itertools
 import math
+import time
 from functools import partial
 from typing import Any
 
@@ -170,6 +171,43 @@ def test_versioncmp_of_a_prefix_matches_reference(classad2: Any) -> None:
                 if ours != reference:
                     problems.append(f"{text}: cedar {ours}, reference {reference}")
     assert not problems, problems[:20]
+
+
+VERSION_RUNS = ["0", "00", "000", "01", "001", "0012", "009", "1", "10", "100", "9", "99", "0a", ""]
+
+
+def test_versioncmp_of_zero_led_runs_matches_reference(classad2: Any) -> None:
+    """Runs that start with zeros against every other run, after a common prefix and before a
+    common suffix, exact value (issue 39: "1.002" vs "1.02" is -1, "000" vs "1" is -2)."""
+    problems = []
+    for left, right in itertools.product(VERSION_RUNS, repeat=2):
+        for prefix, suffix in itertools.product(["", "v", "1.", "10.0"], ["", ".5", "x", "0"]):
+            text = f'versioncmp("{prefix}{left}{suffix}", "{prefix}{right}{suffix}")'
+            ours, reference = _both(classad2, text)
+            if ours != reference:
+                problems.append(f"{text}: cedar {ours}, reference {reference}")
+    assert not problems, problems[:20]
+
+
+@pytest.mark.parametrize(
+    "number",
+    ["1e10", "3e9", "-3e9", "2147483647.5", "-2147483648.5", '-real("inf")', 'real("nan")', "0.5"],
+)
+@pytest.mark.parametrize("function", ['formatTime({}, "%Y-%m-%d %H:%M:%S")', "splitTime({}).Year"])
+def test_a_real_time_is_a_c_int_first(
+    classad2: Any, function: str, number: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A real outside the C int range (or NaN) is INT_MIN, 1901-12-13 (issue 39; also
+    condor_status -af on 25.13.2); an integer keeps its 64 bits.  In UTC: the reference
+    prints local time, cedar UTC (the machine's zone must not decide the test)."""
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    try:
+        ours, reference = _both(classad2, function.format(number))
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+    assert ours == reference
 
 
 @pytest.mark.parametrize(

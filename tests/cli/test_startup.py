@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -34,7 +35,7 @@ NEVER = (
 )
 
 
-def _loaded(argv: list[str]) -> tuple[int, set[str]]:
+def _loaded(argv: list[str], env: dict[str, str] | None = None) -> tuple[int, set[str]]:
     code = (
         "import json, sys\n"
         "from cedar.cli.main import main\n"
@@ -45,7 +46,12 @@ def _loaded(argv: list[str]) -> tuple[int, set[str]]:
         "print('MODULES ' + json.dumps([status, sorted(sys.modules)]))\n"
     )
     result = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+        env=env,
     )
     line = [x for x in result.stdout.splitlines() if x.startswith("MODULES ")][-1]
     status, modules = json.loads(line.removeprefix("MODULES "))
@@ -155,3 +161,32 @@ def test_help_loads_no_protocol_stack() -> None:
         assert status == 0
         heavy = ("cedar.classad_wire", "cedar.stream", "cedar.auth", "cedar.commands")
         assert _heavy(modules, heavy + ("cryptography", "construct")) == [], argv
+
+
+#: Standard-library modules a query does without (issue 39: each costs start-up time):
+#: logging (until a record could be shown), threading (locks come from ``_thread``), a second
+#: OpenSSL (``hmac``/``hashlib``: HMACs and digests go through ``cryptography``), and what only
+#: rare addresses, dates or random choices need.
+NOT_ON_A_QUERY = (
+    "logging",
+    "threading",
+    "hmac",
+    "hashlib",
+    "_hashlib",
+    "secrets",
+    "random",
+    "datetime",
+    "ipaddress",
+    "urllib",
+    "fnmatch",
+    "traceback",
+)
+
+
+def test_q_loads_none_of_the_costly_standard_modules() -> None:
+    with _hanging_up_daemon() as daemon:
+        # a configuration read cleanly (a missing one is a warning, which is logged)
+        env = {**os.environ, "CONDOR_CONFIG": "/dev/null"}
+        _, modules = _loaded(["q", "-all", "-addr", daemon, "-timeout", "20"], env)
+    assert "cedar.auth.client" in modules
+    assert _heavy(modules, NOT_ON_A_QUERY) == []

@@ -9,7 +9,7 @@ encrypted answer authenticates against cedar's transcript.
 from __future__ import annotations
 
 import base64
-import secrets
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -120,10 +120,8 @@ def replay_starter(
     client, server = sides(conv)
     preamble, resume = client[0], client[1]
     nonce = _recorded_nonce(resume)
-    real = secrets.token_bytes
-    monkeypatch.setattr(
-        "cedar.auth.client.secrets.token_bytes", lambda n=None: nonce if n == 33 else real(n)
-    )
+    real = os.urandom
+    monkeypatch.setattr("cedar.auth.client.urandom", lambda n: nonce if n == 33 else real(n))
     security = ClientSecurity(SecurityConfig(version=VERSION_25_13, methods=["FS"]))
     own = peek.claim_security(info, security)
     channel = ReplayChannel(b"".join(m.wire for m in server))
@@ -331,10 +329,8 @@ def test_ssh_to_job_first_exchange(monkeypatch: pytest.MonkeyPatch) -> None:
     body = peek.start_sshd_body(info.remote_host)
     client, server = sides(conv)
     nonce = _recorded_nonce(client[1])
-    real = secrets.token_bytes
-    monkeypatch.setattr(
-        "cedar.auth.client.secrets.token_bytes", lambda n=None: nonce if n == 33 else real(n)
-    )
+    real = os.urandom
+    monkeypatch.setattr("cedar.auth.client.urandom", lambda n: nonce if n == 33 else real(n))
     own = peek.claim_security(info, ClientSecurity(SecurityConfig(version=VERSION_25_13)))
     channel = ReplayChannel(b"".join(m.wire for m in server))
     target = resolve_address(info.starter_address)

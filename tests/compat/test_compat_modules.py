@@ -211,3 +211,17 @@ def test_unreachable_pool_raises_the_bindings_exception() -> None:
         compat_htcondor2.Collector("127.0.0.1:1").query(compat_htcondor2.AdType.Startd)
     assert isinstance(info.value, OSError)  # old code catches IOError/OSError too
     assert issubclass(type(info.value), enum.Enum) is False
+
+
+def test_location_ads_carry_no_my_type() -> None:
+    """As the reference's (observed: 25.14.1 wheel, 25.13.2 pool): with an explicit pool the
+    located attributes only, so ``ad["MyType"]`` is a KeyError there too (issue 39)."""
+    from cedar.server.pool import MockPool
+
+    with MockPool().run_in_thread() as pool:
+        collector = compat_htcondor2.Collector(pool.address)
+        ads = [collector.locate(compat_htcondor2.DaemonType.Schedd)]
+        ads += collector.locateAll(compat_htcondor2.DaemonType.Collector)
+        for ad in ads:
+            assert "MyType" not in ad
+            assert "MyAddress" in ad and "Name" in ad

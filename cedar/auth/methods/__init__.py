@@ -9,7 +9,7 @@ for the interface.  The built-in methods are registered by :mod:`cedar.auth.meth
 
 from __future__ import annotations
 
-import threading
+import _thread  # the lock alone: threading is a costly import at start-up
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -192,7 +192,7 @@ class DeferredMethod(AuthMethod):
 
     def __init__(self) -> None:
         self._method: AuthMethod | None = None
-        self._load_lock = threading.Lock()
+        self._load_lock = _thread.allocate_lock()
 
     def load(self) -> AuthMethod:
         """Import the method's module and make the method."""
@@ -228,7 +228,7 @@ class DeferredMethod(AuthMethod):
 
 
 _registry: dict[str, AuthMethod] = {}
-_lock = threading.Lock()
+_lock = _thread.allocate_lock()
 
 
 def register_method(method: AuthMethod, *, replace: bool = False) -> None:

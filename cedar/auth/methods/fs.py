@@ -8,18 +8,17 @@ into logs or error messages.
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
 import pwd
-import secrets
 import socket
 import stat
 
 from cedar.auth.methods import AuthContext, AuthMethod, MethodResult
+from cedar.lazy import LazyLogger
 from cedar.stream.connection import CedarConnection
 from cedar.stream.protocol import Protocol, Receive, Send
 
-log = logging.getLogger("cedar.auth.fs")
+log = LazyLogger("cedar.auth.fs")
 
 #: ``string.ascii_letters + string.digits`` (spelled out: no ``string`` import at start-up).
 _ALNUM = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
@@ -95,6 +94,8 @@ class FileSystem(AuthMethod):
         parent = self.parent_directory(ctx)
         host, port = ctx.local_address or ("0.0.0.0", 0)
         for _attempt in range(20):
+            import secrets  # FS only (a start-up import)
+
             rand = "".join(secrets.choice(_ALNUM) for _ in range(6))
             base = os.path.join(parent, f"{self.prefix}_{host}_{port}_XXX{rand}")
             try:  # reserve the name the way mkstemp does, then give it back
@@ -257,7 +258,7 @@ class FileSystemRemote(FileSystem):
     def _refresh_remote(self, ctx: AuthContext) -> None:
         parent = self.parent_directory(ctx)
         path = os.path.join(
-            parent, f"FS_REMOTE_{socket.gethostname()}_{os.getpid()}_{secrets.token_hex(3)}"
+            parent, f"FS_REMOTE_{socket.gethostname()}_{os.getpid()}_{os.urandom(3).hex()}"
         )
         try:
             fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)

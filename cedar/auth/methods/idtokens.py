@@ -9,7 +9,6 @@ file; ``SEC_TOKEN_DIRECTORY`` -- else the configuration's token directory.  Serv
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 from cedar.auth import keywrap
@@ -27,10 +26,11 @@ from cedar.auth.token import (
     server_name_for,
     split_issuer_keys,
 )
+from cedar.lazy import LazyLogger
 from cedar.stream.connection import CedarConnection
 from cedar.stream.protocol import Protocol
 
-log = logging.getLogger(__name__)
+log = LazyLogger(__name__)
 
 
 def _in_memory_tokens(ctx: AuthContext) -> list[str]:

@@ -145,7 +145,9 @@ def _broken_down(value: Value) -> tuple[time.struct_time, int] | None:
     """(UTC fields of the clock time, offset) of an absTime or a number of seconds."""
     if type(value) is AbsTime:
         return _gmtime(value.seconds + value.offset), value.offset
-    seconds = _seconds_of(value)
+    # Observed (condor_status -af on 25.13.2, classad2): a real is first a C int, so one out
+    # of its range (or NaN) is INT_MIN, 1901-12-13; an integer keeps its 64 bits.
+    seconds = _c_int(value) if type(value) is float else _seconds_of(value)
     if seconds is None:
         return None
     return _gmtime(seconds), 0

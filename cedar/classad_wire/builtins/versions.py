@@ -39,9 +39,10 @@ def version_compare(left: str, right: str) -> int:
     At the first differing byte: inside a digit run whose common part is only zeros, the end
     of a run is larger (+1/-1); inside one that starts with a zero, bytes compare as
     characters; inside one that starts with another digit, the longer run is larger (by the
-    difference in length).  At the start of two digit runs the longer is larger, except that a
-    run starting with a zero is a fraction (the longer one is smaller).  Otherwise the result
-    is the difference of the two (signed) bytes.
+    difference in length); two fractions differ by their counts of leading zeros.  At the
+    start of two digit runs a run of two or more digits starting with a zero is a fraction,
+    smaller by its leading zeros (a lone zero is a number); else the longer run is larger.
+    Otherwise the result is the difference of the two (signed) bytes.
     """
     a, b = left.encode("utf-8", "surrogateescape"), right.encode("utf-8", "surrogateescape")
     p = 0
@@ -64,7 +65,10 @@ def version_compare(left: str, right: str) -> int:
                 # how many more (a run's last digit is its value, not a leading zero).
                 zeros = _leading_zeros(a if d1 else b, k) - _leading_zeros(a if d2 else b, k)
                 return -max(zeros, 1) if d1 else max(zeros, 1)
-            return diff
+            # Two fractions: the one with more leading zeros is smaller, by how many more
+            # (observed: "1.002" < "1.02" by 1, "000" < "09" by 1).
+            zeros = _leading_zeros(b, k) - _leading_zeros(a, k)
+            return zeros if zeros else diff
         if common[0] == 48:
             return diff
         if d1 or d2:
@@ -73,13 +77,14 @@ def version_compare(left: str, right: str) -> int:
         return diff
     if d1 and d2:
         la, lb = _digit_run(a, p) - p, _digit_run(b, p) - p
-        if la == lb:
-            return diff
-        if c1 == 48:  # a fraction is smaller, by its count of leading zeros
-            return -(la - len(a[p : p + la].lstrip(b"0")))
-        if c2 == 48:
-            return lb - len(b[p : p + lb].lstrip(b"0"))
-        return la - lb
+        # A fraction (a run of two or more digits starting with 0) is smaller, by its count of
+        # leading zeros less its last digit; a lone "0" is a number like any other (observed:
+        # "000" < "1" by 2, "01" < "999" by 1, "0" < "100" by 2, "0" < "9" by 9).
+        if c1 == 48 and la > 1:
+            return -_leading_zeros(a, p)
+        if c2 == 48 and lb > 1:
+            return _leading_zeros(b, p)
+        return la - lb if la != lb else diff
     return diff
 
 

@@ -227,6 +227,7 @@ class Collector:
         pool: str | ClassAd | list[str] | tuple[str, ...] | None = None,
         security: object | None = None,
     ) -> None:
+        self._configured = pool is None  # the configuration's pool (see _location_ad)
         if isinstance(pool, Mapping):
             pool = _address_of(pool)
         with translated():
@@ -266,14 +267,15 @@ class Collector:
             raise HTCondorLocateError(str(exc)) from exc
         except CedarError as exc:
             raise HTCondorIOError(str(exc)) from exc
-        return _location_ad(location, cedar_type)
+        local = self._configured and name is None
+        return _location_ad(location, cedar_type if local else None)
 
     def locateAll(self, daemon_type: DaemonType) -> list[ClassAd]:  # noqa: N802
         """The location ads of every daemon of a type."""
         cedar_type = _cedar_daemon_type(daemon_type)
         with translated():
             locations = self._collector.locate_all(cedar_type)
-        return [_location_ad(location, cedar_type) for location in locations]
+        return [_location_ad(location) for location in locations]
 
     def directQuery(  # noqa: N802
         self,
@@ -308,11 +310,13 @@ class Collector:
         return f"<Collector {self._collector.addresses}>"
 
 
-def _location_ad(location: DaemonLocation, daemon_type: _CedarDaemonType) -> ClassAd:
-    """The location ad as the bindings return it (which always names its ``MyType``)."""
+def _location_ad(location: DaemonLocation, local: _CedarDaemonType | None = None) -> ClassAd:
+    """The location ad as the bindings return it (observed, 25.14.1 wheel, 25.13.2 pool): the
+    collector's answer has no ``MyType`` (an explicit pool, a name, ``locateAll``; issue 39);
+    ``Collector().locate(type)`` reads the local daemon's own ad, which names it (``local``)."""
     ad = adopt(location.ad)
-    if "MyType" not in ad:
-        ad["MyType"] = daemon_type.ad_type.target_type
+    if local is not None and "MyType" not in ad:
+        ad["MyType"] = local.ad_type.target_type
     return ad
 
 

@@ -15,6 +15,9 @@ out = {}
 collector = htcondor2.Collector()
 location = collector.locate(htcondor2.DaemonType.Schedd)
 out["locate"] = {key: location[key] for key in ("Name", "MyType", "Machine")}
+out["locate_pool"] = sorted(  # an explicit pool: the collector's answer, no MyType
+    htcondor2.Collector(htcondor2.param["COLLECTOR_HOST"]).locate(htcondor2.DaemonType.Schedd)
+)
 out["locate_type"] = type(location).__name__
 out["locateAll"] = sorted(ad["Name"] for ad in collector.locateAll(htcondor2.DaemonType.Startd))
 slots = collector.query(htcondor2.AdType.Startd, "Cpus > 0", ["Name", "Cpus"])
