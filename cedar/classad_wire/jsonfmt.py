@@ -527,9 +527,15 @@ def _utf8(text: str) -> bytes:
     return text.encode("utf-8", "surrogateescape")
 
 
-def _member_order(entry: tuple[str, object, object]) -> tuple[int, object]:
+def _member_order(entry: tuple[str, object, object]) -> tuple[int, str]:
+    """:func:`storage_key` as a ``str`` pair, so an ASCII name (the fast path, no encoding) and
+    a non-ASCII one of the same byte length compare (bytes against str raised TypeError): the
+    UTF-8 bytes read as Latin-1 order exactly as the bytes do."""
     name = entry[0]
-    return (len(name), name.lower()) if name.isascii() else storage_key(name)
+    if name.isascii():
+        return len(name), name.lower()
+    length, raw = storage_key(name)
+    return length, raw.decode("latin-1")
 
 
 @functools.lru_cache(maxsize=1 << 16)

@@ -45,6 +45,12 @@ _TABLE = [
     Attribute("In", "string", "the file fed to the job's standard input", submit_command="input"),
     Attribute("UserLog", "string", "the job's event log file", submit_command="log"),
     Attribute(
+        "ShouldTransferFiles",
+        "string",
+        "whether the job's files are moved to the machine that runs it: YES, NO or IF_NEEDED",
+        submit_command="should_transfer_files",
+    ),
+    Attribute(
         "RequestMemory",
         "integer or expression (MiB)",
         "memory the job asks a slot for; a slot with less will not run it",
@@ -127,8 +133,38 @@ _TABLE = [
 ]
 
 ATTRIBUTES: dict[str, Attribute] = {entry.name.lower(): entry for entry in _TABLE}
+#: The same entries by the submit command that sets them.
+BY_SUBMIT_COMMAND: dict[str, Attribute] = {
+    entry.submit_command.lower(): entry for entry in _TABLE if entry.submit_command
+}
 
 
 def describe(name: str) -> Attribute | None:
-    """The entry for ``name`` (attribute names are case-insensitive), or None."""
-    return ATTRIBUTES.get(name.lower())
+    """The entry for ``name``: a job or machine attribute, a submit command (the attribute it
+    sets), or a configuration knob (from cedar's knob table, generated from the release: its
+    type and compiled-in default); names are case-insensitive.  None when cedar knows none."""
+    key = name.strip().lower()
+    found = ATTRIBUTES.get(key) or BY_SUBMIT_COMMAND.get(key)
+    return found if found is not None else describe_knob(name.strip())
+
+
+def describe_knob(name: str) -> Attribute | None:
+    """A configuration knob as an entry (``ad`` = ``config``), or None when the table has no
+    such knob."""
+    from cedar.config.knob_table import knob_table
+
+    known = knob_table().knobs.get(name.upper())
+    if known is None:
+        return None
+    default, kind = known
+    if default is None:
+        said = "its default is detected on the machine when read"
+    elif default == "":
+        said = "no default compiled into the configuration table (the daemon's own applies)"
+    else:
+        said = f"compiled-in default: {default}"
+    return Attribute(name.upper(), KNOB_KINDS[kind], f"a configuration knob; {said}", ad="config")
+
+
+#: The knob table's types, in the words the attribute entries use.
+KNOB_KINDS = {"str": "string", "int": "integer", "bool": "boolean", "float": "real"}

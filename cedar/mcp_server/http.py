@@ -167,6 +167,7 @@ def mount_in_serve(
         schedd_name=service_settings.schedd_name,
         schedd_address=service_settings.schedd,
         daemon_timeout=service_settings.timeout,
+        private_attrs=service_settings.private_attrs,  # one redaction for every mouth
     )
     resource_url = resource_url or config.resource_url
     if resource_url is None and service_settings.port == 0:

@@ -266,4 +266,4 @@ class AttributeResult(Result):
     meaning: str | None = None
     submit_command: str | None = None
     values: dict[str, str] | None = None
-    ad: str | None = Field(default=None, description="'job' or 'machine'")
+    ad: str | None = Field(default=None, description="'job', 'machine' or 'config' (a knob)")

@@ -183,6 +183,11 @@ class CedarMcp:
     async def _resource(self, caller: Caller, uri: str) -> dict[str, Any]:
         if uri == POOL_SUMMARY_URI:
             return (await pool_summary(self.access, caller)).model_dump(mode="json")
+
+        async def nothing(done: float, total: float | None, message: str | None) -> None:
+            return None
+
+        call = ToolCall(self.access, caller, nothing)
         if uri == SCHEDD_AD_URI:
             collector = self.access.collector(caller)
             ads = await collector.query("schedd")
@@ -190,15 +195,10 @@ class CedarMcp:
             chosen = [ad for ad in ads if name is None or ad.get("Name") == name]
             if not chosen:
                 raise ToolFailure("the collector has no ad of that schedd")
-            return ad_json(chosen[0])
+            return ad_json(call, chosen[0])
         prefix = JOB_TEMPLATE.split("{", 1)[0]
         if uri.startswith(prefix):
-
-            async def nothing(done: float, total: float | None, message: str | None) -> None:
-                return None
-
-            call = ToolCall(self.access, caller, nothing)
-            return ad_json(await find_job(call, uri[len(prefix) :], archive=True))
+            return ad_json(call, await find_job(call, uri[len(prefix) :], archive=True))
         raise ToolFailure(f"unknown resource {uri}")
 
     # ----------------------------------------------------------------- prompts

@@ -15,12 +15,17 @@ put them next to the rest of its policy); command-line flags override them.
     resource metadata (RFC 9728).
 ``CEDAR_MCP_RESOURCE_URL``
     this server's public URL (the resource identifier in that metadata).
+``CEDAR_SERVE_PRIVATE_ATTRS``
+    attributes shown as ``"<REDACTED>"`` in every ad a tool or resource returns, as in
+    ``cedar serve`` (the same knob, read by :func:`cedar.service.settings.private_attrs_of`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
+
+from cedar.service.settings import DEFAULT_PRIVATE_ATTRS, private_attrs_of
 
 if TYPE_CHECKING:
     from cedar.config import Config
@@ -52,6 +57,7 @@ class McpSettings:
     inline_limit: int = INLINE_LIMIT
     input_limit: int = INPUT_LIMIT
     max_jobs: int = MAX_JOBS
+    private_attrs: tuple[str, ...] = DEFAULT_PRIVATE_ATTRS
     extra: dict[str, str] = field(default_factory=dict)
 
     @classmethod
@@ -63,6 +69,7 @@ class McpSettings:
             serve_url=config.get("CEDAR_SERVE_URL") or None,
             authorization_servers=tuple(config.get_list("CEDAR_MCP_AUTHORIZATION_SERVERS")),
             resource_url=config.get("CEDAR_MCP_RESOURCE_URL") or None,
+            private_attrs=private_attrs_of(config),
         )
         for name, value in overrides.items():
             if value is None:

@@ -38,7 +38,6 @@ from cedar.jobid import parse_job_id
 from cedar.numbers import Command, JobAction
 from cedar.serve import adjson
 from cedar.serve import models as m
-from cedar.serve.adjson import ad_dict, ad_json_bytes, primed, typed_values
 from cedar.serve.context import Services, caller_of, services, services_dep
 from cedar.serve.direct import DirectAPIRoute, direct
 from cedar.serve.sandbox import TooLarge, extract_tar, pack_tar, resolve_file, write_file
@@ -51,13 +50,14 @@ from cedar.service import (
     scoped_constraint,
     scoped_job,
     status_of,
+    typed_values,
 )
+from cedar.service.adjson import ad_dict, ad_json_bytes, primed
 from cedar.version import VERSION_STRING
 
 router = APIRouter(prefix="/api/v1", route_class=DirectAPIRoute)
 
-#: Bytes of JSON gathered before one send of a streamed listing.
-CHUNK = 1 << 16
+CHUNK = 1 << 16  #: bytes of JSON gathered before one send of a streamed listing
 _PAGE_TOKEN = re.compile(r"([0-9]{1,9})\.([0-9]{1,9})\Z")
 
 CallerDep = Annotated[Caller, Depends(caller_of)]

@@ -50,7 +50,7 @@ def create_app(settings: ServiceSettings, access: PoolAccess | None = None) -> F
     from cedar.serve.models import package_version
 
     __version__ = package_version()
-    from cedar.serve import api, restd
+    from cedar.serve import api, events, restd
 
     app = FastAPI(
         title="cedar serve",
@@ -61,6 +61,7 @@ def create_app(settings: ServiceSettings, access: PoolAccess | None = None) -> F
         redoc_url=None,
     )
     app.state.services = Services.create(settings, access)
+    app.include_router(events.router)  # before api's /jobs/{job}, which "events" would match
     app.include_router(api.router)
     app.include_router(restd.router)
 
@@ -116,15 +117,19 @@ def create_app(settings: ServiceSettings, access: PoolAccess | None = None) -> F
 
     @app.get("/metrics", response_class=PlainTextResponse, tags=["health"])
     async def metrics(request: Request) -> PlainTextResponse:
-        """Prometheus text: requests by route and status, time spent, ads sent, callers."""
-        return PlainTextResponse(
-            prometheus(services(request)), media_type="text/plain; version=0.0.4"
-        )
+        """Prometheus text: requests by route and status, time spent, ads sent, callers, and
+        the pool's gauges (jobs by status, slots by state: :mod:`cedar.serve.metrics`)."""
+        from cedar.serve.metrics import pool_lines
+
+        svc = services(request)
+        pool = await pool_lines(svc.access, svc.gauges, svc.settings.metrics_interval)
+        text = prometheus(svc) + "\n".join(pool) + "\n"
+        return PlainTextResponse(text, media_type="text/plain; version=0.0.4")
 
     @app.get("/docs", response_class=HTMLResponse, include_in_schema=False)
     async def docs() -> HTMLResponse:
         page = resources.files("cedar.serve").joinpath("static/docs.html").read_text("utf-8")
-        return HTMLResponse(page)
+        return HTMLResponse(page, headers=docs_headers(page))
 
     from cedar.serve.iri import mount as mount_iri
     from cedar.serve.web import mount as mount_web
@@ -133,6 +138,25 @@ def create_app(settings: ServiceSettings, access: PoolAccess | None = None) -> F
 
     mount_web(app, settings)  # the web page (issue 24): explicit paths, / and /web/...
     return app
+
+
+def docs_headers(page: str) -> dict[str, str]:
+    """The web page's security headers for the docs page, whose one inline script and style
+    are allowed by their hashes (and nothing else inline: an injected script does not run)."""
+    import base64
+    import hashlib
+    import re
+
+    from cedar.serve.web.routes import SECURITY_HEADERS
+
+    def hashes(tag: str) -> str:
+        found = re.findall(rf"<{tag}>(.*?)</{tag}>", page, re.DOTALL)
+        digests = (hashlib.sha256(text.encode("utf-8")).digest() for text in found)
+        return " ".join(f"'sha256-{base64.b64encode(d).decode('ascii')}'" for d in digests)
+
+    policy = SECURITY_HEADERS["Content-Security-Policy"]
+    policy += f"; script-src 'self' {hashes('script')}; style-src 'self' {hashes('style')}"
+    return {**SECURITY_HEADERS, "Content-Security-Policy": policy}
 
 
 async def warm_up(app: FastAPI) -> None:

@@ -16,6 +16,7 @@ from cedar.auth.signing_key import SigningKey
 from cedar.classad_wire.expr import Expr
 from cedar.config import Config
 from cedar.errors import ConfigError, InvalidArgument
+from cedar.serve.metrics import PoolGauges
 from cedar.service import (
     Caller,
     Identity,
@@ -25,6 +26,7 @@ from cedar.service import (
     ServiceSettings,
     check_constraint,
 )
+from cedar.service.access import CLIENT_ADDRESS
 from cedar.service.minting import TokenMinter
 
 _ATTRIBUTE = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*\Z")
@@ -42,6 +44,8 @@ class Services:
     latency_sum: dict[str, float] = field(default_factory=dict)
     ads_sent: int = 0
     minter: TokenMinter | None = None
+    #: The pool's gauges of ``/metrics`` (read at most once per ``metrics_interval``).
+    gauges: PoolGauges = field(default_factory=PoolGauges)
 
     @classmethod
     def create(cls, settings: ServiceSettings, access: PoolAccess | None = None) -> Services:
@@ -88,10 +92,16 @@ class Services:
         caller unless ``CEDAR_SERVE_ANONYMOUS_JOBS`` allows it, then None = no scope)."""
         identity = await self.access.whoami(caller)
         if not identity.authenticated:
-            if not self.settings.anonymous_jobs:
-                raise ServiceError(401, "this needs 'Authorization: Bearer <IDTOKEN or SciToken>'")
+            self.check_job_reader(caller)
             return None
         return identity.user
+
+    def check_job_reader(self, caller: Caller) -> None:
+        """Refuse a caller without a token any job listing unless ``CEDAR_SERVE_ANONYMOUS_JOBS``
+        allows it: one rule for ``/api/v1`` and restd's ``/v1`` (restd lists every user's jobs
+        to anyone where the pool allows anonymous READ; a deployment opts into that here)."""
+        if not caller.authenticated and not self.settings.anonymous_jobs:
+            raise ServiceError(401, "this needs 'Authorization: Bearer <IDTOKEN or SciToken>'")
 
     async def identity(self, caller: Caller) -> Identity:
         return await self.access.whoami(caller)
@@ -121,8 +131,10 @@ async def caller_of(request: Request) -> Caller:
         peer = request.client.host if request.client else None
         if user is not None and peer in svc.settings.proxy_addresses:
             caller = svc.minter.caller(user)
+    address = request.client.host if request.client else "-"
+    CLIENT_ADDRESS.set(address)  # failed credentials are counted per address (whoami)
     key = caller.key
     if not caller.authenticated:  # anonymous callers are told apart by address
-        key = f"anonymous:{request.client.host if request.client else '-'}"
+        key = f"anonymous:{address}"
     svc.limiter.check(key)
     return caller

@@ -11,9 +11,10 @@ schedd name is a 404 (restd answers with the default schedd's jobs).
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request
@@ -23,16 +24,16 @@ from cedar.classad_wire import ClassAd
 from cedar.classad_wire.classad import ad_shape
 from cedar.classad_wire.constraints import and_constraints
 from cedar.classad_wire.expr import AttrRef, Binary, Expr, Literal
-from cedar.classad_wire.jsonfmt import ad_to_json_compact_bytes
+from cedar.classad_wire.jsonfmt import ad_to_json_compact_bytes, columns_json_bytes
 from cedar.commands import AsyncSchedd
 from cedar.errors import CedarError, InvalidArgument, ProtocolError
 from cedar.numbers import DaemonType
-from cedar.serve.adjson import ad_json_bytes, json_writers, primed
 from cedar.serve.api import CHUNK
 from cedar.serve.context import Services, caller_of, services, services_dep
 from cedar.serve.direct import DirectAPIRoute, direct
 from cedar.serve.streaming import PipelinedResponse
 from cedar.service import Caller, NotFound, ServiceError
+from cedar.service.adjson import ad_json_bytes, json_writers, primed
 from cedar.service.scope import REDACTED
 
 router = APIRouter(prefix="/v1", tags=["restd"], route_class=DirectAPIRoute)
@@ -65,6 +66,9 @@ def _hidden(svc: Services) -> tuple[str, ...]:
 
 
 async def _schedd(svc: Services, caller: Caller, name: str) -> AsyncSchedd:
+    """The schedd a job route reads (every ``/v1`` job, history and grouped route comes here,
+    so the anonymous rule is checked once for them all)."""
+    svc.check_job_reader(caller)
     if name.upper() == "DEFAULT":
         return await svc.access.schedd(caller, stream=True)
     collector = svc.access.collector(caller)
@@ -101,11 +105,10 @@ async def _jobs(
     cluster: int | None,
     proc: int | None,
     constraint: str | None,
-    projection: str | None,
+    names: list[str],
 ) -> AsyncIterator[ClassAd]:
     """The matching jobs, capped by ``RESTD_MAX_JOBS``; input is checked and the first job read
     before this returns (so errors get their status before any answer starts)."""
-    names = svc.projection(projection)
     text = _job_constraint(svc, constraint, cluster, proc)
     schedd = await _schedd(svc, caller, schedd_name)
     cap = svc.settings.restd_max_jobs
@@ -125,7 +128,7 @@ async def _job_chunks(
     history: bool,
     cluster: int | None,
     constraint: str | None,
-    projection: str | None,
+    names: list[str],
     writers: tuple[ShapedWriter, AdWriter],
 ) -> AsyncIterator[list[bytes]]:
     """The matching jobs' (or history records') entries (:func:`job_entry_bytes`), in lists of
@@ -133,8 +136,7 @@ async def _job_chunks(
     ``history_chunks``: no ad made where the shape recurs, no trip through the driver per ad;
     the job query not even per message), capped by ``RESTD_MAX_JOBS``;
     checked and the first list read before this returns, as :func:`_jobs`.  ``writers``:
-    :func:`job_entry_writers`' (or writers that call them)."""
-    names = svc.projection(projection)
+    :func:`job_entry_writers`' (or writers that call them); ``names``: the projection."""
     text = _job_constraint(svc, constraint, cluster, None)
     schedd = await _schedd(svc, caller, schedd_name)
     cap = svc.settings.restd_max_jobs
@@ -222,13 +224,44 @@ async def job_list_bytes(
     yield b"".join(parts)
 
 
-def job_entry_bytes(ad: ClassAd, hidden: tuple[str, ...]) -> bytes:
+def job_entry_bytes(
+    ad: ClassAd, hidden: tuple[str, ...], dropped: frozenset[str] = frozenset()
+) -> bytes:
     """One job entry, ``{"jobid": "C.P", "classad": {...}}``, as UTF-8 JSON: its only writer
-    (listings and the grouped forms join these; one job reads it back)."""
-    return b'{"jobid": %s, "classad": %s}' % (
-        _jobid_json(ad),
-        ad_json_bytes(ad, hidden, lower=True),
-    )
+    (listings and the grouped forms join these; one job reads it back).  ``dropped``
+    (lower-cased): names asked for the job id only, left out of the classad (restd's rule)."""
+    if dropped:
+        names = ad.raw_values()[0]
+        body = ad_to_json_compact_bytes(
+            ad, kept_names(names, dropped), lower=True, masked=_masked(hidden), mask=REDACTED
+        )
+    else:
+        body = ad_json_bytes(ad, hidden, lower=True)
+    return b'{"jobid": %s, "classad": %s}' % (_jobid_json(ad), body)
+
+
+@functools.lru_cache(maxsize=256)
+def kept_names(names: tuple[str, ...], dropped: frozenset[str]) -> frozenset[str]:
+    """The lower-cased ``names`` but ``dropped`` (one set per shape of ad)."""
+    return frozenset(name.lower() for name in names) - dropped
+
+
+#: What an entry is named by, outside its classad: a job's id, an ad's name and type.
+JOB_KEYS = ("ClusterId", "ProcId")
+STATUS_KEYS = ("Name", "MyType")
+
+
+def id_projection(
+    names: list[str], *also: str, keys: tuple[str, ...] = JOB_KEYS
+) -> tuple[list[str], frozenset[str]]:
+    """restd's projection: ``names`` (and ``also``, a group's attribute) with the entry's
+    ``keys`` always asked for (a job's id, an ad's name and type are made of them), and those
+    the caller did not name (lower-cased), to leave out of the classad.  No projection: all."""
+    if not names:
+        return names, frozenset()
+    asked = {name.lower() for name in (*names, *also)}
+    dropped = frozenset(k.lower() for k in keys if k.lower() not in asked)
+    return [*names, *also, *(k for k in keys if k.lower() in dropped)], dropped
 
 
 #: Per shape of ad (its names tuple, kept so that its id stays its own): where ClusterId and
@@ -275,22 +308,30 @@ ShapedWriter = Callable[[tuple[str, ...], Sequence[bytes]], bytes]
 AdWriter = Callable[[ClassAd], bytes]
 
 
-def job_entry_writers(hidden: tuple[str, ...]) -> tuple[ShapedWriter, AdWriter]:
+def job_entry_writers(
+    hidden: tuple[str, ...], dropped: frozenset[str] = frozenset()
+) -> tuple[ShapedWriter, AdWriter]:
     """:func:`job_entry_bytes` as the two writers of ``AsyncSchedd.query_chunks`` (see
     :func:`cedar.serve.adjson.json_writers`): the entry of an ad that is never built, from
     its names and received values, and of any other ad.  Same bytes as
     :func:`job_entry_bytes` either way: the job id from the two received values, or from
     them read as an ad when they are not plain integers."""
     shaped_json, _ = json_writers(hidden, lower=True)
+    masked = _masked(hidden)
 
     def shaped(names: tuple[str, ...], values: Sequence[bytes]) -> bytes:
         jobid = _jobid_raw(names, values)
         if jobid is None:
             jobid = _jobid_json(shaped_ad(names, values))
-        return b'{"jobid": %s, "classad": %s}' % (jobid, shaped_json(names, values))
+        if dropped:
+            only = kept_names(names, dropped)
+            body = columns_json_bytes(names, values, only, lower=True, masked=masked, mask=REDACTED)
+        else:
+            body = shaped_json(names, values)
+        return b'{"jobid": %s, "classad": %s}' % (jobid, body)
 
     def other(ad: ClassAd) -> bytes:
-        return job_entry_bytes(ad, hidden)
+        return job_entry_bytes(ad, hidden, dropped)
 
     return shaped, other
 
@@ -315,8 +356,8 @@ def _plain_ints(cluster: bytes, proc: bytes) -> bool:
     )
 
 
-def _job_entry(ad: ClassAd, hidden: tuple[str, ...]) -> dict[str, Any]:
-    return _parsed(job_entry_bytes(ad, hidden))
+def _job_entry(ad: ClassAd, hidden: tuple[str, ...], dropped: frozenset[str]) -> dict[str, Any]:
+    return _parsed(job_entry_bytes(ad, hidden, dropped))
 
 
 def _parsed(body: bytes) -> dict[str, Any]:
@@ -325,14 +366,15 @@ def _parsed(body: bytes) -> dict[str, Any]:
     return data
 
 
-def group_key(ad: ClassAd, name: str, masked: frozenset[str] | None) -> str:
+def group_key(ad: ClassAd, name: str, masked: frozenset[str] | None) -> str | None:
     """The group an ad falls in: its ``name`` value as its JSON reads back, in text (restd's
-    ``str()`` of it; ``"None"`` when absent; a hidden attribute's mask)."""
+    ``str()`` of it; a hidden attribute's mask); None when it has none (undefined or absent):
+    restd leaves such an ad out of the grouped answer (observed side by side, 25.13.2)."""
     one = ad_to_json_compact_bytes(
         ad, frozenset((name.lower(),)), lower=True, masked=masked, mask=REDACTED
     )
     value = _parsed(one).get(name.lower()) if one != b"{}" else None
-    return "None" if value is None else str(value)
+    return None if value is None else str(value)
 
 
 def grouped_bytes(groups: dict[str, list[bytes]]) -> bytes:
@@ -360,20 +402,18 @@ async def _job_answer(
 ) -> Response:
     hidden = _hidden(svc)
     if attr is not None:
-        svc.projection(attr)
         projection = attr
+    names, dropped = id_projection(svc.projection(projection))
     if attr is None and proc is None:  # a listing: the schedd's bytes to JSON
-        writers = job_entry_writers(hidden)
-        lists = await _job_chunks(
-            svc, caller, schedd, history, cluster, constraint, projection, writers
-        )
+        writers = job_entry_writers(hidden, dropped)
+        lists = await _job_chunks(svc, caller, schedd, history, cluster, constraint, names, writers)
         return PipelinedResponse(_counted_lists(svc, lists), media_type="application/json")
-    ads = await _jobs(svc, caller, schedd, history, cluster, proc, constraint, projection)
+    ads = await _jobs(svc, caller, schedd, history, cluster, proc, constraint, names)
     if attr is None:  # one job: 404 when absent, so read it before answering
-        entries = [_job_entry(ad, hidden) async for ad in ads]
+        entries = [_job_entry(ad, hidden, dropped) async for ad in ads]
         if not entries:
             return JSONResponse({"message": "No matching jobs"}, status_code=404)
-        return JSONResponse(entries)
+        return JSONResponse(entries[0])  # restd: the entry itself, not a list of one
     async for ad in ads:
         values = _parsed(ad_json_bytes(ad, hidden, lower=True))
         if attr.lower() not in values:
@@ -454,15 +494,13 @@ def _job_routes(kind: str) -> None:
         constraint: str | None,
     ) -> Response:
         svc.projection(groupby)
-        names = svc.projection(projection)
-        if names:
-            projection = ",".join([*names, groupby, "ClusterId", "ProcId"])
+        names, dropped = id_projection(svc.projection(projection), groupby)
         hidden = _hidden(svc)
         masked = _masked(hidden)
         groups: dict[str, list[bytes]] = {}
         # the entries transcoded as the listing's, each one's group key beside it
-        keys: list[str] = []
-        shaped_entry, other_entry = job_entry_writers(hidden)
+        keys: list[str | None] = []
+        shaped_entry, other_entry = job_entry_writers(hidden, dropped)
 
         def shaped(names: tuple[str, ...], values: Sequence[bytes]) -> bytes:
             keys.append(group_key(shaped_ad(names, values), groupby, masked))
@@ -473,12 +511,13 @@ def _job_routes(kind: str) -> None:
             return other_entry(ad)
 
         lists = await _job_chunks(
-            svc, caller, schedd, history, cluster, constraint, projection, (shaped, other)
+            svc, caller, schedd, history, cluster, constraint, names, (shaped, other)
         )
         done = 0  # the writers run in the lists' order: keys[done:] are the next list's
         async for items in lists:
             for key, entry in zip(keys[done : done + len(items)], items, strict=True):
-                groups.setdefault(key, []).append(entry)
+                if key is not None:
+                    groups.setdefault(key, []).append(entry)
             done += len(items)
         return Response(grouped_bytes(groups), media_type="application/json")
 
@@ -540,21 +579,30 @@ async def status_params(
 StatusDep = Annotated[StatusParams, Depends(status_params)]
 
 
+def _bad_query(params: StatusParams) -> Response | None:
+    """restd's answer to an unknown ``query=`` (its argument parser's shape: the message is an
+    object naming the parameter), or None."""
+    if params.query.lower() in AD_TYPES:
+        return None
+    message = {"query": f"{params.query} is not a valid choice"}
+    return JSONResponse({"message": message}, status_code=400)
+
+
 async def _status_ads(
-    svc: Services, caller: Caller, name: str | None, params: StatusParams
-) -> list[ClassAd]:
+    svc: Services, caller: Caller, name: str | None, params: StatusParams, *also: str
+) -> tuple[list[ClassAd], frozenset[str]]:
+    """The ads and the names asked only to name the entries (left out of their classads)."""
     ad_type = AD_TYPES.get(params.query.lower())
     if ad_type is None:
         raise InvalidArgument(f"{params.query} is not a valid choice")
-    names = svc.projection(params.projection)
-    if names:
-        names = [*names, "Name", "MyType"]
+    names, dropped = id_projection(svc.projection(params.projection), *also, keys=STATUS_KEYS)
     parts: list[Any] = [svc.constraint(params.constraint)]
     if name is not None:
         parts.append(Binary("==", AttrRef("Name"), Literal(name)))
     collector = svc.access.collector(caller)
     # a tree: the client sends it without printing and parsing it again
-    return [ad async for ad in collector.query_iter(ad_type, and_constraints(parts), names or None)]
+    query = collector.query_iter(ad_type, and_constraints(parts), names or None)
+    return [ad async for ad in query], dropped
 
 
 def _plain(value: object) -> object:
@@ -564,13 +612,20 @@ def _plain(value: object) -> object:
     return str(value)
 
 
-def status_entry_bytes(ad: ClassAd, hidden: tuple[str, ...]) -> bytes:
+def status_entry_bytes(
+    ad: ClassAd, hidden: tuple[str, ...], dropped: frozenset[str] = frozenset()
+) -> bytes:
     """One status entry, ``{"name", "type", "classad"}``, as UTF-8 JSON: its only writer (the
-    list and the grouped form join these)."""
+    list and the grouped form join these); ``dropped`` as :func:`job_entry_bytes`'."""
+    if dropped:
+        only = kept_names(ad.raw_values()[0], dropped)
+        body = ad_to_json_compact_bytes(ad, only, lower=True, masked=_masked(hidden), mask=REDACTED)
+    else:
+        body = ad_json_bytes(ad, hidden, lower=True)
     return b'{"name": %s, "type": %s, "classad": %s}' % (
         json.dumps(_plain(ad.get("Name"))).encode(),
         json.dumps(_plain(ad.get("MyType"))).encode(),
-        ad_json_bytes(ad, hidden, lower=True),
+        body,
     )
 
 
@@ -580,13 +635,16 @@ async def _status_answer(
     """The status list written from the ads' JSON bytes (no dicts built, parsed, validated
     and written again: that was most of a small query's own cost); with
     ``CEDAR_SERVE_STATUS_CACHE``, the caller's same answer of the last seconds."""
+    refused = _bad_query(params)
+    if refused is not None:
+        return refused
     max_age = svc.settings.status_cache
     key = ("v1/status", name, params)
     body = svc.access.recent_answer(caller, key, max_age)
     if body is None:
         hidden = _hidden(svc)
-        ads = await _status_ads(svc, caller, name, params)
-        body = b"[%s]" % b", ".join([status_entry_bytes(ad, hidden) for ad in ads])
+        ads, dropped = await _status_ads(svc, caller, name, params)
+        body = b"[%s]" % b", ".join([status_entry_bytes(ad, hidden, dropped) for ad in ads])
         if max_age > 0:
             svc.access.keep_answer(caller, key, body)
     return Response(body, media_type="application/json")
@@ -629,14 +687,17 @@ async def _grouped_status(
     svc: Services, caller: Caller, groupby: str, name: str | None, params: StatusParams
 ) -> Response:
     svc.projection(groupby)
-    if svc.projection(params.projection):
-        params = replace(params, projection=f"{params.projection},{groupby}")
+    refused = _bad_query(params)
+    if refused is not None:
+        return refused
     hidden = _hidden(svc)
     masked = _masked(hidden)
     groups: dict[str, list[bytes]] = {}
-    for ad in await _status_ads(svc, caller, name, params):
+    ads, dropped = await _status_ads(svc, caller, name, params, groupby)
+    for ad in ads:
         key = group_key(ad, groupby, masked)
-        groups.setdefault(key, []).append(status_entry_bytes(ad, hidden))
+        if key is not None:
+            groups.setdefault(key, []).append(status_entry_bytes(ad, hidden, dropped))
     return Response(grouped_bytes(groups), media_type="application/json")
 
 
@@ -657,11 +718,14 @@ async def grouped_status_named(
     return await _grouped_status(svc, caller, groupby, name, params)
 
 
-def _config_values(svc: Services) -> dict[str, str]:
+def _config_values(svc: Services) -> dict[str, Any]:
+    """Every knob the reference's ``param`` lists (compiled-in defaults too), in its type, by
+    lower-cased name: restd's ``/v1/config`` (975 knobs on the minicondor pool, the same values
+    side by side; it listed only the ~100 the files set before)."""
     config = svc.access.config
-    out: dict[str, str] = {}
-    for name in sorted(config.names()):
-        value = config.get(name)
+    out: dict[str, Any] = {}
+    for name in config.param_names():
+        value = config.typed(name)
         if value is not None:
             out[name.lower()] = value
     return out
@@ -680,7 +744,7 @@ DAEMON_TYPES = {
 @router.get("/config", responses=ERRORS)
 async def config_all(
     svc: ServicesDep, caller: CallerDep, daemon: str | None = None
-) -> dict[str, str]:
+) -> dict[str, Any]:
     """The configuration this server reads (every knob; ``daemon=`` needs a knob name)."""
     if daemon:
         raise InvalidArgument("daemon= needs a knob: /v1/config/<name>?daemon=<type>")

@@ -12,11 +12,12 @@ handshake.
 
 from __future__ import annotations
 
+import contextvars
 import dataclasses
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 
 from cedar.auth.client_config import ClientSecurity, SecurityConfig
@@ -31,7 +32,16 @@ from cedar.config import Config
 from cedar.errors import AuthenticationError
 from cedar.numbers import DaemonType
 from cedar.service.caller import IDTOKEN, Caller
+from cedar.service.limits import RateLimiter
 from cedar.service.settings import ServiceSettings
+
+#: The network address of the client a request came from, set by the mouth that received it
+#: (``cedar serve``'s caller dependency): failed credentials are counted per address.
+CLIENT_ADDRESS: contextvars.ContextVar[str] = contextvars.ContextVar(
+    "cedar_service_client", default="-"
+)
+#: Tokens remembered as refused (each costs the pool nothing while remembered).
+REFUSED_TOKENS = 4096
 
 #: Sessions one token may hold (one per daemon and command family is enough).
 SESSIONS_PER_CALLER = 32
@@ -73,8 +83,20 @@ class _Entry:
 class PoolAccess:
     """Per-process access to one pool: per-caller clients, sessions and identities."""
 
-    def __init__(self, settings: ServiceSettings, *, base: SecurityConfig | None = None) -> None:
+    def __init__(
+        self,
+        settings: ServiceSettings,
+        *,
+        base: SecurityConfig | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self.settings = settings
+        #: The wall clock a token's ``exp`` is compared with (a test fixes it).
+        self.clock = clock
+        #: Failed credentials per client address (:data:`CLIENT_ADDRESS`).
+        self.failures = RateLimiter(settings.failure_rate, settings.failure_burst)
+        #: Token key -> monotonic time the daemon refused it (bounded, oldest dropped).
+        self._refused: OrderedDict[str, float] = OrderedDict()
         self.config = settings.config or Config()
         #: The pool's client policy (encryption, integrity, crypto); its methods and credentials
         #: are replaced per caller.
@@ -222,23 +244,56 @@ class PoolAccess:
         """Who the schedd authenticated ``caller`` as (reused for ``whoami_ttl`` seconds).
 
         A token the daemon does not accept raises :class:`~cedar.errors.AuthenticationError`
-        (a token for another pool, expired, revoked): it is never treated as anonymous.
+        (a token for another pool, expired, revoked): it is never treated as anonymous.  A token
+        past its own ``exp`` is refused here, whatever was learnt before (the daemon would
+        refuse it too).  A refused token is refused again for ``refused_ttl`` seconds without
+        asking the daemon, and a client address past its budget of failures
+        (:data:`CLIENT_ADDRESS`) gets :class:`~cedar.service.RateLimited` for a token not yet
+        known, so failed credentials cost the pool one handshake each at most, a few per client.
         """
         if caller.token is None:
             return ANONYMOUS
+        if caller.expires is not None and self.clock() >= caller.expires:
+            raise AuthenticationError("the bearer token has expired")
         entry = self._entry(caller)
         now = time.monotonic()
         if entry.identity is not None and now - entry.identity_time < self.settings.whoami_ttl:
             return entry.identity
-        result = await self.ping(caller, "READ")
-        user = result.user
-        if not user or user.startswith("unauthenticated@") or result.method in (None, ""):
-            raise AuthenticationError(
-                "the daemon did not authenticate the token"
-                + (f": {result.error}" if result.error else "")
-            )
+        self._check_not_refused(caller, now)
+        client = CLIENT_ADDRESS.get()
+        self.failures.check_left(client)
+        try:
+            result = await self.ping(caller, "READ")
+            user = result.user
+            if not user or user.startswith("unauthenticated@") or result.method in (None, ""):
+                raise AuthenticationError(
+                    "the daemon did not authenticate the token"
+                    + (f": {result.error}" if result.error else "")
+                )
+        except AuthenticationError:
+            self._refuse(caller, client, now)
+            raise
         identity = Identity(
             authenticated=True, user=user, method=result.method, authorized=result.authorized
         )
         entry.identity, entry.identity_time = identity, now
         return identity
+
+    def _check_not_refused(self, caller: Caller, now: float) -> None:
+        with self._lock:
+            refused = self._refused.get(caller.key)
+            if refused is None:
+                return
+            if now - refused >= self.settings.refused_ttl:
+                del self._refused[caller.key]
+                return
+        raise AuthenticationError("the daemon did not authenticate the token (refused before)")
+
+    def _refuse(self, caller: Caller, client: str, now: float) -> None:
+        self.failures.spend(client)
+        with self._lock:
+            self._entries.pop(caller.key, None)
+            self._refused.pop(caller.key, None)
+            self._refused[caller.key] = now
+            while len(self._refused) > REFUSED_TOKENS:
+                self._refused.popitem(last=False)

@@ -41,7 +41,10 @@ def _claims(token: str) -> dict[str, object]:
 
 def token_kind(token: str) -> str:
     """``scitoken`` when the claims say so (``scope``, ``ver``/``wlcg.ver``), else ``idtoken``."""
-    claims = _claims(token)
+    return _kind(_claims(token))
+
+
+def _kind(claims: dict[str, object]) -> str:
     version = str(claims.get("ver") or "")
     if "scope" in claims or "wlcg.ver" in claims or version.startswith("scitoken"):
         return SCITOKEN
@@ -59,6 +62,9 @@ class Caller:
     token: str | None = field(default=None, repr=False)
     kind: str | None = None
     key: str = "anonymous"
+    #: The token's own ``exp`` claim (seconds since the epoch), if it has one: an identity the
+    #: daemon gave for it is never used past this moment (:meth:`PoolAccess.whoami`).
+    expires: float | None = None
 
     @classmethod
     def anonymous(cls) -> Caller:
@@ -79,7 +85,8 @@ class Caller:
         known = _caller_of_token(token)
         if cls is Caller:
             return known
-        return cls(token=known.token, kind=known.kind, key=known.key)  # a subclass: its own type
+        # a subclass: its own type
+        return cls(token=known.token, kind=known.kind, key=known.key, expires=known.expires)
 
     @classmethod
     def from_authorization(cls, header: str | None) -> Caller:
@@ -111,6 +118,12 @@ def _caller_of_token(token: str) -> Caller:
         raise BadCredential("empty bearer token")
     if not token.isascii() or len(token.split(None, 1)) != 1:
         raise BadCredential("the bearer token has characters a JWT cannot have")
-    kind = token_kind(token)
+    claims = _claims(token)
+    expires = claims.get("exp")
     digest = hashlib.sha256(token.encode("ascii")).hexdigest()[:32]
-    return Caller(token=token, kind=kind, key=f"token:{digest}")
+    return Caller(
+        token=token,
+        kind=_kind(claims),
+        key=f"token:{digest}",
+        expires=float(expires) if isinstance(expires, (int, float)) else None,
+    )

@@ -6,6 +6,7 @@ replica starts the caller with a full bucket, which is the safe direction.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections import OrderedDict
@@ -34,6 +35,19 @@ class RateLimiter:
 
     def check(self, key: str) -> None:
         """Take one request from ``key``'s bucket, or raise :class:`RateLimited`."""
+        self._take(key, take=True)
+
+    def check_left(self, key: str) -> None:
+        """Raise :class:`RateLimited` when ``key``'s bucket is empty, taking nothing: for a
+        bucket of failures, asked before the attempt and filled by :meth:`spend` after one."""
+        self._take(key, take=False)
+
+    def spend(self, key: str) -> None:
+        """Take one from ``key``'s bucket whatever is left (a failure that happened)."""
+        with contextlib.suppress(RateLimited):
+            self._take(key, take=True)
+
+    def _take(self, key: str, *, take: bool) -> None:
         if self.rate <= 0:
             return
         now = self._clock()
@@ -43,6 +57,6 @@ class RateLimiter:
             if tokens < 1.0:
                 self._buckets[key] = (tokens, now)
                 raise RateLimited(retry_after=max(1.0, (1.0 - tokens) / self.rate))
-            self._buckets[key] = (tokens - 1.0, now)
+            self._buckets[key] = (tokens - 1.0 if take else tokens, now)
             while len(self._buckets) > self.max_keys:
                 self._buckets.popitem(last=False)

@@ -15,6 +15,15 @@ from cedar.config import Config
 DEFAULT_PRIVATE_ATTRS = ("ClaimId", "ClaimIds", "Capability", "TransferKey", "ChildClaimIds")
 
 
+def private_attrs_of(config: Config) -> tuple[str, ...]:
+    """``CEDAR_SERVE_PRIVATE_ATTRS`` (names, by commas or spaces), else the defaults: the one
+    reading of the knob for every mouth (``cedar serve`` and ``cedar mcp`` alike)."""
+    value = config.get("CEDAR_SERVE_PRIVATE_ATTRS")
+    if value is None or not value.strip():
+        return DEFAULT_PRIVATE_ATTRS
+    return tuple(n for n in value.replace(",", " ").split() if n)
+
+
 @dataclass
 class ServiceSettings:
     """Everything a service process needs to know; nothing here changes while it runs."""
@@ -44,13 +53,25 @@ class ServiceSettings:
     burst: int = 100
     #: Distinct tokens whose sessions and identities are kept (oldest dropped first).
     max_callers: int = 1000
-    #: Seconds an identity learnt from the daemon is reused for one token.
+    #: Seconds an identity learnt from the daemon is reused for one token (never past the
+    #: token's own ``exp``).
     whoami_ttl: float = 60.0
+    #: Credentials the daemon refused, per client address: a burst, then this many per second.
+    #: Past it a client's new tokens are refused (429) without asking the pool, and a token
+    #: once refused is refused again for ``refused_ttl`` seconds without asking it.
+    #: Seconds between two readings of the queue for ``/api/v1/jobs/events``.
+    events_interval: float = 2.0
+    #: Seconds the pool's gauges of ``/metrics`` are reused (one reading an interval).
+    metrics_interval: float = 15.0
+    failure_burst: int = 10
+    failure_rate: float = 0.2
+    refused_ttl: float = 300.0
     #: Seconds one caller's ``/v1/status`` answer is reused (0 = never: each request asks the
     #: collector, as restd does).  The collector's ads are themselves minutes old.
     status_cache: float = 0.0
-    #: Whether a caller without a token may list jobs under /api/v1 (it always may under /v1,
-    #: as restd's consumers do, and the daemon still decides).
+    #: Whether a caller without a token may list jobs, under /api/v1 and restd's /v1 alike
+    #: (restd lists them to anyone the pool lets READ; the daemon still decides).  Off by
+    #: default: a deployment that wants restd's behaviour turns it on.
     anonymous_jobs: bool = False
     #: Attributes shown as ``"<REDACTED>"`` (admin-private) in every API.
     private_attrs: tuple[str, ...] = DEFAULT_PRIVATE_ATTRS
@@ -88,7 +109,6 @@ class ServiceSettings:
             return tuple(n for n in (value or "").replace(",", " ").split() if n)
 
         base = cls()
-        private = text("PRIVATE_ATTRS")
         return cls(
             host=text("HOST") or base.host,
             port=int(number("PORT", base.port)),
@@ -107,9 +127,14 @@ class ServiceSettings:
             burst=int(number("BURST", base.burst)),
             max_callers=int(number("MAX_CALLERS", base.max_callers)),
             whoami_ttl=number("WHOAMI_TTL", base.whoami_ttl),
+            metrics_interval=number("METRICS_INTERVAL", base.metrics_interval),
+            events_interval=number("EVENTS_INTERVAL", base.events_interval),
+            failure_burst=int(number("FAILURE_BURST", base.failure_burst)),
+            failure_rate=number("FAILURE_RATE", base.failure_rate),
+            refused_ttl=number("REFUSED_TTL", base.refused_ttl),
             status_cache=number("STATUS_CACHE", base.status_cache),
             anonymous_jobs=config.get_bool("CEDAR_SERVE_ANONYMOUS_JOBS", False),
-            private_attrs=names(private) if private is not None else DEFAULT_PRIVATE_ATTRS,
+            private_attrs=private_attrs_of(config),
             restd_hide_attrs=names(config.get("RESTD_HIDE_JOB_ATTRS")),
             restd_max_jobs=int(config.get_int("RESTD_MAX_JOBS", 0) or 0),
             cors_origins=names(text("CORS_ORIGINS")),

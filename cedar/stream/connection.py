@@ -59,8 +59,15 @@ class _Transcript:
 class CedarConnection:
     """Framing, crypto and transcript state of one connection, in one role-agnostic object."""
 
-    def __init__(self, *, max_message_size: int = DEFAULT_MAX_MESSAGE) -> None:
+    def __init__(
+        self,
+        *,
+        max_message_size: int = DEFAULT_MAX_MESSAGE,
+        max_packet_size: int = MAX_PACKET_PAYLOAD,
+    ) -> None:
         self.max_message_size = max_message_size
+        #: The largest packet taken (the spec's 1 MiB; clients take more: CLIENT_MAX_PACKET).
+        self.max_packet_size = max_packet_size
         self._inbox = bytearray()
         self._inbox_offset = 0  # stream offset of _inbox[0], for error messages
         self._partial: list[bytes] = []
@@ -185,7 +192,7 @@ class CedarConnection:
             stop = HEADER_SIZE + length
             if (
                 0 < last <= MAX_END_FLAG
-                and 0 < length <= MAX_PACKET_PAYLOAD
+                and 0 < length <= self.max_packet_size
                 and len(inbox) >= stop
                 and length <= self.max_message_size
             ):
@@ -213,9 +220,11 @@ class CedarConnection:
                 return self._need_more(part_size)
             header = bytes(inbox[:HEADER_SIZE])
             if self._inbox_offset == 0:
-                last, length = _first_header(header)
+                last, length = _first_header(header, self.max_packet_size)
             else:
-                last, length = decode_header(header, offset=self._inbox_offset)
+                last, length = decode_header(
+                    header, offset=self._inbox_offset, limit=self.max_packet_size
+                )
             if len(inbox) < HEADER_SIZE + length:
                 return self._need_more(part_size)
             body = bytes(inbox[HEADER_SIZE : HEADER_SIZE + length])
@@ -299,11 +308,11 @@ class CedarConnection:
         return f"<CedarConnection {mode}>"
 
 
-def _first_header(header: bytes) -> tuple[bool, int]:
+def _first_header(header: bytes, limit: int) -> tuple[bool, int]:
     """The first packet header from a peer: when it is not one, the peer is not a CEDAR
     daemon at all (``HTTP/1.1 400`` from a web server gives an "end flag" of 0x48)."""
     try:
-        return decode_header(header, offset=0)
+        return decode_header(header, offset=0, limit=limit)
     except ProtocolError as exc:
         raise NotCedarPeer(
             f"this is not a CEDAR daemon: its first bytes, {header!r}, are no CEDAR packet ({exc})"

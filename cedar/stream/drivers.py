@@ -38,6 +38,7 @@ from cedar.stream.driving import (
     Waits,
     deadline_passed,
 )
+from cedar.stream.framing import CLIENT_MAX_PACKET
 from cedar.stream.primitives import MessageReader
 from cedar.stream.protocol import Deliver, Finished, Protocol, Receive, ReceiveRaw
 
@@ -311,7 +312,7 @@ class SyncChannel(Waits, _BlockingDriver):
         deadline: Deadline | None = None,
     ) -> None:
         super().__init__(timeout, peer, deadline)
-        self.conn = conn or CedarConnection()
+        self.conn = conn or CedarConnection(max_packet_size=CLIENT_MAX_PACKET)  # a client's
         self.waits = self
         self.sock = sock
         sock.settimeout(timeout)
@@ -389,7 +390,7 @@ class TrioChannel(Waits):
         deadline: Deadline | None = None,
     ) -> None:
         super().__init__(timeout, peer, deadline)
-        self.conn = conn or CedarConnection()
+        self.conn = conn or CedarConnection(max_packet_size=CLIENT_MAX_PACKET)  # a client's
         self.stream = stream
 
     @classmethod

@@ -23,6 +23,11 @@ HEADER_SIZE = _HEADER.size
 header_fields = _HEADER.unpack_from
 #: Largest packet payload either side may send or accept (spec 01 §2.3).
 MAX_PACKET_PAYLOAD = 1 << 20
+#: The largest packet a client takes from a daemon (its message limit, 64 MiB).  The 25.13.2
+#: schedd sends a job ad holding a 5 MiB attribute in packets over 1 MiB (one of 1 349 450
+#: bytes, observed), which its own condor_q refuses ("Failed to fetch ads"): one user's job
+#: then broke every listing of the queue.  A server keeps the spec's 1 MiB for its peers.
+CLIENT_MAX_PACKET = 64 << 20
 #: End flags the reference accepts as "last packet"; senders only use 0 and 1 (spec 01 §2.2).
 MAX_END_FLAG = 10
 #: Payload bytes of a full packet sent by the reference (4096-byte buffer minus the header).
@@ -46,10 +51,14 @@ def encode_header(end: bool, length: int) -> bytes:
     return _HEADER.pack(1 if end else 0, length)
 
 
-def decode_header(header: bytes, *, offset: int = 0) -> tuple[bool, int]:
+def decode_header(
+    header: bytes, *, offset: int = 0, limit: int = MAX_PACKET_PAYLOAD
+) -> tuple[bool, int]:
     """Validate a packet header and return ``(is_last_packet, payload_length)``.
 
-    ``offset`` only serves to make the error message point into the stream.
+    ``offset`` only serves to make the error message point into the stream.  ``limit``: the
+    largest payload taken (the spec's 1 MiB; a client reading a daemon's reply takes more,
+    see :data:`CLIENT_MAX_PACKET`).
     """
     if len(header) != HEADER_SIZE:
         raise ProtocolError(
@@ -62,9 +71,10 @@ def decode_header(header: bytes, *, offset: int = 0) -> tuple[bool, int]:
         )
     if length == 0:
         raise ProtocolError("improperly sized packet: length 0", offset=offset)
-    if length > MAX_PACKET_PAYLOAD:
+    if length > limit:
+        bound = "1 MiB" if limit == MAX_PACKET_PAYLOAD else f"{limit}-byte"
         raise ProtocolError(
-            f"packet length {length} is larger than the 1 MiB limit", offset=offset + 1
+            f"packet length {length} is larger than the {bound} limit", offset=offset + 1
         )
     return end != 0, length
 

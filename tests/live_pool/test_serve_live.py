@@ -244,10 +244,14 @@ def test_restd_v1_matches_the_library(live: Live) -> None:
     jobs = submit(live.testuser, HELD + "queue 2")
     cluster = jobs[0].split(".")[0]
     try:
-        listed = live.anonymous.get(f"/v1/jobs/DEFAULT/{cluster}").json()
+        # jobs need a token unless CEDAR_SERVE_ANONYMOUS_JOBS opens them (restd's way)
+        assert live.anonymous.get(f"/v1/jobs/DEFAULT/{cluster}").status_code == 401
+        listed = live.testuser.get(f"/v1/jobs/DEFAULT/{cluster}").json()
         assert sorted(e["jobid"] for e in listed) == jobs
         assert listed[0]["classad"]["owner"] == "testuser"
-        value = live.anonymous.get(f"/v1/jobs/DEFAULT/{cluster}/0/owner").json()
+        one = live.testuser.get(f"/v1/jobs/DEFAULT/{cluster}/0").json()
+        assert one["jobid"] == jobs[0] and one["classad"]["owner"] == "testuser"
+        value = live.testuser.get(f"/v1/jobs/DEFAULT/{cluster}/0/owner").json()
         assert value == "testuser"
         startds = live.anonymous.get("/v1/status", params={"query": "startd"}).json()
 

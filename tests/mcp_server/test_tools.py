@@ -215,3 +215,87 @@ def test_a_job_is_looked_up_by_its_id_before_its_owner(monkeypatch: pytest.Monke
         '(ClusterId == 12 && ProcId == 3) && (User == "alice@pool")'
     )
     assert trio.run(scope_of, "root@pool") == "(ClusterId == 12 && ProcId == 3)"
+
+
+def _free_form(schema: Any) -> bool:
+    """Whether a JSON schema holds an object of any members (an ad) or free text lists."""
+    if isinstance(schema, dict):
+        if schema.get("type") == "object" and schema.get("additionalProperties") is True:
+            return True
+        return any(_free_form(value) for value in schema.values())
+    if isinstance(schema, list):
+        return any(_free_form(value) for value in schema)
+    return False
+
+
+def test_tools_returning_user_text_say_it_is_untrusted() -> None:
+    """Attack (issue 37): text from job attributes reached an agent unmarked.  Every tool whose
+    result holds an ad (an object of any members) says in its description that the values are
+    data written by users, never instructions."""
+    from cedar.mcp_server.tools import UNTRUSTED_NOTE
+
+    marked = {name for name, spec in TOOLS.items() if UNTRUSTED_NOTE in spec.description}
+    with_ads = {name for name, spec in TOOLS.items() if _free_form(spec.output_schema())}
+    assert with_ads and with_ads <= marked, with_ads - marked
+    assert {"query_jobs", "get_job", "tail_job", "get_job_output"} <= marked
+
+
+SECRET = "s3cr3t-in-the-schedds-ads"
+
+
+def test_no_tool_reveals_a_private_attribute(
+    pool: MockPool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A whole session (every tool) against a schedd that sends private attributes in every ad
+    (as an older or differently configured daemon would): none reaches any result, each is
+    ``<REDACTED>``, through the core's one mapping.  A new tool that maps ads its own way fails
+    here."""
+    import cedar.server.schedd as schedd
+    from cedar.classad_wire import ClassAd
+    from cedar.service.settings import DEFAULT_PRIVATE_ATTRS
+
+    original = schedd.put_classad
+
+    def leaky(writer: Any, ad: Any, *args: Any, **kwargs: Any) -> Any:
+        kwargs["exclude_private"] = False
+        if isinstance(ad, ClassAd) and "ClusterId" in ad:
+            ad = ad.copy()
+            for name in DEFAULT_PRIVATE_ATTRS:
+                ad[name] = f"{SECRET}-{name}"
+        return original(writer, ad, *args, **kwargs)
+
+    monkeypatch.setattr(schedd, "put_classad", leaky)
+
+    async def work(client: Client) -> dict[str, Any]:
+        return await every_tool(client, "leaktest")
+
+    seen = run_client(pool, claimtobe("leaktest"), work)
+    assert set(seen) == set(TOOLS)
+    shown = "".join(result.model_dump_json() for result in seen.values())
+    assert SECRET not in shown
+    assert shown.count("<REDACTED>") >= len(DEFAULT_PRIVATE_ATTRS)
+
+
+@pytest.mark.parametrize(
+    ("name", "ad", "found"),
+    [
+        ("SCHEDD_INTERVAL", "config", "SCHEDD_INTERVAL"),
+        ("max_jobs_running", "config", "MAX_JOBS_RUNNING"),
+        ("RequestMemory", "job", "RequestMemory"),
+        ("should_transfer_files", "job", "ShouldTransferFiles"),
+        ("request_memory", "job", "RequestMemory"),
+    ],
+)
+def test_describe_knows_knobs_attributes_and_submit_commands(
+    name: str, ad: str, found: str
+) -> None:
+    """``describe_attribute`` looks a name up as an attribute, a submit command, then a knob
+    (cedar's knob table): issue 37 asked for SCHEDD_INTERVAL, RequestMemory and
+    should_transfer_files."""
+    from cedar.mcp_server.describe import describe
+
+    entry = describe(name)
+    assert entry is not None and entry.ad == ad and entry.name == found
+    if ad == "config":
+        assert entry.meaning.startswith("a configuration knob")
+    assert describe("NO_SUCH_THING_AT_ALL") is None

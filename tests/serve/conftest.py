@@ -97,13 +97,20 @@ def client(url: str, token: str | None = None) -> httpx.Client:
 
 @pytest.fixture(scope="module")
 def api(token_pool: TokenPool) -> Iterator[Api]:  # noqa: F811
+    with serving(token_pool) as running:
+        yield running
+
+
+@contextlib.contextmanager
+def serving(token_pool: TokenPool, **changes: Any) -> Iterator[Api]:  # noqa: F811
+    """A running server over ``token_pool`` (``changes``: settings other than the tests')."""
     settings = replace(
         token_pool.settings,
         schedd=token_pool.pool.schedd_address,
         max_upload=1 << 20,
         restd_hide_attrs=("Env",),
     )
-    server = RunningServer(settings).start()
+    server = RunningServer(replace(settings, **changes)).start()
     try:
         with (
             client(server.url) as anonymous,

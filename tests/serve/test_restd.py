@@ -23,8 +23,38 @@ from cedar.serve.restd import (
     job_list_bytes,
 )
 from cedar.stream.primitives import MessageReader, MessageWriter
-from tests.serve.conftest import Api
+from tests.serve.conftest import Api, serving
 from tests.serve.test_api import EVERY_TYPE_SUBMIT, submit
+from tests.service.conftest import TokenPool
+
+
+@pytest.fixture(scope="module")
+def api(token_pool: TokenPool) -> Any:
+    """restd's behaviour: anonymous callers list jobs (``CEDAR_SERVE_ANONYMOUS_JOBS``)."""
+    with serving(token_pool, anonymous_jobs=True) as running:
+        yield running
+
+
+def test_v1_job_routes_are_closed_to_anonymous_callers_by_default(token_pool: TokenPool) -> None:
+    """Attack (issue 37): restd's /v1 listed every user's jobs to a caller without a token,
+    around ``anonymous_jobs = false``.  Now one setting rules both APIs; /v1/status stays open."""
+    with serving(token_pool) as closed:
+        jobs = submit(closed.alice, 1)
+        cluster, proc = jobs[0].split(".")
+        for path in (
+            "/v1/jobs/DEFAULT",
+            f"/v1/jobs/DEFAULT/{cluster}",
+            f"/v1/jobs/DEFAULT/{cluster}/{proc}",
+            f"/v1/jobs/DEFAULT/{cluster}/{proc}/owner",
+            "/v1/history/DEFAULT",
+            "/v1/grouped_jobs/DEFAULT/owner",
+            "/v1/grouped_history/DEFAULT/owner",
+        ):
+            refused = closed.anonymous.get(path)
+            assert refused.status_code == 401, path
+            assert "alice" not in refused.text
+            assert closed.bob.get(path).status_code in (200, 404), path
+        assert closed.anonymous.get("/v1/status").status_code == 200
 
 
 def test_jobs_shapes(api: Api) -> None:
@@ -39,7 +69,12 @@ def test_jobs_shapes(api: Api) -> None:
     ).json()
     assert set(projected[0]["classad"]) <= {"clusterid", "procid", "servertime"}
     one = api.anonymous.get(f"/v1/jobs/DEFAULT/{jobs[0].replace('.', '/')}").json()
-    assert len(one) == 1 and one[0]["jobid"] == jobs[0]
+    assert one["jobid"] == jobs[0] and one["classad"]["clusterid"] == int(cluster)  # restd's
+    assert set(one) == {"classad", "jobid"}  # the object, not a list of one
+    projected_one = api.anonymous.get(
+        f"/v1/jobs/DEFAULT/{jobs[0].replace('.', '/')}", params={"projection": "Args"}
+    ).json()
+    assert projected_one["jobid"] == jobs[0] and "clusterid" not in projected_one["classad"]
     value = api.anonymous.get(f"/v1/jobs/DEFAULT/{jobs[0].replace('.', '/')}/args")
     assert value.json() == "hi"
     missing = api.anonymous.get(f"/v1/jobs/DEFAULT/{jobs[0].replace('.', '/')}/nosuchattr")
@@ -69,7 +104,7 @@ def test_one_job_is_asked_for_one_ad_at_most(api: Api, monkeypatch: pytest.Monke
     monkeypatch.setattr(AsyncSchedd, "query_iter", recorded)
     cluster, proc = job.split(".")
     found = api.anonymous.get(f"/v1/jobs/DEFAULT/{cluster}/{proc}")
-    assert [e["jobid"] for e in found.json()] == [job]
+    assert found.json()["jobid"] == job
     assert asked == [(f"(ClusterId == {cluster}) && (ProcId == {proc})", 1)]
 
 
@@ -77,7 +112,7 @@ def test_hidden_attributes_and_grouping(api: Api) -> None:
     jobs = submit(api.alice, 2)
     cluster = jobs[0].split(".")[0]
     api.alice.patch(f"/api/v1/jobs/{jobs[0]}", json={"attributes": {"Env": "SECRET=1"}})
-    ad = api.anonymous.get(f"/v1/jobs/DEFAULT/{jobs[0].replace('.', '/')}").json()[0]["classad"]
+    ad = api.anonymous.get(f"/v1/jobs/DEFAULT/{jobs[0].replace('.', '/')}").json()["classad"]
     assert ad["env"] == "<REDACTED>"
     grouped = api.anonymous.get(
         "/v1/grouped_jobs/DEFAULT/procid", params={"constraint": f"ClusterId == {cluster}"}
@@ -91,7 +126,7 @@ def test_job_entries_are_the_same_listed_one_by_one_and_grouped(api: Api) -> Non
     jobs = submit(api.alice, 2)
     cluster = jobs[0].split(".")[0]
     listed = api.anonymous.get(f"/v1/jobs/DEFAULT/{cluster}").json()
-    one = [api.anonymous.get(f"/v1/jobs/DEFAULT/{job.replace('.', '/')}").json()[0] for job in jobs]
+    one = [api.anonymous.get(f"/v1/jobs/DEFAULT/{job.replace('.', '/')}").json() for job in jobs]
     grouped = api.anonymous.get(f"/v1/grouped_jobs/DEFAULT/procid/{cluster}").json()
     regrouped = [entry for group in grouped.values() for entry in group]
     key = lambda entry: entry["jobid"]  # noqa: E731
@@ -112,6 +147,34 @@ def test_status_and_config(api: Api) -> None:
     assert "Scheduler" in grouped and "Collector" in grouped
     assert api.anonymous.get("/v1/config/NO_SUCH_KNOB_HERE").status_code == 404
     assert isinstance(api.anonymous.get("/v1/config").json(), dict)
+
+
+def test_v1_forms_are_restds(api: Api) -> None:
+    """What restd answers, observed side by side on the real pool (25.13.2): name and type are
+    asked for but left out of a projected status classad; an ad without the grouping
+    attribute is left out of a grouped answer; an unknown ``query`` is an object message;
+    ``/v1/config`` is every knob ``param`` lists (defaults too), in its type."""
+    projected = api.anonymous.get(
+        "/v1/status", params={"query": "schedd", "projection": "MyAddress"}
+    )
+    entry = projected.json()[0]
+    assert entry["name"] == "mock-schedd" and entry["type"] == "Scheduler"
+    assert set(entry["classad"]) == {"myaddress"}
+    assert api.anonymous.get("/v1/grouped_status/nosuchattr").json() == {}
+    job = submit(api.alice, 1)[0]
+    cluster = job.split(".")[0]
+    assert api.alice.get(f"/v1/grouped_jobs/DEFAULT/nosuchattr/{cluster}").json() == {}
+    grouped = api.alice.get(
+        f"/v1/grouped_jobs/DEFAULT/procid/{cluster}", params={"projection": "Args"}
+    ).json()
+    assert set(grouped["0"][0]["classad"]) <= {"args", "procid", "servertime"}
+    assert "clusterid" not in grouped["0"][0]["classad"] and grouped["0"][0]["jobid"] == job
+    bogus = api.anonymous.get("/v1/status", params={"query": "bogus"})
+    assert bogus.status_code == 400
+    assert bogus.json() == {"message": {"query": "bogus is not a valid choice"}}
+    config = api.anonymous.get("/v1/config").json()
+    assert isinstance(config["max_jobs_running"], int)  # a compiled-in default, not in a file
+    assert isinstance(config["abort_on_exception"], bool) and len(config) > 500
 
 
 def test_status_written_as_text_matches_the_grouped_entries(api: Api) -> None:
@@ -208,12 +271,13 @@ def test_listing_writes_undecodable_values_back_without_failing() -> None:
 
 def test_grouped_forms_are_written_from_the_entries() -> None:
     """Grouped forms join the entries' bytes under each value's text (restd's ``str()`` of the
-    JSON value; "None" when absent; a hidden attribute groups under its mask)."""
+    JSON value; none when absent, and restd leaves the ad out; a hidden attribute groups under
+    its mask)."""
     ads = _wire_ads(3)
     masked = frozenset({"env"})
     assert [group_key(ad, "ProcId", masked) for ad in ads] == ["0", "1", "2"]
     assert group_key(ads[0], "Env", masked) == "<REDACTED>"
-    assert group_key(ads[0], "NoSuch", masked) == "None"
+    assert group_key(ads[0], "NoSuch", masked) is None
     assert group_key(ads[0], "Cmd", None) == "\ufffd/x"
     groups = {"0": [job_entry_bytes(ads[0], ())], "é": [job_entry_bytes(ads[1], ())] * 2}
     body = grouped_bytes(groups)
@@ -282,7 +346,8 @@ def test_listing_from_the_schedds_messages_is_the_ad_listing(api: Api) -> None:
         masked = frozenset(name.lower() for name in hidden)
         async for ad in schedd.query_iter(constraint, asked):
             key = group_key(ad, groupby, masked)
-            groups.setdefault(key, []).append(job_entry_bytes(ad, hidden))
+            if key is not None:  # restd leaves an ad without the attribute out
+                groups.setdefault(key, []).append(job_entry_bytes(ad, hidden))
         return grouped_bytes(groups)
 
     for client, caller in (
@@ -373,7 +438,9 @@ def test_listing_is_capped_by_restd_max_jobs(api: Api) -> None:
 
     jobs = submit(api.alice, 4)
     cluster = jobs[0].split(".")[0]
-    server = RunningServer(replace(api.server.settings, restd_max_jobs=3)).start()
+    server = RunningServer(
+        replace(api.server.settings, restd_max_jobs=3, anonymous_jobs=True)
+    ).start()
     try:
         with client(server.url) as anonymous:
             listed = anonymous.get(f"/v1/jobs/DEFAULT/{cluster}").json()

@@ -211,3 +211,32 @@ def test_later_clear_packets_feed_the_received_digest() -> None:
     conn.receive_data(wire)
     assert [m.payload for m in iter(conn.next_message, None)] == [b"*", b"abc", b"de"]
     assert conn.transcript_digests()[1] == hashlib.sha256(wire).digest()
+
+
+def test_a_client_takes_the_large_packets_a_schedd_sends() -> None:
+    """The 25.13.2 schedd sends an ad over 1 MiB in packets over 1 MiB (observed: 1 349 450
+    bytes for a 5 MiB attribute).  A client's connection (the drivers' default) takes packets
+    up to its message limit; the spec's 1 MiB stays the default, which servers keep."""
+    from cedar.stream.connection import CedarConnection
+    from cedar.stream.drivers import SyncChannel
+    from cedar.stream.framing import CLIENT_MAX_PACKET, encode_header
+
+    payload = b"y" * (2 << 20)
+    packet = encode_header(True, len(payload)) + payload
+    client = CedarConnection(max_packet_size=CLIENT_MAX_PACKET)
+    client.receive_data(packet)
+    message = client.next_message()
+    assert message is not None and message.payload == payload
+    strict = CedarConnection()
+    strict.receive_data(packet)
+    with pytest.raises(ProtocolError, match="larger than the 1 MiB limit"):
+        strict.next_message()
+    over = CedarConnection(max_packet_size=CLIENT_MAX_PACKET)
+    over.receive_data(encode_header(True, CLIENT_MAX_PACKET + 1) + b"z")
+    with pytest.raises(ProtocolError, match="larger than the"):
+        over.next_message()
+    import socket
+
+    left, right = socket.socketpair()
+    with left, right:
+        assert SyncChannel(left).conn.max_packet_size == CLIENT_MAX_PACKET

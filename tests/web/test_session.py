@@ -16,6 +16,7 @@ from cedar.serve.web.session import COOKIE, WebSettings, csrf_ok, csrf_token, se
 from cedar.service import Caller
 from tests.serve.conftest import Api, RunningServer
 from tests.serve.conftest import api as api  # noqa: F401 (a fixture)
+from tests.service.conftest import TokenPool
 from tests.service.conftest import token_pool as token_pool  # noqa: F401 (a fixture)
 
 #: A JWT's shape (the cookie code checks shape only; daemons check the signature).
@@ -265,3 +266,72 @@ def test_sign_out(api: Api) -> None:  # noqa: F811
         assert c.get("/web/api/whoami").status_code == 401
     finally:
         c.close()
+
+
+def test_signed_out_cookie_is_refused_by_every_replica(
+    token_pool: TokenPool, tmp_path: Path
+) -> None:  # noqa: F811
+    """Attack (issue 37): a signed-out session's cookie, kept by whoever copied it, went on
+    working until it expired (8 h).  Signing out revokes its id in the file every replica
+    sharing the key reads: the copy is refused by this replica and by another."""
+    secret = tmp_path / "secret"
+    secret.write_bytes(b"0123456789abcdef-shared")
+    config = Config.from_text(f"CEDAR_SERVE_WEB_SECRET_FILE = {secret}\n")
+    settings = replace(token_pool.settings, schedd=token_pool.pool.schedd_address, config=config)
+    one, two = RunningServer(settings).start(), RunningServer(settings).start()
+    try:
+        c, csrf = signed_in(one.url, token_pool.bob)
+        stolen = c.cookies[COOKIE]
+        with httpx.Client(base_url=two.url, cookies={COOKIE: stolen}, timeout=30) as other:
+            assert other.get("/web/api/whoami").status_code == 200  # replicas share sessions
+            assert c.post("/signout", data={"csrf": csrf}).status_code == 303
+            assert other.get("/web/api/whoami").status_code == 401
+        with httpx.Client(base_url=one.url, cookies={COOKIE: stolen}, timeout=30) as same:
+            assert same.get("/web/api/whoami").status_code == 401
+        c.close()
+        assert (tmp_path / "secret.revoked.sqlite").exists()
+    finally:
+        one.stop()
+        two.stop()
+
+
+def test_revocations_are_pruned_when_their_cookies_expire(tmp_path: Path) -> None:
+    from cedar.serve.web.session import Revocations
+
+    table = Revocations(str(tmp_path / "r.sqlite"))
+    table.revoke("a", expires=1000, now=900)
+    assert table.revoked("a") and not table.revoked("b")
+    table.revoke("b", expires=3000, now=2000)  # "a" expired at 1000: dropped
+    assert not table.revoked("a") and table.revoked("b")
+    assert Revocations(str(tmp_path / "r.sqlite")).revoked("b")  # another process reads it
+
+
+def test_over_limit_uploads_are_413_and_log_no_traceback(
+    api: Api,  # noqa: F811
+    alice: tuple[httpx.Client, str],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Attack (issue 37): an over-limit upload left a traceback in the log.  Every way of
+    sending one, through the API and through the page (whose preview read the whole body
+    before counting it), is a 413 and logs nothing at ERROR."""
+    import logging
+
+    c, csrf = alice
+    headers = {"X-CSRF-Token": csrf}
+
+    def chunks() -> Iterator[bytes]:  # no Content-Length: counted as it arrives
+        for _ in range(40):
+            yield b"\0" * (64 << 10)
+
+    caplog.set_level(logging.INFO)
+    big = b"\0" * (2 << 20)
+    answers = [
+        c.post("/web/preview", content=chunks(), headers=headers).status_code,
+        c.post("/web/preview", content=big, headers=headers).status_code,
+        c.put("/web/api/jobs/1.0/input", content=big, headers=headers).status_code,
+        c.put("/web/api/jobs/1.0/input", content=chunks(), headers=headers).status_code,
+        api.alice.put("/api/v1/jobs/1.0/input", content=chunks()).status_code,
+    ]
+    assert answers == [413] * 5
+    logged = [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info]
+    assert not logged, [r.getMessage()[:200] for r in logged]

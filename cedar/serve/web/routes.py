@@ -212,6 +212,8 @@ def mount(app: FastAPI, settings: ServiceSettings) -> None:
                 given = str(form.get("csrf") or "")
             if not same_origin(request) or not csrf_ok(web, session.csrf_subject, given):
                 return JSONResponse({"error": "CSRF check failed", "status": 403}, 403)
+            if session.sid:  # the cookie stops working everywhere, not only in this browser
+                web.revocations.revoke(session.sid, session.expires)
         answer.headers["Set-Cookie"] = cookie_header(web, "", max_age=0)
         return answer
 
@@ -233,9 +235,15 @@ def mount(app: FastAPI, settings: ServiceSettings) -> None:
         refused = _refuse(request, session)
         if refused is not None:
             return refused
-        body = await request.body()
-        if len(body) > 1 << 20:
-            return JSONResponse({"error": "description too large", "status": 413}, 413)
+        body = bytearray()
+        async for chunk in request.stream():  # counted as it arrives: never held past the limit
+            body += chunk
+            if len(body) > 1 << 20:
+                return JSONResponse(
+                    {"error": "description too large", "status": 413},
+                    413,
+                    headers={"Connection": "close"},
+                )
         try:
             data = json.loads(body)
             text = str(data["submit_file"])

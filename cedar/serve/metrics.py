@@ -1,0 +1,86 @@
+"""The pool's gauges for ``/metrics``: jobs by status (the schedd's summary ad) and slots by
+state (the startds' ``State``), read as an anonymous caller at most once per
+``CEDAR_SERVE_METRICS_INTERVAL`` seconds whatever the scrape rate, so scrapers cost the pool
+one summary query and one collector query an interval.  A read that fails keeps the last
+gauges and says so in ``cedar_serve_pool_up`` and ``cedar_serve_pool_errors_total``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+
+from cedar.errors import CedarError
+from cedar.numbers import JOB_SUMMARY_COUNTERS
+from cedar.service import Caller, PoolAccess
+
+#: The summary ad's counters, in the order they are shown.
+JOB_STATES = tuple(dict.fromkeys(JOB_SUMMARY_COUNTERS.values()))
+
+
+@dataclass
+class PoolGauges:
+    """The last reading and when it was made (monotonic); one per process."""
+
+    read_at: float | None = None
+    jobs: dict[str, int] = field(default_factory=dict)
+    slots: Counter[str] = field(default_factory=Counter)
+    up: bool = False
+    errors: int = 0
+
+
+async def pool_lines(access: PoolAccess, gauges: PoolGauges, interval: float) -> list[str]:
+    """The pool's gauges in the Prometheus text format, read again if older than
+    ``interval`` seconds."""
+    now = time.monotonic()
+    if gauges.read_at is None or now - gauges.read_at >= interval:
+        gauges.read_at = now
+        try:
+            await _read(access, gauges)
+            gauges.up = True
+        except CedarError:
+            gauges.up = False
+            gauges.errors += 1
+    lines = [
+        "# HELP cedar_serve_pool_up Whether the last reading of the pool succeeded.",
+        "# TYPE cedar_serve_pool_up gauge",
+        f"cedar_serve_pool_up {int(gauges.up)}",
+        "# HELP cedar_serve_pool_errors_total Readings of the pool that failed.",
+        "# TYPE cedar_serve_pool_errors_total counter",
+        f"cedar_serve_pool_errors_total {gauges.errors}",
+        "# HELP cedar_serve_pool_jobs Jobs in the schedd's queue by status.",
+        "# TYPE cedar_serve_pool_jobs gauge",
+    ]
+    lines += [f'cedar_serve_pool_jobs{{status="{s}"}} {n}' for s, n in gauges.jobs.items()]
+    lines += [
+        "# HELP cedar_serve_pool_slots Slots the collector knows by state.",
+        "# TYPE cedar_serve_pool_slots gauge",
+    ]
+    lines += [
+        f'cedar_serve_pool_slots{{state="{_label(s)}"}} {n}'
+        for s, n in sorted(gauges.slots.items())
+    ]
+    return lines
+
+
+async def _read(access: PoolAccess, gauges: PoolGauges) -> None:
+    caller = Caller.anonymous()
+    schedd = await access.schedd(caller)
+    query = schedd.query_iter(None, ["JobStatus"], summary_only=True)
+    async for _ in query:
+        pass
+    summary = query.summary
+    jobs = {}
+    for name in JOB_STATES:
+        value = summary.get(name) if summary is not None else None
+        jobs[name] = value if isinstance(value, int) and not isinstance(value, bool) else 0
+    slots: Counter[str] = Counter()
+    async for ad in access.collector(caller).query_iter("startd", None, ["State"]):
+        state = ad.get("State")
+        slots[state if isinstance(state, str) else "Unknown"] += 1
+    gauges.jobs, gauges.slots = jobs, slots
+
+
+def _label(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")[:64]
