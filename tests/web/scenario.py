@@ -7,6 +7,7 @@ server."""
 from __future__ import annotations
 
 import json
+import re
 import tarfile
 import time
 import uuid
@@ -346,8 +347,12 @@ def run(target: Target, workdir: Path, user: str = "alice@", other: str = "bob@"
             lambda: by_css(driver, "#job-status").text in ("Running", "Completed"),
             target.patience,
         )
-        memory = by_css(driver, 'dd[data-attr="RequestMemory"]').text
+        shown = by_css(driver, 'dd[data-attr="RequestMemory"]')
+        memory = shown.get_attribute("data-value") or ""
         assert memory.isdigit() and int(memory) < 100 * 1024, memory
+        # shown in units (the ad's MiB), not as the raw number
+        assert re.fullmatch(r"[0-9.]+ (KB|MB|GB)", shown.text), shown.text
+
 
         # --- the archive: the fixed job, once done, with its runs
         def in_archive() -> bool:

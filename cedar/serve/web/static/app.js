@@ -60,6 +60,57 @@
     return typeof value === "object" ? JSON.stringify(value) : String(value);
   }
   function statusName(code) { return STATUS[code] || String(code); }
+  function badge(code, attrs) { const name = statusName(code); return el("span", Object.assign({class: "badge", "data-status": name, text: name}, attrs || {})); }
+
+  // The theme: the system's unless the reader picked one (kept in this browser only).
+  const THEMES = ["system", "light", "dark"];
+  function applyTheme(name) {
+    if (name === "system") document.documentElement.removeAttribute("data-theme");
+    else document.documentElement.setAttribute("data-theme", name);
+    const button = $("#theme");
+    if (button) button.textContent = "Theme: " + name;
+  }
+  function initTheme() {
+    let current = "system";
+    try { current = localStorage.getItem("cedar-theme") || "system"; } catch (err) { /* storage off */ }
+    if (!THEMES.includes(current)) current = "system";
+    applyTheme(current);
+    const button = $("#theme");
+    if (button) button.addEventListener("click", () => {
+      current = THEMES[(THEMES.indexOf(current) + 1) % THEMES.length];
+      try { localStorage.setItem("cedar-theme", current); } catch (err) { /* storage off */ }
+      applyTheme(current);
+    });
+  }
+
+  // Values in units people read: sizes (the ad's KiB or MiB) and durations (seconds).
+  function size(kib) {
+    if (typeof kib !== "number") return show(kib);
+    const units = ["KB", "MB", "GB", "TB"]; let v = kib, i = 0;
+    while (v >= 1024 && i < units.length - 1) { v /= 1024; i++; }
+    return (v >= 10 || i === 0 ? Math.round(v) : v.toFixed(1)) + " " + units[i];
+  }
+  function duration(seconds) {
+    if (typeof seconds !== "number" || !isFinite(seconds)) return show(seconds);
+    seconds = Math.max(0, Math.round(seconds));
+    const d = Math.floor(seconds / 86400), h = Math.floor(seconds % 86400 / 3600), m = Math.floor(seconds % 3600 / 60), s = seconds % 60;
+    const two = n => String(n).padStart(2, "0");
+    return (d ? d + "+" : "") + two(h) + ":" + two(m) + ":" + two(s);
+  }
+  // A batch's progress bar: a segment per state, and the counts in words.
+  function progress(counts, total) {
+    const parts = [["idle", 1, "idle"], ["running", 2, "running"], ["held", 5, "held"], ["done", 4, "done"]];
+    const bar = el("div", {class: "progress", "aria-hidden": "true"});
+    const words = [];
+    for (const [cls, code, word] of parts) {
+      const n = counts[code] || 0;
+      if (!n) continue;
+      const seg = el("span", {class: cls, title: `${n} ${word}`});
+      seg.style.width = (100 * n / Math.max(total, 1)) + "%";
+      bar.append(seg); words.push(`${n} ${word}`);
+    }
+    return [bar, el("div", {class: "progress-words", "data-progress": words.join(", "), text: words.join(" · ") || "no jobs"})];
+  }
   function jobId(ad) { return ad.ClusterId + "." + ad.ProcId; }
   // The job's arguments as a list: ``Arguments`` (whitespace separates, '...' groups, '' is a
   // quote inside a group) or the old ``Args`` (whitespace only).
@@ -135,7 +186,7 @@
         (open ? "▾ " : "▸ ") + g.name + ` (${g.jobs.length} job${g.jobs.length > 1 ? "s" : ""})`);
       const qdate = Math.min(...g.jobs.map(a => a.QDate || Infinity));
       rows.push(el("tr", {class: "batch", "data-batch": g.name},
-        el("th", {scope: "row"}, toggle), el("td", {}, timeEl(isFinite(qdate) ? qdate : 0)),
+        el("th", {scope: "row"}, toggle, ...progress(counts, g.jobs.length)), el("td", {}, timeEl(isFinite(qdate) ? qdate : 0)),
         el("td", {}, el("code", {text: shortCmd(first)})),
         ...[1, 2, 5, 4, 3].map(s => el("td", {class: "count", "data-status": statusName(s), text: String(counts[s] || 0)})),
         el("td", {}, actionButtons("batch " + g.name, {constraint}, g.jobs.map(a => a.JobStatus)))));
@@ -144,7 +195,7 @@
           const id = jobId(ad);
           rows.push(el("tr", {class: "job", "data-job": id},
             el("td", {}, el("a", {href: "/job/" + id, text: "Job " + id})),
-            el("td", {colspan: "2", text: statusName(ad.JobStatus) + (ad.HoldReason ? " — " + ad.HoldReason : "")}),
+            el("td", {colspan: "2"}, badge(ad.JobStatus), ad.HoldReason ? " — " + ad.HoldReason : ""),
             el("td", {colspan: "5", text: shortCmd(ad)}),
             el("td", {}, actionButtons("job " + id, {job: id}, [ad.JobStatus]))));
         }
@@ -347,6 +398,36 @@
     "CompletionDate", "ExitCode", "HoldReason", "RemoveReason", "RequestCpus", "RequestMemory", "RequestDisk", "RemoteHost",
     "LastRemoteHost", "NumJobStarts", "RemoteWallClockTime", "TransferInput", "TransferOutput", "Out", "Err"];
   const TIMES = new Set(["QDate", "JobStartDate", "EnteredCurrentStatus", "CompletionDate"]);
+  const SIZES_KIB = new Set(["RequestDisk", "DiskUsage", "ImageSize"]);
+  const SIZES_MIB = new Set(["RequestMemory", "MemoryUsage"]);
+  const DURATIONS = new Set(["RemoteWallClockTime", "RemoteUserCpu", "RemoteSysCpu", "CumulativeSlotTime"]);
+  // An attribute as people read it: times in the viewer's zone, sizes and durations in units;
+  // the wall-clock time of a running job counts on from the start of its current run.
+  function shownValue(name, ad) {
+    let value = ad[name];
+    // An attribute that is a reference to another (RequestDisk = DiskUsage): that one's value.
+    const ref = typeof value === "string" && /^\/Expr\((?:MY\.)?([A-Za-z_][A-Za-z0-9_]*)\)\/$/i.exec(value);
+    if (ref) {
+      const key = Object.keys(ad).find(k => k.toLowerCase() === ref[1].toLowerCase());
+      if (key && typeof ad[key] === "number") value = ad[key];
+    }
+    if (TIMES.has(name)) return timeEl(value);
+    if (SIZES_KIB.has(name) && typeof value === "number") return size(value);
+    if (SIZES_MIB.has(name) && typeof value === "number") return size(value * 1024);
+    if (name === "RemoteWallClockTime" && ad.JobStatus === 2 && typeof ad.JobCurrentStartDate === "number") {
+      const before = typeof value === "number" ? value : 0;
+      const span = el("span", {"data-live-since": String(ad.JobCurrentStartDate), "data-before": String(before)});
+      span.textContent = duration(before + Date.now() / 1000 - ad.JobCurrentStartDate);
+      return span;
+    }
+    if (DURATIONS.has(name) && typeof value === "number") return duration(value);
+    return show(value);
+  }
+  setInterval(() => {  // run times tick every second
+    for (const span of document.querySelectorAll("[data-live-since]")) {
+      span.textContent = duration(Number(span.dataset.before) + Date.now() / 1000 - Number(span.dataset.liveSince));
+    }
+  }, 1000);
   let filesShown = null;
   let jobAd = null, fromHistory = false, offsets = {stdout: -1, stderr: -1};
 
@@ -375,13 +456,13 @@
     let ad;
     try { ad = await loadJob(id); } catch (err) { $("#status-line").textContent = "Cannot load this job: " + err.message; return; }
     const status = statusName(ad.JobStatus);
-    $("#status-line").replaceChildren(el("strong", {id: "job-status", "data-status": status, text: status}),
+    $("#status-line").replaceChildren(el("strong", {id: "job-status", class: "badge", "data-status": status, text: status}),
       fromHistory ? " (from the archive)" : "", ad.HoldReason ? " — " + ad.HoldReason : "");
     $("#job-actions").replaceChildren(fromHistory ? "" : actionButtonsJob(id, ad.JobStatus));
     const items = [];
     for (const name of IMPORTANT) {
       if (ad[name] === undefined || ad[name] === null) continue;
-      items.push(el("dt", {text: name}), el("dd", {"data-attr": name}, TIMES.has(name) ? timeEl(ad[name]) : show(ad[name])));
+      items.push(el("dt", {text: name}), el("dd", {"data-attr": name, "data-value": typeof ad[name] === "number" ? String(ad[name]) : null}, shownValue(name, ad)));
     }
     $("#important").replaceChildren(...items);
     const full = $("#full-ad");
@@ -546,6 +627,7 @@
   }
 
   // ------------------------------------------------------------------ start
+  initTheme();
   const page = document.body.dataset.page;
   if (page === "batches") { refreshBatches(); setInterval(refreshBatches, 3000); }
   else if (page === "submit") initSubmit();
