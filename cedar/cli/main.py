@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TextIO
@@ -45,6 +46,27 @@ MOUNTED = {
         "cedar.cli.spool_tools",
         "fetch the output files of spooled jobs (like condor_transfer_data)",
     ),
+    "condor-commands": (
+        "cedar.cli.condor_names",
+        "write condor_q, condor_submit, ... launchers into a directory (opt-in)",
+    ),
+}
+#: HTCondor's tool names cedar answers to (``cedar condor-commands``, or a link to ``cedar``
+#: of that name): condor_* name -> the subcommand that does its work (``None``: done here).
+CONDOR_NAMES: dict[str, str | None] = {
+    "condor_submit": "submit",
+    "condor_q": "q",
+    "condor_rm": "rm",
+    "condor_hold": "hold",
+    "condor_release": "release",
+    "condor_history": "history",
+    "condor_status": "status",
+    "condor_tail": "tail",
+    "condor_qedit": "edit",
+    "condor_ping": "ping",
+    "condor_version": None,
+    "condor_vacate": None,
+    "condor_transfer_data": "transfer-data",
 }
 #: Subcommands of this module.
 LOCAL = {
@@ -111,7 +133,10 @@ def version_text() -> str:
     return f"cedar {version} (Python {platform.python_version()})"
 
 
-def _mounted(name: str, argv: Sequence[str], out: TextIO) -> int:
+def _mounted(name: str, argv: Sequence[str], out: TextIO, prog: str | None = None) -> int:
+    """Run the mounted subcommand ``name``; ``prog`` is the name it reports under (default
+    ``cedar NAME``; ``condor_q`` when cedar runs as that tool)."""
+    prog = prog or f"cedar {name}"
     module_name, _ = MOUNTED[name]
     try:
         module: Any = importlib.import_module(module_name)
@@ -125,13 +150,13 @@ def _mounted(name: str, argv: Sequence[str], out: TextIO) -> int:
         # a condor-style scanner of its own (q, status, history, ...): it parses and reports
         extra: dict[str, Any] = {}
         if "prog" in main_accepts:
-            extra["prog"] = f"cedar {name}"
+            extra["prog"] = prog
         if "out" in main_accepts:
             extra["out"] = out
         return int(module.main(list(argv), **extra))
     else:
         parser = module.build_parser()
-    parser.prog = f"cedar {name}"
+    parser.prog = prog
     parser.set_defaults(prog=parser.prog, command=name)
     args = parse_command_line(parser, argv)
     if hasattr(module, "subcommand_parser"):
@@ -150,10 +175,43 @@ def _wants_debug(argv: Sequence[str]) -> bool:
 
 
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
-    """Entry point of the ``cedar`` console script."""
+    """Entry point of the ``cedar`` console script; started under a ``condor_*`` name (a
+    link to it named ``condor_q``), it behaves as that tool."""
+    if argv is None and sys.argv:
+        tool = tool_name(sys.argv[0])
+        if tool is not None:
+            return run_as(tool, sys.argv[1:], out)
     argv = list(sys.argv[1:] if argv is None else argv)
     _escape_unencodable(sys.stdout, sys.stderr)
     return guarded("cedar", _wants_debug(argv), lambda: _main(argv, out or sys.stdout))
+
+
+def run_as(tool: str, argv: Sequence[str], out: TextIO | None = None) -> int:
+    """Run cedar as HTCondor's ``tool`` (a name of :data:`CONDOR_NAMES`)."""
+    argv = list(argv)
+    stdout = out or sys.stdout
+    _escape_unencodable(sys.stdout, sys.stderr)
+    name = CONDOR_NAMES[tool]
+    if name is None:
+        return guarded(tool, _wants_debug(argv), lambda: _condor_own(tool, argv, stdout))
+    return guarded(tool, _wants_debug(argv), lambda: _mounted(name, argv, stdout, prog=tool))
+
+
+def tool_name(argv0: str) -> str | None:
+    """The condor_* name a program was started as (``/x/condor_q`` -> ``condor_q``), if any."""
+    base = os.path.basename(argv0)
+    return base if base in CONDOR_NAMES else None
+
+
+def _condor_own(tool: str, argv: list[str], out: TextIO) -> int:
+    """The condor_* tools with no cedar subcommand behind them."""
+    if tool == "condor_version":
+        from cedar.version import PLATFORM_STRING, VERSION_STRING
+
+        out.write(f"{VERSION_STRING}\n{PLATFORM_STRING}\n")
+        return 0
+    sys.stderr.write(f"{tool}: not provided by cedar\n")
+    return EXIT_USAGE
 
 
 def _main(argv: list[str], out: TextIO) -> int:

@@ -1,0 +1,132 @@
+"""``cedar condor-commands DIR``: the opt-in ``condor_*`` launchers, and ``argv[0]`` dispatch."""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cedar.cli.condor_names import MARKER
+from cedar.cli.main import CONDOR_NAMES, main, tool_name
+
+#: What issue 34 names (cedar may add more).
+REQUIRED = (
+    "condor_submit",
+    "condor_q",
+    "condor_rm",
+    "condor_hold",
+    "condor_release",
+    "condor_history",
+    "condor_status",
+    "condor_tail",
+    "condor_qedit",
+    "condor_ping",
+    "condor_version",
+    "condor_vacate",
+)
+
+
+def _empty_path(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """A PATH with one empty directory: no real HTCondor on it, whatever this machine has."""
+    bin_dir = tmp_path / "path-bin"
+    bin_dir.mkdir()
+    monkeypatch.setenv("PATH", str(bin_dir))
+    return bin_dir
+
+
+def test_list_names_every_tool(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["condor-commands", "--list"]) == 0
+    listed = capsys.readouterr().out.split()
+    assert set(REQUIRED) <= set(listed)
+    assert listed == list(CONDOR_NAMES)
+
+
+def test_writes_one_launcher_per_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _empty_path(monkeypatch, tmp_path)
+    target = tmp_path / "new" / "bin"  # created, parents too
+    assert main(["condor-commands", str(target)]) == 0
+    out = capsys.readouterr().out
+    assert sorted(os.listdir(target)) == sorted(CONDOR_NAMES)
+    for name in CONDOR_NAMES:
+        path = target / name
+        text = path.read_text()
+        assert text.startswith(f"#!{sys.executable}\n")
+        assert MARKER in text and repr(name) in text
+        assert path.stat().st_mode & stat.S_IXUSR
+        assert f"wrote {path}" in out
+    assert f'export PATH="$PATH:{target}"' in out
+    # writing again over its own launchers is fine
+    assert main(["condor-commands", str(target)]) == 0
+
+
+def test_launcher_runs_as_the_tool(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _empty_path(monkeypatch, tmp_path)
+    assert main(["condor-commands", str(tmp_path / "bin")]) == 0
+    result = subprocess.run(
+        [str(tmp_path / "bin" / "condor_version")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0
+    version, platform = result.stdout.splitlines()
+    assert version.startswith("$CondorVersion: ") and version.endswith(" $")
+    assert "cedar" in version
+    assert platform.startswith("$CondorPlatform: ") and platform.endswith(" $")
+
+
+def test_refuses_to_stand_beside_a_real_tool(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    real = _empty_path(monkeypatch, tmp_path) / "condor_q"
+    real.write_text("#!/bin/sh\necho real\n")
+    real.chmod(0o755)
+    target = tmp_path / "bin"
+    assert main(["condor-commands", str(target)]) == 1
+    err = capsys.readouterr().err
+    assert str(real) in err and "--force" in err
+    assert not target.exists()
+    assert main(["condor-commands", "--force", str(target)]) == 0
+    assert (target / "condor_q").is_file()
+
+
+def test_refuses_to_replace_a_file_it_did_not_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _empty_path(monkeypatch, tmp_path)
+    target = tmp_path / "bin"
+    target.mkdir()
+    (target / "condor_rm").write_text("mine\n")
+    assert main(["condor-commands", str(target)]) == 1
+    assert str(target / "condor_rm") in capsys.readouterr().err
+    assert (target / "condor_rm").read_text() == "mine\n"
+
+
+def test_a_directory_is_needed(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["condor-commands"]) == 2
+    assert "directory" in capsys.readouterr().err
+
+
+def test_argv0_names_the_tool() -> None:
+    assert tool_name("/opt/x/condor_q") == "condor_q"
+    assert tool_name("condor_version") == "condor_version"
+    assert tool_name("/usr/bin/cedar") is None
+    assert tool_name("condor_nonesuch") is None
+    code = (
+        "import sys\n"
+        "sys.argv = ['/somewhere/condor_version']\n"
+        "from cedar.cli.main import main\n"
+        "sys.exit(main())\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert result.returncode == 0
+    assert result.stdout.startswith("$CondorVersion: ")
