@@ -25,7 +25,7 @@ MAX_VALUE = 1 << 20
 
 NAME_RE = re.compile(r"[A-Za-z0-9_./]+")
 _FUNC = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)\(")
-_PATH_FUNC = re.compile(r"F[fpdnxbqauw]+")
+_PATH_FUNC = re.compile(r"F[fpdnxbqauw]*")
 DOLLAR_MARK = "\x00DOLLAR\x00"
 #: ``$RANDOM_CHOICE``/``$RANDOM_INTEGER`` draw from this (not for secrets).
 _RANDOM = random.Random()
@@ -92,7 +92,13 @@ def find_body_end(text: str, start: int) -> int:
 def path_parts(path: str, letters: str) -> str:
     """``$F<letters>(x)``: pieces of a path (spec 06 §1.4): ``p`` directory, ``d`` parent
     directory name, ``n`` name, ``x`` extension, ``q`` quoted, ``b`` without the trailing
-    ``/``; no piece letter means the whole path (observed: ``$Fb(/a/b.c)`` is ``/a/b.c``)."""
+    ``/``; no piece letter means the whole path (observed: ``$F(/a/b.c)`` and ``$Fb(/a/b.c)`` are
+    ``/a/b.c``; dask-jobqueue writes ``$F(MY.JobId)``).  The value's surrounding quotes go first
+    (observed: ``$F`` of ``"/x/y.c"`` is ``/x/y.c``, ``$Fq`` of it ``"/x/y.c"``)."""
+    if path[:1] in ('"', "'"):
+        # Observed (25.13.2, config and submit alike): a leading quote is dropped, and a
+        # trailing one only when it is the same quote ("a/b' keeps its ').
+        path = path[1:-1] if len(path) > 1 and path[-1] == path[0] else path[1:]
     directory, base = posixpath.split(path)
     if directory and not directory.endswith("/"):
         directory += "/"
@@ -109,9 +115,10 @@ def path_parts(path: str, letters: str) -> str:
         out += stem
     if "x" in letters:
         out += ext
-    if not any(piece in letters for piece in "pdnx"):
+    whole = not any(piece in letters for piece in "pdnx")
+    if whole:
         out = path
-    if "b" in letters and out.endswith("/"):
+    if "b" in letters and not whole and out.endswith("/"):  # observed: $Fb(/x/y/) is /x/y/
         out = out[:-1]
     if "q" in letters:
         out = f'"{out}"'
