@@ -4,8 +4,9 @@ Both languages share the reference's syntax (spec 06 §1.3-§1.4, §4.1): logica
 ``\\`` continuation and ``#`` comments only at the start of a line; lazy ``$(NAME)`` expansion
 with ``$(NAME:default)``, ``$ENV()``, ``$SUBSTR()``, ``$CHOICE()``, ``$BASENAME()``,
 ``$DIRNAME()``, ``$F*()`` path pieces, ``$INT()``/``$REAL()``/``$EVAL()``/``$STRING()`` (when the
-caller supplies a ClassAd evaluator) and ``$$(...)`` kept verbatim.  Everything is pure string
-processing over a lookup function, so both readers (and their error types) plug into it.
+caller supplies a ClassAd evaluator) and ``$$(...)`` kept (the ``$(...)`` inside it expanded).
+Everything is pure string processing over a lookup function, so both readers (and their error
+types) plug into it.
 """
 
 from __future__ import annotations
@@ -175,10 +176,10 @@ class MacroExpander:
                 break
             out.append(text[i:j])
             if text.startswith("$$(", j):
-                close = text.find(")", j + 3)
-                end = len(text) if close < 0 else close + 1
-                out.append(text[j:end])
-                i = end
+                # A match-time reference keeps its own text, but observed (25.13.2, config and
+                # submit): the $(...) inside it are expanded ($$(X$(A)) with A=5 is $$(X5)).
+                out.append("$$(")
+                i = j + 3
                 continue
             replacement: str | None = None
             end = j + 1

@@ -84,3 +84,25 @@ def test_dask_jobqueue_names_its_worker_files_by_the_job_id() -> None:
     ads = Submit(text).build(7, settings=SubmitSettings(), submit_dir="/d")
     assert ads.job_ad(0)["Out"] == '"worker-7.0.out"'
     assert ads.job_ad(0)["DaskWorkerName"] == '"htcondor--7.0--"'
+
+
+@pytest.mark.parametrize(
+    ("call", "expected"),
+    [
+        # Observed with condor_config_val and condor_submit -dry-run (25.13.2), A = 5.
+        ("$$(X)", "$$(X)"),
+        ("$$(X)$(A)", "$$(X)5"),
+        ("$$(X$(A))", "$$(X5)"),
+        ("$$([$(A)])", "$$([5])"),
+        ("$$(X:$(A))", "$$(X:5)"),
+        ("$$(((A)))", "$$(((A)))"),
+    ],
+)
+def test_match_time_references_keep_their_text_but_not_the_macros_inside(
+    call: str, expected: str
+) -> None:
+    config = Config.from_text(f"A = 5\nV = {call}\n", detect=False)
+    assert config.get("V") == expected
+    submit = Submit(f'A = 5\nexecutable = /bin/true\narguments = "{call}"\nqueue\n')
+    ads = submit.build(settings=SubmitSettings())
+    assert ads.job_ad(0)["Arguments"] == f'"{expected}"'
