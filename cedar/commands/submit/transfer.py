@@ -16,7 +16,6 @@ if TYPE_CHECKING:
     pass
 from cedar.commands.submit.parts import JobParts
 
-
 #: What condor_submit 25.13.2 takes for ``should_transfer_files`` (any case; observed with
 #: -dry-run): the words and the booleans' words, not 0/1/T/F or prefixes.
 SHOULD_TRANSFER = {
