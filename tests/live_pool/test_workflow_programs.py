@@ -33,7 +33,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import per_checkout
+from tests.support import per_checkout, unavailable, world_usable
 
 pytestmark = pytest.mark.live
 
@@ -57,20 +57,6 @@ JOB_USER = os.environ.get("CEDAR_LIVE_TEST_USER", "testuser")
 BUILD_TIMEOUT = 1200  # first build only: ~5 minutes from PyPI here
 PROGRAM_TIMEOUT = 600
 HISTORY_POLLS = 120  # seconds, at most, for a finished job to reach the history
-
-
-def _unavailable(reason: str) -> None:
-    """Skip -- but fail under CI (``CI`` set): there the programs must run, not vanish."""
-    if os.environ.get("CI"):
-        pytest.fail(f"CI is set and the workflow programs cannot run: {reason}")
-    pytest.skip(reason)
-
-
-def _world_usable(path: Path) -> bool:
-    """Whether another user (the job's) can reach ``path``: every directory up to it is
-    world-searchable (pyenv under root's 0700 home is not)."""
-    real = Path(os.path.realpath(path))
-    return all(os.stat(parent).st_mode & 0o001 for parent in real.parents)
 
 
 def _digest(paths: list[Path]) -> str:
@@ -126,17 +112,17 @@ def programs_venv() -> Path:
     except KeyError:
         pytest.skip(f"the pool's job user {JOB_USER} does not exist")
     if not Path("/usr/bin/python3").exists():
-        _unavailable("no system Python /usr/bin/python3 to build the programs' venv from")
+        unavailable("no system Python /usr/bin/python3 to build the programs' venv from")
     if os.environ.get("CEDAR_PROGRAMS_NO_INSTALL") and not (VENV / "bin" / "python").exists():
-        _unavailable("CEDAR_PROGRAMS_NO_INSTALL is set and the programs venv is not built")
+        unavailable("CEDAR_PROGRAMS_NO_INSTALL is set and the programs venv is not built")
     VENV.parent.mkdir(parents=True, exist_ok=True)
     try:
         _build_venv()
     except (RuntimeError, OSError, subprocess.TimeoutExpired) as exc:
-        _unavailable(f"cannot build the programs venv at {VENV} (is PyPI reachable?): {exc}")
+        unavailable(f"cannot build the programs venv at {VENV} (is PyPI reachable?): {exc}")
     os.chmod(VENV, 0o755)
-    if not _world_usable(VENV / "bin" / "python"):
-        _unavailable(f"{VENV} is not reachable by {JOB_USER} (a parent directory is private)")
+    if not world_usable(VENV / "bin" / "python"):
+        unavailable(f"{VENV} is not reachable by {JOB_USER} (a parent directory is private)")
     return VENV
 
 
@@ -145,7 +131,7 @@ def user_dir(programs_venv: Path) -> Iterator[Path]:
     """A directory of the job user's, inside the pool's jobs directory (mode 1777), holding
     the user's ``condor_*`` launchers, config and the program's files."""
     base = Path(os.environ["CEDAR_LIVE_IWD"])
-    if not _world_usable(base / "."):
+    if not world_usable(base / "."):
         pytest.skip(f"the pool's job user cannot reach {base} (a parent directory is private)")
     path = Path(tempfile.mkdtemp(prefix="workflow-", dir=base))
     user = pwd.getpwnam(JOB_USER)
