@@ -63,14 +63,16 @@ class TransferParts(JobParts):
     def _transfer(self, universe: int, universe_name: str) -> None:
         self._encryption_lists()
         self._proxy()
-        stf = self.get("should_transfer_files")
-        wtto = self.get("when_to_transfer_output")
+        # The attribute-name spellings are commands too (observed on 25.13.2; batchspawner
+        # writes ShouldTransferFiles): these two win over the command, the file lists do not.
+        stf = self.get("ShouldTransferFiles", "should_transfer_files")
+        wtto = self.get("WhenToTransferOutput", "when_to_transfer_output")
         explicit = stf is not None
         stf = _spelled(stf or "IF_NEEDED", SHOULD_TRANSFER, "ShouldTransferFiles")
         if wtto is not None:
             wtto = _spelled(wtto, WHEN_TO_TRANSFER, "WhenToTransferOutput")
-        inputs = self.get("transfer_input_files")
-        outputs = self.get("transfer_output_files")
+        inputs = self.get("transfer_input_files", "TransferInputFiles")
+        outputs = self.get("transfer_output_files", "TransferOutputFiles")
         if stf == "NO":
             if wtto is not None:
                 raise SubmitError(
