@@ -191,10 +191,45 @@ def run_as(tool: str, argv: Sequence[str], out: TextIO | None = None) -> int:
     argv = list(argv)
     stdout = out or sys.stdout
     _escape_unencodable(sys.stdout, sys.stderr)
+    if argv and argv[0] in HELP_WORDS:
+        return _condor_usage(tool, argv[0], stdout)
     name = CONDOR_NAMES[tool]
     if name is None:
         return guarded(tool, _wants_debug(argv), lambda: _condor_own(tool, argv, stdout))
     return guarded(tool, _wants_debug(argv), lambda: _mounted(name, argv, stdout, prog=tool))
+
+
+#: The words that ask a condor_* tool for its usage (as the first argument).
+HELP_WORDS = ("-help", "--help", "-h")
+
+
+def _condor_usage(tool: str, word: str, out: TextIO) -> int:
+    """The real 25.13.2 tool's answer to ``-help``/``--help``/``-h``: its usage text on its
+    stream, with its exit status (recorded from the tools into ``condor_usage.json``; some
+    print the name they were started under, others their own name)."""
+    import json
+
+    path = os.path.join(os.path.dirname(__file__), "condor_usage.json")
+    with open(path, encoding="utf-8") as handle:
+        answer = json.load(handle)[tool][word]
+    prog = _started_as(tool)
+    out.write(answer["stdout"].replace("{prog}", prog))
+    out.flush()
+    sys.stderr.write(answer["stderr"].replace("{prog}", prog))
+    return int(answer["status"])
+
+
+def _started_as(tool: str) -> str:
+    """The name a program would see in ``argv[0]``: the bare name when PATH finds this very
+    file under it (a script's ``sys.argv[0]`` is always its path, a program's is what was
+    typed), else the path it was started by."""
+    import shutil
+
+    started = sys.argv[0] if sys.argv and tool_name(sys.argv[0]) == tool else tool
+    found = shutil.which(tool)
+    if found and os.path.abspath(found) == os.path.abspath(started):
+        return tool
+    return started
 
 
 def tool_name(argv0: str) -> str | None:

@@ -130,3 +130,21 @@ def test_argv0_names_the_tool() -> None:
     )
     assert result.returncode == 0
     assert result.stdout.startswith("$CondorVersion: ")
+
+
+def test_help_is_the_tools_usage(capsys: pytest.CaptureFixture[str]) -> None:
+    """The recorded usage of the 25.13.2 tools: stream, text and status (condor_rm's on
+    stderr, condor_submit's on stdout; condor_tail reads --help as a job id, exit 1)."""
+    from cedar.cli.main import run_as
+
+    assert run_as("condor_rm", ["-help"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.startswith("Usage: condor_rm [options]")
+    assert run_as("condor_submit", ["--help"]) == 0
+    assert capsys.readouterr().out.startswith("Usage: condor_submit [options]")
+    assert run_as("condor_tail", ["--help"]) == 1
+    assert capsys.readouterr().err.startswith("Invalid Job ID: --help\nUsage: condor_tail ")
+    for tool in CONDOR_NAMES:
+        assert run_as(tool, ["-h"]) in (0, 1)
+        captured = capsys.readouterr()
+        assert "Usage: " in captured.out + captured.err

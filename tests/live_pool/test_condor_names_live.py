@@ -256,3 +256,20 @@ def test_parsl_remove_then_forcex(tools: Tools) -> None:
         )
     assert runs[0] == runs[1]
     assert "removed locally (remote state unknown)" in runs[1][1][1]
+
+
+@pytest.mark.parametrize("word", ["-help", "--help", "-h"])
+def test_help(tools: Tools, word: str) -> None:
+    """Every name's usage as the real tool prints it, each started by its bare name (as
+    programs run them: found on PATH)."""
+    from cedar.cli.main import CONDOR_NAMES
+
+    for tool in CONDOR_NAMES:
+        answers = []
+        for where in (tools.real, tools.ours):
+            env = dict(tools.env, PATH=f"{where}{os.pathsep}/usr/bin{os.pathsep}/bin")
+            done = subprocess.run(
+                [tool, word], env=env, capture_output=True, text=True, timeout=60, check=False
+            )
+            answers.append((done.returncode, done.stdout, done.stderr))
+        assert answers[0] == answers[1], tool
