@@ -17,7 +17,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
-from cedar.cli.common import EXIT_USAGE, guarded, parse_command_line
+from cedar.cli.common import EXIT_REFUSED, EXIT_USAGE, guarded, parse_command_line
 
 if TYPE_CHECKING:
     from cedar.auth.client_config import ClientSecurity
@@ -241,26 +241,32 @@ def tool_name(argv0: str) -> str | None:
 def _condor_own(tool: str, argv: list[str], out: TextIO) -> int:
     """The condor_* tools with no cedar subcommand behind them."""
     if tool == "condor_version":
-        from cedar.version import PLATFORM_STRING, VERSION_STRING
+        return _condor_version(argv, out)
+    sys.stderr.write(
+        f"{tool}: cedar does not vacate machines (it has no startd client); "
+        "condor_rm or condor_hold end a job's run\n"
+    )
+    return EXIT_REFUSED
 
-        out.write(f"{VERSION_STRING}\n{PLATFORM_STRING}\n")
-        return 0
-    sys.stderr.write(f"{tool}: not provided by cedar\n")
-    return EXIT_USAGE
 
+def _condor_version(argv: list[str], out: TextIO) -> int:
+    """condor_version: the version and platform pair (naming cedar), or with ``-arch`` and
+    ``-opsys`` the platform's two halves; other words are refused as condor_version refuses
+    them (its message, its usage, exit 1: observed on 25.13.2)."""
+    from cedar.version import PLATFORM_STRING, VERSION_STRING
 
-def _main(argv: list[str], out: TextIO) -> int:
-    if argv and argv[0] in MOUNTED:
-        name = argv[0]
-        return guarded(f"cedar {name}", _wants_debug(argv), lambda: _mounted(name, argv[1:], out))
-    if argv and argv[0] in LOCAL:
-        args = parse_command_line(local_parser(argv[0]), argv[1:])
-        args.command = argv[0]
-        return guarded(f"cedar {args.command}", args.debug, lambda: int(args.handler(args, out)))
-    parser = build_parser()
-    parser.parse_args(argv)  # --help, --version, or an unknown command (usage, exit 2)
-    parser.print_help(out)
-    return EXIT_USAGE
+    arch, _, opsys = PLATFORM_STRING.split()[1].partition("-")
+    lines = []
+    for word in argv:
+        if word in ("-arch", "-opsys"):
+            lines.append(arch if word == "-arch" else opsys)
+            continue
+        kind = "unrecognized" if word.startswith("-") else "invalid"
+        sys.stderr.write(f"ERROR: {kind} argument: '{word}'\n")
+        _condor_usage("condor_version", "-help", out)
+        return EXIT_REFUSED
+    out.write("".join(f"{line}\n" for line in lines or [VERSION_STRING, PLATFORM_STRING]))
+    return 0
 
 
 def _escape_unencodable(*streams: TextIO) -> None:

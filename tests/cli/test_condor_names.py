@@ -148,3 +148,24 @@ def test_help_is_the_tools_usage(capsys: pytest.CaptureFixture[str]) -> None:
         assert run_as(tool, ["-h"]) in (0, 1)
         captured = capsys.readouterr()
         assert "Usage: " in captured.out + captured.err
+
+
+def test_condor_version_words(capsys: pytest.CaptureFixture[str]) -> None:
+    """-arch and -opsys print the platform's halves; other words are refused with
+    condor_version's message and usage, exit 1 (observed on 25.13.2)."""
+    from cedar.cli.main import run_as
+
+    assert run_as("condor_version", ["-arch", "-opsys"]) == 0
+    assert capsys.readouterr().out.splitlines() == ["X86_64", "Python"]
+    assert run_as("condor_version", ["-x"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("ERROR: unrecognized argument: '-x'\nUsage: ")
+    assert run_as("condor_version", ["extra"]) == 1
+    assert capsys.readouterr().err.startswith("ERROR: invalid argument: 'extra'\n")
+
+
+def test_condor_vacate_says_what_it_cannot_do(capsys: pytest.CaptureFixture[str]) -> None:
+    from cedar.cli.main import run_as
+
+    assert run_as("condor_vacate", []) == 1
+    assert "does not vacate machines" in capsys.readouterr().err
