@@ -269,6 +269,20 @@ def _condor_version(argv: list[str], out: TextIO) -> int:
     return 0
 
 
+def _main(argv: list[str], out: TextIO) -> int:
+    if argv and argv[0] in MOUNTED:
+        name = argv[0]
+        return guarded(f"cedar {name}", _wants_debug(argv), lambda: _mounted(name, argv[1:], out))
+    if argv and argv[0] in LOCAL:
+        args = parse_command_line(local_parser(argv[0]), argv[1:])
+        args.command = argv[0]
+        return guarded(f"cedar {args.command}", args.debug, lambda: int(args.handler(args, out)))
+    parser = build_parser()
+    parser.parse_args(argv)  # --help, --version, or an unknown command (usage, exit 2)
+    parser.print_help(out)
+    return EXIT_USAGE
+
+
 def _escape_unencodable(*streams: TextIO) -> None:
     """Print bytes the terminal cannot encode (non-UTF-8 data from a peer) as escapes."""
     for stream in streams:
