@@ -17,7 +17,13 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
-from cedar.cli.common import EXIT_REFUSED, EXIT_USAGE, guarded, parse_command_line
+from cedar.cli.common import (
+    EXIT_REFUSED,
+    EXIT_UNREACHABLE,
+    EXIT_USAGE,
+    guarded,
+    parse_command_line,
+)
 
 if TYPE_CHECKING:
     from cedar.auth.client_config import ClientSecurity
@@ -196,7 +202,13 @@ def run_as(tool: str, argv: Sequence[str], out: TextIO | None = None) -> int:
     name = CONDOR_NAMES[tool]
     if name is None:
         return guarded(tool, _wants_debug(argv), lambda: _condor_own(tool, argv, stdout))
-    return guarded(tool, _wants_debug(argv), lambda: _mounted(name, argv, stdout, prog=tool))
+    status = guarded(tool, _wants_debug(argv), lambda: _mounted(name, argv, stdout, prog=tool))
+    return CONDOR_STATUS.get(status, status)
+
+
+#: The exit statuses cedar's own that condor's tools do not have: condor_q, condor_rm,
+#: condor_submit, ... exit 1 on a usage error and on an unreachable daemon alike (observed).
+CONDOR_STATUS = {EXIT_USAGE: EXIT_REFUSED, EXIT_UNREACHABLE: EXIT_REFUSED}
 
 
 #: The words that ask a condor_* tool for its usage (as the first argument).

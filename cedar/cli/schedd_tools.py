@@ -97,6 +97,11 @@ def description_from(args: argparse.Namespace) -> Submit:
             with open(path, encoding="utf-8") as handle:
                 text = handle.read()
         except OSError as exc:
+            if args.prog == "condor_submit":  # its words, on stderr, exit 1 (25.13.2)
+                sys.stderr.write(
+                    f"\nERROR: Failed to open command file ({path}) ({exc.strerror})\n"
+                )
+                raise SystemExit(1) from None
             raise UsageError(f"cannot read submit file {path}: {exc.strerror}") from None
         submit_file = path
     appended = list(args.append)

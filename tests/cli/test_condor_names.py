@@ -169,3 +169,20 @@ def test_condor_vacate_says_what_it_cannot_do(capsys: pytest.CaptureFixture[str]
 
     assert run_as("condor_vacate", []) == 1
     assert "does not vacate machines" in capsys.readouterr().err
+
+
+def test_condor_exit_statuses(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Under a condor_* name a usage error exits 1, as condor's tools (cedar's own is 2);
+    condor_submit's missing file is its words, on stderr (observed on 25.13.2)."""
+    from cedar.cli.main import run_as
+
+    assert run_as("condor_q", ["-bogus"]) == 1
+    assert main(["q", "-bogus"]) == 2
+    missing = tmp_path / "none.sub"
+    with pytest.raises(SystemExit) as exited:
+        run_as("condor_submit", [str(missing)])
+    assert exited.value.code == 1
+    err = capsys.readouterr().err
+    assert err.endswith(
+        f"\nERROR: Failed to open command file ({missing}) (No such file or directory)\n"
+    )
