@@ -122,7 +122,23 @@ def _assignments(words: list[str]) -> list[tuple[str, str, str]]:
 
 
 def run_submit(args: argparse.Namespace, out: TextIO) -> int:
-    """``cedar submit FILE``: prints the cluster id it created."""
+    """``cedar submit FILE``: prints the cluster id it created.  As ``condor_submit``, a
+    description it refuses is reported as condor_submit does: ``Submitting job(s)`` (no
+    newline) on stdout, ``ERROR: ...`` on stderr, exit 1 (observed on 25.13.2)."""
+    if args.prog != "condor_submit":
+        return _submit(args, out)
+    from cedar.commands.submit.errors import SubmitError
+
+    try:
+        return _submit(args, out)
+    except SubmitError as exc:
+        out.write("Dry-Run job(s)" if args.dry_run is not None else "Submitting job(s)")
+        out.flush()
+        sys.stderr.write(f"ERROR: {exc}\n")
+        return 1
+
+
+def _submit(args: argparse.Namespace, out: TextIO) -> int:
     if args.remote is not None:  # condor_submit -remote: that schedd, with spooling
         args.name, args.spool = args.remote, True
     if args.dry_run is not None and (args.json or args.spool):

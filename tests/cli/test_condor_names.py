@@ -186,3 +186,18 @@ def test_condor_exit_statuses(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert err.endswith(
         f"\nERROR: Failed to open command file ({missing}) (No such file or directory)\n"
     )
+
+
+def test_condor_submit_refusal_in_its_words(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A description condor_submit refuses: 'Submitting job(s)' without a newline on stdout,
+    'ERROR: ...' on stderr, exit 1 (observed on 25.13.2); no schedd is reached."""
+    from cedar.cli.main import run_as
+
+    sub = tmp_path / "bad.sub"
+    sub.write_text("executable = /bin/true\nhold = yes\nqueue\n")
+    assert run_as("condor_submit", ["-dry-run", "-", str(sub)]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == "Dry-Run job(s)"
+    assert captured.err == "ERROR: hold=yes is invalid, must eval to a boolean.\n"
