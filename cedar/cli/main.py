@@ -17,7 +17,13 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
-from cedar.cli.common import EXIT_USAGE, guarded, parse_command_line
+from cedar.cli.common import (
+    EXIT_REFUSED,
+    EXIT_UNREACHABLE,
+    EXIT_USAGE,
+    guarded,
+    parse_command_line,
+)
 
 if TYPE_CHECKING:
     from cedar.auth.client_config import ClientSecurity
@@ -191,10 +197,51 @@ def run_as(tool: str, argv: Sequence[str], out: TextIO | None = None) -> int:
     argv = list(argv)
     stdout = out or sys.stdout
     _escape_unencodable(sys.stdout, sys.stderr)
+    if argv and argv[0] in HELP_WORDS:
+        return _condor_usage(tool, argv[0], stdout)
     name = CONDOR_NAMES[tool]
     if name is None:
         return guarded(tool, _wants_debug(argv), lambda: _condor_own(tool, argv, stdout))
-    return guarded(tool, _wants_debug(argv), lambda: _mounted(name, argv, stdout, prog=tool))
+    status = guarded(tool, _wants_debug(argv), lambda: _mounted(name, argv, stdout, prog=tool))
+    return CONDOR_STATUS.get(status, status)
+
+
+#: The exit statuses cedar's own that condor's tools do not have: condor_q, condor_rm,
+#: condor_submit, ... exit 1 on a usage error and on an unreachable daemon alike (observed).
+CONDOR_STATUS = {EXIT_USAGE: EXIT_REFUSED, EXIT_UNREACHABLE: EXIT_REFUSED}
+
+
+#: The words that ask a condor_* tool for its usage (as the first argument).
+HELP_WORDS = ("-help", "--help", "-h")
+
+
+def _condor_usage(tool: str, word: str, out: TextIO) -> int:
+    """The real 25.13.2 tool's answer to ``-help``/``--help``/``-h``: its usage text on its
+    stream, with its exit status (recorded from the tools into ``condor_usage.json``; some
+    print the name they were started under, others their own name)."""
+    import json
+
+    path = os.path.join(os.path.dirname(__file__), "condor_usage.json")
+    with open(path, encoding="utf-8") as handle:
+        answer = json.load(handle)[tool][word]
+    prog = _started_as(tool)
+    out.write(answer["stdout"].replace("{prog}", prog))
+    out.flush()
+    sys.stderr.write(answer["stderr"].replace("{prog}", prog))
+    return int(answer["status"])
+
+
+def _started_as(tool: str) -> str:
+    """The name a program would see in ``argv[0]``: the bare name when PATH finds this very
+    file under it (a script's ``sys.argv[0]`` is always its path, a program's is what was
+    typed), else the path it was started by."""
+    import shutil
+
+    started = sys.argv[0] if sys.argv and tool_name(sys.argv[0]) == tool else tool
+    found = shutil.which(tool)
+    if found and os.path.abspath(found) == os.path.abspath(started):
+        return tool
+    return started
 
 
 def tool_name(argv0: str) -> str | None:
@@ -206,12 +253,32 @@ def tool_name(argv0: str) -> str | None:
 def _condor_own(tool: str, argv: list[str], out: TextIO) -> int:
     """The condor_* tools with no cedar subcommand behind them."""
     if tool == "condor_version":
-        from cedar.version import PLATFORM_STRING, VERSION_STRING
+        return _condor_version(argv, out)
+    sys.stderr.write(
+        f"{tool}: cedar does not vacate machines (it has no startd client); "
+        "condor_rm or condor_hold end a job's run\n"
+    )
+    return EXIT_REFUSED
 
-        out.write(f"{VERSION_STRING}\n{PLATFORM_STRING}\n")
-        return 0
-    sys.stderr.write(f"{tool}: not provided by cedar\n")
-    return EXIT_USAGE
+
+def _condor_version(argv: list[str], out: TextIO) -> int:
+    """condor_version: the version and platform pair (naming cedar), or with ``-arch`` and
+    ``-opsys`` the platform's two halves; other words are refused as condor_version refuses
+    them (its message, its usage, exit 1: observed on 25.13.2)."""
+    from cedar.version import PLATFORM_STRING, VERSION_STRING
+
+    arch, _, opsys = PLATFORM_STRING.split()[1].partition("-")
+    lines = []
+    for word in argv:
+        if word in ("-arch", "-opsys"):
+            lines.append(arch if word == "-arch" else opsys)
+            continue
+        kind = "unrecognized" if word.startswith("-") else "invalid"
+        sys.stderr.write(f"ERROR: {kind} argument: '{word}'\n")
+        _condor_usage("condor_version", "-help", out)
+        return EXIT_REFUSED
+    out.write("".join(f"{line}\n" for line in lines or [VERSION_STRING, PLATFORM_STRING]))
+    return 0
 
 
 def _main(argv: list[str], out: TextIO) -> int:

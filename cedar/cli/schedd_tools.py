@@ -97,6 +97,11 @@ def description_from(args: argparse.Namespace) -> Submit:
             with open(path, encoding="utf-8") as handle:
                 text = handle.read()
         except OSError as exc:
+            if args.prog == "condor_submit":  # its words, on stderr, exit 1 (25.13.2)
+                sys.stderr.write(
+                    f"\nERROR: Failed to open command file ({path}) ({exc.strerror})\n"
+                )
+                raise SystemExit(1) from None
             raise UsageError(f"cannot read submit file {path}: {exc.strerror}") from None
         submit_file = path
     appended = list(args.append)
@@ -117,7 +122,23 @@ def _assignments(words: list[str]) -> list[tuple[str, str, str]]:
 
 
 def run_submit(args: argparse.Namespace, out: TextIO) -> int:
-    """``cedar submit FILE``: prints the cluster id it created."""
+    """``cedar submit FILE``: prints the cluster id it created.  As ``condor_submit``, a
+    description it refuses is reported as condor_submit does: ``Submitting job(s)`` (no
+    newline) on stdout, ``ERROR: ...`` on stderr, exit 1 (observed on 25.13.2)."""
+    if args.prog != "condor_submit":
+        return _submit(args, out)
+    from cedar.commands.submit.errors import SubmitError
+
+    try:
+        return _submit(args, out)
+    except SubmitError as exc:
+        out.write("Dry-Run job(s)" if args.dry_run is not None else "Submitting job(s)")
+        out.flush()
+        sys.stderr.write(f"ERROR: {exc}\n")
+        return 1
+
+
+def _submit(args: argparse.Namespace, out: TextIO) -> int:
     if args.remote is not None:  # condor_submit -remote: that schedd, with spooling
         args.name, args.spool = args.remote, True
     if args.dry_run is not None and (args.json or args.spool):

@@ -130,3 +130,74 @@ def test_argv0_names_the_tool() -> None:
     )
     assert result.returncode == 0
     assert result.stdout.startswith("$CondorVersion: ")
+
+
+def test_help_is_the_tools_usage(capsys: pytest.CaptureFixture[str]) -> None:
+    """The recorded usage of the 25.13.2 tools: stream, text and status (condor_rm's on
+    stderr, condor_submit's on stdout; condor_tail reads --help as a job id, exit 1)."""
+    from cedar.cli.main import run_as
+
+    assert run_as("condor_rm", ["-help"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.startswith("Usage: condor_rm [options]")
+    assert run_as("condor_submit", ["--help"]) == 0
+    assert capsys.readouterr().out.startswith("Usage: condor_submit [options]")
+    assert run_as("condor_tail", ["--help"]) == 1
+    assert capsys.readouterr().err.startswith("Invalid Job ID: --help\nUsage: condor_tail ")
+    for tool in CONDOR_NAMES:
+        assert run_as(tool, ["-h"]) in (0, 1)
+        captured = capsys.readouterr()
+        assert "Usage: " in captured.out + captured.err
+
+
+def test_condor_version_words(capsys: pytest.CaptureFixture[str]) -> None:
+    """-arch and -opsys print the platform's halves; other words are refused with
+    condor_version's message and usage, exit 1 (observed on 25.13.2)."""
+    from cedar.cli.main import run_as
+
+    assert run_as("condor_version", ["-arch", "-opsys"]) == 0
+    assert capsys.readouterr().out.splitlines() == ["X86_64", "Python"]
+    assert run_as("condor_version", ["-x"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("ERROR: unrecognized argument: '-x'\nUsage: ")
+    assert run_as("condor_version", ["extra"]) == 1
+    assert capsys.readouterr().err.startswith("ERROR: invalid argument: 'extra'\n")
+
+
+def test_condor_vacate_says_what_it_cannot_do(capsys: pytest.CaptureFixture[str]) -> None:
+    from cedar.cli.main import run_as
+
+    assert run_as("condor_vacate", []) == 1
+    assert "does not vacate machines" in capsys.readouterr().err
+
+
+def test_condor_exit_statuses(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Under a condor_* name a usage error exits 1, as condor's tools (cedar's own is 2);
+    condor_submit's missing file is its words, on stderr (observed on 25.13.2)."""
+    from cedar.cli.main import run_as
+
+    assert run_as("condor_q", ["-bogus"]) == 1
+    assert main(["q", "-bogus"]) == 2
+    missing = tmp_path / "none.sub"
+    with pytest.raises(SystemExit) as exited:
+        run_as("condor_submit", [str(missing)])
+    assert exited.value.code == 1
+    err = capsys.readouterr().err
+    assert err.endswith(
+        f"\nERROR: Failed to open command file ({missing}) (No such file or directory)\n"
+    )
+
+
+def test_condor_submit_refusal_in_its_words(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A description condor_submit refuses: 'Submitting job(s)' without a newline on stdout,
+    'ERROR: ...' on stderr, exit 1 (observed on 25.13.2); no schedd is reached."""
+    from cedar.cli.main import run_as
+
+    sub = tmp_path / "bad.sub"
+    sub.write_text("executable = /bin/true\nhold = yes\nqueue\n")
+    assert run_as("condor_submit", ["-dry-run", "-", str(sub)]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == "Dry-Run job(s)"
+    assert captured.err == "ERROR: hold=yes is invalid, must eval to a boolean.\n"
