@@ -256,6 +256,8 @@ def test_batchspawner_condor_spawner_start_poll_stop(user_dir: Path) -> None:
     assert result["singleuser_ran"] == f"{JOB_USER} {JOB_USER}"  # as the user, with the hub's env
     assert result["poll_stopped"] == 1
     assert _history(user_dir, job_id) == [[JOB_USER, "3"]]
+    # Its description says ShouldTransferFiles = False: the job ran in place, no transfer.
+    assert _history(user_dir, job_id, attributes=("ShouldTransferFiles",)) == [["NO"]]
 
 
 def test_condorpy_job_of_three_tasks(user_dir: Path) -> None:
