@@ -29,6 +29,22 @@ def per_checkout(directory: Path) -> Path:
     return directory.with_name(f"{directory.name}-{key}")
 
 
+def world_usable(path: str | Path) -> bool:
+    """Whether another user (the pool's job user) can reach ``path``: every directory up to it
+    is world-searchable (a pyenv or checkout under root's 0700 home is not)."""
+    real = Path(os.path.realpath(path))
+    return all(os.stat(parent).st_mode & 0o001 for parent in real.parents)
+
+
+def unavailable(reason: str) -> None:
+    """Skip -- but fail under CI (``CI`` set): there a test's programs must run, not vanish."""
+    import pytest
+
+    if os.environ.get("CI"):
+        pytest.fail(f"CI is set and this test cannot run: {reason}")
+    pytest.skip(reason)
+
+
 def reference_import_problem(timeout: float = 60) -> str | None:
     """Why the reference client (``htcondor2``) cannot be used, or None when it can.
 

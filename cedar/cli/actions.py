@@ -45,6 +45,8 @@ ACTIONS = {
 }
 #: How condor's tools word a success ("All jobs ... have been <done>").
 _DONE = {"rm": "marked for removal", "hold": "held", "release": "released"}
+#: What condor_rm -forcex says a job (or all jobs) of the X state became (25.13.2).
+_FORCED = "removed locally (remote state unknown)"
 #: Per-job result codes (spec 05 §5.4) -> condor's words for a failed job id.
 _FAILED_JOB = {
     0: "{id} could not be {done}",
@@ -58,6 +60,8 @@ _BAD_STATUS = {
     "hold": "not holdable",
     "release": "not held to be released",
 }
+#: condor_rm -forcex's words for a job not in the X state (25.13.2).
+_FORCED_BAD_STATUS = "not in `X' state to be forcibly removed"
 _USER = re.compile(r"^[\w.@+-]+$")
 _INFINITIVE = {"rm": "remove", "hold": "hold", "release": "release"}
 _RESULT_NAMES = ("Failed", "Succeeded", "Not Found", "Bad Status", "Already Done")
@@ -264,7 +268,9 @@ def _run_act(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             out.write("\n")
         if args.totals:
             out.write(_totals_line(result) + "\n")
-        status |= _report(args.tool, verb, request, result, out, err)
+        status |= _report(
+            args.tool, verb, request, result, out, err, forced=action is JobAction.RemoveX
+        )
     if args.json:
         out.write(json.dumps(report) + "\n")
     return EXIT_REFUSED if status else 0
@@ -289,10 +295,16 @@ def _totals_line(result: ActResult) -> str:
 
 
 def _report(
-    tool: str, verb: str, request: _Request, result: ActResult, out: TextIO, err: TextIO
+    tool: str,
+    verb: str,
+    request: _Request,
+    result: ActResult,
+    out: TextIO,
+    err: TextIO,
+    forced: bool = False,
 ) -> int:
-    """condor's messages for one request; 1 when it failed."""
-    done = _DONE[tool]
+    """condor's messages for one request; 1 when it failed (``forced``: ``rm -forcex``)."""
+    done = _FORCED if forced else _DONE[tool]
     if request.job_ids is not None:
         # as condor_X: failures on stderr; a blank line first and exit 1 only when no job
         # of the request succeeded (the schedd's ActionResult)
@@ -303,7 +315,8 @@ def _report(
                 out.write(f"Job {job} {done}\n")
                 continue
             text = _FAILED_JOB.get(code, "{id} could not be {done}")
-            message = text.format(id=job, done=done, verb=verb, bad_status=_BAD_STATUS[tool])
+            bad_status = _FORCED_BAD_STATUS if forced else _BAD_STATUS[tool]
+            message = text.format(id=job, done=done, verb=verb, bad_status=bad_status)
             failures.append(message if message.startswith("Perm") else "Job " + message)
         if failures and not result.changed:
             err.write("\n")

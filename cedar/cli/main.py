@@ -12,11 +12,18 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
-from cedar.cli.common import EXIT_USAGE, guarded, parse_command_line
+from cedar.cli.common import (
+    EXIT_REFUSED,
+    EXIT_UNREACHABLE,
+    EXIT_USAGE,
+    guarded,
+    parse_command_line,
+)
 
 if TYPE_CHECKING:
     from cedar.auth.client_config import ClientSecurity
@@ -45,6 +52,27 @@ MOUNTED = {
         "cedar.cli.spool_tools",
         "fetch the output files of spooled jobs (like condor_transfer_data)",
     ),
+    "condor-commands": (
+        "cedar.cli.condor_names",
+        "write condor_q, condor_submit, ... launchers into a directory (opt-in)",
+    ),
+}
+#: HTCondor's tool names cedar answers to (``cedar condor-commands``, or a link to ``cedar``
+#: of that name): condor_* name -> the subcommand that does its work (``None``: done here).
+CONDOR_NAMES: dict[str, str | None] = {
+    "condor_submit": "submit",
+    "condor_q": "q",
+    "condor_rm": "rm",
+    "condor_hold": "hold",
+    "condor_release": "release",
+    "condor_history": "history",
+    "condor_status": "status",
+    "condor_tail": "tail",
+    "condor_qedit": "edit",
+    "condor_ping": "ping",
+    "condor_version": None,
+    "condor_vacate": None,
+    "condor_transfer_data": "transfer-data",
 }
 #: Subcommands of this module.
 LOCAL = {
@@ -112,7 +140,10 @@ def version_text() -> str:
     return f"cedar {version} (Python {platform.python_version()})"
 
 
-def _mounted(name: str, argv: Sequence[str], out: TextIO) -> int:
+def _mounted(name: str, argv: Sequence[str], out: TextIO, prog: str | None = None) -> int:
+    """Run the mounted subcommand ``name``; ``prog`` is the name it reports under (default
+    ``cedar NAME``; ``condor_q`` when cedar runs as that tool)."""
+    prog = prog or f"cedar {name}"
     module_name, _ = MOUNTED[name]
     try:
         module: Any = importlib.import_module(module_name)
@@ -126,13 +157,13 @@ def _mounted(name: str, argv: Sequence[str], out: TextIO) -> int:
         # a condor-style scanner of its own (q, status, history, ...): it parses and reports
         extra: dict[str, Any] = {}
         if "prog" in main_accepts:
-            extra["prog"] = f"cedar {name}"
+            extra["prog"] = prog
         if "out" in main_accepts:
             extra["out"] = out
         return int(module.main(list(argv), **extra))
     else:
         parser = module.build_parser()
-    parser.prog = f"cedar {name}"
+    parser.prog = prog
     parser.set_defaults(prog=parser.prog, command=name)
     args = parse_command_line(parser, argv)
     if hasattr(module, "subcommand_parser"):
@@ -151,10 +182,104 @@ def _wants_debug(argv: Sequence[str]) -> bool:
 
 
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
-    """Entry point of the ``cedar`` console script."""
+    """Entry point of the ``cedar`` console script; started under a ``condor_*`` name (a
+    link to it named ``condor_q``), it behaves as that tool."""
+    if argv is None and sys.argv:
+        tool = tool_name(sys.argv[0])
+        if tool is not None:
+            return run_as(tool, sys.argv[1:], out)
     argv = list(sys.argv[1:] if argv is None else argv)
     _escape_unencodable(sys.stdout, sys.stderr)
     return guarded("cedar", _wants_debug(argv), lambda: _main(argv, out or sys.stdout))
+
+
+def run_as(tool: str, argv: Sequence[str], out: TextIO | None = None) -> int:
+    """Run cedar as HTCondor's ``tool`` (a name of :data:`CONDOR_NAMES`)."""
+    argv = list(argv)
+    stdout = out or sys.stdout
+    _escape_unencodable(sys.stdout, sys.stderr)
+    if argv and argv[0] in HELP_WORDS:
+        return _condor_usage(tool, argv[0], stdout)
+    name = CONDOR_NAMES[tool]
+    if name is None:
+        return guarded(tool, _wants_debug(argv), lambda: _condor_own(tool, argv, stdout))
+    status = guarded(tool, _wants_debug(argv), lambda: _mounted(name, argv, stdout, prog=tool))
+    return CONDOR_STATUS.get(status, status)
+
+
+#: The exit statuses cedar's own that condor's tools do not have: condor_q, condor_rm,
+#: condor_submit, ... exit 1 on a usage error and on an unreachable daemon alike (observed).
+CONDOR_STATUS = {EXIT_USAGE: EXIT_REFUSED, EXIT_UNREACHABLE: EXIT_REFUSED}
+
+
+#: The words that ask a condor_* tool for its usage (as the first argument).
+HELP_WORDS = ("-help", "--help", "-h")
+
+
+def _condor_usage(tool: str, word: str, out: TextIO) -> int:
+    """The real 25.13.2 tool's answer to ``-help``/``--help``/``-h``: its usage text on its
+    stream, with its exit status (recorded from the tools into ``condor_usage.json``; some
+    print the name they were started under, others their own name)."""
+    import json
+
+    path = os.path.join(os.path.dirname(__file__), "condor_usage.json")
+    with open(path, encoding="utf-8") as handle:
+        answer = json.load(handle)[tool][word]
+    prog = _started_as(tool)
+    out.write(answer["stdout"].replace("{prog}", prog))
+    out.flush()
+    sys.stderr.write(answer["stderr"].replace("{prog}", prog))
+    return int(answer["status"])
+
+
+def _started_as(tool: str) -> str:
+    """The name a program would see in ``argv[0]``: the bare name when PATH finds this very
+    file under it (a script's ``sys.argv[0]`` is always its path, a program's is what was
+    typed), else the path it was started by."""
+    import shutil
+
+    started = sys.argv[0] if sys.argv and tool_name(sys.argv[0]) == tool else tool
+    found = shutil.which(tool)
+    if found and os.path.abspath(found) == os.path.abspath(started):
+        return tool
+    return started
+
+
+def tool_name(argv0: str) -> str | None:
+    """The condor_* name a program was started as (``/x/condor_q`` -> ``condor_q``), if any."""
+    base = os.path.basename(argv0)
+    return base if base in CONDOR_NAMES else None
+
+
+def _condor_own(tool: str, argv: list[str], out: TextIO) -> int:
+    """The condor_* tools with no cedar subcommand behind them."""
+    if tool == "condor_version":
+        return _condor_version(argv, out)
+    sys.stderr.write(
+        f"{tool}: cedar does not vacate machines (it has no startd client); "
+        "condor_rm or condor_hold end a job's run\n"
+    )
+    return EXIT_REFUSED
+
+
+def _condor_version(argv: list[str], out: TextIO) -> int:
+    """condor_version: the version and platform pair (naming cedar), or with ``-arch`` and
+    ``-opsys`` the platform's two halves; other words are refused as condor_version refuses
+    them (its message, its usage, exit 1: observed on 25.13.2)."""
+    from cedar.version import PLATFORM_STRING, VERSION_STRING
+
+    arch, _, opsys = PLATFORM_STRING.split()[1].partition("-")
+    lines = []
+    for word in argv:
+        if word in ("-arch", "-opsys"):
+            lines.append(arch if word == "-arch" else opsys)
+            continue
+        kind = "unrecognized" if word.startswith("-") else "invalid"
+        sys.stderr.write(f"ERROR: {kind} argument: '{word}'\n")
+        _condor_usage("condor_version", "-help", out)
+        return EXIT_REFUSED
+    out.write("".join(f"{line}\n" for line in lines or [VERSION_STRING, PLATFORM_STRING]))
+    return 0
 
 
 def _main(argv: list[str], out: TextIO) -> int:

@@ -4,8 +4,9 @@ Both languages share the reference's syntax (spec 06 §1.3-§1.4, §4.1): logica
 ``\\`` continuation and ``#`` comments only at the start of a line; lazy ``$(NAME)`` expansion
 with ``$(NAME:default)``, ``$ENV()``, ``$SUBSTR()``, ``$CHOICE()``, ``$BASENAME()``,
 ``$DIRNAME()``, ``$F*()`` path pieces, ``$INT()``/``$REAL()``/``$EVAL()``/``$STRING()`` (when the
-caller supplies a ClassAd evaluator) and ``$$(...)`` kept verbatim.  Everything is pure string
-processing over a lookup function, so both readers (and their error types) plug into it.
+caller supplies a ClassAd evaluator) and ``$$(...)`` kept (the ``$(...)`` inside it expanded).
+Everything is pure string processing over a lookup function, so both readers (and their error
+types) plug into it.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ MAX_VALUE = 1 << 20
 
 NAME_RE = re.compile(r"[A-Za-z0-9_./]+")
 _FUNC = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)\(")
-_PATH_FUNC = re.compile(r"F[fpdnxbqauw]+")
+_PATH_FUNC = re.compile(r"F[fpdnxbqauw]*")
 DOLLAR_MARK = "\x00DOLLAR\x00"
 #: ``$RANDOM_CHOICE``/``$RANDOM_INTEGER`` draw from this (not for secrets).
 
@@ -104,7 +105,13 @@ def find_body_end(text: str, start: int) -> int:
 def path_parts(path: str, letters: str) -> str:
     """``$F<letters>(x)``: pieces of a path (spec 06 §1.4): ``p`` directory, ``d`` parent
     directory name, ``n`` name, ``x`` extension, ``q`` quoted, ``b`` without the trailing
-    ``/``; no piece letter means the whole path (observed: ``$Fb(/a/b.c)`` is ``/a/b.c``)."""
+    ``/``; no piece letter means the whole path (observed: ``$F(/a/b.c)`` and ``$Fb(/a/b.c)`` are
+    ``/a/b.c``; dask-jobqueue writes ``$F(MY.JobId)``).  The value's surrounding quotes go first
+    (observed: ``$F`` of ``"/x/y.c"`` is ``/x/y.c``, ``$Fq`` of it ``"/x/y.c"``)."""
+    if path[:1] in ('"', "'"):
+        # Observed (25.13.2, config and submit alike): a leading quote is dropped, and a
+        # trailing one only when it is the same quote ("a/b' keeps its ').
+        path = path[1:-1] if len(path) > 1 and path[-1] == path[0] else path[1:]
     directory, base = posixpath.split(path)
     if directory and not directory.endswith("/"):
         directory += "/"
@@ -121,9 +128,10 @@ def path_parts(path: str, letters: str) -> str:
         out += stem
     if "x" in letters:
         out += ext
-    if not any(piece in letters for piece in "pdnx"):
+    whole = not any(piece in letters for piece in "pdnx")
+    if whole:
         out = path
-    if "b" in letters and out.endswith("/"):
+    if "b" in letters and not whole and out.endswith("/"):  # observed: $Fb(/x/y/) is /x/y/
         out = out[:-1]
     if "q" in letters:
         out = f'"{out}"'
@@ -180,10 +188,10 @@ class MacroExpander:
                 break
             out.append(text[i:j])
             if text.startswith("$$(", j):
-                close = text.find(")", j + 3)
-                end = len(text) if close < 0 else close + 1
-                out.append(text[j:end])
-                i = end
+                # A match-time reference keeps its own text, but observed (25.13.2, config and
+                # submit): the $(...) inside it are expanded ($$(X$(A)) with A=5 is $$(X5)).
+                out.append("$$(")
+                i = j + 3
                 continue
             replacement: str | None = None
             end = j + 1

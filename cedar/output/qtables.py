@@ -39,6 +39,9 @@ __all__ = [
 ]
 
 _LETTER = {status.value: status.letter for status in JobStatus}
+#: condor_q -nobatch's two-character ST cell: the letter, then a space, except a job
+#: transferring its output, which is " >" (observed on 25.13.2 with -jobads).
+_ST_CELL = {value: f"{letter:<2}" for value, letter in _LETTER.items()} | {6: " >"}
 _UNIVERSES = {1: "Standard", 2: "Pipe", 3: "Linda", 4: "PVM", 5: "Vanilla", 6: "PVMd",
               7: "Scheduler", 8: "MPI", 9: "Grid", 10: "Java", 11: "Parallel", 12: "Local",
               13: "VM"}  # fmt: skip
@@ -104,13 +107,17 @@ def job_key(ad: ClassAd) -> tuple[int, int]:
 
 
 def _run_time(ad: ClassAd, now: int) -> str:
-    """condor_q's RUN_TIME: a running job's current run (from the shadow's start to the
-    schedd's clock), any other job's last run (``LastRemoteWallClockTime``).  Observed with a
-    job held, released and held again: not the runs' sum (``RemoteWallClockTime``), and the
-    same with ``-currentrun``."""
-    started = _int(ad, "ShadowBday") or _int(ad, "JobCurrentStartDate")
-    if _int(ad, "JobStatus") == 2 and started:
-        return _duration(max(0, now - started))
+    """condor_q's RUN_TIME: a running, suspended or output-transferring job's current run
+    (from the shadow's start, ``ShadowBday``, to the schedd's clock; 0 without a shadow), an
+    idle or held job's last run (``LastRemoteWallClockTime``), 0 for a job removed or
+    completed.  Observed on 25.13.2 with a job held, released and held again (not the runs'
+    sum, the same with ``-currentrun``) and with one ad under each JobStatus (``-jobads``)."""
+    status = _int(ad, "JobStatus")
+    if status in (2, 6, 7):
+        started = _int(ad, "ShadowBday")
+        return _duration(max(0, now - started) if started else 0)
+    if status in (3, 4):
+        return _duration(0)
     return _duration(_int(ad, "LastRemoteWallClockTime"))
 
 
@@ -181,7 +188,7 @@ def _first(item: tuple[tuple[int, int], str]) -> tuple[int, int]:
 def _nobatch_row(ad: ClassAd, now: int, time_of: Any = _run_time) -> str:
     return (
         f" {_str(ad, 'Owner'):<14} {_when(_int(ad, 'QDate')):>11} "
-        f"{time_of(ad, now):>12} {_LETTER.get(_int(ad, 'JobStatus'), '?')}  "
+        f"{time_of(ad, now):>12} {_ST_CELL.get(_int(ad, 'JobStatus'), '? ')} "
         f"{_int(ad, 'JobPrio'):<3} {_size(ad):>4.1f} {_command(ad)}"
     ).rstrip()
 

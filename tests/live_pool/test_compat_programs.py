@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import per_checkout
+from tests.support import per_checkout, unavailable, world_usable
 
 REPO = Path(__file__).resolve().parents[2]
 PROGRAMS = Path(__file__).with_name("compat_programs")
@@ -50,18 +50,11 @@ def _live_env() -> dict[str, str]:
     return env
 
 
-def _world_usable(path: str) -> bool:
-    """Whether another user (the job's) can run this interpreter: every directory up to it is
-    world-searchable (pyenv under root's 0700 home is not)."""
-    real = Path(os.path.realpath(path))
-    return all(os.stat(parent).st_mode & 0o001 for parent in real.parents)
-
-
 def _base_python() -> str:
     """An interpreter (>= 3.11, as snakemake needs) that the pool's job user can run too."""
     candidates = [os.environ.get("CEDAR_COMPAT_PYTHON"), sys.executable, "/usr/bin/python3"]
     for candidate in candidates:
-        if not candidate or not os.path.exists(candidate) or not _world_usable(candidate):
+        if not candidate or not os.path.exists(candidate) or not world_usable(candidate):
             continue
         version = subprocess.run(
             [candidate, "-c", "import sys, venv; print(sys.version_info >= (3, 11))"],
@@ -71,7 +64,7 @@ def _base_python() -> str:
         )
         if version.stdout.strip() == "True":
             return candidate
-    _unavailable("no Python >= 3.11 that the pool's job user can run (set CEDAR_COMPAT_PYTHON)")
+    unavailable("no Python >= 3.11 that the pool's job user can run (set CEDAR_COMPAT_PYTHON)")
     raise AssertionError("unreachable")
 
 
@@ -89,13 +82,6 @@ def _venv_ready() -> bool:
         [str(_python()), "-c", check], capture_output=True, timeout=120, check=False, cwd=VENV
     )
     return probe.returncode == 0
-
-
-def _unavailable(reason: str) -> None:
-    """Skip -- but fail under CI (``CI`` set): there the programs must run, not vanish."""
-    if os.environ.get("CI"):
-        pytest.fail(f"CI is set and the Toil/snakemake proof cannot run: {reason}")
-    pytest.skip(reason)
 
 
 def _follows_this_checkout() -> bool:
@@ -128,12 +114,12 @@ def programs_venv() -> Path:
     if os.geteuid() != 0:
         pytest.skip("runs as root: submits with the pool's IDTOKEN, runs snakemake as testuser")
     _live_env()
-    if _python().exists() and _world_usable(str(_python())):
+    if _python().exists() and world_usable(str(_python())):
         with contextlib.suppress(subprocess.CalledProcessError, subprocess.TimeoutExpired):
             _follow_this_checkout()
-    if not (_python().exists() and _world_usable(str(_python())) and _venv_ready()):
+    if not (_python().exists() and world_usable(str(_python())) and _venv_ready()):
         if os.environ.get("CEDAR_COMPAT_NO_INSTALL"):
-            _unavailable("CEDAR_COMPAT_NO_INSTALL is set and the programs venv is not ready")
+            unavailable("CEDAR_COMPAT_NO_INSTALL is set and the programs venv is not ready")
         shutil.rmtree(VENV, ignore_errors=True)
         try:
             subprocess.run([_base_python(), "-m", "venv", str(VENV)], check=True, timeout=120)
@@ -143,9 +129,9 @@ def programs_venv() -> Path:
             subprocess.run([*pip, "-e", str(REPO)], check=True, timeout=300)
             _follow_this_checkout()
         except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
-            _unavailable(f"cannot build the programs venv from PyPI ({exc}); is PyPI reachable?")
+            unavailable(f"cannot build the programs venv from PyPI ({exc}); is PyPI reachable?")
         if not _venv_ready():
-            _unavailable("the programs venv was built but its packages do not import")
+            unavailable("the programs venv was built but its packages do not import")
     wheel = subprocess.run(
         [str(_python()), "-c", "import htcondor; print(htcondor.__cedar_compat__)"],
         capture_output=True,
@@ -164,7 +150,7 @@ def job_dir() -> Path:
     base = os.environ.get("CEDAR_LIVE_IWD")
     if not base:
         pytest.skip("CEDAR_LIVE_IWD is not set")
-    if not _world_usable(os.path.join(base, ".")):
+    if not world_usable(os.path.join(base, ".")):
         pytest.skip(f"the pool's job user cannot reach {base} (a parent directory is private)")
     path = Path(tempfile.mkdtemp(prefix="compat-", dir=base))
     path.chmod(0o1777)

@@ -365,6 +365,12 @@ def _more(rng: random.Random, i: int) -> str:
         "transfer_input_files = file:///etc/hostname, HTTPS://example.org/x",
         'transfer_output_remaps = "a = https://example.org/a"\ntransfer_output_files = a',
         "when_to_transfer_output = ON_SUCCESS\nshould_transfer_files = YES",
+        "should_transfer_files = False",  # issue 34: the booleans' words are YES/NO
+        "should_transfer_files = true",
+        "should_transfer_files = Never\nwhen_to_transfer_output = no",
+        "should_transfer_files = ALWAYS\nwhen_to_transfer_output = True",
+        "when_to_transfer_output = yes",
+        "should_transfer_files = T",
         "initialdir = data\nlog = job.log",
         "initialdir = sub$(Process)\nlog = rel.log\nqueue_dirs = 1",
         "getenv = HOME, !PATH",
@@ -507,7 +513,7 @@ FAMILIES: list[tuple[str, Family, int]] = [
     ("queues", _queues, 21),
     ("accept-reject", _accept_reject, 30),
     ("mixed", _mixed, 60),
-    ("more", _more, 62),
+    ("more", _more, 68),
     ("issue-26", _issue_26, len(ISSUE_26)),
 ]
 

@@ -86,3 +86,40 @@ def test_the_same_lines_as_condor_submit_on_the_corpus(tmp_path: Path) -> None:
             differences[sub.name] = (ours, theirs)
     assert compared >= 250
     assert not differences, differences
+
+
+@pytest.mark.parametrize(
+    ("lines", "expected", "unused_line"),
+    [
+        # Observed with condor_submit -dry-run (25.13.2): the attribute-name spellings are
+        # commands; ShouldTransferFiles and WhenToTransferOutput win over the command
+        # whatever the order, the file lists' commands win over theirs.
+        (["ShouldTransferFiles = False"], {"ShouldTransferFiles": '"NO"'}, None),
+        (
+            ["should_transfer_files = YES", "ShouldTransferFiles = NO"],
+            {"ShouldTransferFiles": '"NO"'},
+            "should_transfer_files = YES",
+        ),
+        (
+            ["WhenToTransferOutput = ON_EXIT_OR_EVICT", "when_to_transfer_output = ON_EXIT"],
+            {"ShouldTransferFiles": '"YES"', "WhenToTransferOutput": '"ON_EXIT_OR_EVICT"'},
+            "when_to_transfer_output = ON_EXIT",
+        ),
+        (["TransferOutputFiles = a"], {"TransferOutput": '"a"'}, None),
+        (
+            ["transfer_input_files = /etc/passwd", "TransferInputFiles = /etc/hostname"],
+            {"TransferInput": '"/etc/passwd"'},
+            "TransferInputFiles = /etc/hostname",
+        ),
+    ],
+)
+def test_transfer_commands_by_their_attribute_names(
+    tmp_path: Path, lines: list[str], expected: dict[str, str], unused_line: str | None
+) -> None:
+    """batchspawner's CondorSpawner writes ``ShouldTransferFiles = False``."""
+    description = Submit("executable = /bin/true\n" + "\n".join(lines) + "\nqueue\n")
+    ads = description.build(1, settings=SETTINGS, submit_dir=str(tmp_path), now=0)
+    job = ads.job_ad(0)
+    for name, value in expected.items():
+        assert job[name] == value
+    assert description.unused == ([unused_line] if unused_line else [])

@@ -16,6 +16,46 @@ if TYPE_CHECKING:
     pass
 from cedar.commands.submit.parts import JobParts
 
+#: What condor_submit 25.13.2 takes for ``should_transfer_files`` (any case; observed with
+#: -dry-run): the words and the booleans' words, not 0/1/T/F or prefixes.
+SHOULD_TRANSFER = {
+    "YES": "YES",
+    "TRUE": "YES",
+    "ALWAYS": "YES",
+    "NO": "NO",
+    "FALSE": "NO",
+    "NEVER": "NO",
+    "IF_NEEDED": "IF_NEEDED",
+}
+#: The same for ``when_to_transfer_output``: true means at eviction too, false at exit.
+WHEN_TO_TRANSFER = {
+    "ON_EXIT": "ON_EXIT",
+    "ON_EXIT_OR_EVICT": "ON_EXIT_OR_EVICT",
+    "ON_SUCCESS": "ON_SUCCESS",
+    "YES": "ON_EXIT_OR_EVICT",
+    "TRUE": "ON_EXIT_OR_EVICT",
+    "ALWAYS": "ON_EXIT_OR_EVICT",
+    "NO": "ON_EXIT",
+    "FALSE": "ON_EXIT",
+    "NEVER": "ON_EXIT",
+}
+#: condor_submit's words for a value it does not know, per attribute.
+_EXPECTED = {
+    "ShouldTransferFiles": "YES, NO, or IF_NEEDED",
+    "WhenToTransferOutput": "ON_EXIT, or ON_EXIT_OR_EVICT",
+}
+
+
+def _spelled(value: str, table: dict[str, str], attribute: str) -> str:
+    """The value ``table`` gives a submit command's word, or condor_submit's error."""
+    try:
+        return table[value.strip().upper()]
+    except KeyError:
+        raise SubmitError(
+            f"invalid value ({value.strip()}) for {attribute}. Please either specify "
+            f"{_EXPECTED[attribute]} and try again."
+        ) from None
+
 
 class TransferParts(JobParts):
     """``should_transfer_files``, inputs/outputs, remaps, encryption lists, proxy, sizes."""
@@ -23,18 +63,16 @@ class TransferParts(JobParts):
     def _transfer(self, universe: int, universe_name: str) -> None:
         self._encryption_lists()
         self._proxy()
-        stf = self.get("should_transfer_files")
-        wtto = self.get("when_to_transfer_output")
+        # The attribute-name spellings are commands too (observed on 25.13.2; batchspawner
+        # writes ShouldTransferFiles): these two win over the command, the file lists do not.
+        stf = self.get("ShouldTransferFiles", "should_transfer_files")
+        wtto = self.get("WhenToTransferOutput", "when_to_transfer_output")
         explicit = stf is not None
-        stf = (stf or "IF_NEEDED").upper()
-        if stf not in ("YES", "NO", "IF_NEEDED"):
-            raise SubmitError(f"should_transfer_files = {stf} is invalid")
+        stf = _spelled(stf or "IF_NEEDED", SHOULD_TRANSFER, "ShouldTransferFiles")
         if wtto is not None:
-            wtto = wtto.upper()
-            if wtto not in ("ON_EXIT", "ON_EXIT_OR_EVICT", "ON_SUCCESS"):
-                raise SubmitError(f"when_to_transfer_output = {wtto} is invalid")
-        inputs = self.get("transfer_input_files")
-        outputs = self.get("transfer_output_files")
+            wtto = _spelled(wtto, WHEN_TO_TRANSFER, "WhenToTransferOutput")
+        inputs = self.get("transfer_input_files", "TransferInputFiles")
+        outputs = self.get("transfer_output_files", "TransferOutputFiles")
         if stf == "NO":
             if wtto is not None:
                 raise SubmitError(

@@ -71,7 +71,7 @@ class UniverseParts(JobParts):
         ad["JobVM_VCPUS"] = reprint(self.get("vm_vcpus") or "1", "JobVM_VCPUS")
         checkpoint = self.boolean("vm_checkpoint", False)
         networking = self.boolean("vm_networking", False)
-        wtto = (self.get("when_to_transfer_output") or "").upper()
+        wtto = (self.get("WhenToTransferOutput", "when_to_transfer_output") or "").upper()
         if checkpoint and networking and wtto != "ON_EXIT_OR_EVICT":
             raise SubmitError(
                 "You explicitly requested both VM checkpoint and VM networking; you must "
