@@ -4,8 +4,8 @@ A page asks for a table with a marker line ``<!-- generated: KIND -->``:
 
 - ``cli``: every ``cedar`` subcommand's ``--help``, from its own argument parser;
 - ``condor-names``: the ``--help`` of each ``condor_*`` name cedar answers to;
-- ``http``: every route of ``cedar serve``'s OpenAPI documents (the REST API and each
-  mounted sub-application that publishes its own document);
+- ``http``: every route of ``cedar serve``'s OpenAPI documents (the REST API's, generated
+  from the handlers, and the official IRI document the IRI API serves);
 - ``mcp``: the tool table of ``cedar mcp`` (name, title, annotations, description).
 
 Loaded by ``mkdocs.yml`` (``hooks:``); nothing here is imported by ``cedar``.
@@ -91,14 +91,14 @@ def http_reference() -> str:
     parts = [
         "## The REST API (`/openapi.json`)\n\n" + _routes_table(app.openapi()),
     ]
-    for route in app.routes:  # mounted sub-applications with a document of their own
-        sub = getattr(route, "app", None)
-        openapi = getattr(sub, "openapi", None)
-        if callable(openapi):
-            prefix = getattr(route, "path", "")
-            parts.append(
-                f"## `{prefix}` (`{prefix}/openapi.json`)\n\n" + _routes_table(openapi(), prefix)
-            )
+    from cedar.serve.iri.settings import IriSettings
+    from cedar.serve.iri.spec import document
+
+    prefix = IriSettings().prefix
+    parts.append(
+        f"## The DOE IRI Facility API v2 (`{prefix}/openapi.json`)\n\n"
+        + _routes_table(document(), prefix)
+    )
     return "\n".join(parts)
 
 
