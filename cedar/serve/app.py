@@ -137,6 +137,9 @@ def create_app(settings: ServiceSettings, access: PoolAccess | None = None) -> F
     mount_iri(app, settings)  # the DOE IRI Facility API v2 (issue 35), before the web page's /
 
     mount_web(app, settings)  # the web page (issue 24): explicit paths, / and /web/...
+    from cedar.serve.newline import NewlineAfterJson
+
+    app.add_middleware(NewlineAfterJson)  # outermost: every JSON answer ends with a newline
     return app
 
 

@@ -633,7 +633,7 @@ def test_listing_bytes_are_the_ad_writers(api: Api, format: str) -> None:
         assert body == b"".join(ad + b"\n" for ad in ads)
     else:
         tail = b'], "total_returned": 3, "has_more": false, "next_page_token": null}'
-        assert body == b'{"jobs": [' + b",".join(ads) + tail
+        assert body == b'{"jobs": [' + b",".join(ads) + tail + b"\n"  # JSON ends a line
     first = json.loads(ads[0])
     assert first["StringValue"].endswith("café ☃") and first["ListValue"] == [1, "two", [3.0]]
     assert first["RecordValue"] == {"A": 1, "B": {"C": "d"}}
