@@ -244,6 +244,8 @@ STATUS_LINES: list[list[str]] = [
     ["-format", "[%s]\\n", "Start"],
     ["slot1@vm"],
     ["slot1@vm", "slot2@vm", "-af", "Name"],
+    ["-af", "Name", "Cpus", "slot2@vm"],  # the name is a third -af argument: exit 1, silent
+    ["-format", "%s\\n", "slot2@vm"],
     ["-af", "Name", "-constraint", "SlotID > 1"],
     ["-constraint", "Cpus > 0", "-constraint", "SlotID <= 2", "-af", "Name"],
     ["-const", "SlotID == 3"],
