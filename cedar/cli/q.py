@@ -215,7 +215,9 @@ def run(args: ListingArgs, out: TextIO, err: TextIO) -> int:
         collector = Collector(flags.get("pool"), timeout=args.timeout)
         schedds = [
             (Schedd(ad, timeout=args.timeout), str(ad.get("Name") or ""))
-            for ad in collector.query("schedd", projection=["Name", "MyAddress", "Machine"])
+            for ad in collector.query(
+                "schedd", GLOBAL_SCHEDDS, projection=["Name", "MyAddress", "Machine"]
+            )
         ]
     else:
         schedd = Schedd(
@@ -266,8 +268,6 @@ def run(args: ListingArgs, out: TextIO, err: TextIO) -> int:
             body = batch_lines(ads, count_done)  # it orders the batches itself
         if not streaming:
             body = list(body)
-        if flags.get("global") and not streaming and len(list(body)) < 2:
-            continue  # -global lists only the schedds with matching jobs (observed)
         if jobads is not None:
             out.write(jobads_banner(jobads, schedd.now))
         elif submitter:
@@ -289,6 +289,16 @@ def run(args: ListingArgs, out: TextIO, err: TextIO) -> int:
             summary = ClassAd()
         out.write(("" if totals_only else "\n") + totals_lines(summary) + "\n")
     return 0
+
+
+#: The schedds ``-global`` lists: those whose collector ad counts a job (observed on 25.13.2
+#: with advertised copies of a schedd ad: any one of these five counts at 1 lists it, the
+#: flocked, local and scheduler-universe counts do not).  A listed schedd is printed even when
+#: none of its jobs matches (banner, heading, totals).
+GLOBAL_SCHEDDS = (
+    "TotalJobAds > 0 || TotalIdleJobs > 0 || TotalRunningJobs > 0 || TotalHeldJobs > 0 || "
+    "TotalRemovedJobs > 0"
+)
 
 
 def _uid_domain() -> str:

@@ -107,6 +107,7 @@ Q_LINES: list[list[str]] = [
     ["-global"],
     ["-global", "-all"],
     ["-global", "-all", "-af", "ClusterId"],
+    ["-global", "-all", "-constraint", "false"],  # a schedd with jobs is listed, none matching
     ["-submitter", "testuser"],
     ["-submitter", "testuser@minicondor"],
     ["-submitter", "testuser", "-hold"],
