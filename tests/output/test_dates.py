@@ -149,8 +149,11 @@ def test_every_table_prints_the_column(stamp: int, column: str, banner: str, c_t
 
     negotiator = ClassAd()
     negotiator.update({"Name": "vm", "LastNegotiationCycleEnd0": stamp})
-    assert STATUS_TABLES["negotiator"].render([negotiator]).splitlines()[2].startswith(
-        f"vm            {column} "
+    assert (
+        STATUS_TABLES["negotiator"]
+        .render([negotiator])
+        .splitlines()[2]
+        .startswith(f"vm            {column} ")
     )
 
     job = _job(0, stamp, status=1)
