@@ -4,18 +4,13 @@ rendered from the structured results (spec 08 §7.3-§7.5, checked against the r
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 
 from cedar.analysis.model import ClauseResult, JobAnalysis, SlotAnalysis, SummaryRow
+from cedar.output.dates import ctime
 
 #: The width the reference breaks expressions at when its output is not a terminal.
 WIDTH = 80
-
-
-def ctime(stamp: int) -> str:
-    """C ``ctime()`` without the newline, in local time: ``Wed Nov 25 18:15:43 2026``."""
-    return time.strftime("%a %b %e %H:%M:%S %Y", time.localtime(stamp))
 
 
 def banner(name: str, address: str) -> str:
@@ -334,7 +329,6 @@ __all__ = [
     "WIDTH",
     "banner",
     "clause_table",
-    "ctime",
     "match_history",
     "numbered_list",
     "pretty",

@@ -19,7 +19,6 @@ import argparse
 import os
 import re
 import sys
-import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NoReturn, TextIO
@@ -42,6 +41,7 @@ from cedar.output import (
     write_ads,
     write_lines,
 )
+from cedar.output.dates import short_date
 from cedar.output.memo import Memo
 
 __all__ = ["HistoryOptions", "build_parser", "main", "parse_options", "run"]
@@ -407,8 +407,7 @@ def _date(value: Any, width: str) -> str:
     stamp = _number(value)
     if stamp is None:
         return width
-    t = time.localtime(int(stamp))
-    return f"{t.tm_mon:2d}/{t.tm_mday:<2d} {t.tm_hour:02d}:{t.tm_min:02d}"
+    return short_date(stamp)
 
 
 def _c_div(a: int, b: int) -> tuple[int, int]:

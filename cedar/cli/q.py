@@ -1,6 +1,7 @@
 """``cedar q``: the job queue as condor_q 25 prints it.
 
-Your own jobs by default (every user's with ``-allusers``, with a job id or owner, or as root),
+Your own jobs by default (every user's with ``-allusers``, with a job id or owner, or as a
+queue superuser: the schedd decides),
 one line per batch (``-nobatch``: per job; ``-hold``, ``-run``, ``-idle``: those jobs with their
 own columns; ``-totals``: the totals alone; ``-factory``: the late-materialization factories),
 and the ``Total for ...`` lines.  ``-af``,
@@ -15,7 +16,6 @@ With an analysis option (``-analyze``, ``-better-analyze``, ...) the command lin
 from __future__ import annotations
 
 import getpass
-import os
 import re
 import sys
 import time
@@ -183,10 +183,10 @@ def run(args: ListingArgs, out: TextIO, err: TextIO) -> int:
     args.constraints = [p for p in parts if p]
     constraint = args.constraint_tree()  # parsed once: the client sends the tree as it is
     my_jobs = None
-    # condor_q's default "only my jobs" holds for root too under -global (observed)
-    if not (flags.get("allusers") or named or submitter) and (
-        os.geteuid() != 0 or flags.get("global")
-    ):
+    # condor_q asks for "only my jobs" as root too (observed: root with testuser's IDTOKEN
+    # gets testuser's jobs and the "Total for testuser@..." line); the schedd lifts the
+    # restriction for a queue superuser, which root's FS identity (condor@...) is
+    if not (flags.get("allusers") or named or submitter):
         my_jobs = getpass.getuser()
     limit = flags.get("limit", -1)
     totals_only = "totals" in states
@@ -215,7 +215,9 @@ def run(args: ListingArgs, out: TextIO, err: TextIO) -> int:
         collector = Collector(flags.get("pool"), timeout=args.timeout)
         schedds = [
             (Schedd(ad, timeout=args.timeout), str(ad.get("Name") or ""))
-            for ad in collector.query("schedd", projection=["Name", "MyAddress", "Machine"])
+            for ad in collector.query(
+                "schedd", GLOBAL_SCHEDDS, projection=["Name", "MyAddress", "Machine"]
+            )
         ]
     else:
         schedd = Schedd(
@@ -266,8 +268,6 @@ def run(args: ListingArgs, out: TextIO, err: TextIO) -> int:
             body = batch_lines(ads, count_done)  # it orders the batches itself
         if not streaming:
             body = list(body)
-        if flags.get("global") and not streaming and len(list(body)) < 2:
-            continue  # -global lists only the schedds with matching jobs (observed)
         if jobads is not None:
             out.write(jobads_banner(jobads, schedd.now))
         elif submitter:
@@ -289,6 +289,16 @@ def run(args: ListingArgs, out: TextIO, err: TextIO) -> int:
             summary = ClassAd()
         out.write(("" if totals_only else "\n") + totals_lines(summary) + "\n")
     return 0
+
+
+#: The schedds ``-global`` lists: those whose collector ad counts a job (observed on 25.13.2
+#: with advertised copies of a schedd ad: any one of these five counts at 1 lists it, the
+#: flocked, local and scheduler-universe counts do not).  A listed schedd is printed even when
+#: none of its jobs matches (banner, heading, totals).
+GLOBAL_SCHEDDS = (
+    "TotalJobAds > 0 || TotalIdleJobs > 0 || TotalRunningJobs > 0 || TotalHeldJobs > 0 || "
+    "TotalRemovedJobs > 0"
+)
 
 
 def _uid_domain() -> str:

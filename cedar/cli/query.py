@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from cedar.cli.common import EXIT_REFUSED, Progress, UsageError
 from cedar.cli.listing import ListingArgs, ListingTool, Opt
+from cedar.errors import InvalidArgument
 from cedar.numbers import AdType
 from cedar.output import STATUS_TABLES, status_sort_key
 
@@ -149,6 +150,13 @@ def run(args: ListingArgs, out: TextIO, err: TextIO) -> int:
     args.constraints = parts
     constraint = args.constraint_tree()  # parsed once; the client sends the tree
     request = args.output
+    try:
+        request.custom()
+    except InvalidArgument as exc:
+        # condor_status stops before its query with status 1 and nothing on stdout (observed:
+        # ``-af Name Cpus slot2@HOST`` takes the name for a third expression)
+        err.write(f"{PROG}: {exc}\n")
+        return EXIT_REFUSED
     totals_only = bool(flags.get("total"))
     default = None
     if table is not None:

@@ -9,13 +9,13 @@ views stream.  Times are printed in the local time zone, as the tools do.
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Iterable, Iterator, Mapping
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from cedar.errors import CedarError
 from cedar.numbers import JOB_SUMMARY_COUNTERS, JobStatus
+from cedar.output.dates import banner_date, short_date
 from cedar.output.memo import Memo
 
 if TYPE_CHECKING:  # the tables only read ads they are given
@@ -83,7 +83,7 @@ def _str(ad: ClassAd, name: str) -> str:
 
 
 def _when(stamp: int) -> str:
-    return time.strftime("%m/%d %H:%M", time.localtime(stamp)) if stamp else "???"
+    return short_date(stamp) if stamp else "???"
 
 
 def _duration(seconds: int) -> str:
@@ -530,8 +530,7 @@ def factory_lines(ads: Iterable[ClassAd]) -> Iterator[str]:
 def schedd_banner(name: str, address: str, when: float | None = None) -> str:
     """The ``-- Schedd: NAME : <addr?... @ date`` line (with its two empty lines before)."""
     short = address.split("?", 1)[0] + "?..." if "?" in address else address
-    stamp = time.strftime("%m/%d/%y %H:%M:%S", time.localtime(when))
-    return f"\n\n-- Schedd: {name} : {short} @ {stamp}\n"
+    return f"\n\n-- Schedd: {name} : {short} @ {banner_date(when)}\n"
 
 
 def _summary_line(label: str, counts: Mapping[str, Any]) -> str:
@@ -548,8 +547,7 @@ def _summary_line(label: str, counts: Mapping[str, Any]) -> str:
 
 def jobads_banner(path: str, when: float) -> str:
     """condor_q -jobads's ``-- Jobads: FILE @ date`` line (``when``: the ads' ServerTime)."""
-    stamp = time.strftime("%m/%d/%y %H:%M:%S", time.localtime(when))
-    return f"\n\n-- Jobads: {path} @ {stamp}\n"
+    return f"\n\n-- Jobads: {path} @ {banner_date(when)}\n"
 
 
 def jobads_totals_line(ads: Iterable[ClassAd]) -> str:

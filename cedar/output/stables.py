@@ -16,6 +16,7 @@ from typing import Any
 
 from cedar.classad_wire.classad import ClassAd
 from cedar.errors import CedarError
+from cedar.output.dates import short_date
 from cedar.output.memo import Memo, RawTexts, literal_key
 from cedar.output.values import value_text
 
@@ -210,7 +211,7 @@ def _readable_mb(ad: ClassAd) -> str | None:
 def _date(name: str) -> Callable[[ClassAd], str | None]:
     def cell(ad: ClassAd) -> str | None:
         value = _number(ad, name)
-        return None if not value else time.strftime("%m/%d %H:%M", time.localtime(value))
+        return None if not value else short_date(value)
 
     return cell
 

@@ -62,10 +62,14 @@ def held_jobs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
     _cedar_as_testuser("rm", str(cluster), str(other))
 
 
-def _both(*argv: str) -> tuple[list[str], list[str]]:
+def _both(*argv: str, tokens: str | None = None) -> tuple[list[str], list[str]]:
     """Our lines and condor_q's; the pool may move between runs (other tests' idle jobs are
-    stamped each negotiation cycle), so our run is bracketed by condor_q's (``steady.py``)."""
+    stamped each negotiation cycle), so our run is bracketed by condor_q's (``steady.py``).
+    ``tokens``: both authenticate with the IDTOKEN of that directory."""
     env = _env()
+    if tokens is not None:
+        env["_condor_SEC_CLIENT_AUTHENTICATION_METHODS"] = "IDTOKENS"
+        env["_condor_SEC_TOKEN_DIRECTORY"] = tokens
     tool = shutil.which("condor_q", path=env["PATH"])
     if tool is None:
         pytest.skip("condor_q is not in CEDAR_LIVE_TOOLS")
@@ -106,6 +110,43 @@ def test_cedar_q_selects_by_cluster_like_condor_q(held_jobs: int) -> None:
     ours, theirs = _both(str(held_jobs), "-nobatch")
     assert _without_clock(ours) == _without_clock(theirs)
     assert any(line.strip().startswith(f"{held_jobs}.1") for line in ours)
+
+
+@pytest.fixture(scope="module")
+def jobless_tokens(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A directory with an IDTOKEN of an identity that owns no job (made with the pool's
+    signing key by condor_token_create; mode 0600, or the tools ignore it)."""
+    env = _env()
+    directory = tmp_path_factory.mktemp("jobless-tokens")
+    directory.chmod(0o700)
+    made = subprocess.run(
+        [str(Path(env["CEDAR_LIVE_TOOLS"]) / "condor_token_create"), "-identity",
+         f"nojobs@{os.environ.get('CEDAR_LIVE_UID_DOMAIN', 'minicondor')}", "-key", "POOL"],
+        env=env, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    token = directory / "nojobs.token"
+    token.write_text(made.stdout)
+    token.chmod(0o600)
+    return str(directory)
+
+
+@pytest.mark.parametrize("view", [[], ["-better-analyze"]])
+@pytest.mark.parametrize("who", ["testuser", "nojobs"])
+def test_root_with_a_token_is_the_tokens_user(
+    held_jobs: int, jobless_tokens: str, view: list[str], who: str
+) -> None:
+    """Whoever runs it (root too), condor_q asks for "my jobs"; the schedd answers for the
+    authenticated identity (the IDTOKEN's: testuser@..., or one that owns no job and so sees
+    none) and adds its "Total for" line.  Only a queue superuser (root's FS identity,
+    condor@...) is not restricted (observed)."""
+    tokens = os.environ["CEDAR_LIVE_TOKEN_DIR"] if who == "testuser" else jobless_tokens
+    ours, theirs = _both(*view, tokens=tokens)
+    assert _without_clock(ours) == _without_clock(theirs)
+    if view != ["-better-analyze"]:
+        assert any(line.startswith(f"Total for {who}@") for line in ours)
+    elif who == "nojobs":
+        assert not any("Run analysis summary" in line for line in ours)
 
 
 PROGRAMS_CEDAR = VENV / "bin"

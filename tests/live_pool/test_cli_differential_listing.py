@@ -107,6 +107,7 @@ Q_LINES: list[list[str]] = [
     ["-global"],
     ["-global", "-all"],
     ["-global", "-all", "-af", "ClusterId"],
+    ["-global", "-all", "-constraint", "false"],  # a schedd with jobs is listed, none matching
     ["-submitter", "testuser"],
     ["-submitter", "testuser@minicondor"],
     ["-submitter", "testuser", "-hold"],
@@ -244,6 +245,8 @@ STATUS_LINES: list[list[str]] = [
     ["-format", "[%s]\\n", "Start"],
     ["slot1@vm"],
     ["slot1@vm", "slot2@vm", "-af", "Name"],
+    ["-af", "Name", "Cpus", "slot2@vm"],  # the name is a third -af argument: exit 1, silent
+    ["-format", "%s\\n", "slot2@vm"],
     ["-af", "Name", "-constraint", "SlotID > 1"],
     ["-constraint", "Cpus > 0", "-constraint", "SlotID <= 2", "-af", "Name"],
     ["-const", "SlotID == 3"],

@@ -28,7 +28,8 @@ def test_factory_table_and_batch_counts(pool: MockPool) -> None:
     second = schedd.submit(Submit(SIX_BY_TWO.replace("= 2", "= 3"))).cluster
     schedd.remove(f"{first}.0", "one proc leaves")  # the factory makes proc 2
     (ad,) = schedd.query(f"ClusterId == {first}", ["Owner", "QDate"], 1)
-    owner, when = ad["Owner"], time.strftime("%m/%d %H:%M", time.localtime(ad["QDate"]))
+    owner, t = ad["Owner"], time.localtime(ad["QDate"])
+    when = f"{t.tm_mon:>2}/{t.tm_mday:<2} {t.tm_hour:02}:{t.tm_min:02}"  # 12/7  18:40, no 0
     digests = {
         ad["ClusterId"]: ad["JobMaterializeDigestFile"]
         for ad in schedd.query("ProcId =?= undefined", include_cluster_ads=True)

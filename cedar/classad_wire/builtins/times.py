@@ -38,7 +38,8 @@ def _abs_time(ev: Context, args: tuple[Expr, ...], scope: Scope) -> Value:
         return Error
     values = [ev.eval(arg, scope) for arg in args]
     if not values:
-        return AbsTime(int(time.time()), 0)
+        now = int(time.time())
+        return AbsTime(now, _local_offset(now))
     offset: int | None = None
     if len(values) == 2:
         offset = _c_int(values[1])
@@ -61,7 +62,16 @@ def _abs_time(ev: Context, args: tuple[Expr, ...], scope: Scope) -> Value:
         return Error
     if kind is int and offset == -1:
         raise EvaluationFailed("absTime() of an integer with the offset -1")
-    return AbsTime(seconds, offset or 0)
+    return AbsTime(seconds, _local_offset(seconds) if offset is None else offset)
+
+
+def _local_offset(seconds: int) -> int:
+    """The local zone's UTC offset at ``seconds``: the offset classad2 gives a time that comes
+    without one (a number, ``absTime()``), daylight saving included (observed under ``TZ=``)."""
+    try:
+        return time.localtime(seconds).tm_gmtoff
+    except (OverflowError, OSError, ValueError):
+        return 0
 
 
 def _c_int(value: Value) -> int | None:
@@ -142,7 +152,8 @@ def _interval(value: Value) -> Value:
 
 
 def _broken_down(value: Value) -> tuple[time.struct_time, int] | None:
-    """(UTC fields of the clock time, offset) of an absTime or a number of seconds."""
+    """(fields of the clock time, offset) of an absTime at its own offset, or of a number of
+    seconds at the local zone's."""
     if type(value) is AbsTime:
         return _gmtime(value.seconds + value.offset), value.offset
     # Observed (condor_status -af on 25.13.2, classad2): a real is first a C int, so one out
@@ -150,7 +161,15 @@ def _broken_down(value: Value) -> tuple[time.struct_time, int] | None:
     seconds = _c_int(value) if type(value) is float else _seconds_of(value)
     if seconds is None:
         return None
-    return _gmtime(seconds), 0
+    offset = _local_offset(seconds)
+    return _gmtime(seconds + offset), offset
+
+
+def _localtime(seconds: int) -> time.struct_time:
+    try:
+        return time.localtime(seconds)
+    except (OverflowError, OSError, ValueError):
+        return time.gmtime(0)
 
 
 def _gmtime(seconds: int) -> time.struct_time:
@@ -164,7 +183,7 @@ def _gmtime(seconds: int) -> time.struct_time:
 def _format_time(ev: Context, args: tuple[Expr, ...], scope: Scope) -> Value:
     if len(args) > 2:
         return Error
-    when = ev.eval(args[0], scope) if args else AbsTime(int(time.time()), 0)
+    when = ev.eval(args[0], scope) if args else int(time.time())
     # Observed: a time that is no time is Error before the format is evaluated.
     if when is Undefined or when is Error:
         return Error
@@ -177,7 +196,9 @@ def _format_time(ev: Context, args: tuple[Expr, ...], scope: Scope) -> Value:
     if not pattern:
         return ""
     try:
-        return time.strftime(pattern.replace("%z", "+0000").replace("%Z", "GMT"), fields[0])
+        # observed: %z is always +0000 and %Z the local zone's standard name (CET in June)
+        zone = time.tzname[0].replace("%", "%%")
+        return time.strftime(pattern.replace("%z", "+0000").replace("%Z", zone), fields[0])
     except ValueError:
         return Error
 
@@ -226,7 +247,7 @@ def _split_time(ev: Context, args: tuple[Expr, ...], scope: Scope) -> Value:
 def _time_field(kind: str) -> Callable[[Value], Value]:
     def call(value: Value) -> Value:
         if type(value) is AbsTime:
-            clock = _gmtime(value.seconds)
+            clock = _localtime(value.seconds)  # the local zone's, not the value's offset
             fields = {
                 "year": clock.tm_year,
                 "month": clock.tm_mon,
