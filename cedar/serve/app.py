@@ -104,14 +104,9 @@ def create_app(settings: ServiceSettings, access: PoolAccess | None = None) -> F
     )
     async def readyz(request: Request) -> Response:
         """The pool's collector answers an anonymous query (so requests can be served)."""
-        from cedar.service import Caller
-
-        svc = services(request)
-        try:
-            collector = svc.access.collector(Caller.anonymous())
-            await collector.query("collector", projection=["Name"])
-        except CedarError as exc:
-            body = m.Health(status="unavailable", detail=status_of(exc)[1])
+        problem = await pool_problem(services(request))
+        if problem is not None:
+            body = m.Health(status="unavailable", detail=problem)
             return JSONResponse(body.model_dump(), status_code=503)
         return JSONResponse(m.Health(status="ok").model_dump())
 
@@ -141,6 +136,19 @@ def create_app(settings: ServiceSettings, access: PoolAccess | None = None) -> F
 
     app.add_middleware(NewlineAfterJson)  # outermost: every JSON answer ends with a newline
     return app
+
+
+async def pool_problem(svc: Services) -> str | None:
+    """Why the pool's collector does not answer an anonymous query, or None when it does: the
+    one readiness rule, for ``/readyz`` and for ``cedar serve``'s word at start-up."""
+    from cedar.service import Caller
+
+    try:
+        collector = svc.access.collector(Caller.anonymous())
+        await collector.query("collector", projection=["Name"])
+    except CedarError as exc:
+        return status_of(exc)[1]
+    return None
 
 
 def docs_headers(page: str) -> dict[str, str]:

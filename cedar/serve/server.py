@@ -91,7 +91,7 @@ async def serve(
     """Serve the API until cancelled; ``task_status.started`` gets the bound URLs."""
     from hypercorn.trio import serve as hypercorn_serve
 
-    from cedar.serve.app import create_app, warm_up
+    from cedar.serve.app import create_app, pool_problem, warm_up
 
     async with trio.open_nursery() as nursery:
         if demo:
@@ -123,6 +123,16 @@ async def serve(
         urls = await nursery.start(started)
         for url in urls:
             announce(f"cedar serve: listening on {url} (docs: {url}/docs)")
+
+        async def say_whether_the_pool_answers() -> None:
+            problem = await pool_problem(app.state.services)
+            where = settings.collector or "the configured collector"
+            if problem is None:
+                announce(f"cedar serve: the pool's collector ({where}) answers")
+            else:  # served anyway: /readyz turns ready when the pool does
+                announce(f"cedar serve: the pool's collector ({where}) does not answer: {problem}")
+
+        nursery.start_soon(say_whether_the_pool_answers)  # in the background: serving has begun
         if settings.shared_port_id:
             from cedar.serve.sharedport import forwarding_socket_path, serve_forwarding
 
