@@ -21,7 +21,6 @@ from cedar.cli.common import (
     EXIT_UNREACHABLE,
     EXIT_USAGE,
     HelpFormatter,
-    UsageError,
     add_common_options,
     condor_style,
     exit_code,
@@ -45,7 +44,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--pool", metavar="HOST[:PORT]", help="the collector (default port 9618)")
     parser.add_argument("--address", metavar="SINFUL", help="the daemon's address")
-    parser.add_argument("--type", metavar="TYPE", help="daemon type to locate (e.g. SCHEDD)")
+    parser.add_argument(
+        "--type",
+        metavar="TYPE",
+        help="daemon type to locate (e.g. SCHEDD); with no --address, --pool, --type or --name, "
+        "the local schedd, as condor_ping",
+    )
     parser.add_argument("--name", metavar="NAME", help="daemon name to locate")
     add_common_options(parser)
     parser.add_argument("--verbose", action="store_true", help="print every detail")
@@ -75,7 +79,10 @@ def _target(args: argparse.Namespace, security: ClientSecurity) -> str:
         return collector.locate(daemon_type, args.name).address
     if args.pool:
         return str(args.pool)
-    raise UsageError("say which daemon to ping: --address SINFUL, --pool HOST[:PORT] or --type")
+    # Nothing named: the local schedd, as condor_ping (its default -type is the schedd).
+    from cedar.commands import locate_schedd
+
+    return locate_schedd(security=security, timeout=args.timeout)
 
 
 def _line(result: PingResult, verbose: bool, unreachable: bool = False) -> str:

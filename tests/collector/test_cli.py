@@ -104,3 +104,20 @@ def test_ping_locates_through_the_collector(
     assert f"Destination: {host_port(fresh_mock)}" in capsys.readouterr().out
     assert ping.main([*pool, "--type", "schedd", "--name", "nosuch"]) == 1
     assert "no schedd named 'nosuch'" in capsys.readouterr().err
+
+
+def test_ping_without_a_target_is_the_local_schedd(
+    fresh_mock: MockCollector, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``cedar ping WRITE`` with nothing named pings the local schedd, as condor_ping does."""
+    from cedar.cli import ping
+    from cedar.config import Config, set_default_config
+
+    fresh_mock.store.add({"MyType": "Scheduler", "Name": "self", "MyAddress": fresh_mock.address})
+    config = Config(settings={"COLLECTOR_HOST": host_port(fresh_mock), "SCHEDD_HOST": "self"})
+    set_default_config(config)
+    try:
+        assert ping.main(["--verbose", "READ"]) == 0
+    finally:
+        set_default_config(None)
+    assert f"Destination: {fresh_mock.address}" in capsys.readouterr().out
