@@ -37,14 +37,15 @@ def test_ping_goes_through_the_broker(pool: CcbPool) -> None:
     assert theirs.returncode == 0  # the reference reaches it the same way
 
 
-def test_status_direct_is_condor_status_direct(pool: CcbPool) -> None:
-    for extra in ([], ["-af", "Name", "State", "Activity", "Cpus"]):
-        ours, theirs = agree(
-            lambda: pool.tool(CEDAR, "status", "-direct", pool.unreachable_address, *extra).stdout,
-            lambda: pool.tool("condor_status", "-direct", pool.unreachable_address, *extra).stdout,
-        )
-        assert ours == theirs
-        assert "slot1@" in ours
+@pytest.mark.parametrize("extra", [[], ["-af", "Name", "State", "Activity", "Cpus"]])
+def test_status_direct_is_condor_status_direct(pool: CcbPool, extra: list[str]) -> None:
+    address = pool.unreachable_address
+    ours, theirs = agree(
+        lambda: pool.tool(CEDAR, "status", "-direct", address, *extra).stdout,
+        lambda: pool.tool("condor_status", "-direct", address, *extra).stdout,
+    )
+    assert ours == theirs
+    assert "slot1@" in ours
 
 
 def test_streaming_mode_for_a_client_that_cannot_listen(pool: CcbPool) -> None:
