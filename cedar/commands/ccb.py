@@ -25,7 +25,7 @@ from cedar.auth.sinful import Sinful
 from cedar.classad_wire import ClassAd, get_classad, put_classad
 from cedar.commands.base import Body
 from cedar.commands.errors import CcbRefused
-from cedar.errors import CedarConnectionError, ClassAdError
+from cedar.errors import CedarConnectionError, CedarTimeout, ClassAdError
 from cedar.numbers import Command
 from cedar.stream.primitives import MessageReader
 from cedar.stream.protocol import Protocol, Receive, Send
@@ -145,6 +145,8 @@ class CcbRoute:
     failures: list[str] = field(default_factory=list)
     #: How the connection was made, once it was (``cedar ping`` shows it).
     taken: str | None = None
+    #: The last broker's failure was a timeout (the call's deadline, mostly): the error says so.
+    timed_out: bool = False
 
     def order(self) -> list[BrokerContact]:
         """The brokers in the order to try them."""
@@ -187,6 +189,7 @@ class CcbRoute:
         self.failures.append(
             f"via CCB server {contact.broker_text} (ccbid {contact.ccbid}): {error}"
         )
+        self.timed_out = isinstance(error, CedarTimeout)
 
     def succeeded(self, contact: BrokerContact, how: str) -> None:
         """Remember the route taken."""
@@ -199,9 +202,8 @@ class CcbRoute:
                 f"{self.target} is reachable only through CCB, but its CCBID holds no usable "
                 "contact (Bad CCB contact)"
             )
-        return CedarConnectionError(
-            f"failed to connect to {self.target} through CCB: " + "; ".join(self.failures)
-        )
+        kind = CedarTimeout if self.timed_out else CedarConnectionError
+        return kind(f"failed to connect to {self.target} through CCB: " + "; ".join(self.failures))
 
 
 __all__ = [
