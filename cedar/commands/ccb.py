@@ -133,6 +133,20 @@ def wants_streaming(security: ClientSecurity | None) -> bool:
     return bool(config is not None and config.get_bool("TOOLS_ASSUME_FIREWALLS", False))
 
 
+def private_network(security: ClientSecurity | None) -> str | None:
+    """This client's ``PRIVATE_NETWORK_NAME`` (default: the host's full name), or None."""
+    config = (security or default_security()).config.options.get("config")
+    return None if config is None else config.get("PRIVATE_NETWORK_NAME")
+
+
+def on_private_network(target: Sinful, network: str | None) -> Sinful | None:
+    """The address to dial when ``target`` is on our private network (spec 09 §3 step 1: same
+    ``PrivNet``, exact and case-sensitive): its ``PrivAddr``, or itself without ``CCBID``."""
+    if not network or target.params.get("PrivNet") != network:
+        return None
+    return target.connect_target(network)
+
+
 @dataclass
 class CcbRoute:
     """One attempt to reach ``target`` through its brokers: the connect id, the order of the
@@ -212,6 +226,8 @@ __all__ = [
     "CcbRefused",
     "CcbRoute",
     "broker_contacts",
+    "on_private_network",
+    "private_network",
     "read_ad",
     "read_hello",
     "request_ad",

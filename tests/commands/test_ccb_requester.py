@@ -183,3 +183,26 @@ def test_address_without_a_usable_contact_is_refused() -> None:
     with pytest.raises(CedarConnectionError) as caught:
         ping(address, "READ", security=SECURITY, timeout=5)
     assert "Bad CCB contact" in str(caught.value)
+
+
+def test_a_client_on_the_targets_private_network_dials_it() -> None:
+    """Same ``PrivNet`` as our ``PRIVATE_NETWORK_NAME``: no broker is asked (its address here
+    is dead), the target's own address is dialled (spec 09 §3 step 1); another name: CCB."""
+    from cedar.config import Config
+
+    target = Daemon("target", "STARTD", policy=plain_policy())
+    with target.run_in_thread():
+        host, port = Sinful.parse(target.address).endpoint
+        params = {"CCBID": "127.0.0.1:1#7", "PrivNet": "lab-net"}
+        address = str(Sinful(host, port, params))
+
+        def security(network: str) -> ClientSecurity:
+            config = Config(settings={"PRIVATE_NETWORK_NAME": network})
+            policy = SecurityConfig(methods=["CLAIMTOBE"], crypto_methods=[])
+            policy.options["config"] = config
+            return ClientSecurity(policy)
+
+        near = ping(address, "READ", security=security("lab-net"), timeout=10)
+        with pytest.raises(CedarConnectionError, match="through CCB"):
+            ping(address, "READ", security=security("Lab-Net"), timeout=10)
+    assert near.authorized and near.route == "direct (private network lab-net)"

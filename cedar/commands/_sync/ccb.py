@@ -20,6 +20,8 @@ from cedar.commands.ccb import (
     BrokerContact,
     CcbRoute,
     broker_contacts,
+    on_private_network,
+    private_network,
     read_ad,
     read_hello,
     request_ad,
@@ -48,27 +50,33 @@ def open_channel(
     Every wait is bounded by ``timeout`` and the call's ``deadline``; when no broker gives a
     connection the error names what each said.  ``route_taken`` hears how it was reached.
     """
+    route = "direct"
+    if target.ccb_contacts:
+        network = private_network(security)
+        nearby = on_private_network(target, network)
+        if nearby is not None:
+            target, route = nearby, f"direct (private network {network})"
     if not target.ccb_contacts:
         host, port = target.endpoint
         channel = SyncChannel.connect(host, port, timeout=timeout, deadline=deadline)
         if route_taken is not None:
-            route_taken("direct")
+            route_taken(route)
         return channel
     if streaming is None:
         streaming = wants_streaming(security)
-    route = CcbRoute(target, broker_contacts(target), streaming=streaming)
-    for contact in route.order():
+    ccb = CcbRoute(target, broker_contacts(target), streaming=streaming)
+    for contact in ccb.order():
         try:
-            channel = _via_broker(route, contact, timeout, deadline, security)
+            channel = _via_broker(ccb, contact, timeout, deadline, security)
         except CedarError as exc:
-            route.failed(contact, exc)
+            ccb.failed(contact, exc)
             if deadline.remaining() <= 0:
                 break
             continue
-        if route_taken is not None and route.taken is not None:
-            route_taken(route.taken)
+        if route_taken is not None and ccb.taken is not None:
+            route_taken(ccb.taken)
         return channel
-    raise route.error()
+    raise ccb.error()
 
 
 def open_attempt(
