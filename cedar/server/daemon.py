@@ -44,7 +44,7 @@ from cedar.auth.server import (
 from cedar.auth.server_policy import ResolvedPolicy, ServerPolicy
 from cedar.auth.session import ServerSessionCache, Session
 from cedar.auth.sharedport import parse_preamble
-from cedar.auth.sinful import make_sinful
+from cedar.auth.sinful import Sinful, make_sinful
 from cedar.classad_wire import ClassAd, get_classad
 from cedar.classad_wire.evaluate import Budget
 from cedar.errors import CedarError, ProtocolError
@@ -322,6 +322,15 @@ class Daemon:
         ``sock_id`` (the router calls it when the daemon is added)."""
         self._shared_port_id = sock_id
         self._address = make_sinful(router_host, router_port, sock=sock_id)
+
+    def set_ccb_contact(self, contact: str, private_network: str | None = None) -> None:
+        """Publish ``contact`` (``<broker>#<id>``) in the daemon's sinful (``CCBID``, spec 09
+        §2.2): requesters then reach it only through that broker."""
+        sinful = Sinful.parse(self.address)
+        sinful.params["CCBID"] = contact
+        if private_network:
+            sinful.params["PrivNet"] = private_network
+        self._address = str(sinful)
 
     # -- serving --------------------------------------------------------------------------------
 
