@@ -12,18 +12,19 @@ RequestID}``, report the result to the broker, and serve the connection as any o
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from typing import Any
 
 import trio
 
 from cedar.auth.client import CommandSession
-from cedar.auth.client_config import ClientSecurity
+from cedar.auth.client_config import ClientSecurity, default_security
 from cedar.auth.sharedport import send_preamble
 from cedar.auth.sinful import Sinful
 from cedar.classad_wire import ClassAd, get_classad, put_classad
 from cedar.commands.base import command_protocol
-from cedar.errors import CedarError, ClassAdError
+from cedar.errors import CedarError, CedarTimeout, ClassAdError
 from cedar.numbers import Command
 from cedar.server.daemon import Daemon
 from cedar.stream.connection import CedarConnection
@@ -71,7 +72,10 @@ class CcbTarget:
     ) -> None:
         self.daemon = daemon
         self.broker = Sinful.parse(broker if broker.startswith("<") else f"<{broker}>")
-        self.security = security
+        # A registration always makes a new session (spec 09 §4.1): a session cached from
+        # before a broker restart would be refused, and the daemon could never come back.
+        policy = (security or default_security()).config
+        self.security = ClientSecurity(dataclasses.replace(policy, resume_sessions=False))
         self.heartbeat = max(heartbeat, 1.0)
         self.reconnect = reconnect
         self.timeout = timeout
@@ -79,17 +83,20 @@ class CcbTarget:
         self.contact: str | None = None
         self._cookie: str | None = None
         self.registered = trio.Event()
+        #: Successful registrations so far (the first, then one per re-registration).
+        self.registrations = 0
         self._results: list[ClassAd] = []
 
     async def run(self) -> None:
         """Register, serve forwarded requests, re-register after a failure; until cancelled."""
-        while True:
-            try:
-                await self._session()
-            except CedarError as exc:
-                log.info("%s: connection to CCB server %s failed (%s); retrying in %g s",
-                         self.daemon.name, self.broker, exc, self.reconnect)  # fmt: skip
-            await trio.sleep(self.reconnect)
+        async with trio.open_nursery() as nursery:  # the reversed connections live here
+            while True:
+                try:
+                    await self._session(nursery)
+                except CedarError as exc:
+                    log.info("%s: connection to CCB server %s failed (%s); retrying in %g s",
+                             self.daemon.name, self.broker, exc, self.reconnect)  # fmt: skip
+                await trio.sleep(self.reconnect)
 
     def _registration(self) -> ClassAd:
         ad = ClassAd({"Name": f"{self.daemon.daemon_type} {self.daemon.address}"})
@@ -99,7 +106,7 @@ class CcbTarget:
         ad["Command"] = int(Command.CCB_REGISTER)
         return ad
 
-    async def _session(self) -> None:
+    async def _session(self, nursery: trio.Nursery) -> None:
         target = self.broker.connect_target()
         host, port = target.endpoint
         channel = await TrioChannel.connect(host, port, timeout=self.timeout)
@@ -125,30 +132,32 @@ class CcbTarget:
                 raise CedarError(f"CCB server {self.broker} sent no CCBID in its reply")
             self.contact, self._cookie = contact, cookie
             self.daemon.set_ccb_contact(contact)
+            self.registrations += 1
             self.registered.set()
             log.info("%s: registered with CCB server as %s", self.daemon.name, contact)
-            await self._serve(channel)
+            await self._serve(channel, nursery)
 
-    async def _serve(self, channel: TrioChannel) -> None:
+    async def _serve(self, channel: TrioChannel, nursery: trio.Nursery) -> None:
+        """The persistent connection: results out, requests in, a heartbeat when quiet; a
+        broken connection raises (and :meth:`run` re-registers)."""
         quiet = trio.current_time()
-        async with trio.open_nursery() as nursery:
-            while True:
-                while self._results:
-                    await channel.run(_send_ad(channel.conn, self._results.pop(0)))
-                channel.timeout = _POLL
-                try:
-                    message = await channel.run(_read_ad())
-                except CedarError as exc:
-                    if "timed out" not in str(exc) or channel.conn.buffered_bytes:
-                        raise
-                    if trio.current_time() - quiet >= self.heartbeat:
-                        alive = ClassAd({"Command": int(Command.ALIVE)})
-                        await channel.run(_send_ad(channel.conn, alive))
-                        quiet = trio.current_time()
-                    continue
-                quiet = trio.current_time()
-                if message.get("Command") == Command.CCB_REQUEST:
-                    nursery.start_soon(self._connect_back, message)
+        while True:
+            while self._results:
+                await channel.run(_send_ad(channel.conn, self._results.pop(0)))
+            channel.timeout = _POLL
+            try:
+                message = await channel.run(_read_ad())
+            except CedarTimeout:
+                if channel.conn.buffered_bytes:
+                    raise  # a message cut short: the connection is no longer usable
+                if trio.current_time() - quiet >= self.heartbeat:
+                    alive = ClassAd({"Command": int(Command.ALIVE)})
+                    await channel.run(_send_ad(channel.conn, alive))
+                    quiet = trio.current_time()
+                continue
+            quiet = trio.current_time()
+            if message.get("Command") == Command.CCB_REQUEST:
+                nursery.start_soon(self._connect_back, message)
 
     async def _connect_back(self, request: ClassAd) -> None:
         """Dial the requester, say hello, report, then serve the connection (§4.3)."""
@@ -178,7 +187,10 @@ class CcbTarget:
         result["Result"] = True
         self._results.append(result)
         stream: Any = channel.stream
-        await self.daemon.handle_stream(stream)
+        try:
+            await self.daemon.handle_stream(stream)
+        except Exception:  # one requester's connection must not end the registration
+            log.exception("%s: serving a reversed connection failed", self.daemon.name)
 
     def _hello(self, conn: CedarConnection, address: Sinful, hello: ClassAd) -> Protocol[None]:
         if address.shared_port_id:

@@ -16,11 +16,19 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
+import trio
+
+from cedar.auth.server_policy import open_policy
+from cedar.numbers import Command
+from cedar.server.ccb_target import CcbTarget
+from cedar.server.daemon import Daemon, serve_in_thread
+from cedar.server.testing import RecordingQueryHandler, slot_ad
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -127,3 +135,35 @@ def ccb_pool(daemon: str) -> Iterator[CcbPool]:
             stdin=subprocess.DEVNULL,
         )
         shutil.rmtree(directory, ignore_errors=True)
+
+
+@contextmanager
+def cedar_target(broker: str) -> Iterator[tuple[CcbTarget, str]]:
+    """A cedar daemon on 127.0.0.6 registered with ``broker`` (root's FS gives the DAEMON level
+    the broker asks for); yields it and its address with its own port closed (so only the
+    broker reaches it).  Its one command: a slot query answered with ``slot1@cedar``."""
+    if os.geteuid() != 0:
+        pytest.skip("registering with the broker needs the pool's DAEMON level (root's FS)")
+    daemon = Daemon("cedar-target", "STARTD", policy=open_policy(), host="127.0.0.6")
+    daemon.register(Command.QUERY_STARTD_ADS, RecordingQueryHandler([slot_ad("slot1@cedar")]))
+    target = CcbTarget(daemon, broker, heartbeat=30, reconnect=2)
+    cancel = trio.CancelScope()
+    tokens: list[trio.lowlevel.TrioToken] = []
+
+    async def serve(*, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
+        tokens.append(trio.lowlevel.current_trio_token())
+        with cancel:
+            async with trio.open_nursery() as nursery:
+                await nursery.start(daemon.serve)
+                nursery.start_soon(target.run)
+                with trio.fail_after(60):
+                    await target.registered.wait()
+                task_status.started()
+
+    def stop() -> None:
+        with suppress(trio.RunFinishedError):
+            trio.from_thread.run_sync(cancel.cancel, trio_token=tokens[0])
+
+    with serve_in_thread(serve, stop):
+        closed = re.sub(r"^<127\.0\.0\.6:\d+", "<127.0.0.6:1", daemon.address)
+        yield target, re.sub(r"addrs=127\.0\.0\.6-\d+", "addrs=127.0.0.6-1", closed)

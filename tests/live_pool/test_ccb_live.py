@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from cedar.auth.client_config import SecurityConfig
-from tests.live_pool.ccbpool import CcbPool, ccb_pool
+from tests.live_pool.ccbpool import CcbPool, ccb_pool, cedar_target
 from tests.live_pool.steady import agree
 
 CEDAR = str(Path(sys.executable).parent / "cedar")
@@ -96,3 +96,25 @@ def test_async_client_through_the_broker(pool: CcbPool) -> None:
     assert sorted(str(ad["Name"]) for ad in blocking.query(AdType.SLOT, projection=["Name"])) == (
         found
     )
+
+
+def test_cedar_target_registers_again_after_the_broker_restarts(pool: CcbPool) -> None:
+    """A cedar daemon behind this pool's broker: after ``condor_restart -collector`` it
+    re-registers with its id and cookie (the broker's reconnect file keeps them, spec 09 §4.1,
+    §6.3) and is reachable through the broker again at the same address."""
+    import time
+
+    from cedar.commands import ping
+
+    with cedar_target(pool.collector) as (target, address):
+        contact = target.contact
+        assert ping(address, "READ", timeout=20).authorized
+        restarted = pool.tool("condor_restart", "-collector")
+        assert restarted.returncode == 0, restarted.stderr
+        for _ in range(240):  # the collector comes back, then the next try (reconnect = 2 s)
+            if target.registrations >= 2:
+                break
+            time.sleep(0.25)
+        assert target.registrations >= 2, "the cedar daemon never registered again"
+        assert target.contact == contact
+        assert ping(address, "READ", timeout=20).authorized

@@ -9,51 +9,20 @@ The daemon listens on 127.0.0.6; the address the tools are given has its port re
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
-import trio
 
-from cedar.auth.server_policy import open_policy
 from cedar.commands import ping
-from cedar.numbers import Command
-from cedar.server.ccb_target import CcbTarget
-from cedar.server.daemon import Daemon, serve_in_thread
-from cedar.server.testing import RecordingQueryHandler, slot_ad
+from tests.live_pool.ccbpool import cedar_target
 
 
 @pytest.fixture(scope="module")
 def registered() -> Iterator[str]:
     """The cedar daemon, registered; yields its address with its own port closed."""
-    if os.geteuid() != 0:
-        pytest.skip("registering with the broker needs the pool's DAEMON level (root's FS)")
-    daemon = Daemon("cedar-target", "STARTD", policy=open_policy(), host="127.0.0.6")
-    daemon.register(Command.QUERY_STARTD_ADS, RecordingQueryHandler([slot_ad("slot1@cedar")]))
-    target = CcbTarget(daemon, os.environ["CEDAR_LIVE_COLLECTOR"], heartbeat=30, reconnect=2)
-    cancel = trio.CancelScope()
-    tokens: list[trio.lowlevel.TrioToken] = []
-
-    async def serve(*, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
-        tokens.append(trio.lowlevel.current_trio_token())
-        with cancel:
-            async with trio.open_nursery() as nursery:
-                await nursery.start(daemon.serve)
-                nursery.start_soon(target.run)
-                with trio.fail_after(60):
-                    await target.registered.wait()
-                task_status.started()
-
-    def stop() -> None:
-        trio.from_thread.run_sync(cancel.cancel, trio_token=tokens[0])
-
-    with serve_in_thread(serve, stop):
-        assert target.contact is not None, "the cedar daemon never registered"
-        address = daemon.address
-        closed = re.sub(r"^<127\.0\.0\.6:\d+", "<127.0.0.6:1", address)
-        yield re.sub(r"addrs=127\.0\.0\.6-\d+", "addrs=127.0.0.6-1", closed)
+    with cedar_target(os.environ["CEDAR_LIVE_COLLECTOR"]) as (_target, address):
+        yield address
 
 
 def _tool(*argv: str) -> subprocess.CompletedProcess[str]:

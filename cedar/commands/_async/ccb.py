@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from cedar.auth.client import SessionRejected
 from cedar.auth.client_config import ClientSecurity
 from cedar.auth.sinful import Sinful
 from cedar.commands.base import CommandAttempts, command_protocol, endpoints
@@ -64,7 +65,10 @@ async def open_channel_async(
     ccb = CcbRoute(target, broker_contacts(target), streaming=streaming)
     for contact in ccb.order():
         try:
-            channel = await _via_broker_async(ccb, contact, timeout, deadline, security)
+            try:
+                channel = await _via_broker_async(ccb, contact, timeout, deadline, security)
+            except SessionRejected:  # a restarted broker forgot our session (dropped): anew
+                channel = await _via_broker_async(ccb, contact, timeout, deadline, security)
         except CedarError as exc:
             ccb.failed(contact, exc)
             if deadline.remaining() <= 0:

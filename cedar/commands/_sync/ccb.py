@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from cedar.auth.client import SessionRejected
 from cedar.auth.client_config import ClientSecurity
 from cedar.auth.sinful import Sinful
 from cedar.commands.base import CommandAttempts, command_protocol, endpoints
@@ -67,7 +68,10 @@ def open_channel(
     ccb = CcbRoute(target, broker_contacts(target), streaming=streaming)
     for contact in ccb.order():
         try:
-            channel = _via_broker(ccb, contact, timeout, deadline, security)
+            try:
+                channel = _via_broker(ccb, contact, timeout, deadline, security)
+            except SessionRejected:  # a restarted broker forgot our session (dropped): anew
+                channel = _via_broker(ccb, contact, timeout, deadline, security)
         except CedarError as exc:
             ccb.failed(contact, exc)
             if deadline.remaining() <= 0:
