@@ -46,6 +46,19 @@ def _text(ad: ClassAd, name: str) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def _result(request: ClassAd, error: str) -> ClassAd | None:
+    """The failure report for a forwarded request (``error``), None when it lacks a field."""
+    where = _text(request, "MyAddress")
+    connect_id, request_id = _text(request, "ClaimId"), _text(request, "RequestID")
+    if not where or connect_id is None or request_id is None:
+        return None
+    result = ClassAd({"Result": False, "ClaimId": connect_id, "MyAddress": where,
+                      "RequestID": request_id})  # fmt: skip
+    if error:
+        result["ErrorString"] = error
+    return result
+
+
 def _send_ad(conn: CedarConnection, ad: ClassAd) -> Protocol[None]:
     writer = conn.writer()
     put_classad(writer, ad)
@@ -69,6 +82,7 @@ class CcbTarget:
         heartbeat: float = 300.0,
         reconnect: float = 60.0,
         timeout: float = 20.0,
+        max_reversed: int = 16,
     ) -> None:
         self.daemon = daemon
         self.broker = Sinful.parse(broker if broker.startswith("<") else f"<{broker}>")
@@ -79,6 +93,9 @@ class CcbTarget:
         self.heartbeat = max(heartbeat, 1.0)
         self.reconnect = reconnect
         self.timeout = timeout
+        #: Reversed connections being made or served at once; more requests are refused.
+        self.max_reversed = max_reversed
+        self._active = 0
         #: ``<broker>#<id>`` once registered; kept across reconnections (spec 09 §4.1).
         self.contact: str | None = None
         self._cookie: str | None = None
@@ -156,17 +173,30 @@ class CcbTarget:
                     quiet = trio.current_time()
                 continue
             quiet = trio.current_time()
-            if message.get("Command") == Command.CCB_REQUEST:
-                nursery.start_soon(self._connect_back, message)
+            if message.get("Command") != Command.CCB_REQUEST:
+                continue  # the broker's answer to our heartbeat, or nothing we know
+            if self._active >= self.max_reversed:  # a flood: refuse, do not dial
+                refused = _result(message, "too many reversed connections at once")
+                if refused is not None:
+                    self._results.append(refused)
+                continue
+            self._active += 1
+            nursery.start_soon(self._connect_back, message)
 
     async def _connect_back(self, request: ClassAd) -> None:
+        try:
+            await self._reverse(request)
+        finally:
+            self._active -= 1
+
+    async def _reverse(self, request: ClassAd) -> None:
         """Dial the requester, say hello, report, then serve the connection (§4.3)."""
-        where = _text(request, "MyAddress")
-        connect_id, request_id = _text(request, "ClaimId"), _text(request, "RequestID")
-        if not where or connect_id is None or request_id is None:
-            return
-        result = ClassAd({"Result": False, "ClaimId": connect_id, "MyAddress": where,
-                          "RequestID": request_id})  # fmt: skip
+        result = _result(request, "")
+        if result is None:
+            return  # missing MyAddress, ClaimId or RequestID: nothing to answer
+        where, connect_id, request_id = (
+            str(result[n]) for n in ("MyAddress", "ClaimId", "RequestID")
+        )
         try:
             address = Sinful.parse(where).connect_target()
             host, port = address.endpoint
