@@ -79,3 +79,42 @@ def test_a_flood_of_forwarded_requests_is_bounded() -> None:
     assert len(dialled) == CAP
     assert {r["ErrorString"] for r in refused} == {"too many reversed connections at once"}
     assert sorted(int(str(r["RequestID"])) for r in results) == list(range(FLOOD))
+
+
+def test_a_quiet_registration_sends_heartbeats() -> None:
+    """Nothing from the broker for ``heartbeat`` seconds: the target sends ``{Command = 441}``
+    (spec 09 §4.2), and again after the broker's echo."""
+    beats: list[ClassAd] = []
+    done = threading.Event()
+
+    def register(request: CommandRequest) -> Protocol[None]:
+        get_classad((yield from request.read_payload()))
+        reply = request.writer()
+        put_classad(reply, ClassAd({"CCBID": "127.0.0.1:1#6", "ClaimId": "7", "Command": 67}))
+        yield Send(reply)
+        while len(beats) < 2:
+            beat = get_classad((yield Receive()))
+            beats.append(beat)
+            echo = request.writer()
+            put_classad(echo, beat)
+            yield Send(echo)
+        done.set()
+        yield Receive()
+
+    broker = Daemon("broker", "COLLECTOR", policy=plain_policy(connection_timeout=30))
+    broker.register(Command.CCB_REGISTER, register, permission="DAEMON")
+    target_daemon = Daemon("target", "STARTD", policy=plain_policy())
+    security = ClientSecurity(SecurityConfig(methods=["CLAIMTOBE"], crypto_methods=[]))
+
+    async def main() -> None:
+        async with trio.open_nursery() as nursery:
+            await nursery.start(broker.serve)
+            await nursery.start(target_daemon.serve)
+            target = CcbTarget(target_daemon, broker.address, security=security, heartbeat=1)
+            nursery.start_soon(target.run)
+            with trio.move_on_after(30):
+                await trio.to_thread.run_sync(done.wait, abandon_on_cancel=True)
+            nursery.cancel_scope.cancel()
+
+    trio.run(main)
+    assert [dict(beat.items()) for beat in beats] == [{"Command": 441}] * 2
