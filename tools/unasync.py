@@ -39,6 +39,7 @@ SUBSTITUTIONS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"\basync for\b"), "for"),
     (re.compile(r"\bawait\s+"), ""),
     (re.compile(r"\bTrioChannel\b"), "SyncChannel"),
+    (re.compile(r"\bTrioListener\b"), "SyncListener"),
     (re.compile(r"\bStopAsyncIteration\b"), "StopIteration"),
     (re.compile(r"\b__aiter__\b"), "__iter__"),
     (re.compile(r"\b__anext__\b"), "__next__"),

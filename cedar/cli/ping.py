@@ -103,6 +103,8 @@ def _line(result: PingResult, verbose: bool, unreachable: bool = False) -> str:
     )
     if verbose:
         text += f"\n    command {result.command}; remote version {result.remote_version}"
+        if result.route and result.route != "direct":
+            text += f"\n    reached by {result.route}"
     return text
 
 

@@ -79,13 +79,10 @@ def _resolved(address: str | Sinful) -> tuple[Sinful, str]:
 
 
 def resolve_address(address: str | Sinful) -> Sinful:
-    """The sinful to connect to (``addrs`` choice applied); CCB-only targets are refused."""
+    """The sinful to connect to (``addrs`` choice applied; a ``CCBID`` kept: the connection
+    then goes through CCB, :func:`cedar.commands._async.ccb.open_channel_async`)."""
     sinful = address if isinstance(address, Sinful) else Sinful.parse(address)
     target = sinful.connect_target()
-    if target.ccb_contacts:
-        raise CedarConnectionError(
-            f"{sinful} is reachable only through CCB, which cedar does not implement"
-        )
     if target.port is None:
         raise CedarConnectionError(f"address {sinful} has no port")
     return target
@@ -211,7 +208,7 @@ class CommandAttempts:
         self.results = 0
         self._command = command
         self._body = body
-        self._security = security
+        self.security = security
         self._raw = raw
         self._auth_command = auth_command
         self._permission_hint = permission_hint
@@ -223,17 +220,13 @@ class CommandAttempts:
     def protocol(self, channel: SyncChannel | TrioChannel) -> Protocol[Any]:
         """:func:`command_protocol` on a new connection (its socket gives the endpoints)."""
         self._attempt += 1
-        if isinstance(channel, SyncChannel):
-            sock: object = channel.sock
-        else:
-            sock = getattr(channel.stream, "socket", None)
-        local_address, peer_address = _endpoints(sock)
+        local_address, peer_address = endpoints(channel)
         return command_protocol(
             channel.conn,
             self.target,
             self._command,
             self._body,
-            security=self._security,
+            security=self.security,
             raw=self._raw,
             deadline=int(self.timeout),
             local_address=local_address,
@@ -252,7 +245,7 @@ class CommandAttempts:
         """After :class:`SessionRejected` (``error``): whether to try again on a new connection
         (an unnegotiated start refused earns a negotiated try of its own)."""
         if isinstance(error, RawStartRefused):
-            config = (self._security or default_security()).config
+            config = (self.security or default_security()).config
             if config.negotiation is Requirement.NEVER:
                 return False  # this client never negotiates: the refusal stands
             self._raw_refused, self._raw = True, False  # negotiate from now on, memo or not
@@ -397,7 +390,14 @@ class Batcher:
             self.count = count
 
 
-def _endpoints(sock: object) -> tuple[tuple[str, int] | None, tuple[str, int] | None]:
+def endpoints(
+    channel: SyncChannel | TrioChannel,
+) -> tuple[tuple[str, int] | None, tuple[str, int] | None]:
+    """A channel's local and peer ``(host, port)`` (None when it has no socket)."""
+    if isinstance(channel, SyncChannel):
+        sock: object = channel.sock
+    else:
+        sock = getattr(channel.stream, "socket", None)
     try:
         local = sock.getsockname()  # type: ignore[attr-defined]
         peer = sock.getpeername()  # type: ignore[attr-defined]
@@ -446,6 +446,7 @@ __all__ = [
     "CommandAttempts",
     "Item",
     "command_protocol",
+    "endpoints",
     "int_value",
     "item_parser",
     "resolve_address",

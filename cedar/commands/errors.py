@@ -9,11 +9,12 @@ under their old names (``cedar.commands.qmgmt.QmgmtError`` is this class).
 from __future__ import annotations
 
 from cedar.classad_wire import ClassAd
-from cedar.errors import CommandError, PermissionDenied
+from cedar.errors import CedarConnectionError, CommandError, PermissionDenied
 from cedar.numbers import JobStatus
 
 __all__ = [
     "FINAL_STATES",
+    "CcbRefused",
     "FileTransferError",
     "HistoryError",
     "InvalidRequest",
@@ -165,3 +166,8 @@ class SubmitRejected(QmgmtError):
 class SpoolRefused(CommandError):
     """The schedd closed a 488 without a word: unknown job, not the owner, already spooled, or
     held for another reason (spec 07 §5.3)."""
+
+
+class CcbRefused(CedarConnectionError):
+    """A CCB broker answered ``Result = false`` (no daemon with that id, streaming disabled,
+    the target failed to connect back): that broker gives no connection (spec 09 §5.4)."""

@@ -10,6 +10,7 @@ run :class:`PingRequest`; they are exported from :mod:`cedar.commands` and :mod:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypedDict
 
@@ -37,6 +38,9 @@ class PingResult:
     error: str | None = None
     #: What our credential proved, when the method says (KERBEROS: our principal).
     principal: str | None = None
+    #: How the daemon was reached: ``"direct"``, or the CCB route (broker, ccbid, reversed
+    #: connection or relay); None when no connection was made.
+    route: str | None = None
 
 
 def level_command(level: str) -> int:
@@ -66,6 +70,7 @@ class _PingOptions(TypedDict):
     raw: bool
     auth_command: int
     permission_hint: str
+    route_taken: Callable[[str], None]
 
 
 class PingRequest:
@@ -83,7 +88,14 @@ class PingRequest:
             raw=False,
             auth_command=self.command,
             permission_hint=level.upper(),
+            route_taken=self.taken,
         )
+        #: How the daemon was reached (see :attr:`PingResult.route`).
+        self.route: str | None = None
+
+    def taken(self, route: str) -> None:
+        """Hear the route of the connection (``route_taken`` of ``run_command``)."""
+        self.route = route
 
     def body(self, session: CommandSession) -> Protocol[PingResult]:
         ok = yield from sec_query_body(session)
@@ -97,6 +109,7 @@ class PingRequest:
             crypto=session.crypto_method,
             encrypted=session.encrypted,
             remote_version=session.remote_version,
+            route=self.route,
         )
 
     def denied(self, exc: CommandDenied) -> PingResult:
@@ -111,4 +124,5 @@ class PingRequest:
             encrypted=False,
             remote_version=None,
             error=str(exc),
+            route=self.route,
         )

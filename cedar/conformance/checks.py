@@ -20,7 +20,7 @@ from cedar.commands import Collector, Schedd, ping, run_command
 from cedar.commands.collector import build_query_ad, query_protocol
 from cedar.commands.ping import PingResult
 from cedar.commands.submit import Submit
-from cedar.errors import AuthenticationError, CedarError
+from cedar.errors import AuthenticationError, CedarConnectionError, CedarError
 from cedar.numbers import AdType, DaemonType
 from cedar.stream.connection import CedarConnection
 from cedar.stream.protocol import Protocol, Receive
@@ -554,6 +554,30 @@ def jobs_history(target: Target) -> str:
         extra = {k.lower() for k in record} - {"clusterid", "jobstatus"}
         _require(not extra, f"projection ignored: {sorted(extra)[:8]}")
     return f"{len(records)} records"
+
+
+# --- CCB (spec 09) -----------------------------------------------------------------------------
+
+#: A CCB id no broker has handed out (ids count up from 1 per registration).
+UNKNOWN_CCBID = "4294967295"
+
+
+@check("ccb.unknown_ccbid")
+def ccb_unknown_ccbid(target: Target) -> str:
+    """The collector's broker refuses a reversed connection to an unknown ccbid, with its reason."""
+    broker = target.pool.strip("<>") if target.pool.startswith("<") else target.pool
+    address = str(Sinful("127.0.0.1", 1, {"CCBID": f"{broker}#{UNKNOWN_CCBID}"}))
+    security = target.security(_auth_methods(target), authentication="PREFERRED")
+    try:
+        ping(address, "READ", security=security, timeout=target.timeout)
+    except CedarConnectionError as exc:
+        reason = str(exc)
+    else:
+        raise CheckFailed(f"a connection to ccbid {UNKNOWN_CCBID} was made")
+    if "received failure message from CCB server" not in reason:
+        raise Skipped(f"the collector runs no CCB broker (or did not answer): {reason}")
+    _require("no daemon is currently registered" in reason, f"unexpected refusal: {reason}")
+    return "refused: " + reason.rpartition(": ")[2]
 
 
 # --- malformed input (safe: each only affects its own connection) ---------------------------

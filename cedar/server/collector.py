@@ -47,7 +47,7 @@ from cedar.server.ad_store import (
     str_attribute,
     write_answer,
 )
-from cedar.server.daemon import CommandRequest, Daemon, offload
+from cedar.server.daemon import CommandRequest, Daemon, decode, offload, strict_ad
 from cedar.stream.primitives import MessageReader
 from cedar.stream.protocol import Protocol, Receive, Send
 
@@ -176,7 +176,7 @@ class MockCollector(Daemon):
         """Any QUERY_*: answer ``I(1) AD ... I(0)``; on bad input close without reply (§2.5)."""
         reader = yield from request.read_payload()
         try:
-            query = get_classad(reader, strict=True)
+            query = yield from decode(reader, strict_ad)
         except CedarError as exc:
             log.info("%s: unreadable query (%s); closing", self.name, exc)
             return
@@ -212,7 +212,7 @@ class MockCollector(Daemon):
             if command in INVALIDATES:
                 applied = yield from self._invalidate(request, command, reader)
             else:
-                applied = self._apply(request, command, reader)
+                applied = yield from self._apply(request, command, reader)
             if not applied:
                 return
             if command == Command.UPDATE_STARTD_AD_WITH_ACK:
@@ -245,7 +245,7 @@ class MockCollector(Daemon):
         ``False`` closes the connection (unreadable, or over the request's budget).
         """
         try:
-            ad = get_classad(reader, strict=True)
+            ad = yield from decode(reader, strict_ad)
         except CedarError as exc:
             log.info("%s: unreadable invalidation (%s); closing", self.name, exc)
             return False
@@ -272,10 +272,12 @@ class MockCollector(Daemon):
         log.debug("%s: invalidation removed %d ad(s)", self.name, removed)
         return True
 
-    def _apply(self, request: CommandRequest, command: int, reader: MessageReader) -> bool:
+    def _apply(
+        self, request: CommandRequest, command: int, reader: MessageReader
+    ) -> Protocol[bool]:
         """Store what one update carries; ``False`` closes the connection."""
         try:
-            ad, private = read_update(command, reader)
+            ad, private = yield from decode(reader, partial(read_update, command))
         except CedarError as exc:
             log.info("%s: unreadable update (%s); closing", self.name, exc)
             return False

@@ -44,7 +44,7 @@ import trio
 
 from cedar.auth.server_policy import ServerPolicy, real_pool_policy
 from cedar.auth.version import CEDAR_PLATFORM_STRING, CEDAR_VERSION_STRING
-from cedar.classad_wire import ClassAd, get_classad, parse_expr, put_classad
+from cedar.classad_wire import ClassAd, parse_expr, put_classad
 from cedar.classad_wire.constraints import matches
 from cedar.classad_wire.evaluate import evaluate
 from cedar.classad_wire.expr import Expr
@@ -60,7 +60,7 @@ from cedar.numbers import (
     read_arguments,
 )
 from cedar.server.ad_store import QueryAnswer, is_match, write_answer
-from cedar.server.daemon import CommandRequest, Daemon, offload
+from cedar.server.daemon import CommandRequest, Daemon, decode, offload, strict_ad
 from cedar.server.errors import QueueError
 from cedar.server.job_queue import (
     ATTRIBUTE_NAME,
@@ -247,7 +247,7 @@ class MockSchedd(Daemon):
         """
         reader = yield from request.read_payload()
         try:
-            query = get_classad(reader, strict=True)
+            query = yield from decode(reader, strict_ad)
         except CedarError as exc:
             log.info("%s: unreadable direct query (%s); closing", self.name, exc)
             return
@@ -277,7 +277,7 @@ class MockSchedd(Daemon):
     def _handle_query(self, request: CommandRequest) -> Protocol[None]:
         reader = yield from request.read_payload()
         try:
-            query = get_classad(reader, strict=True)
+            query = yield from decode(reader, strict_ad)
         except CedarError as exc:
             log.info("%s: unreadable job query (%s); closing", self.name, exc)
             return
@@ -627,7 +627,7 @@ class MockSchedd(Daemon):
         reader = yield from request.read_payload()
         refuse = request.writer().put_int(0)
         try:
-            ad = get_classad(reader, strict=True)
+            ad = yield from decode(reader, strict_ad)
             action = JobAction(int_attr(ad, "JobAction", -1))
         except (CedarError, ValueError):
             yield Send(refuse)
@@ -675,7 +675,7 @@ class MockSchedd(Daemon):
         """QUERY_SCHEDD_HISTORY: the job history or the epoch history (spec 08 §2-§4)."""
         reader = yield from request.read_payload()
         try:
-            query = get_classad(reader, strict=True)
+            query = yield from decode(reader, strict_ad)
         except CedarError as exc:
             log.info("%s: unreadable history query (%s); closing", self.name, exc)
             return

@@ -149,6 +149,20 @@ class CedarConnection:
             raise ProtocolError("raw bytes cannot be sent on an encrypted connection")
         return bytes(data)
 
+    def detached(self) -> CedarConnection:
+        """A fresh state for the same byte stream: no key, new framing and transcripts, the
+        bytes received but not yet read kept.
+
+        A CCB relay (spec 09 §7.3) drops the broker session's crypto right after the replayed
+        hello; the end-to-end command then starts over on the same TCP connection.
+        """
+        if self._partial_size or self._streaming:
+            raise ProtocolError("cannot drop the connection's state in the middle of a message")
+        fresh = CedarConnection(max_message_size=self.max_message_size)
+        fresh._inbox += self._inbox
+        fresh._eof = self._eof
+        return fresh
+
     # -- receiving ----------------------------------------------------------------------------
 
     def receive_data(self, data: bytes) -> None:

@@ -44,7 +44,16 @@ from cedar.stream.protocol import Deliver, Finished, Protocol, Receive, ReceiveR
 if TYPE_CHECKING:
     import trio  # imported where used: the sync API never needs Trio (start-up time)
 
-__all__ = ["WAIT_TIMEOUT", "Deadline", "MemoryPair", "ReplayChannel", "SyncChannel", "TrioChannel"]
+__all__ = [
+    "WAIT_TIMEOUT",
+    "Deadline",
+    "MemoryPair",
+    "ReplayChannel",
+    "SyncChannel",
+    "SyncListener",
+    "TrioChannel",
+    "TrioListener",
+]
 
 T = TypeVar("T")
 
@@ -514,6 +523,135 @@ class TrioChannel(Waits):
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
+
+
+def _listening_socket(host: str) -> socket.socket:
+    """A TCP socket listening on an ephemeral port of ``host`` (a reversed connection's end)."""
+    family = _ip_family(host) or socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.bind((host, 0))
+        sock.listen(_BACKLOG)
+    except OSError as exc:
+        sock.close()
+        raise CedarConnectionError(f"cannot listen on {host}: {exc.strerror or exc}") from None
+    return sock
+
+
+def _wait_ran_out(deadline: Deadline | None, doing: str, peer: str, limit: float) -> CedarTimeout:
+    if deadline is not None and deadline.remaining() < 0.05:
+        return deadline_passed(deadline, doing, peer)
+    return CedarTimeout(f"timed out after {limit:.1f} s {doing} {peer}")
+
+
+#: Connections a listener for reversed connections lets wait (one is expected; a few forged
+#: ones must not keep the real one out).
+_BACKLOG = 16
+
+
+class SyncListener:
+    """Where a target connects back to us (CCB, spec 09 §5.2): a listening socket beside a
+    connection, on the local address that connection uses (so the target can reach it)."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        host, port = sock.getsockname()[:2]
+        #: The address to publish (``MyAddress``).
+        self.address: tuple[str, int] = (str(host), int(port))
+
+    @classmethod
+    def beside(cls, channel: SyncChannel) -> SyncListener:
+        """Listen on ``channel``'s local address, any port."""
+        return cls(_listening_socket(str(channel.sock.getsockname()[0])))
+
+    def wait(
+        self, watched: SyncChannel | None, *, timeout: float, deadline: Deadline, peer: str
+    ) -> SyncChannel | None:
+        """The next incoming connection (a channel with ``timeout``), or None as soon as
+        ``watched`` has something to read; :class:`CedarTimeout` once ``deadline`` passes."""
+        if watched is not None and (watched.conn.buffered_bytes or watched.conn.peer_closed):
+            return None
+        limit = max(deadline.remaining(), 0.0)
+        sockets = [self.sock] if watched is None else [self.sock, watched.sock]
+        try:
+            ready = select.select(sockets, [], [], limit)[0]
+        except (OSError, ValueError) as exc:
+            raise CedarConnectionError(f"cannot wait for {peer}: {exc}") from None
+        if self.sock in ready:
+            try:
+                sock, _address = self.sock.accept()
+            except OSError as exc:
+                raise CedarConnectionError(f"cannot accept from {peer}: {exc.strerror}") from None
+            return SyncChannel(sock, timeout=timeout, peer=peer, deadline=deadline)
+        if ready:
+            return None
+        raise _wait_ran_out(deadline, "waiting for a connection from", peer, limit)
+
+    def close(self) -> None:
+        """Stop listening."""
+        with contextlib.suppress(OSError):
+            self.sock.close()
+
+
+class TrioListener:
+    """The Trio twin of :class:`SyncListener`."""
+
+    def __init__(self, sock: trio.socket.SocketType) -> None:
+        self.sock = sock
+        host, port = sock.getsockname()[:2]
+        #: The address to publish (``MyAddress``).
+        self.address: tuple[str, int] = (str(host), int(port))
+
+    @classmethod
+    async def beside(cls, channel: TrioChannel) -> TrioListener:
+        """Listen on ``channel``'s local address, any port."""
+        import trio
+
+        local = channel.stream.socket.getsockname()  # type: ignore[attr-defined]
+        return cls(trio.socket.from_stdlib_socket(_listening_socket(str(local[0]))))
+
+    async def wait(
+        self, watched: TrioChannel | None, *, timeout: float, deadline: Deadline, peer: str
+    ) -> TrioChannel | None:
+        """The next incoming connection (a channel with ``timeout``), or None as soon as
+        ``watched`` has something to read; :class:`CedarTimeout` once ``deadline`` passes."""
+        import trio
+
+        if watched is not None and (watched.conn.buffered_bytes or watched.conn.peer_closed):
+            return None
+        limit = max(deadline.remaining(), 0.0)
+        accepted: list[trio.socket.SocketType] = []
+        readable: list[bool] = []
+
+        async def accept(scope: trio.CancelScope) -> None:
+            sock, _address = await self.sock.accept()
+            accepted.append(sock)
+            scope.cancel()
+
+        async def watch(scope: trio.CancelScope, sock: Any) -> None:
+            await trio.lowlevel.wait_readable(sock)
+            readable.append(True)
+            scope.cancel()
+
+        try:
+            with trio.move_on_after(limit):
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(accept, nursery.cancel_scope)
+                    if watched is not None:
+                        sock = watched.stream.socket  # type: ignore[attr-defined]
+                        nursery.start_soon(watch, nursery.cancel_scope, sock)
+        except OSError as exc:
+            raise CedarConnectionError(f"cannot accept from {peer}: {exc.strerror}") from None
+        if accepted:
+            stream = trio.SocketStream(accepted[0])
+            return TrioChannel(stream, timeout=timeout, peer=peer, deadline=deadline)
+        if readable:
+            return None
+        raise _wait_ran_out(deadline, "waiting for a connection from", peer, limit)
+
+    async def aclose(self) -> None:
+        """Stop listening."""
+        self.sock.close()
 
 
 class ReplayChannel(_BlockingDriver):

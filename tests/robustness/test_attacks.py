@@ -16,7 +16,7 @@ import threading
 import time
 import tracemalloc
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
+from contextlib import ExitStack, contextmanager, suppress
 from functools import partial
 from typing import Any
 from unittest import mock
@@ -96,11 +96,15 @@ def raw_message(command: int | None, ad: dict[str, object]) -> bytes:
     return writer.getvalue()
 
 
-def raw_exchange(port: int, *payloads: bytes, source: str = "127.0.0.1") -> bytes:
+def raw_exchange(
+    port: int, *payloads: bytes, source: str = "127.0.0.1", timeout: float = 10
+) -> bytes:
     """Send clear-text messages on one connection, then read until the server closes."""
     conn = CedarConnection()
     data = b""
-    with socket.create_connection(("127.0.0.1", port), timeout=10, source_address=(source, 0)) as s:
+    with socket.create_connection(
+        ("127.0.0.1", port), timeout=timeout, source_address=(source, 0)
+    ) as s:
         try:
             for payload in payloads:
                 s.sendall(conn.send_message(payload))
@@ -625,3 +629,60 @@ def test_costly_invalidation_is_refused() -> None:
             raw_exchange(collector.port, raw_message(Command.INVALIDATE_ADS_GENERIC, drop))
             assert len(collector.store.ads("Probe")) == 50
             assert answers(collector.address)
+
+
+# ------------------------------------------------------- large requests decoded off the loop
+
+
+def _large_query_bytes() -> bytes:
+    """A raw ``QUERY_GENERIC_ADS`` whose constraint is ~0.17 MiB of ``true || (AttrN == N || ...)``:
+    inside every cap, unauthenticated, a third of a second of parsing, and cheap to
+    evaluate (``true`` decides)."""
+    constraint = "true || (" + " || ".join(f"Attr{i} == {i}" for i in range(8000)) + ")"
+    writer = MessageWriter().put_int(Command.QUERY_GENERIC_ADS).put_int(3)
+    for line in ('MyType = "Query"', 'TargetType = "Probe"', f"Requirements = {constraint}"):
+        writer.put_string(line)
+    return writer.put_string("").put_string("").getvalue()
+
+
+def test_large_queries_are_decoded_off_the_event_loop(pool: MockPool) -> None:
+    """Issue 36's attack: eight large unauthenticated queries at once from one address stalled
+    the pool for ~25 s, decoded on the event loop.  Each is now decoded in a worker thread (at
+    most two at a time): with every one of them parked inside its decoding, honest pings are
+    answered (a decode on the loop would answer none), and then every query gets its answer.
+    """
+    import cedar.server.collector as collector_module
+
+    real = collector_module.strict_ad
+    arrived = threading.Semaphore(0)
+    release = threading.Event()
+
+    def parked(reader: Any) -> ClassAd:
+        arrived.release()
+        release.wait(60)
+        return real(reader)
+
+    payload = _large_query_bytes()
+    assert len(payload) > 2 * 64 * 1024
+    port = int(pool.address.split(":")[1].split("?")[0].rstrip(">"))
+    outcomes: list[dict[str, Any]] = []
+    # (the budgets' clock stands still: the time a query waits for its decoding, parked or
+    # behind the limit, is not what is under test)
+    frozen_budgets = parked_requests(10**9, frozen=True)
+    with (
+        frozen_budgets,
+        mock.patch.object(collector_module, "strict_ad", parked),
+        ExitStack() as stack,
+    ):
+        for _ in range(8):
+            query = partial(raw_exchange, port, payload, timeout=120)
+            outcomes.append(stack.enter_context(in_background(query)))
+        for _ in range(2):  # the two decodes the limit lets run are both parked
+            assert arrived.acquire(timeout=60), "a large query never got to its decoding"
+        pings = [ping(pool.address, "READ", timeout=20) for _ in range(3)]
+        unfinished = not any(outcomes)
+        release.set()
+    assert [answer.authorized for answer in pings] == [True] * 3
+    assert unfinished, "a large query ended while its decoding was parked"
+    # Then every query was answered with every Probe ad.
+    assert [o.get("result", b"").count(b'MyType = "Probe"') for o in outcomes] == [200] * 8

@@ -14,6 +14,7 @@ from cedar.auth.client import CommandSession, SessionRejected
 from cedar.auth.client_config import ClientSecurity, SecurityConfig, client_security
 from cedar.auth.sinful import Sinful
 from cedar.classad_wire import ClassAd
+from cedar.commands._async.ccb import open_attempt_async
 from cedar.commands.base import (
     DEFAULT_TIMEOUT,
     HELD_CONNECTION_MAX,
@@ -22,7 +23,6 @@ from cedar.commands.base import (
     Body,
     CommandAttempts,
 )
-from cedar.stream.drivers import TrioChannel
 from cedar.stream.protocol import Protocol
 
 T = TypeVar("T")
@@ -39,10 +39,12 @@ async def run_command_async(
     auth_command: int | None = None,
     permission_hint: str | None = None,
     pipeline_resume: bool = False,
+    route_taken: Callable[[str], None] | None = None,
 ) -> T:
     """Run one command and return what ``body`` returns, all within ``timeout`` seconds.
 
-    ``pipeline_resume``: see :func:`~cedar.commands.base.command_protocol` (queries only)."""
+    ``pipeline_resume``: see :func:`~cedar.commands.base.command_protocol` (queries only).
+    ``route_taken`` hears how the daemon was reached (direct, or the CCB route)."""
     attempts = CommandAttempts(
         address,
         command,
@@ -55,9 +57,7 @@ async def run_command_async(
         pipeline_resume=pipeline_resume,
     )
     while True:
-        async with await TrioChannel.connect(
-            attempts.host, attempts.port, timeout=timeout, deadline=attempts.deadline
-        ) as channel:
+        async with await open_attempt_async(attempts, route_taken) as channel:
             try:
                 result: T = await channel.run(attempts.protocol(channel))
                 return result
@@ -100,9 +100,7 @@ async def iterate_command_async(
         pipeline_resume=pipeline_resume,
     )
     while True:
-        async with await TrioChannel.connect(
-            attempts.host, attempts.port, timeout=timeout, deadline=attempts.deadline
-        ) as channel:
+        async with await open_attempt_async(attempts) as channel:
             if connected is not None:
                 held = time.monotonic()
                 await connected()

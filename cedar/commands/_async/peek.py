@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator, Mapping
 from cedar.auth.client import CommandDenied, SessionRejected
 from cedar.auth.client_config import ClientSecurity
 from cedar.auth.sinful import Sinful
+from cedar.commands._async.ccb import open_attempt_async
 from cedar.commands._async.command import run_command_async
 from cedar.commands.base import DEFAULT_TIMEOUT, CommandAttempts, pause_async
 from cedar.commands.peek import (
@@ -35,7 +36,6 @@ from cedar.commands.peek import (
 )
 from cedar.errors import CedarConnectionError, ProtocolError
 from cedar.numbers import Command, JobStatus
-from cedar.stream.drivers import TrioChannel
 
 
 async def connect_info_async(
@@ -115,9 +115,7 @@ async def peek_running_async(
         permission_hint="WRITE",
     )
     while True:
-        async with await TrioChannel.connect(
-            attempts.host, attempts.port, timeout=timeout, deadline=attempts.deadline
-        ) as channel:
+        async with await open_attempt_async(attempts) as channel:
             try:
                 slot = await channel.run(attempts.protocol(channel))
             except SessionRejected:

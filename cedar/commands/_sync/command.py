@@ -17,6 +17,7 @@ from cedar.auth.client import CommandSession, SessionRejected
 from cedar.auth.client_config import ClientSecurity, SecurityConfig, client_security
 from cedar.auth.sinful import Sinful
 from cedar.classad_wire import ClassAd
+from cedar.commands._sync.ccb import open_attempt
 from cedar.commands.base import (
     DEFAULT_TIMEOUT,
     HELD_CONNECTION_MAX,
@@ -25,7 +26,6 @@ from cedar.commands.base import (
     CommandAttempts,
     Hook,
 )
-from cedar.stream.drivers import SyncChannel
 from cedar.stream.protocol import Protocol
 
 T = TypeVar("T")
@@ -42,10 +42,12 @@ def run_command(
     auth_command: int | None = None,
     permission_hint: str | None = None,
     pipeline_resume: bool = False,
+    route_taken: Callable[[str], None] | None = None,
 ) -> T:
     """Run one command and return what ``body`` returns, all within ``timeout`` seconds.
 
-    ``pipeline_resume``: see :func:`~cedar.commands.base.command_protocol` (queries only)."""
+    ``pipeline_resume``: see :func:`~cedar.commands.base.command_protocol` (queries only).
+    ``route_taken`` hears how the daemon was reached (direct, or the CCB route)."""
     attempts = CommandAttempts(
         address,
         command,
@@ -58,9 +60,7 @@ def run_command(
         pipeline_resume=pipeline_resume,
     )
     while True:
-        with SyncChannel.connect(
-            attempts.host, attempts.port, timeout=timeout, deadline=attempts.deadline
-        ) as channel:
+        with open_attempt(attempts, route_taken) as channel:
             try:
                 result: T = channel.run(attempts.protocol(channel))
                 return result
@@ -103,9 +103,7 @@ def iterate_command(
         pipeline_resume=pipeline_resume,
     )
     while True:
-        with SyncChannel.connect(
-            attempts.host, attempts.port, timeout=timeout, deadline=attempts.deadline
-        ) as channel:
+        with open_attempt(attempts) as channel:
             if connected is not None:
                 held = time.monotonic()
                 connected()

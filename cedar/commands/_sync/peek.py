@@ -15,6 +15,7 @@ from collections.abc import Iterator, Mapping
 from cedar.auth.client import CommandDenied, SessionRejected
 from cedar.auth.client_config import ClientSecurity
 from cedar.auth.sinful import Sinful
+from cedar.commands._sync.ccb import open_attempt
 from cedar.commands._sync.command import run_command
 from cedar.commands.base import DEFAULT_TIMEOUT, CommandAttempts, pause
 from cedar.commands.peek import (
@@ -38,7 +39,6 @@ from cedar.commands.peek import (
 )
 from cedar.errors import CedarConnectionError, ProtocolError
 from cedar.numbers import Command, JobStatus
-from cedar.stream.drivers import SyncChannel
 
 
 def connect_info(
@@ -118,9 +118,7 @@ def peek_running(
         permission_hint="WRITE",
     )
     while True:
-        with SyncChannel.connect(
-            attempts.host, attempts.port, timeout=timeout, deadline=attempts.deadline
-        ) as channel:
+        with open_attempt(attempts) as channel:
             try:
                 slot = channel.run(attempts.protocol(channel))
             except SessionRejected:

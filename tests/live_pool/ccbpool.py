@@ -1,0 +1,169 @@
+"""A second real pool in which one daemon is reachable only through the collector's CCB broker.
+
+As ``../shared/htcondor/README.md`` describes (and the ``ccb-*`` captures were recorded): the
+daemon gets its own port on 127.0.0.5, a private network name no client shares, and registers
+with the collector's broker, so it publishes ``<127.0.0.5:PORT?CCBID=<collector>#N&...>``.
+Started per test module (a few seconds), on a port the kernel picked, and stopped after.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+
+from cedar.auth.server_policy import open_policy
+from cedar.numbers import Command
+from cedar.server.ccb_target import CcbTarget
+from cedar.server.daemon import Daemon, serve_in_thread
+from cedar.server.testing import RecordingQueryHandler, slot_ad
+
+REPO = Path(__file__).resolve().parents[2]
+
+CONFIG = """\
+{d}.USE_SHARED_PORT        = False
+{d}.NETWORK_INTERFACE      = 127.0.0.5
+{d}.CCB_ADDRESS            = $(COLLECTOR_HOST)
+{d}.PRIVATE_NETWORK_NAME   = ccb-target-net
+{d}.CCB_HEARTBEAT_INTERVAL = 30
+"""
+
+
+@dataclass
+class CcbPool:
+    """The running pool: its environment for the real tools and the CCB-only daemon's sinful."""
+
+    directory: Path
+    env: dict[str, str]
+    collector: str
+    address: str
+
+    @property
+    def unreachable_address(self) -> str:
+        """The daemon's sinful with its own port replaced by 1 (nothing listens there): only a
+        client that goes through the broker, as it must (spec 09 §3), still reaches it."""
+        text = re.sub(r"^<127\.0\.0\.5:\d+", "<127.0.0.5:1", self.address)
+        return re.sub(r"addrs=127\.0\.0\.5-\d+", "addrs=127.0.0.5-1", text)
+
+    def tool(self, *argv: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+        """Run a program with the pool's environment."""
+        return subprocess.run(
+            list(argv), env=self.env, capture_output=True, text=True, timeout=timeout, check=False
+        )
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def _environment(printed: str) -> dict[str, str]:
+    shown = subprocess.run(
+        ["bash", "-c", 'eval "$1" && env -0', "ccb-pool-env", printed],
+        capture_output=True,
+        check=True,
+    ).stdout
+    env = {}
+    for entry in shown.split(b"\0"):
+        name, _, value = entry.decode().partition("=")
+        if name:
+            env[name] = value
+    return env
+
+
+@contextmanager
+def ccb_pool(daemon: str) -> Iterator[CcbPool]:
+    """A pool whose ``daemon`` (``STARTD`` or ``SCHEDD``) is reachable only through CCB."""
+    release = Path(os.environ.get("CEDAR_HTCONDOR") or REPO.parent / "shared" / "htcondor")
+    script = release / "minicondor.sh"
+    if not script.exists():
+        pytest.skip(f"no HTCondor release at {release}")
+    if os.geteuid() != 0:
+        pytest.skip("starting a pool needs root")
+    directory = Path(tempfile.mkdtemp(prefix="cedar-ccb-pool."))
+    (directory / "etc" / "config.d").mkdir(parents=True)
+    (directory / "etc" / "config.d" / "70-ccb").write_text(CONFIG.format(d=daemon))
+    env = dict(os.environ, MINICONDOR_PORT=str(_free_port()))
+    for name in list(env):
+        if name.startswith(("CEDAR_LIVE_", "_condor_")) or name == "CONDOR_CONFIG":
+            del env[name]
+    try:
+        started = subprocess.run(
+            [str(script), "start", str(directory)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+        if started.returncode != 0:
+            raise RuntimeError(f"the CCB pool did not start:\n{started.stderr[-2000:]}")
+        env.update(_environment(started.stdout))
+        pool = CcbPool(directory, env, env["CEDAR_LIVE_COLLECTOR"], "")
+        kind = "-startd" if daemon == "STARTD" else "-schedd"
+        for _ in range(120):  # registration, then the ad re-published with the CCBID
+            shown = pool.tool("condor_status", kind, "-af", "MyAddress")
+            if "CCBID=" in shown.stdout:
+                pool.address = shown.stdout.split()[0]
+                break
+            time.sleep(0.5)
+        else:
+            raise RuntimeError(f"the {daemon} never advertised a CCB address")
+        yield pool
+    finally:
+        subprocess.run(
+            [str(script), "stop", str(directory)],
+            env=env,
+            capture_output=True,
+            timeout=120,
+            check=False,
+            stdin=subprocess.DEVNULL,
+        )
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+@contextmanager
+def cedar_target(broker: str) -> Iterator[tuple[CcbTarget, str]]:
+    """A cedar daemon on 127.0.0.6 registered with ``broker`` (root's FS gives the DAEMON level
+    the broker asks for); yields it and its address with its own port closed (so only the
+    broker reaches it).  Its one command: a slot query answered with ``slot1@cedar``."""
+    if os.geteuid() != 0:
+        pytest.skip("registering with the broker needs the pool's DAEMON level (root's FS)")
+    daemon = Daemon("cedar-target", "STARTD", policy=open_policy(), host="127.0.0.6")
+    daemon.register(Command.QUERY_STARTD_ADS, RecordingQueryHandler([slot_ad("slot1@cedar")]))
+    target = CcbTarget(daemon, broker, heartbeat=30, reconnect=2)
+    cancel = trio.CancelScope()
+    tokens: list[trio.lowlevel.TrioToken] = []
+
+    async def serve(*, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
+        tokens.append(trio.lowlevel.current_trio_token())
+        with cancel:
+            async with trio.open_nursery() as nursery:
+                await nursery.start(daemon.serve)
+                nursery.start_soon(target.run)
+                with trio.fail_after(60):
+                    await target.registered.wait()
+                task_status.started()
+
+    def stop() -> None:
+        with suppress(trio.RunFinishedError):
+            trio.from_thread.run_sync(cancel.cancel, trio_token=tokens[0])
+
+    with serve_in_thread(serve, stop):
+        closed = re.sub(r"^<127\.0\.0\.6:\d+", "<127.0.0.6:1", daemon.address)
+        yield target, re.sub(r"addrs=127\.0\.0\.6-\d+", "addrs=127.0.0.6-1", closed)
