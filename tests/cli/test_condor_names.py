@@ -199,5 +199,5 @@ def test_condor_submit_refusal_in_its_words(
     sub.write_text("executable = /bin/true\nhold = yes\nqueue\n")
     assert run_as("condor_submit", ["-dry-run", "-", str(sub)]) == 1
     captured = capsys.readouterr()
-    assert captured.out == "Dry-Run job(s)"
+    assert captured.out == "Dry-Run job(s)\n"
     assert captured.err == "ERROR: hold=yes is invalid, must eval to a boolean.\n"
