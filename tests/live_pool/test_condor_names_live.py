@@ -220,9 +220,10 @@ def test_submit(tools: Tools, argv: list[str]) -> None:
     for where in (tools.real, tools.ours):
         done = tools.run(where, argv, stdin)
         assert done.status == 0, done.err
-        cluster = int(re.findall(r"(\d+)\.0|cluster (\d+)", done.out)[0][0] or 0) or int(
-            re.findall(r"cluster (\d+)", done.out)[0]
-        )
+        # "submitted to cluster N." (plain), "N.0 - N.1" (--terse), "** Proc N.0:" (-verbose)
+        found = re.search(r"cluster (\d+)\.|^(\d+)\.0 - |\*\* Proc (\d+)\.0:", done.out, re.M)
+        assert found, done.out
+        cluster = int(next(group for group in found.groups() if group))
         assert "condor_watch_q" not in done.err or where == tools.real
         assert not done.err.strip() or where == tools.real, done.err
         method = tools.run(tools.real, ["condor_q", str(cluster), "-af", "JobSubmitMethod"])
