@@ -111,7 +111,7 @@ def _steady(text: str, first: str, second: str) -> list[str]:
     for i, line in enumerate(text.splitlines()):
         if i in positions or (" = " in line and line.split(" = ")[0] in moving):
             line = "<moving>"
-        lines.append(re.sub(r"^(-- Schedd: .* : )<[^>]*>", r"\1ADDR", line))
+        lines.append(re.sub(r"^(-- Schedd: .* : )<\S*", r"\1ADDR", line))
     return lines
 
 
