@@ -124,7 +124,8 @@ def _assignments(words: list[str]) -> list[tuple[str, str, str]]:
 def run_submit(args: argparse.Namespace, out: TextIO) -> int:
     """``cedar submit FILE``: prints the cluster id it created.  As ``condor_submit``, a
     description it refuses is reported as condor_submit does: ``Submitting job(s)`` (no
-    newline) on stdout, ``ERROR: ...`` on stderr, exit 1 (observed on 25.13.2)."""
+    newline; ``Dry-Run job(s)`` and a newline under -dry-run) on stdout, ``ERROR: ...`` on
+    stderr, exit 1 (observed on 25.13.2)."""
     if args.prog != "condor_submit":
         return _submit(args, out)
     from cedar.commands.submit.errors import SubmitError
@@ -132,7 +133,7 @@ def run_submit(args: argparse.Namespace, out: TextIO) -> int:
     try:
         return _submit(args, out)
     except SubmitError as exc:
-        out.write("Dry-Run job(s)" if args.dry_run is not None else "Submitting job(s)")
+        out.write("Dry-Run job(s)\n" if args.dry_run is not None else "Submitting job(s)")
         out.flush()
         sys.stderr.write(f"ERROR: {exc}\n")
         return 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import subprocess
@@ -199,5 +200,26 @@ def test_condor_submit_refusal_in_its_words(
     sub.write_text("executable = /bin/true\nhold = yes\nqueue\n")
     assert run_as("condor_submit", ["-dry-run", "-", str(sub)]) == 1
     captured = capsys.readouterr()
-    assert captured.out == "Dry-Run job(s)"
+    assert captured.out == "Dry-Run job(s)\n"
     assert captured.err == "ERROR: hold=yes is invalid, must eval to a boolean.\n"
+
+
+def test_launcher_path_loads_no_extras() -> None:
+    """A launcher imports what ``cedar q`` imports, nothing more (module lists, not time)."""
+    from tests.cli.test_startup import NEVER, REFUSED
+
+    code = (
+        "import json, sys\n"
+        "from cedar.cli.condor_names import main\n"
+        f"status = main('condor_q', ['-all', '-addr', {REFUSED!r}, '-timeout', '5'])\n"
+        "print('MODULES ' + json.dumps([status, sorted(sys.modules)]))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    line = [x for x in result.stdout.splitlines() if x.startswith("MODULES ")][-1]
+    status, modules = json.loads(line.removeprefix("MODULES "))
+    assert status == 1  # unreachable: condor's 1, not cedar's 3
+    assert "cedar.stream.connection" in modules
+    heavy = [m for m in modules if any(m == n or m.startswith(n + ".") for n in NEVER)]
+    assert heavy == []

@@ -371,6 +371,8 @@ def _more(rng: random.Random, i: int) -> str:
         "should_transfer_files = ALWAYS\nwhen_to_transfer_output = True",
         "when_to_transfer_output = yes",
         "should_transfer_files = T",
+        "allow_arguments_v1 = yes",  # refused even without arguments2
+        "allow_environment_v1 = 1",
         "initialdir = data\nlog = job.log",
         "initialdir = sub$(Process)\nlog = rel.log\nqueue_dirs = 1",
         "getenv = HOME, !PATH",
@@ -513,7 +515,7 @@ FAMILIES: list[tuple[str, Family, int]] = [
     ("queues", _queues, 21),
     ("accept-reject", _accept_reject, 30),
     ("mixed", _mixed, 60),
-    ("more", _more, 68),
+    ("more", _more, 70),
     ("issue-26", _issue_26, len(ISSUE_26)),
 ]
 

@@ -189,7 +189,9 @@ class JobBuilder(RequirementsParts, TransferParts, UniverseParts):
         both = v2 is not None and self.get("arguments", "args") is not None
         if both and v2 is not None and not v2.startswith('"'):
             raise SubmitError(f"Expecting double-quoted input string (V2 format): {v2}")
-        if both and not self.boolean("allow_arguments_v1", False):
+        # read even when unneeded: condor_submit refuses a non-boolean value (25.13.2)
+        allow_v1 = self.boolean("allow_arguments_v1", False)
+        if both and not allow_v1:
             raise SubmitError(
                 "If you wish to specify both 'arguments' and 'arguments2' for maximal "
                 "compatibility with different versions of Condor, then you must also "
@@ -212,7 +214,9 @@ class JobBuilder(RequirementsParts, TransferParts, UniverseParts):
         env_cmd = self.get("env")
         value = self.get("environment")
         both = v2 is not None and (value or env_cmd) is not None
-        if both and not self.boolean("allow_environment_v1", False):
+        # read even when unneeded: condor_submit refuses a non-boolean value (25.13.2)
+        allow_v1 = self.boolean("allow_environment_v1", False)
+        if both and not allow_v1:
             raise SubmitError(
                 "If you wish to specify both 'environment' and 'environment2' for maximal "
                 "compatibility with different versions of Condor, then you must also "
