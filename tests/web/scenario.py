@@ -293,14 +293,11 @@ def run(target: Target, workdir: Path, user: str = "alice@", other: str = "bob@"
         by_css(driver, "#show-ad").click()
         assert f"ClusterId = {cluster}" in by_css(driver, "#full-ad").text
         check_local_time(by_css(driver, 'dd[data-attr="QDate"] time'))
-        wait_for("the timeline", lambda: all_css(driver, "#events li"), 20)
-        if target.real:  # the job's own event log, from its sandbox (on request)
-            by_css(driver, "#read-log").click()
-            wait_for(
-                "the event log",
-                lambda: all_css(driver, '#log-file li[data-event="ExecuteEvent"]'),
-                20,
-            )
+        # the job's own event log (from its sandbox), not only "Submitted"
+        for kind in ("SubmitEvent", "ExecuteEvent", "JobTerminatedEvent"):
+            wait_for(kind, lambda k=kind: all_css(driver, f'#events li[data-event="{k}"]'), 20)
+        ended = by_css(driver, '#events li[data-event="JobTerminatedEvent"]').text
+        assert "exit code 0" in ended, ended
         driver.execute_script("window.scrollTo(0, 0)")
         shot(driver, target, "job")
 
@@ -332,6 +329,7 @@ def run(target: Target, workdir: Path, user: str = "alice@", other: str = "bob@"
             "the job row", lambda: by_css(driver, f'tr.job[data-job="{job}"]'), 10
         ).find_element("css selector", 'button[data-action="release"]').click()
         wait_for("released", lambda: count(driver, idle_name, "Idle") == 1, 20)
+        earlier = held_without_polling(driver, target, idle_name, job)
 
         driver.get(f"{target.url}/job/{job}")
         wait_for("the idle job", lambda: by_css(driver, "#job-status").text == "Idle", 30)
@@ -352,7 +350,6 @@ def run(target: Target, workdir: Path, user: str = "alice@", other: str = "bob@"
         assert memory.isdigit() and int(memory) < 100 * 1024, memory
         # shown in units (the ad's MiB), not as the raw number
         assert re.fullmatch(r"[0-9.]+ (KB|MB|GB)", shown.text), shown.text
-
 
         # --- the archive: the fixed job, once done, with its runs
         def in_archive() -> bool:
@@ -381,7 +378,7 @@ def run(target: Target, workdir: Path, user: str = "alice@", other: str = "bob@"
             target.patience,
             interval=2,
         )
-        alice_requests = requests_made(driver)
+        alice_requests = earlier + requests_made(driver)
 
         # --- a second user sees none of it
         driver.delete_all_cookies()
@@ -406,6 +403,41 @@ def run(target: Target, workdir: Path, user: str = "alice@", other: str = "bob@"
         assert any(u.startswith(target.url + "/web/api/") for u in seen)  # the log works
         outside = [u for u in seen if not local(u, target)]
         assert not outside, outside
+
+
+def held_without_polling(driver: Any, target: Target, name: str, job: str) -> list[str]:
+    """Hold and release ``job`` through the API, not the page: the open batches page shows each
+    change from its event stream, without a reload and without listing the queue again.
+    Returns the requests the browser made (read from its log here)."""
+    made = requests_made(driver)
+    driver.get(target.url + "/")
+    wait_for("the stream", lambda: by_css(driver, "#live").text == "live", 20)
+    wait_for("the idle batch", lambda: count(driver, name, "Idle") == 1, 20)
+    driver.execute_script("window.cedarNotReloaded = true")
+    made += requests_made(driver)
+    for action, status in (("hold", "Held"), ("release", "Idle")):
+        api_call(target, "POST", f"/api/v1/jobs/{job}/{action}", {"reason": "by the test"})
+        wait_for(f"{status} without a reload", lambda s=status: count(driver, name, s) == 1, 30)
+        after = requests_made(driver)
+        listings = [u for u in after if u.startswith(target.url + "/web/api/jobs?")]
+        assert not listings, listings
+        assert driver.execute_script("return window.cedarNotReloaded === true")
+        made += after
+    return made
+
+
+def api_call(target: Target, method: str, path: str, body: dict[str, Any]) -> Any:
+    """A call to the server's API as alice, from outside the browser."""
+    import urllib.request
+
+    request = urllib.request.Request(
+        target.url + path,
+        data=json.dumps(body).encode(),
+        method=method,
+        headers={"Authorization": f"Bearer {target.alice}", "Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=30) as answer:
+        return json.loads(answer.read())
 
 
 #: Form controls on the page without an accessible name (a label, aria-label or aria-labelledby).
