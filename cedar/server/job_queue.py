@@ -33,11 +33,13 @@ from cedar.server.factories import (
     items_file,
 )
 from cedar.server.spool_area import (
+    TERMINATED,
     SpoolArea,
     commit_spooled,
     drop_cluster_hold,
     leave_in_queue,
     log_event,
+    one_line,
     simulate_output,
 )
 
@@ -663,14 +665,14 @@ class JobQueue:
             ad["HoldReasonSubCode"] = subcode
             ad["NumHolds"] = int_attr(ad, "NumHolds") + 1
             self.started.pop(key, None)
-            self._log(key, 12, now, f"\t{_line(ad['HoldReason'])}\n\tCode 1 Subcode {subcode}\n")
+            self._log(key, 12, now, f"\t{one_line(ad['HoldReason'])}\n\tCode 1 Subcode {subcode}\n")
         elif action == JobAction.Release:
             ad["JobStatus"] = int_attr(ad, "JobStatusOnRelease", IDLE) or IDLE
             for name in ("HoldReason", "HoldReasonCode", "HoldReasonSubCode", "JobStatusOnRelease"):
                 ad.pop(name, None)
             if reason:
                 ad["ReleaseReason"] = reason
-            self._log(key, 13, now, f"\t{_line(reason or 'via cedar')}\n")
+            self._log(key, 13, now, f"\t{one_line(reason or 'via cedar')}\n")
         elif action in (JobAction.Remove, JobAction.TransferAndRemove, JobAction.RemoveX):
             ad["JobStatus"] = REMOVED
             if reason:
@@ -748,7 +750,7 @@ class JobQueue:
                         job.ad["NumJobCompletions"] = int_attr(job.ad, "NumJobCompletions") + 1
                         self._end_run(key, int(now), vacated=False, exited=True)
                         self._spooled_output(key, job, int(now))
-                        self._log(key, 5, int(now), _TERMINATED)
+                        self._log(key, 5, int(now), TERMINATED)
                         if not leave_in_queue(self.merged(*key) or job.ad):
                             self._retire(key, int(now))
                 elif status in (COMPLETED, REMOVED) and not leave_in_queue(
@@ -850,21 +852,6 @@ class JobQueue:
         if "SpooledOutputFiles" in merged:
             job.ad["SpooledOutputFiles"] = merged["SpooledOutputFiles"]
         job.ad["CompletionDate"] = now
-
-
-_USAGE = ("Run Remote", "Run Local", "Total Remote", "Total Local")
-_BYTES = ("Run Bytes Sent", "Run Bytes Received", "Total Bytes Sent", "Total Bytes Received")
-#: The body of a job-terminated event (the reference reader needs the usage and byte lines).
-_TERMINATED = (
-    "\t(1) Normal termination (return value 0)\n"
-    + "".join(f"\t\tUsr 0 00:00:00, Sys 0 00:00:00  -  {w} Usage\n" for w in _USAGE)
-    + "".join(f"\t0  -  {w} By Job\n" for w in _BYTES)
-)
-
-
-def _line(text: object) -> str:
-    """A reason as one line of an event log (its lines end an event's body)."""
-    return " ".join(str(text).split())
 
 
 def _urls(value: object) -> list[str]:

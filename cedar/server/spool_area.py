@@ -177,6 +177,21 @@ def simulate_output(area: SpoolArea, ad: ClassAd, cluster: int, proc: int) -> No
         ad["SpooledOutputFiles"] = ",".join(spooled)
 
 
+_USAGE = ("Run Remote", "Run Local", "Total Remote", "Total Local")
+_BYTES = ("Run Bytes Sent", "Run Bytes Received", "Total Bytes Sent", "Total Bytes Received")
+#: The body of a job-terminated event (the reference reader needs the usage and byte lines).
+TERMINATED = (
+    "\t(1) Normal termination (return value 0)\n"
+    + "".join(f"\t\tUsr 0 00:00:00, Sys 0 00:00:00  -  {w} Usage\n" for w in _USAGE)
+    + "".join(f"\t0  -  {w} By Job\n" for w in _BYTES)
+)
+
+
+def one_line(text: object) -> str:
+    """A reason as one line of an event log (its lines end an event's body)."""
+    return " ".join(str(text).split())
+
+
 def log_event(
     area: SpoolArea, ad: ClassAd, cluster: int, proc: int, code: int, now: int, text: str
 ) -> None:
@@ -246,12 +261,14 @@ def leave_in_queue(ad: ClassAd) -> bool:
 
 
 __all__ = [
+    "TERMINATED",
     "HOLD_ATTRS",
     "SpoolArea",
     "commit_spooled",
     "drop_cluster_hold",
     "leave_in_queue",
     "log_event",
+    "one_line",
     "on_spooling_hold",
     "output_items",
     "rewrite_for_spool",

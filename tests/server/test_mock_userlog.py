@@ -8,8 +8,7 @@ from pathlib import Path
 import pytest
 
 from cedar.classad_wire import ClassAd
-from cedar.server.job_queue import _TERMINATED, _line
-from cedar.server.spool_area import SpoolArea, log_event
+from cedar.server.spool_area import TERMINATED, SpoolArea, log_event, one_line
 
 #: A fixed moment (the 7th: a single-digit day), so no test depends on today's date.
 NOW = 1796601600
@@ -22,10 +21,10 @@ def test_the_reference_reads_the_mock_event_log(tmp_path: Path) -> None:
     ad = ClassAd()
     ad.update({"UserLog": "/somewhere/else/job.log", "QDate": NOW - 60})
     log_event(area, ad, 7, 2, 1, NOW, "\tSlotName: slot1@mock\n")
-    reason = _line("too\nbig")
+    reason = one_line("too\nbig")
     log_event(area, ad, 7, 2, 12, NOW + 1, f"\t{reason}\n\tCode 1 Subcode 3\n")
     log_event(area, ad, 7, 2, 13, NOW + 2, "\tby the test\n")
-    log_event(area, ad, 7, 2, 5, NOW + 3, _TERMINATED)
+    log_event(area, ad, 7, 2, 5, NOW + 3, TERMINATED)
     path = area.job_dir(7, 2) / "job.log"  # in the spool directory, by its base name
     with htcondor2.JobEventLog(str(path)) as log:
         events = list(log.events(0))

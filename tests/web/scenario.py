@@ -7,6 +7,7 @@ server."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import tarfile
 import time
@@ -88,10 +89,32 @@ def wait_for(what: str, check: Callable[[], Any], timeout: float, interval: floa
 
 
 def shot(driver: Any, target: Target, name: str) -> None:
+    """A screenshot of the page as it is; with ``CEDAR_WEB_SCREENSHOTS`` set (the docs'
+    pictures: ``CEDAR_WEB_SCREENSHOTS=docs``), also one at 1280x900 in each theme, there."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     path = SCREENSHOTS / f"{target.label}-{name}.png"
     driver.save_screenshot(str(path))
     target.shots.append(path)
+    docs = os.environ.get("CEDAR_WEB_SCREENSHOTS")
+    if not docs or name == "phone":  # (the phone's is of its own width)
+        return
+    size = driver.get_window_size()
+    driver.set_window_size(1280, 900)
+    for theme in ("light", "dark"):
+        driver.execute_script(THEME, theme)
+        time.sleep(0.2)
+        path = Path(docs) / f"web-{target.label}-{name}-{theme}.png"
+        driver.save_screenshot(str(path))
+        target.shots.append(path)
+    driver.execute_script(THEME, None)
+    driver.set_window_size(size["width"], size["height"])
+
+
+#: Show the page in a theme (None: the system's), as the header's switch does.
+THEME = """
+if (arguments[0]) document.documentElement.setAttribute('data-theme', arguments[0]);
+else document.documentElement.removeAttribute('data-theme');
+"""
 
 
 def by_css(driver: Any, selector: str) -> Any:
@@ -242,6 +265,8 @@ def run(target: Target, workdir: Path, user: str = "alice@", other: str = "bob@"
                 by_css(driver, "#preview-errors").text,
             )
 
+        shot(driver, target, "submit")
+
         # --- a 3-job batch from an uploaded CSV, with an input file
         csv = workdir / "jobs.csv"
         csv.write_text("word,unused\n" + "\n".join(f"{w},x" for w in WORDS) + "\n")
@@ -378,6 +403,7 @@ def run(target: Target, workdir: Path, user: str = "alice@", other: str = "bob@"
             target.patience,
             interval=2,
         )
+        check_pool_page(driver, target)
         alice_requests = earlier + requests_made(driver)
 
         # --- a second user sees none of it
@@ -424,6 +450,21 @@ def held_without_polling(driver: Any, target: Target, name: str, job: str) -> li
         assert driver.execute_script("return window.cedarNotReloaded === true")
         made += after
     return made
+
+
+def check_pool_page(driver: Any, target: Target) -> None:
+    """The pool page: slots by state with their CPUs, the caller's share of the running jobs
+    (in words, not only bars), and the chart of jobs by status drawn as inline SVG."""
+    driver.get(target.url + "/pool")
+    assert by_css(driver, 'nav a[href="/pool"]').get_attribute("aria-current") == "page"
+    rows = wait_for("the slots", lambda: all_css(driver, "#slots tbody tr[data-state]"), 20)
+    assert all(int(r.find_elements("css selector", "td")[0].text) >= 1 for r in rows)
+    share = wait_for("the share", lambda: by_css(driver, "#share").get_attribute("data-all"), 20)
+    assert int(share) >= 0 and " running job" in by_css(driver, "#share").text
+    lines = all_css(driver, "#chart svg.chart polyline")
+    assert {line.get_attribute("data-series") for line in lines} == {"Idle", "Running", "Held"}
+    assert "reading" in by_css(driver, "#chart-text").text
+    shot(driver, target, "pool")
 
 
 def api_call(target: Target, method: str, path: str, body: dict[str, Any]) -> Any:

@@ -335,3 +335,32 @@ def test_over_limit_uploads_are_413_and_log_no_traceback(
     assert answers == [413] * 5
     logged = [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info]
     assert not logged, [r.getMessage()[:200] for r in logged]
+
+
+# --------------------------------------------------------------------------- the pool page
+
+
+def test_pool_data_needs_a_session_and_keeps_a_bounded_series(
+    api: Api,  # noqa: F811
+    alice: tuple[httpx.Client, str],
+) -> None:
+    import cedar.serve.metrics as metrics
+
+    assert httpx.get(api.url + "/web/pool").status_code == 401
+    c, _ = alice
+    assert c.get("/pool").status_code == 200 and 'href="/pool"' in c.get("/").text
+    first = c.get("/web/pool").json()
+    assert first["up"] is True and first["interval"] > 0
+    assert set(first["jobs"]) >= {"Idle", "Running", "Held"}
+    assert isinstance(first["slots"], dict)  # (this mock pool has no slots; the demo's has)
+    assert all({"slots", "cpus", "memory"} <= set(r) for r in first["slots"].values())
+    # read at most once an interval, whoever asks: the series grows by a reading, not a request
+    again = c.get("/web/pool").json()
+    assert len(again["history"]) == len(first["history"]) >= 1
+    assert again["history"][-1] == first["history"][-1]
+    # ... and stays bounded however long the server watches
+    gauges = metrics.PoolGauges()
+    for n in range(metrics.HISTORY + 5):
+        gauges.history.append((n, {"Idle": n}))
+    assert len(gauges.to_json()["history"]) == metrics.HISTORY
+    assert gauges.to_json()["history"][0] == {"time": 5, "jobs": {"Idle": 5}}

@@ -716,7 +716,7 @@
   const SERIES = [["Idle", "idle"], ["Running", "running"], ["Held", "held"]];
   function chart(history) {
     const W = 640, H = 180, L = 36, R = 90, T = 10, B = 22;
-    const box = svg("svg", {class: "chart", viewBox: `0 0 ${W} ${H}`, role: "img", "aria-labelledby": "chart-h chart-text", preserveAspectRatio: "none"});
+    const box = svg("svg", {class: "chart", viewBox: `0 0 ${W} ${H}`, role: "img", "aria-labelledby": "chart-h chart-text"});
     if (history.length < 1) return box;
     const t0 = history[0].time, t1 = Math.max(history[history.length - 1].time, t0 + 1);
     const top = Math.max(1, ...history.flatMap(h => SERIES.map(([name]) => h.jobs[name] || 0)));
@@ -725,12 +725,18 @@
     const label = (text, tx, ty, anchor) => { const t = svg("text", {x: tx, y: ty, "text-anchor": anchor || "start"}); t.textContent = text; return t; };
     box.append(label(String(top), L - 4, T + 8, "end"), label("0", L - 4, H - B, "end"),
       label(new Date(t0 * 1000).toLocaleTimeString(), L, H - 6), label(new Date(t1 * 1000).toLocaleTimeString(), W - R, H - 6, "end"));
+    const ends = [];
     for (const [name, cls] of SERIES) {
       const points = history.map(h => `${x(h.time).toFixed(1)},${y(h.jobs[name] || 0).toFixed(1)}`).join(" ");
       box.append(svg("polyline", {class: cls, points, "data-series": name}));
       const last = history[history.length - 1].jobs[name] || 0;
-      box.append(label(`${name} ${last}`, W - R + 4, y(last) + 3));
+      if (history.length === 1) box.append(svg("circle", {class: cls, cx: x(t0), cy: y(last), r: 3}));
+      ends.push([y(last) + 3, `${name} ${last}`]);
     }
+    ends.sort((a, b) => a[0] - b[0]);  // the lines' end labels, 11 units apart at least
+    for (let i = 1; i < ends.length; i++) ends[i][0] = Math.max(ends[i][0], ends[i - 1][0] + 11);
+    const shift = Math.max(0, ends[ends.length - 1][0] - H + 2);
+    for (const [ty, text] of ends) box.append(label(text, W - R + 4, ty - shift));
     return box;
   }
   async function refreshPool() {
