@@ -3,13 +3,18 @@ state (the startds' ``State``), read as an anonymous caller at most once per
 ``CEDAR_SERVE_METRICS_INTERVAL`` seconds whatever the scrape rate, so scrapers cost the pool
 one summary query and one collector query an interval.  A read that fails keeps the last
 gauges and says so in ``cedar_serve_pool_up`` and ``cedar_serve_pool_errors_total``.
+
+Each successful reading is also kept in a bounded ring (:data:`HISTORY` readings, in memory:
+it starts empty when the server starts) that the web page's pool page draws as jobs by status
+over time.
 """
 
 from __future__ import annotations
 
 import time
-from collections import Counter
+from collections import Counter, deque
 from dataclasses import dataclass, field
+from typing import Any
 
 from cedar.errors import CedarError
 from cedar.numbers import JOB_SUMMARY_COUNTERS
@@ -19,6 +24,10 @@ from cedar.service import Caller, PoolAccess
 JOB_STATES = tuple(dict.fromkeys(JOB_SUMMARY_COUNTERS.values()))
 
 
+#: Readings kept for the pool page's chart (at the default 15 s interval: the last 3 hours).
+HISTORY = 720
+
+
 @dataclass
 class PoolGauges:
     """The last reading and when it was made (monotonic); one per process."""
@@ -26,22 +35,43 @@ class PoolGauges:
     read_at: float | None = None
     jobs: dict[str, int] = field(default_factory=dict)
     slots: Counter[str] = field(default_factory=Counter)
+    #: Per slot state: {"slots", "cpus", "memory" (MB)}.
+    resources: dict[str, dict[str, int]] = field(default_factory=dict)
     up: bool = False
     errors: int = 0
+    #: (wall-clock time, jobs by status) of each successful reading, oldest first.
+    history: deque[tuple[int, dict[str, int]]] = field(
+        default_factory=lambda: deque(maxlen=HISTORY)
+    )
+
+    def to_json(self) -> dict[str, Any]:
+        """What the web page's pool page draws."""
+        return {
+            "up": self.up,
+            "jobs": self.jobs,
+            "slots": self.resources,
+            "history": [{"time": t, "jobs": j} for t, j in self.history],
+        }
 
 
-async def pool_lines(access: PoolAccess, gauges: PoolGauges, interval: float) -> list[str]:
-    """The pool's gauges in the Prometheus text format, read again if older than
-    ``interval`` seconds."""
+async def refresh(access: PoolAccess, gauges: PoolGauges, interval: float) -> None:
+    """Read the pool again if the last reading is older than ``interval`` seconds."""
     now = time.monotonic()
     if gauges.read_at is None or now - gauges.read_at >= interval:
         gauges.read_at = now
         try:
             await _read(access, gauges)
             gauges.up = True
+            gauges.history.append((int(time.time()), dict(gauges.jobs)))
         except CedarError:
             gauges.up = False
             gauges.errors += 1
+
+
+async def pool_lines(access: PoolAccess, gauges: PoolGauges, interval: float) -> list[str]:
+    """The pool's gauges in the Prometheus text format, read again if older than
+    ``interval`` seconds."""
+    await refresh(access, gauges, interval)
     lines = [
         "# HELP cedar_serve_pool_up Whether the last reading of the pool succeeded.",
         "# TYPE cedar_serve_pool_up gauge",
@@ -76,10 +106,19 @@ async def _read(access: PoolAccess, gauges: PoolGauges) -> None:
         value = summary.get(name) if summary is not None else None
         jobs[name] = value if isinstance(value, int) and not isinstance(value, bool) else 0
     slots: Counter[str] = Counter()
-    async for ad in access.collector(caller).query_iter("startd", None, ["State"]):
+    resources: dict[str, dict[str, int]] = {}
+    names = ["State", "Cpus", "Memory"]
+    async for ad in access.collector(caller).query_iter("startd", None, names):
         state = ad.get("State")
-        slots[state if isinstance(state, str) else "Unknown"] += 1
-    gauges.jobs, gauges.slots = jobs, slots
+        state = state if isinstance(state, str) else "Unknown"
+        slots[state] += 1
+        row = resources.setdefault(state, {"slots": 0, "cpus": 0, "memory": 0})
+        row["slots"] += 1
+        for key, attr in (("cpus", "Cpus"), ("memory", "Memory")):
+            value = ad.get(attr)
+            if isinstance(value, int) and not isinstance(value, bool):
+                row[key] += value
+    gauges.jobs, gauges.slots, gauges.resources = jobs, slots, resources
 
 
 def _label(text: str) -> str:

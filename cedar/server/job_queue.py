@@ -33,10 +33,13 @@ from cedar.server.factories import (
     items_file,
 )
 from cedar.server.spool_area import (
+    TERMINATED,
     SpoolArea,
     commit_spooled,
     drop_cluster_hold,
     leave_in_queue,
+    log_event,
+    one_line,
     simulate_output,
 )
 
@@ -662,12 +665,14 @@ class JobQueue:
             ad["HoldReasonSubCode"] = subcode
             ad["NumHolds"] = int_attr(ad, "NumHolds") + 1
             self.started.pop(key, None)
+            self._log(key, 12, now, f"\t{one_line(ad['HoldReason'])}\n\tCode 1 Subcode {subcode}\n")
         elif action == JobAction.Release:
             ad["JobStatus"] = int_attr(ad, "JobStatusOnRelease", IDLE) or IDLE
             for name in ("HoldReason", "HoldReasonCode", "HoldReasonSubCode", "JobStatusOnRelease"):
                 ad.pop(name, None)
             if reason:
                 ad["ReleaseReason"] = reason
+            self._log(key, 13, now, f"\t{one_line(reason or 'via cedar')}\n")
         elif action in (JobAction.Remove, JobAction.TransferAndRemove, JobAction.RemoveX):
             ad["JobStatus"] = REMOVED
             if reason:
@@ -726,6 +731,7 @@ class JobQueue:
                         job.ad[attr] = int_attr(job.ad, attr) + 1
                     self.started[key] = now
                     self._spawn_record(key, int(now))
+                    self._log(key, 1, int(now), f"\tSlotName: slot1@{self.name}\n")
                 elif status == RUNNING:
                     began = self.started.setdefault(key, now)
                     if now - began >= self.run_time:
@@ -744,6 +750,7 @@ class JobQueue:
                         job.ad["NumJobCompletions"] = int_attr(job.ad, "NumJobCompletions") + 1
                         self._end_run(key, int(now), vacated=False, exited=True)
                         self._spooled_output(key, job, int(now))
+                        self._log(key, 5, int(now), TERMINATED)
                         if not leave_in_queue(self.merged(*key) or job.ad):
                             self._retire(key, int(now))
                 elif status in (COMPLETED, REMOVED) and not leave_in_queue(
@@ -829,6 +836,12 @@ class JobQueue:
             }
         ]
         self._epoch_record(record, kind, now)
+
+    def _log(self, key: tuple[int, int], code: int, now: int, text: str) -> None:
+        """An event in a spooled job's own event log (spool_area.log_event)."""
+        merged = self.merged(*key)
+        if merged is not None and "SUBMIT_Iwd" in merged:
+            log_event(self.spool, merged, *key, code, now, text)
 
     def _spooled_output(self, key: tuple[int, int], job: Job, now: int) -> None:
         """A spooled job's simulated output goes into its spool directory (spool_area)."""

@@ -19,6 +19,7 @@ import hashlib
 import os
 import shutil
 import tempfile
+import time
 from pathlib import Path
 
 from cedar.classad_wire import ClassAd, parse_expr
@@ -176,6 +177,48 @@ def simulate_output(area: SpoolArea, ad: ClassAd, cluster: int, proc: int) -> No
         ad["SpooledOutputFiles"] = ",".join(spooled)
 
 
+_USAGE = ("Run Remote", "Run Local", "Total Remote", "Total Local")
+_BYTES = ("Run Bytes Sent", "Run Bytes Received", "Total Bytes Sent", "Total Bytes Received")
+#: The body of a job-terminated event (the reference reader needs the usage and byte lines).
+TERMINATED = (
+    "\t(1) Normal termination (return value 0)\n"
+    + "".join(f"\t\tUsr 0 00:00:00, Sys 0 00:00:00  -  {w} Usage\n" for w in _USAGE)
+    + "".join(f"\t0  -  {w} By Job\n" for w in _BYTES)
+)
+
+
+def one_line(text: object) -> str:
+    """A reason as one line of an event log (its lines end an event's body)."""
+    return " ".join(str(text).split())
+
+
+def log_event(
+    area: SpoolArea, ad: ClassAd, cluster: int, proc: int, code: int, now: int, text: str
+) -> None:
+    """Append an event to a spooled job's own event log (``UserLog``, in its spool directory)
+    as the real shadow writes it there: ``NNN (CCC.PPP.000) YYYY-MM-DD HH:MM:SS text``, the
+    body lines, ``...`` (seen in the real 25.13.2 pool's spool; times are the pool's local
+    time).  A job without a log or a spool directory has none."""
+    job_dir = area.job_dir(cluster, proc)
+    log_name = ad.get("UserLog")
+    if not isinstance(log_name, str) or not log_name or not job_dir.is_dir():
+        return
+    path = job_dir / os.path.basename(log_name)
+    stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(now))
+    if not path.exists() and code != 0:  # the schedd wrote the submit event first
+        queued = ad.get("QDate")
+        log_event(area, ad, cluster, proc, 0, queued if isinstance(queued, int) else now, "")
+    heads = {
+        0: "Job submitted from host: <127.0.0.1:0>",
+        1: "Job executing on host: <127.0.0.1:0>",
+        5: "Job terminated.",
+        12: "Job was held.",
+        13: "Job was released.",
+    }
+    with open(path, "a", encoding="utf-8") as log:
+        log.write(f"{code:03d} ({cluster:03d}.{proc:03d}.000) {stamp} {heads[code]}\n{text}...\n")
+
+
 def output_items(area: SpoolArea, ad: ClassAd, cluster: int, proc: int) -> list[UploadItem]:
     """The files 489 sends for a job (spec 07 §8.2), as they are named in its spool directory."""
     job_dir = area.job_dir(cluster, proc)
@@ -218,11 +261,14 @@ def leave_in_queue(ad: ClassAd) -> bool:
 
 
 __all__ = [
+    "TERMINATED",
     "HOLD_ATTRS",
     "SpoolArea",
     "commit_spooled",
     "drop_cluster_hold",
     "leave_in_queue",
+    "log_event",
+    "one_line",
     "on_spooling_hold",
     "output_items",
     "rewrite_for_spool",

@@ -7,6 +7,7 @@ server."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import tarfile
 import time
@@ -88,10 +89,32 @@ def wait_for(what: str, check: Callable[[], Any], timeout: float, interval: floa
 
 
 def shot(driver: Any, target: Target, name: str) -> None:
+    """A screenshot of the page as it is; with ``CEDAR_WEB_SCREENSHOTS`` set (the docs'
+    pictures: ``CEDAR_WEB_SCREENSHOTS=docs``), also one at 1280x900 in each theme, there."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     path = SCREENSHOTS / f"{target.label}-{name}.png"
     driver.save_screenshot(str(path))
     target.shots.append(path)
+    docs = os.environ.get("CEDAR_WEB_SCREENSHOTS")
+    if not docs or name == "phone":  # (the phone's is of its own width)
+        return
+    size = driver.get_window_size()
+    driver.set_window_size(1280, 900)
+    for theme in ("light", "dark"):
+        driver.execute_script(THEME, theme)
+        time.sleep(0.2)
+        path = Path(docs) / f"web-{target.label}-{name}-{theme}.png"
+        driver.save_screenshot(str(path))
+        target.shots.append(path)
+    driver.execute_script(THEME, None)
+    driver.set_window_size(size["width"], size["height"])
+
+
+#: Show the page in a theme (None: the system's), as the header's switch does.
+THEME = """
+if (arguments[0]) document.documentElement.setAttribute('data-theme', arguments[0]);
+else document.documentElement.removeAttribute('data-theme');
+"""
 
 
 def by_css(driver: Any, selector: str) -> Any:
@@ -242,6 +265,8 @@ def run(target: Target, workdir: Path, user: str = "alice@", other: str = "bob@"
                 by_css(driver, "#preview-errors").text,
             )
 
+        shot(driver, target, "submit")
+
         # --- a 3-job batch from an uploaded CSV, with an input file
         csv = workdir / "jobs.csv"
         csv.write_text("word,unused\n" + "\n".join(f"{w},x" for w in WORDS) + "\n")
@@ -293,14 +318,11 @@ def run(target: Target, workdir: Path, user: str = "alice@", other: str = "bob@"
         by_css(driver, "#show-ad").click()
         assert f"ClusterId = {cluster}" in by_css(driver, "#full-ad").text
         check_local_time(by_css(driver, 'dd[data-attr="QDate"] time'))
-        wait_for("the timeline", lambda: all_css(driver, "#events li"), 20)
-        if target.real:  # the job's own event log, from its sandbox (on request)
-            by_css(driver, "#read-log").click()
-            wait_for(
-                "the event log",
-                lambda: all_css(driver, '#log-file li[data-event="ExecuteEvent"]'),
-                20,
-            )
+        # the job's own event log (from its sandbox), not only "Submitted"
+        for kind in ("SubmitEvent", "ExecuteEvent", "JobTerminatedEvent"):
+            wait_for(kind, lambda k=kind: all_css(driver, f'#events li[data-event="{k}"]'), 20)
+        ended = by_css(driver, '#events li[data-event="JobTerminatedEvent"]').text
+        assert "exit code 0" in ended, ended
         driver.execute_script("window.scrollTo(0, 0)")
         shot(driver, target, "job")
 
@@ -332,6 +354,7 @@ def run(target: Target, workdir: Path, user: str = "alice@", other: str = "bob@"
             "the job row", lambda: by_css(driver, f'tr.job[data-job="{job}"]'), 10
         ).find_element("css selector", 'button[data-action="release"]').click()
         wait_for("released", lambda: count(driver, idle_name, "Idle") == 1, 20)
+        earlier = held_without_polling(driver, target, idle_name, job)
 
         driver.get(f"{target.url}/job/{job}")
         wait_for("the idle job", lambda: by_css(driver, "#job-status").text == "Idle", 30)
@@ -380,7 +403,8 @@ def run(target: Target, workdir: Path, user: str = "alice@", other: str = "bob@"
             target.patience,
             interval=2,
         )
-        alice_requests = requests_made(driver)
+        check_pool_page(driver, target)
+        alice_requests = earlier + requests_made(driver)
 
         # --- a second user sees none of it
         driver.delete_all_cookies()
@@ -405,6 +429,56 @@ def run(target: Target, workdir: Path, user: str = "alice@", other: str = "bob@"
         assert any(u.startswith(target.url + "/web/api/") for u in seen)  # the log works
         outside = [u for u in seen if not local(u, target)]
         assert not outside, outside
+
+
+def held_without_polling(driver: Any, target: Target, name: str, job: str) -> list[str]:
+    """Hold and release ``job`` through the API, not the page: the open batches page shows each
+    change from its event stream, without a reload and without listing the queue again.
+    Returns the requests the browser made (read from its log here)."""
+    made = requests_made(driver)
+    driver.get(target.url + "/")
+    wait_for("the stream", lambda: by_css(driver, "#live").text == "live", 20)
+    wait_for("the idle batch", lambda: count(driver, name, "Idle") == 1, 20)
+    driver.execute_script("window.cedarNotReloaded = true")
+    made += requests_made(driver)
+    for action, status in (("hold", "Held"), ("release", "Idle")):
+        api_call(target, "POST", f"/api/v1/jobs/{job}/{action}", {"reason": "by the test"})
+        wait_for(f"{status} without a reload", lambda s=status: count(driver, name, s) == 1, 30)
+        after = requests_made(driver)
+        listings = [u for u in after if u.startswith(target.url + "/web/api/jobs?")]
+        assert not listings, listings
+        assert driver.execute_script("return window.cedarNotReloaded === true")
+        made += after
+    return made
+
+
+def check_pool_page(driver: Any, target: Target) -> None:
+    """The pool page: slots by state with their CPUs, the caller's share of the running jobs
+    (in words, not only bars), and the chart of jobs by status drawn as inline SVG."""
+    driver.get(target.url + "/pool")
+    assert by_css(driver, 'nav a[href="/pool"]').get_attribute("aria-current") == "page"
+    rows = wait_for("the slots", lambda: all_css(driver, "#slots tbody tr[data-state]"), 20)
+    assert all(int(r.find_elements("css selector", "td")[0].text) >= 1 for r in rows)
+    share = wait_for("the share", lambda: by_css(driver, "#share").get_attribute("data-all"), 20)
+    assert int(share) >= 0 and " running job" in by_css(driver, "#share").text
+    lines = all_css(driver, "#chart svg.chart polyline")
+    assert {line.get_attribute("data-series") for line in lines} == {"Idle", "Running", "Held"}
+    assert "reading" in by_css(driver, "#chart-text").text
+    shot(driver, target, "pool")
+
+
+def api_call(target: Target, method: str, path: str, body: dict[str, Any]) -> Any:
+    """A call to the server's API as alice, from outside the browser."""
+    import urllib.request
+
+    request = urllib.request.Request(
+        target.url + path,
+        data=json.dumps(body).encode(),
+        method=method,
+        headers={"Authorization": f"Bearer {target.alice}", "Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=30) as answer:
+        return json.loads(answer.read())
 
 
 #: Form controls on the page without an accessible name (a label, aria-label or aria-labelledby).

@@ -3,6 +3,7 @@ against a running ``cedar serve`` over a mock pool (alice and bob with their own
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from dataclasses import replace
@@ -335,3 +336,62 @@ def test_over_limit_uploads_are_413_and_log_no_traceback(
     assert answers == [413] * 5
     logged = [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info]
     assert not logged, [r.getMessage()[:200] for r in logged]
+
+
+# --------------------------------------------------------------------------- the pool page
+
+
+def test_pool_data_needs_a_session_and_keeps_a_bounded_series(
+    api: Api,  # noqa: F811
+    alice: tuple[httpx.Client, str],
+) -> None:
+    import cedar.serve.metrics as metrics
+
+    assert httpx.get(api.url + "/web/pool").status_code == 401
+    c, _ = alice
+    assert c.get("/pool").status_code == 200 and 'href="/pool"' in c.get("/").text
+    first = c.get("/web/pool").json()
+    assert first["up"] is True and first["interval"] > 0
+    assert set(first["jobs"]) >= {"Idle", "Running", "Held"}
+    assert isinstance(first["slots"], dict)  # (this mock pool has no slots; the demo's has)
+    assert all({"slots", "cpus", "memory"} <= set(r) for r in first["slots"].values())
+    # read at most once an interval, whoever asks: the series grows by a reading, not a request
+    again = c.get("/web/pool").json()
+    assert len(again["history"]) == len(first["history"]) >= 1
+    assert again["history"][-1] == first["history"][-1]
+    # ... and stays bounded however long the server watches
+    gauges = metrics.PoolGauges()
+    for n in range(metrics.HISTORY + 5):
+        gauges.history.append((n, {"Idle": n}))
+    assert len(gauges.to_json()["history"]) == metrics.HISTORY
+    assert gauges.to_json()["history"][0] == {"time": 5, "jobs": {"Idle": 5}}
+
+
+def _first_events(c: httpx.Client) -> list[str]:
+    """The job ids of the event stream's first round (up to its first keep-alive)."""
+    jobs: list[str] = []
+    with c.stream("GET", "/web/api/jobs/events") as answer:
+        assert answer.status_code == 200
+        assert answer.headers["content-type"].startswith("text/event-stream")
+        for line in answer.iter_lines():
+            if line.startswith("data: "):
+                jobs.append(json.loads(line[len("data: ") :])["job_id"])
+            elif line.startswith(": keep-alive"):
+                break
+    return jobs
+
+
+def test_the_event_stream_is_forwarded_and_scoped_by_the_session(
+    api: Api,  # noqa: F811
+    alice: tuple[httpx.Client, str],
+) -> None:
+    assert httpx.get(api.url + "/web/api/jobs/events").status_code == 401
+    c, csrf = alice
+    made = c.post("/web/api/jobs", json={"submit_file": SUBMIT}, headers={"X-CSRF-Token": csrf})
+    jobs = made.json()["job_ids"]
+    assert set(jobs) <= set(_first_events(c))
+    bob, _ = signed_in(api.url, api.pool.bob)
+    try:
+        assert not set(jobs) & set(_first_events(bob))
+    finally:
+        bob.close()

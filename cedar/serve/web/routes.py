@@ -46,6 +46,7 @@ PAGES = {
     "/": ("batches.html", "My batches", "batches"),
     "/submit": ("submit.html", "Submit a batch", "submit"),
     "/archive": ("archive.html", "Archive", "archive"),
+    "/pool": ("pool.html", "The pool", "pool"),
 }
 STATIC_TYPES = {".js": "text/javascript", ".css": "text/css", ".png": "image/png"}
 _STATIC_NAME = re.compile(r"[a-z0-9_-]+\.(js|css|png)\Z")
@@ -227,6 +228,21 @@ def mount(app: FastAPI, settings: ServiceSettings) -> None:
             return Response("not found", status_code=404)
         media = STATIC_TYPES["." + name.rsplit(".", 1)[1]]
         return Response(data, media_type=media, headers={"Cache-Control": "no-cache"})
+
+    @app.get("/web/pool", include_in_schema=False)
+    async def pool(request: Request) -> Response:
+        """The pool's gauges and their recent readings (:mod:`cedar.serve.metrics`), read at
+        most once per ``CEDAR_SERVE_METRICS_INTERVAL`` whoever asks."""
+        from cedar.serve.metrics import refresh
+
+        session = session_of(request)
+        refused = _refuse(request, session)
+        if refused is not None:
+            return refused
+        svc = services(request)
+        await refresh(svc.access, svc.gauges, svc.settings.metrics_interval)
+        body = dict(svc.gauges.to_json(), interval=svc.settings.metrics_interval)
+        return JSONResponse(body, headers={"Cache-Control": "no-store"})
 
     @app.post("/web/preview", include_in_schema=False)
     async def preview(request: Request) -> Response:

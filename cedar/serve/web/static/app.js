@@ -160,13 +160,62 @@
     return box;
   }
 
+  // The jobs last listed, by id: the event stream patches their status in place, so a change
+  // is shown without listing the queue again (a job the page has not seen yet is listed).
+  let known = new Map(), listed = false;
   async function refreshBatches() {
-    const body = $("#batches tbody");
-    let jobs;
     try {
       const answer = await api("/web/api/jobs?limit=0&projection=ClusterId,ProcId,JobStatus,JobBatchName,QDate,Cmd,Args,Arguments,HoldReason");
-      jobs = answer.jobs;
+      known = new Map(answer.jobs.map(ad => [jobId(ad), ad])); listed = true;
     } catch (err) { notice("Could not load your jobs: " + err.message, true); return; }
+    drawBatches();
+  }
+
+  // Live updates: the server-sent events of /web/api/jobs/events (the API's stream, scoped by
+  // the session's token). When the stream fails the browser retries it; meanwhile, and only
+  // then, the page lists the queue every 30 s.
+  let fallback = null, relist = null;
+  function relistSoon() {  // one listing for a burst of new jobs
+    if (!relist) relist = setTimeout(() => { relist = null; refreshBatches(); }, 300);
+  }
+  function onJobEvent(ev) {
+    let data;
+    try { data = JSON.parse(ev.data); } catch (err) { return; }
+    const ad = known.get(data.job_id);
+    if (ev.type === "left") { if (ad) { known.delete(data.job_id); drawBatches(); } return; }
+    if (!ad) { if (listed) relistSoon(); return; }  // (before the first listing: it has it)
+    if (ad.JobStatus === data.status) return;
+    ad.JobStatus = data.status;
+    delete ad.HoldReason;
+    drawBatches();
+    if (data.status === 5 && document.querySelector(`tr.job[data-job="${data.job_id}"]`)) holdReason(data.job_id);
+  }
+  async function holdReason(id) {  // the reason of a hold shown in an open batch
+    try {
+      const ad = await api(`/web/api/jobs/${id}?projection=ClusterId,ProcId,JobStatus,HoldReason`);
+      const mine = known.get(id);
+      if (mine && mine.JobStatus === ad.JobStatus) { mine.HoldReason = ad.HoldReason; drawBatches(); }
+    } catch (err) { /* shown on the next listing */ }
+  }
+  function subscribe() {
+    const stream = new EventSource("/web/api/jobs/events");
+    stream.addEventListener("status", onJobEvent);
+    stream.addEventListener("left", onJobEvent);
+    stream.addEventListener("open", () => {
+      $("#live").textContent = "live";
+      // (a reconnection sends Last-Event-ID: the server replays what was missed)
+      if (fallback) { clearInterval(fallback); fallback = null; }
+    });
+    stream.addEventListener("error", () => {
+      $("#live").textContent = "reconnecting (checked every 30 s meanwhile)";
+      if (!fallback) fallback = setInterval(refreshBatches, 30000);
+      if (stream.readyState === EventSource.CLOSED) setTimeout(subscribe, 30000);
+    });
+  }
+
+  function drawBatches() {
+    const body = $("#batches tbody");
+    const jobs = [...known.values()];
     const groups = new Map();
     for (const ad of jobs) {
       const key = ad.JobBatchName ? "name:" + ad.JobBatchName : "cluster:" + ad.ClusterId;
@@ -182,7 +231,7 @@
       const open = expanded.has(g.key);
       const constraint = [...g.clusters].sort().map(c => "ClusterId == " + c).join(" || ");
       const toggle = el("button", {type: "button", class: "link", "aria-expanded": open ? "true" : "false",
-        "data-batch": g.name, onclick: () => { open ? expanded.delete(g.key) : expanded.add(g.key); refreshBatches(); }},
+        "data-batch": g.name, onclick: () => { open ? expanded.delete(g.key) : expanded.add(g.key); drawBatches(); }},
         (open ? "▾ " : "▸ ") + g.name + ` (${g.jobs.length} job${g.jobs.length > 1 ? "s" : ""})`);
       const qdate = Math.min(...g.jobs.map(a => a.QDate || Infinity));
       rows.push(el("tr", {class: "batch", "data-batch": g.name},
@@ -494,21 +543,29 @@
     return box;
   }
 
-  // The event log: the job's own log file (``log = ...``) when its sandbox has one, else a
-  // timeline from its ad and its run records (epochs).
-  // Reading the log file fetches the job's output sandbox, so it is done on request only.
+  // The event log: the job's own log file (``log = ...``, read from its output sandbox) when
+  // it has one, else a timeline from its ad and its run records (epochs). Reading the log
+  // fetches the sandbox, so it is read when the job's status changes (and on request), not
+  // on every refresh of the page.
+  let logEvents = null, logReadAt = null, logNote = "";
   async function readLog(id) {
-    const box = $("#log-file");
-    box.replaceChildren(el("li", {text: "Reading…"}));
     try {
       const answer = await api(`/web/api/jobs/${id}/events`);
-      box.replaceChildren(...(answer.events || []).map(e => el("li", {"data-event": e.MyType || ""},
-        el("span", {class: "muted", text: String(e.EventTime || "").replace("T", " ") + " (pool time) "}),
-        eventText(e))));
-    } catch (err) { box.replaceChildren(el("li", {class: "error", text: err.message})); }
+      logEvents = answer.events || []; logNote = "From the job's event log (times are the pool's).";
+    } catch (err) {
+      logEvents = null;
+      logNote = err.status === 404 ? "Timeline from the job's record (" + err.message + ")." : "The event log could not be read: " + err.message;
+    }
   }
 
-  async function renderEvents(id, ad) {
+  async function renderEvents(id, ad, force) {
+    if (!fromHistory && (force || logReadAt !== ad.JobStatus)) { logReadAt = ad.JobStatus; await readLog(id); }
+    if (logEvents && logEvents.length) {
+      $("#events").replaceChildren(...logEvents.map(e => el("li", {"data-event": e.MyType || ""},
+        el("span", {class: "muted", text: String(e.EventTime || "").replace("T", " ") + " "}), eventText(e))));
+      $("#log-note").textContent = logNote;
+      return;
+    }
     const events = [];
     const push = (t, text) => { if (t) events.push([t, text]); };
     push(ad.QDate, "Submitted");
@@ -520,22 +577,36 @@
         else if (e.EpochAdType === "EPOCH") push(e.EpochWriteDate, `Run ended${e.ExitCode !== undefined ? " (exit code " + e.ExitCode + ")" : ""}${e.VacateReason ? ": " + e.VacateReason : ""}`);
       }
     } catch (err) { /* epochs are optional */ }
+    if (!events.some(([, text]) => text.startsWith("Run ")) && ad.JobStatus === 2) push(ad.JobCurrentStartDate || ad.EnteredCurrentStatus, "Running");
     if (ad.JobStatus === 5) push(ad.EnteredCurrentStatus, "Held: " + (ad.HoldReason || ""));
     if (ad.JobStatus === 4) push(ad.CompletionDate || ad.EnteredCurrentStatus, "Completed" + (ad.ExitCode !== undefined ? " with exit code " + ad.ExitCode : ""));
     if (ad.JobStatus === 3) push(ad.EnteredCurrentStatus, "Removed" + (ad.RemoveReason ? ": " + ad.RemoveReason : ""));
     events.sort((a, b) => a[0] - b[0]);
     $("#events").replaceChildren(...events.map(([t, text]) => el("li", {}, timeEl(t), " ", text)));
+    $("#log-note").textContent = fromHistory ? "Timeline from the job's record (its event log left with its sandbox)." : logNote;
   }
 
   const EVENT_WORDS = {SubmitEvent: "Submitted", ExecuteEvent: "Started running", JobTerminatedEvent: "Finished",
-    JobHeldEvent: "Held", JobReleaseEvent: "Released", JobAbortedEvent: "Removed", ShadowExceptionEvent: "Shadow exception",
-    JobEvictedEvent: "Evicted", FileTransferEvent: "File transfer", ImageSizeEvent: "Image size updated",
-    JobDisconnectedEvent: "Disconnected", JobReconnectedEvent: "Reconnected"};
+    JobHeldEvent: "Held", JobReleasedEvent: "Released", JobReleaseEvent: "Released", JobAbortedEvent: "Removed",
+    ShadowExceptionEvent: "Shadow exception", JobEvictedEvent: "Evicted", FileTransferEvent: "File transfer",
+    JobImageSizeEvent: "Memory use updated", ImageSizeEvent: "Memory use updated",
+    JobDisconnectedEvent: "Disconnected", JobReconnectedEvent: "Reconnected", JobSuspendedEvent: "Suspended",
+    JobUnsuspendedEvent: "Resumed"};
+  // FileTransferEvent's Type: 1-3 the input files (queued, started, done), 4-6 the output's.
+  const TRANSFERS = {1: "Input files: waiting to transfer", 2: "Input files: transfer started", 3: "Input files transferred",
+    4: "Output files: waiting to transfer", 5: "Output files: transfer started", 6: "Output files transferred"};
   function eventText(e) {
     let text = EVENT_WORDS[e.MyType] || String(e.MyType || "event");
-    if (e.MyType === "JobTerminatedEvent" && e.ReturnValue !== undefined) text += ` (exit code ${e.ReturnValue})`;
+    if (e.MyType === "FileTransferEvent" && TRANSFERS[e.Type]) text = TRANSFERS[e.Type];
+    if (e.MyType === "JobTerminatedEvent") {
+      if (e.ReturnValue !== undefined) text += ` with exit code ${e.ReturnValue}`;
+      else if (e.TerminatedBySignal !== undefined) text += ` by signal ${e.TerminatedBySignal}`;
+    }
     if (e.HoldReason) text += ": " + e.HoldReason;
-    if (e.ExecuteHost) text += " on " + show(e.ExecuteHost);
+    else if (e.Reason) text += ": " + e.Reason;
+    if (e.SlotName) text += " on " + show(e.SlotName);
+    else if (e.ExecuteHost) text += " on " + show(e.ExecuteHost);
+    if ((e.MyType === "JobImageSizeEvent" || e.MyType === "ImageSizeEvent") && typeof e.MemoryUsage === "number") text += ": " + size(e.MemoryUsage * 1024);
     return text;
   }
 
@@ -590,7 +661,7 @@
       ev.target.textContent = full.hidden ? "Show the full ad" : "Hide the full ad";
     });
     $("#analyze").addEventListener("click", () => explain(id));
-    $("#read-log").addEventListener("click", () => readLog(id));
+    $("#read-log").addEventListener("click", async () => { if (jobAd) await renderEvents(id, jobAd, true); });
     renderJob(id);
     setInterval(() => { if (!fromHistory) renderJob(id); }, 5000);
   }
@@ -626,11 +697,84 @@
     button.setAttribute("aria-expanded", "true");
   }
 
+  // ------------------------------------------------------------------ pool
+  // Gauges the server reads at most once per interval (/web/pool) and the caller's own jobs.
+  const SVG = "http://www.w3.org/2000/svg";
+  function svg(tag, attrs, ...children) {
+    const node = document.createElementNS(SVG, tag);
+    for (const [k, v] of Object.entries(attrs || {})) node.setAttribute(k, v);
+    for (const c of children) node.append(c);
+    return node;
+  }
+  function bars(rows) {  // [[label, n, of]] as bars with their numbers (readable without colour)
+    return rows.map(([label, n, of]) => {
+      const bar = el("div", {class: "bar", "aria-hidden": "true"});
+      bar.style.width = (100 * n / Math.max(of, 1)) + "%";
+      return el("div", {class: "bar-row"}, el("span", {text: label}), el("div", {}, bar), el("span", {class: "n", text: `${n} of ${of}`}));
+    });
+  }
+  const SERIES = [["Idle", "idle"], ["Running", "running"], ["Held", "held"]];
+  function chart(history) {
+    const W = 640, H = 180, L = 36, R = 90, T = 10, B = 22;
+    const box = svg("svg", {class: "chart", viewBox: `0 0 ${W} ${H}`, role: "img", "aria-labelledby": "chart-h chart-text"});
+    if (history.length < 1) return box;
+    const t0 = history[0].time, t1 = Math.max(history[history.length - 1].time, t0 + 1);
+    const top = Math.max(1, ...history.flatMap(h => SERIES.map(([name]) => h.jobs[name] || 0)));
+    const x = t => L + (W - L - R) * (t - t0) / (t1 - t0), y = n => H - B - (H - T - B) * n / top;
+    box.append(svg("line", {class: "axis", x1: L, y1: H - B, x2: W - R, y2: H - B}), svg("line", {class: "axis", x1: L, y1: T, x2: L, y2: H - B}));
+    const label = (text, tx, ty, anchor) => { const t = svg("text", {x: tx, y: ty, "text-anchor": anchor || "start"}); t.textContent = text; return t; };
+    box.append(label(String(top), L - 4, T + 8, "end"), label("0", L - 4, H - B, "end"),
+      label(new Date(t0 * 1000).toLocaleTimeString(), L, H - 6), label(new Date(t1 * 1000).toLocaleTimeString(), W - R, H - 6, "end"));
+    const ends = [];
+    for (const [name, cls] of SERIES) {
+      const points = history.map(h => `${x(h.time).toFixed(1)},${y(h.jobs[name] || 0).toFixed(1)}`).join(" ");
+      box.append(svg("polyline", {class: cls, points, "data-series": name}));
+      const last = history[history.length - 1].jobs[name] || 0;
+      if (history.length === 1) box.append(svg("circle", {class: cls, cx: x(t0), cy: y(last), r: 3}));
+      ends.push([y(last) + 3, `${name} ${last}`]);
+    }
+    ends.sort((a, b) => a[0] - b[0]);  // the lines' end labels, 11 units apart at least
+    for (let i = 1; i < ends.length; i++) ends[i][0] = Math.max(ends[i][0], ends[i - 1][0] + 11);
+    const shift = Math.max(0, ends[ends.length - 1][0] - H + 2);
+    for (const [ty, text] of ends) box.append(label(text, W - R + 4, ty - shift));
+    return box;
+  }
+  async function refreshPool() {
+    let pool, mine;
+    try { [pool, mine] = await Promise.all([api("/web/pool"), api("/web/api/jobs?limit=0&projection=JobStatus")]); }
+    catch (err) { $("#pool-state").textContent = "Cannot read the pool: " + err.message; return; }
+    $("#pool-state").textContent = pool.up ? "" : "The last reading of the pool failed; these are the ones before it.";
+    const states = Object.entries(pool.slots).sort((a, b) => b[1].slots - a[1].slots);
+    const total = {slots: 0, cpus: 0, memory: 0};
+    for (const [, r] of states) { total.slots += r.slots; total.cpus += r.cpus; total.memory += r.memory; }
+    const row = (name, r, head) => el("tr", {"data-state": name}, el(head ? "td" : "th", {scope: head ? null : "row", text: name}),
+      el("td", {text: String(r.slots)}), el("td", {text: String(r.cpus)}), el("td", {text: size(r.memory * 1024)}));
+    $("#slots tbody").replaceChildren(...(states.length ? states.map(([n, r]) => row(n, r)) : [el("tr", {}, el("td", {colspan: "4", text: "No slots."}))]),
+      ...(states.length > 1 ? [row("All", total)] : []));
+    $("#slot-bars").replaceChildren(...bars(states.map(([n, r]) => [n + " CPUs", r.cpus, total.cpus])));
+    const running = mine.jobs.filter(a => a.JobStatus === 2).length, all = pool.jobs.Running || 0;
+    $("#share").textContent = `You have ${running} of the ${all} running job${all === 1 ? "" : "s"} in the queue (${mine.jobs.length} job${mine.jobs.length === 1 ? "" : "s"} of yours in all).`;
+    $("#share").dataset.running = String(running); $("#share").dataset.all = String(all);
+    $("#share-bars").replaceChildren(...bars([["Yours running", running, all]]));
+    $("#chart").replaceChildren(chart(pool.history));
+    const last = pool.history[pool.history.length - 1];
+    $("#chart-text").textContent = last
+      ? `${pool.history.length} reading${pool.history.length === 1 ? "" : "s"}, every ${pool.interval} s at most; the last: ` + SERIES.map(([n]) => `${n} ${last.jobs[n] || 0}`).join(", ") + "."
+      : "No reading yet.";
+    $("#updated").textContent = new Date().toLocaleTimeString();
+    return pool.interval;
+  }
+  async function initPool() {
+    const interval = await refreshPool();
+    setInterval(refreshPool, 1000 * Math.max(5, interval || 15));
+  }
+
   // ------------------------------------------------------------------ start
   initTheme();
   const page = document.body.dataset.page;
-  if (page === "batches") { refreshBatches(); setInterval(refreshBatches, 3000); }
+  if (page === "batches") { refreshBatches(); subscribe(); }
   else if (page === "submit") initSubmit();
   else if (page === "job") initJob();
   else if (page === "archive") initArchive();
+  else if (page === "pool") initPool();
 })();
