@@ -385,6 +385,16 @@ def run(target: Target, workdir: Path, user: str = "alice@", other: str = "bob@"
         wait_for("the job in the archive", in_archive, target.patience, interval=2)
         by_css(driver, f'#archive tr[data-job="{job}"] button[data-epochs]').click()
         wait_for("its runs", lambda: by_css(driver, "#archive tr.epochs").text, 20)
+        # the charts: every listed job counted once by exit code (or removed), runs by duration
+        listed = len(all_css(driver, "#archive tbody tr[data-job]"))
+        exit_rows = all_css(driver, "#exit-codes .bar-row")
+        assert exit_rows, "no exit-code chart"
+        assert (
+            sum(int(r.find_element("css selector", ".n").text.split()[0]) for r in exit_rows)
+            == listed
+        )
+        assert any(r.text.startswith("exit 0") for r in exit_rows), [r.text for r in exit_rows]
+        assert all_css(driver, "#run-times .bar-row"), "no run-time chart"
         shot(driver, target, "archive")
 
         # --- the finished batch removed from the queue (one button) goes to the archive too

@@ -670,7 +670,7 @@
   async function initArchive() {
     const body = $("#archive tbody");
     let answer;
-    try { answer = await api("/web/api/jobs/archive?limit=200&projection=ClusterId,ProcId,JobBatchName,JobStatus,QDate,CompletionDate,EnteredCurrentStatus,ExitCode,NumShadowStarts,Cmd"); }
+    try { answer = await api("/web/api/jobs/archive?limit=200&projection=ClusterId,ProcId,JobBatchName,JobStatus,QDate,CompletionDate,EnteredCurrentStatus,ExitCode,NumShadowStarts,Cmd,RemoteWallClockTime"); }
     catch (err) { body.replaceChildren(el("tr", {}, el("td", {colspan: "7", text: "Cannot load the archive: " + err.message}))); return; }
     const rows = answer.jobs.map(ad => {
       const id = jobId(ad);
@@ -681,6 +681,23 @@
         el("td", {text: ad.ExitCode === undefined ? "" : String(ad.ExitCode)}), el("td", {}, runs));
     });
     body.replaceChildren(...(rows.length ? rows : [el("tr", {}, el("td", {colspan: "7", text: "No finished jobs yet."}))]));
+    archiveCharts(answer.jobs);
+  }
+
+  // The archive at a glance: jobs by exit code (removed jobs apart), and by run time.
+  const RUN_TIME_BINS = [[60, "under 1 min"], [600, "1–10 min"], [3600, "10–60 min"], [86400, "1–24 h"], [Infinity, "over 24 h"]];
+  function archiveCharts(jobs) {
+    const codes = new Map();
+    for (const ad of jobs) {
+      const key = ad.JobStatus === 3 ? "removed" : (ad.ExitCode === undefined ? "none" : "exit " + ad.ExitCode);
+      codes.set(key, (codes.get(key) || 0) + 1);
+    }
+    const byCount = [...codes.entries()].sort((a, b) => b[1] - a[1]);
+    $("#exit-codes").replaceChildren(...(byCount.length ? bars(byCount.map(([k, n]) => [k, n, jobs.length])) : [el("p", {class: "muted", text: "No finished jobs yet."})]));
+    const ran = jobs.filter(ad => typeof ad.RemoteWallClockTime === "number");
+    const counts = RUN_TIME_BINS.map(() => 0);
+    for (const ad of ran) counts[RUN_TIME_BINS.findIndex(([limit]) => ad.RemoteWallClockTime < limit)]++;
+    $("#run-times").replaceChildren(...(ran.length ? bars(RUN_TIME_BINS.map(([, label], i) => [label, counts[i], ran.length])) : [el("p", {class: "muted", text: "No run times yet."})]));
   }
 
   async function epochs(button, id) {
