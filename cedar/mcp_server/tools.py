@@ -9,8 +9,10 @@ turns it into a tool error with a one-line reason.
 from __future__ import annotations
 
 import base64
+import math
 import os
 import tempfile
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -23,7 +25,7 @@ import anyio
 from cedar.analysis import analyze_job
 from cedar.analysis.fetch import fetch_slots
 from cedar.analysis.text import render_job
-from cedar.classad_wire import ClassAd
+from cedar.classad_wire import ClassAd, parse_one
 from cedar.classad_wire.constraints import parse_constraint
 from cedar.classad_wire.expr import Expr
 from cedar.commands.filetransfer import ProgressCallback, TransferProgress
@@ -36,6 +38,20 @@ from cedar.mcp_server.access import Caller, PoolAccess
 from cedar.mcp_server.schemas import (
     ActionArgs,
     ActionResultModel,
+    AdvertiseArgs,
+    AdvertiseResult,
+    BulkArgs,
+    BulkEditArgs,
+    BulkResult,
+    Distribution,
+    HistorySummaryArgs,
+    HistorySummaryResult,
+    JobLogResult,
+    NameArgs,
+    ReferenceEntry,
+    SearchArgs,
+    SearchResult,
+    StreamArgs,
     ArchiveArgs,
     Args,
     AttributeResult,
@@ -68,8 +84,10 @@ from cedar.mcp_server.schemas import (
     TailResult,
     WhoamiResult,
 )
-from cedar.numbers import JobAction, JobStatus
+from cedar.errors import CedarError
+from cedar.numbers import AdType, JobAction, JobStatus
 from cedar.service.adjson import ad_dict
+from cedar.service.events import event_dicts
 from cedar.service.values import check_editable
 
 A = TypeVar("A", bound=Args)
@@ -338,12 +356,7 @@ async def submit_job(call: ToolCall, args: SubmitJobArgs) -> tuple[Result, str]:
 
 async def edit_job(call: ToolCall, args: EditJobArgs) -> tuple[Result, str]:
     check_editable([args.attribute])  # the services' one deny-list
-    try:
-        value = parse_constraint(args.value)
-    except ValueError as exc:
-        raise ToolFailure(str(exc).replace("constraint", "value", 1)) from None
-    if value is None:
-        raise ToolFailure("the new value is empty")
+    value = _value_tree(args.value)
     await find_job(call, args.job_id, ["JobStatus"])
     changed = await call.access.schedd(call.caller).edit(args.job_id, args.attribute, value)
     result = EditResult(
@@ -380,28 +393,91 @@ async def remove_job(call: ToolCall, args: ActionArgs) -> tuple[Result, str]:
     return await _act(call, JobAction.Remove, args)
 
 
-async def remove_jobs(call: ToolCall, args: RemoveJobsArgs) -> tuple[Result, str]:
-    constraint = await call.access.scoped(call.caller, _checked_constraint(args.constraint))
+async def _matching_ids(call: ToolCall, text: str) -> list[str]:
+    """Ids of the caller's jobs matching a constraint (scoped like a listing); refused when
+    more than ``max_jobs`` match."""
+    constraint = await call.access.scoped(call.caller, _checked_constraint(text))
     schedd = call.access.schedd(call.caller)
     limit = call.access.settings.max_jobs
     ads = await schedd.query(constraint, ["ClusterId", "ProcId"], limit + 1)
     if len(ads) > limit:
         raise ToolFailure(f"more than {limit} jobs match; narrow the constraint")
-    ids = [f"{ad['ClusterId']}.{ad['ProcId']}" for ad in ads]
-    results: list[PerJob] = []
-    if ids:
-        await call.progress(0, len(ids), "removing")
-        reason = args.reason or f"via cedar mcp by {call.caller.identity}"
-        outcome = await schedd.act(JobAction.Remove, ids, reason, long=True)
-        for job_id in ids:
-            code = outcome.jobs.get(job_id, 0)
-            results.append(
-                PerJob(job_id=job_id, result=RESULT_NAMES.get(code, str(code)), succeeded=code == 1)
-            )
-        await call.progress(len(ids), len(ids), "removed")
+    return [f"{ad['ClusterId']}.{ad['ProcId']}" for ad in ads]
+
+
+async def _act_on_ids(
+    call: ToolCall, action: JobAction, ids: list[str], reason: str | None
+) -> list[PerJob]:
+    """One ACT_ON_JOBS for the ids; each job's answer."""
+    if not ids:
+        return []
+    verb = action.name.lower()
+    await call.progress(0, len(ids), verb)
+    schedd = call.access.schedd(call.caller)
+    reason = reason or f"via cedar mcp by {call.caller.identity}"
+    outcome = await schedd.act(action, ids, reason, long=True)
+    results = []
+    for job_id in ids:
+        code = outcome.jobs.get(job_id, 0)
+        results.append(
+            PerJob(job_id=job_id, result=RESULT_NAMES.get(code, str(code)), succeeded=code == 1)
+        )
+    await call.progress(len(ids), len(ids), f"{verb} done")
+    return results
+
+
+async def remove_jobs(call: ToolCall, args: RemoveJobsArgs) -> tuple[Result, str]:
+    ids = await _matching_ids(call, args.constraint)
+    results = await _act_on_ids(call, JobAction.Remove, ids, args.reason)
     removed = sum(r.succeeded for r in results)
     result = RemoveJobsResult(matched=len(ids), removed=removed, results=results)
     return result, f"{removed} of {len(ids)} matching job(s) removed"
+
+
+def _dry_run(ids: list[str], verb: str) -> tuple[Result, str]:
+    result = BulkResult(matched=len(ids), confirmed=False, changed=0, hints=["query_jobs"])
+    return result, f"{len(ids)} job(s) match; nothing done: call again with confirm=true to {verb}"
+
+
+async def _bulk(call: ToolCall, action: JobAction, args: BulkArgs) -> tuple[Result, str]:
+    ids = await _matching_ids(call, args.constraint)
+    verb = action.name.lower()
+    if not args.confirm:
+        return _dry_run(ids, verb)
+    results = await _act_on_ids(call, action, ids, args.reason)
+    changed = sum(r.succeeded for r in results)
+    result = BulkResult(matched=len(ids), confirmed=True, changed=changed, results=results)
+    return result, f"{verb}: {changed} of {len(ids)} matching job(s)"
+
+
+async def hold_jobs(call: ToolCall, args: BulkArgs) -> tuple[Result, str]:
+    return await _bulk(call, JobAction.Hold, args)
+
+
+async def release_jobs(call: ToolCall, args: BulkArgs) -> tuple[Result, str]:
+    return await _bulk(call, JobAction.Release, args)
+
+
+def _value_tree(text: str) -> Expr:
+    """A new attribute value, parsed by the one constraint rule (an expression)."""
+    try:
+        value = parse_constraint(text)
+    except ValueError as exc:
+        raise ToolFailure(str(exc).replace("constraint", "value", 1)) from None
+    if value is None:
+        raise ToolFailure("the new value is empty")
+    return value
+
+
+async def edit_jobs(call: ToolCall, args: BulkEditArgs) -> tuple[Result, str]:
+    check_editable([args.attribute])  # the services' one deny-list
+    value = _value_tree(args.value)
+    ids = await _matching_ids(call, args.constraint)
+    if not args.confirm:
+        return _dry_run(ids, f"set {args.attribute}")
+    changed = await call.access.schedd(call.caller).edit(ids, args.attribute, value) if ids else 0
+    result = BulkResult(matched=len(ids), confirmed=True, changed=changed, hints=["query_jobs"])
+    return result, f"set {args.attribute} = {args.value} on {changed} of {len(ids)} job(s)"
 
 
 # --------------------------------------------------------------------------- output
@@ -441,7 +517,7 @@ async def _output_files(call: ToolCall, job_id: str) -> tuple[list[tuple[str, by
         )
     iwd = str(ad.get("Iwd") or ".")
     files = []
-    for attr in ("Out", "Err"):
+    for attr in ("Out", "Err", "UserLog"):
         name = ad.get(attr)
         if not isinstance(name, str) or name in ("", "/dev/null"):
             continue
@@ -626,11 +702,70 @@ async def whoami(call: ToolCall, args: NoArgs) -> tuple[Result, str]:
     return result, f"you are {identity} ({call.caller.method}); you see {scope}"
 
 
-async def describe_attribute(call: ToolCall, args: DescribeArgs) -> tuple[Result, str]:
-    entry = describe.describe(args.name)
+# --------------------------------------------------------------------------- the pool's ads
+
+
+def _ad_of(text: str) -> ClassAd:
+    """A ClassAd from JSON or old-syntax text, parsed by the one reader."""
+    syntax = "json" if text.lstrip().startswith("{") else "old"
+    try:
+        return parse_one(text, syntax=syntax)
+    except (ValueError, CedarError) as exc:
+        raise ToolFailure(f"the ad does not parse: {str(exc)[:200]}") from None
+
+
+async def advertise_ad(call: ToolCall, args: AdvertiseArgs) -> tuple[Result, str]:
+    ad = _ad_of(args.ad)
+    my_type = ad.get("MyType")
+    if not isinstance(my_type, str) or not my_type:
+        raise ToolFailure("the ad needs a MyType (a string)")
+    name = ad.get("Name")
+    name = name if isinstance(name, str) else None
+    try:
+        kind: AdType | None = AdType.from_name(my_type)
+    except (ValueError, CedarError):
+        kind = None
+    collector = call.access.collector(call.caller)  # the caller's identity; the daemon decides
+    if args.invalidate:
+        if name is None:
+            raise ToolFailure("to invalidate, the ad needs the Name of the ad to remove")
+        generic = kind is None or kind.invalidate_command is None
+        target = my_type if generic else None
+        await collector.invalidate(
+            AdType.GENERIC if generic else kind, name=name, target_type=target
+        )  # type: ignore[arg-type]
+        command = "INVALIDATE"
+    else:
+        chosen = args.command or (
+            kind.update_command.name
+            if kind is not None and kind.update_command is not None
+            else "UPDATE_AD_GENERIC"
+        )
+        await collector.advertise([ad], chosen)
+        command = chosen
+    result = AdvertiseResult(
+        my_type=my_type, name=name, command=command, invalidated=args.invalidate
+    )
+    verb = "invalidated" if args.invalidate else "advertised"
+    return result, f"{verb} {my_type} ad {name or ''} ({command})".replace("  ", " ")
+
+
+# --------------------------------------------------------------------------- reference
+
+
+def _entry(entry: describe.Attribute, kind: str | None = None) -> ReferenceEntry:
+    return ReferenceEntry(
+        name=entry.name,
+        kind=kind or entry.ad,
+        type=entry.type,
+        meaning=entry.meaning,
+        submit_command=entry.submit_command,
+    )
+
+
+def _attribute_result(name: str, entry: describe.Attribute | None) -> tuple[Result, str]:
     if entry is None:
-        result = AttributeResult(name=args.name, known=False)
-        return result, f"cedar has no description of {args.name}"
+        return AttributeResult(name=name, known=False), f"cedar has no description of {name}"
     result = AttributeResult(
         name=entry.name,
         known=True,
@@ -641,6 +776,156 @@ async def describe_attribute(call: ToolCall, args: DescribeArgs) -> tuple[Result
         ad=entry.ad,
     )
     return result, f"{entry.name} ({entry.type}): {entry.meaning}"
+
+
+async def describe_attribute(call: ToolCall, args: DescribeArgs) -> tuple[Result, str]:
+    return _attribute_result(args.name, describe.describe(args.name))
+
+
+async def describe_knob(call: ToolCall, args: NameArgs) -> tuple[Result, str]:
+    return _attribute_result(args.name, describe.describe_knob(args.name))
+
+
+async def describe_job_attribute(call: ToolCall, args: NameArgs) -> tuple[Result, str]:
+    return _attribute_result(args.name, describe.attribute(args.name, "job"))
+
+
+async def describe_machine_attribute(call: ToolCall, args: NameArgs) -> tuple[Result, str]:
+    return _attribute_result(args.name, describe.attribute(args.name, "machine"))
+
+
+async def describe_submit_command(call: ToolCall, args: NameArgs) -> tuple[Result, str]:
+    return _attribute_result(args.name, describe.BY_SUBMIT_COMMAND.get(args.name.lower()))
+
+
+async def search_reference(call: ToolCall, args: SearchArgs) -> tuple[Result, str]:
+    found = describe.search(args.text, args.limit + 1)
+    matches = [_entry(entry) for entry in found[: args.limit]]
+    result = SearchResult(matches=matches, truncated=len(found) > args.limit)
+    return result, f"{len(matches)} reference entr(y/ies) mention {args.text!r}"
+
+
+# --------------------------------------------------------------------------- a job's files
+
+
+async def get_job_log(call: ToolCall, args: JobArgs) -> tuple[Result, str]:
+    ad = await find_job(call, args.job_id, ["UserLog"], archive=True)
+    log_name = ad.get("UserLog")
+    if not isinstance(log_name, str) or not log_name:
+        raise ToolFailure(f"job {args.job_id} has no event log (submit with 'log = <file>')")
+    files, source = await _output_files(call, args.job_id)
+    base = os.path.basename(log_name)
+    data = next((d for n, d in files if os.path.basename(n) == base), None)
+    if data is None:
+        raise ToolFailure(f"job {args.job_id}'s event log {base!r} is not in its output")
+    events = event_dicts(data.decode("utf-8", "replace").splitlines())
+    result = JobLogResult(job_id=args.job_id, events=events, source=source)
+    return result, f"{len(events)} event(s) in job {args.job_id}'s log"
+
+
+async def get_job_stdout(call: ToolCall, args: StreamArgs) -> tuple[Result, str]:
+    return await tail_job(call, TailArgs(stream="stdout", **args.model_dump()))
+
+
+async def get_job_stderr(call: ToolCall, args: StreamArgs) -> tuple[Result, str]:
+    return await tail_job(call, TailArgs(stream="stderr", **args.model_dump()))
+
+
+# --------------------------------------------------------------------------- history summary
+
+
+def _quantiles(values: list[float]) -> Distribution:
+    """Nearest-rank quantiles of the values (all kept: the scan is bounded)."""
+    if not values:
+        return Distribution(count=0)
+    ordered = sorted(values)
+
+    def at(q: float) -> float:
+        return ordered[min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))]
+
+    return Distribution(
+        count=len(ordered),
+        min=ordered[0],
+        p25=at(0.25),
+        median=at(0.5),
+        p75=at(0.75),
+        p95=at(0.95),
+        max=ordered[-1],
+    )
+
+
+def _number(value: object) -> float | None:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    return None
+
+
+def _bump(counts: dict[str, int], key: object) -> None:
+    text = str(key)[:200]
+    counts[text] = counts.get(text, 0) + 1
+
+
+#: What summarize_history reads of each record.
+_SUMMARY_ATTRS = [
+    "ClusterId",
+    "ProcId",
+    "JobStatus",
+    "Owner",
+    "ExitCode",
+    "ExitBySignal",
+    "HoldReason",
+    "CompletionDate",
+    "JobCurrentStartDate",
+    "RemoteWallClockTime",
+]
+
+
+async def summarize_history(call: ToolCall, args: HistorySummaryArgs) -> tuple[Result, str]:
+    as_of = int(time.time())
+    window = None
+    if args.window_hours is not None:
+        window = f"CompletionDate >= {as_of - int(args.window_hours * 3600)}"
+    constraint = await call.access.scoped(call.caller, window, _checked_constraint(args.constraint))
+    schedd = call.access.schedd(call.caller)
+    status: dict[str, int] = {}
+    owners: dict[str, int] = {}
+    exits: dict[str, int] = {}
+    holds: dict[str, int] = {}
+    run: list[float] = []
+    wall: list[float] = []
+    jobs = 0
+    async for ad in schedd.history(constraint, _SUMMARY_ATTRS, args.scan_limit + 1):
+        jobs += 1
+        if jobs > args.scan_limit:
+            break
+        if jobs % 1000 == 0:
+            await call.progress(jobs, None, f"{jobs} records read")
+        _bump(status, status_name(ad.get("JobStatus")))
+        _bump(owners, ad.get("Owner", "?"))
+        if ad.get("ExitBySignal") is not True and ad.get("ExitCode") is not None:
+            _bump(exits, ad.get("ExitCode"))
+        if isinstance(ad.get("HoldReason"), str):
+            _bump(holds, ad.get("HoldReason"))
+        end, start = _number(ad.get("CompletionDate")), _number(ad.get("JobCurrentStartDate"))
+        if end and start and end >= start:
+            run.append(end - start)
+        spent = _number(ad.get("RemoteWallClockTime"))
+        if spent is not None:
+            wall.append(spent)
+    truncated = jobs > args.scan_limit
+    jobs = min(jobs, args.scan_limit)
+    result = HistorySummaryResult(
+        as_of=as_of,
+        jobs=jobs,
+        truncated=truncated,
+        by_status=status,
+        by_owner=owners,
+        by_exit_code=exits,
+        by_hold_reason=holds,
+        run_time_seconds=_quantiles(run),
+        wall_time_seconds=_quantiles(wall),
+    )
+    return result, f"{jobs} archived job(s) summarized" + (" (scan limit hit)" if truncated else "")
 
 
 # --------------------------------------------------------------------------- the table
@@ -832,6 +1117,124 @@ TOOLS: dict[str, ToolSpec] = {
             describe_attribute,
             DescribeArgs,
             AttributeResult,
+        ),
+        _spec(
+            "advertise_ad",
+            "Advertise an ad",
+            "Send a ClassAd (JSON or old syntax) to the collector as you (UPDATE_AD_GENERIC or "
+            "the ad type's update command); with invalidate, remove it.  The collector decides.",
+            advertise_ad,
+            AdvertiseArgs,
+            AdvertiseResult,
+            read_only=False,
+        ),
+        _spec(
+            "describe_knob",
+            "Describe a configuration knob",
+            "A configuration knob's type and compiled-in default (e.g. SCHEDD_INTERVAL).",
+            describe_knob,
+            NameArgs,
+            AttributeResult,
+        ),
+        _spec(
+            "describe_job_attribute",
+            "Describe a job attribute",
+            "Type, meaning and submit command of a job attribute (e.g. RequestMemory).",
+            describe_job_attribute,
+            NameArgs,
+            AttributeResult,
+        ),
+        _spec(
+            "describe_machine_attribute",
+            "Describe a machine attribute",
+            "Type and meaning of a machine (slot) attribute (e.g. Memory).",
+            describe_machine_attribute,
+            NameArgs,
+            AttributeResult,
+        ),
+        _spec(
+            "describe_submit_command",
+            "Describe a submit command",
+            "The job attribute a submit command sets (e.g. should_transfer_files), its type "
+            "and meaning.",
+            describe_submit_command,
+            NameArgs,
+            AttributeResult,
+        ),
+        _spec(
+            "search_reference",
+            "Search the reference",
+            "Attributes, submit commands and configuration knobs whose name or meaning "
+            "contains every word given.",
+            search_reference,
+            SearchArgs,
+            SearchResult,
+        ),
+        _spec(
+            "get_job_log",
+            "Job event log",
+            "The events of a job's user log (submitted with 'log = ...'), parsed.",
+            get_job_log,
+            JobArgs,
+            JobLogResult,
+            untrusted=True,
+        ),
+        _spec(
+            "get_job_stdout",
+            "Job stdout",
+            "A job's standard output: while it runs, its end (peek); after, from its output.",
+            get_job_stdout,
+            StreamArgs,
+            TailResult,
+            untrusted=True,
+        ),
+        _spec(
+            "get_job_stderr",
+            "Job stderr",
+            "A job's standard error: while it runs, its end (peek); after, from its output.",
+            get_job_stderr,
+            StreamArgs,
+            TailResult,
+            untrusted=True,
+        ),
+        _spec(
+            "summarize_history",
+            "Summarize job history",
+            "Counts by status, owner, exit code and hold reason, and run-time and wall-time "
+            "quantiles, over the jobs that left the queue (optionally within a window).",
+            summarize_history,
+            HistorySummaryArgs,
+            HistorySummaryResult,
+            untrusted=True,
+        ),
+        _spec(
+            "hold_jobs",
+            "Hold jobs",
+            "Hold every job matching a constraint; without confirm=true only counts them.",
+            hold_jobs,
+            BulkArgs,
+            BulkResult,
+            read_only=False,
+        ),
+        _spec(
+            "release_jobs",
+            "Release jobs",
+            "Release every job matching a constraint; without confirm=true only counts them.",
+            release_jobs,
+            BulkArgs,
+            BulkResult,
+            read_only=False,
+        ),
+        _spec(
+            "edit_jobs",
+            "Edit jobs",
+            "Set one attribute of every job matching a constraint; without confirm=true only "
+            "counts them.  The attributes edit_job refuses are refused.",
+            edit_jobs,
+            BulkEditArgs,
+            BulkResult,
+            read_only=False,
+            destructive=True,
         ),
     )
 }
