@@ -192,9 +192,9 @@ def search(text: str, limit: int) -> list[Attribute]:
                 return found
     for knob in sorted(knob_table().knobs):
         if all(word in knob.lower() for word in words):
-            entry = describe_knob(knob)
-            if entry is not None:
-                found.append(entry)
+            knob_entry = describe_knob(knob)
+            if knob_entry is not None:
+                found.append(knob_entry)
                 if len(found) >= limit:
                     break
     return found

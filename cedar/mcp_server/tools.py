@@ -28,10 +28,12 @@ from cedar.analysis.text import render_job
 from cedar.classad_wire import ClassAd, parse_one
 from cedar.classad_wire.constraints import parse_constraint
 from cedar.classad_wire.expr import Expr
+from cedar.classad_wire.jsonfmt import ad_from_json
 from cedar.commands.filetransfer import ProgressCallback, TransferProgress
 from cedar.commands.peek import PeekError
 from cedar.commands.schedd import RESULT_NAMES
 from cedar.commands.submit import Submit
+from cedar.errors import CedarError
 from cedar.jobid import match_job_id
 from cedar.mcp_server import describe
 from cedar.mcp_server.access import Caller, PoolAccess
@@ -40,31 +42,27 @@ from cedar.mcp_server.schemas import (
     ActionResultModel,
     AdvertiseArgs,
     AdvertiseResult,
-    BulkArgs,
-    BulkEditArgs,
-    BulkResult,
-    Distribution,
-    HistorySummaryArgs,
-    HistorySummaryResult,
-    JobLogResult,
-    NameArgs,
-    ReferenceEntry,
-    SearchArgs,
-    SearchResult,
-    StreamArgs,
     ArchiveArgs,
     Args,
     AttributeResult,
+    BulkArgs,
+    BulkEditArgs,
+    BulkResult,
     Clause,
     DescribeArgs,
+    Distribution,
     EditJobArgs,
     EditResult,
     EpochArgs,
     GetJobArgs,
+    HistorySummaryArgs,
+    HistorySummaryResult,
     JobArgs,
+    JobLogResult,
     JobResult,
     JobsResult,
     MatchResult,
+    NameArgs,
     NoArgs,
     OutputArgs,
     OutputFile,
@@ -74,9 +72,13 @@ from cedar.mcp_server.schemas import (
     QueryJobsArgs,
     QueueTotals,
     RecordsResult,
+    ReferenceEntry,
     RemoveJobsArgs,
     RemoveJobsResult,
     Result,
+    SearchArgs,
+    SearchResult,
+    StreamArgs,
     SubmitJobArgs,
     SubmitResultModel,
     Suggestion,
@@ -84,7 +86,6 @@ from cedar.mcp_server.schemas import (
     TailResult,
     WhoamiResult,
 )
-from cedar.errors import CedarError
 from cedar.numbers import AdType, JobAction, JobStatus
 from cedar.service.adjson import ad_dict
 from cedar.service.events import event_dicts
@@ -707,9 +708,10 @@ async def whoami(call: ToolCall, args: NoArgs) -> tuple[Result, str]:
 
 def _ad_of(text: str) -> ClassAd:
     """A ClassAd from JSON or old-syntax text, parsed by the one reader."""
-    syntax = "json" if text.lstrip().startswith("{") else "old"
     try:
-        return parse_one(text, syntax=syntax)
+        if text.lstrip().startswith("{"):
+            return ad_from_json(text)
+        return parse_one(text, syntax="old")
     except (ValueError, CedarError) as exc:
         raise ToolFailure(f"the ad does not parse: {str(exc)[:200]}") from None
 
@@ -729,11 +731,10 @@ async def advertise_ad(call: ToolCall, args: AdvertiseArgs) -> tuple[Result, str
     if args.invalidate:
         if name is None:
             raise ToolFailure("to invalidate, the ad needs the Name of the ad to remove")
-        generic = kind is None or kind.invalidate_command is None
-        target = my_type if generic else None
-        await collector.invalidate(
-            AdType.GENERIC if generic else kind, name=name, target_type=target
-        )  # type: ignore[arg-type]
+        if kind is None or kind.invalidate_command is None:
+            await collector.invalidate(AdType.GENERIC, name=name, target_type=my_type)
+        else:
+            await collector.invalidate(kind, name=name)
         command = "INVALIDATE"
     else:
         chosen = args.command or (
