@@ -60,8 +60,19 @@ SCRIPT = {"name": "run.sh", "content": "#!/bin/sh\necho hello\n", "executable": 
 #: meanwhile, as a 0.3 s mock run would on a loaded machine: its ``StayIdle`` keeps it idle
 #: (:func:`keep_marked_jobs_idle`; a real pool ignores the attribute, its jobs run for longer).
 DESCRIPTION = (
-    "executable = run.sh\noutput = out.txt\nerror = err.txt\n+StayIdle = $(ProcId) == 1\nqueue 2"
+    "executable = run.sh\noutput = out.txt\nerror = err.txt\nlog = events.log\n"
+    "transfer_input_files = events.log\n"
+    "+StayIdle = $(ProcId) == 1\nqueue 2"
 )
+
+
+#: The mock schedd writes no event log: the job's log is sent as an input file, and comes
+#: back with the output as the job's ``log`` (a real pool's is in tests/live_pool).
+EVENT_LOG = {
+    "name": "events.log",
+    "content": "000 (001.000.000) 2026-12-07 09:05:01 Job submitted from host: <127.0.0.1:9618>\n"
+    "...\n001 (001.000.000) 2026-12-07 09:05:03 Job executing on host: <127.0.0.1:9619>\n...\n",
+}
 
 
 def keep_marked_jobs_idle(pool: MockPool) -> None:
@@ -82,7 +93,7 @@ async def every_tool(client: Client, user: str, on_progress: Any = None) -> dict
     assert who.structured_content["identity"].startswith(f"{user}@")
     sub = await call(
         "submit_job",
-        {"description": DESCRIPTION, "input_files": [SCRIPT]},
+        {"description": DESCRIPTION, "input_files": [SCRIPT, EVENT_LOG]},
         progress_callback=on_progress,
     )
     assert not sub.is_error, text(sub)
@@ -102,6 +113,9 @@ async def every_tool(client: Client, user: str, on_progress: Any = None) -> dict
     assert held.structured_content["result"] == "success", text(held)
     released = await call("release_job", {"job_id": f"{cluster}.1"})
     assert released.structured_content["succeeded"], text(released)
+    await bulk_actions(call, cluster)
+    await reference_lookups(call)
+    await advertise(call, client, user)
     analysis = await call("analyze_job_match", {"job_id": job})
     assert not analysis.is_error and analysis.structured_content["text"]
     await call("pool_summary", {})
@@ -112,11 +126,22 @@ async def every_tool(client: Client, user: str, on_progress: Any = None) -> dict
     assert not output.is_error, text(output)
     files = {f["name"]: f for f in output.structured_content["files"]}
     assert "run.sh" in files["out.txt"]["content"]  # the mock writes what it received
+    log = await call("get_job_log", {"job_id": job})
+    assert not log.is_error, text(log)
+    kinds = [e["MyType"] for e in log.structured_content["events"]]
+    assert kinds == ["SubmitEvent", "ExecuteEvent"], kinds
+    out = await call("get_job_stdout", {"job_id": job})
+    assert "run.sh" in "\n".join(out.structured_content["lines"]), text(out)
+    err = await call("get_job_stderr", {"job_id": job})
+    assert err.structured_content["stream"] == "stderr", text(err)
     tail = await call("tail_job", {"job_id": job, "lines": 1})
     assert not tail.is_error, text(tail)
     assert len(tail.structured_content["lines"]) == 1
     archive = await call("query_job_archive", {"constraint": f"ClusterId == {cluster}"})
     assert not archive.is_error, text(archive)
+    history = await call("summarize_history", {"window_hours": 1})
+    assert not history.is_error, text(history)
+    assert history.structured_content["as_of"] > 0
     removed = await call("remove_job", {"job_id": f"{cluster}.1"})
     assert removed.structured_content["succeeded"], text(removed)
     second = await call(
@@ -144,3 +169,45 @@ async def every_tool(client: Client, user: str, on_progress: Any = None) -> dict
         assert got.messages, prompt.name
     assert len(prompts) == 3
     return seen
+
+
+async def bulk_actions(call: Any, cluster: int) -> None:
+    """hold_jobs, release_jobs and edit_jobs on proc 1: a count first, then the change."""
+    which = f"ClusterId == {cluster} && ProcId == 1"
+    dry = await call("hold_jobs", {"constraint": which})
+    assert dry.structured_content == {
+        "hints": ["query_jobs"], "matched": 1, "confirmed": False, "changed": 0, "results": []
+    }, text(dry)  # fmt: skip
+    held = await call("hold_jobs", {"constraint": which, "confirm": True})
+    assert held.structured_content["changed"] == 1, text(held)
+    released = await call("release_jobs", {"constraint": which, "confirm": True})
+    assert released.structured_content["results"][0]["result"] == "success", text(released)
+    edit = {"constraint": which, "attribute": "RequestMemory", "value": "1024"}
+    counted = await call("edit_jobs", edit)
+    assert counted.structured_content["matched"] == 1, text(counted)
+    assert not counted.structured_content["confirmed"]
+    edited = await call("edit_jobs", {**edit, "confirm": True})
+    assert edited.structured_content["changed"] == 1, text(edited)
+
+
+async def reference_lookups(call: Any) -> None:
+    """The reference tools know the three names issue 37 asks for."""
+    knob = await call("describe_knob", {"name": "SCHEDD_INTERVAL"})
+    assert knob.structured_content["ad"] == "config" and knob.structured_content["type"]
+    job = await call("describe_job_attribute", {"name": "RequestMemory"})
+    assert job.structured_content["submit_command"] == "request_memory", text(job)
+    machine = await call("describe_machine_attribute", {"name": "Memory"})
+    assert machine.structured_content["ad"] == "machine", text(machine)
+    command = await call("describe_submit_command", {"name": "should_transfer_files"})
+    assert command.structured_content["name"] == "ShouldTransferFiles", text(command)
+    found = await call("search_reference", {"text": "memory"})
+    names = {m["name"] for m in found.structured_content["matches"]}
+    assert {"RequestMemory", "Memory"} <= names, names
+
+
+async def advertise(call: Any, client: Client, user: str) -> None:
+    """advertise_ad as a user the pool does not let advertise: the collector decides (refused,
+    as a one-line tool error); :func:`test_advertise_ad_as_an_allowed_user` covers the rest."""
+    ad = f'MyType = "CedarMcpTest"\nName = "mcp-{user}"'
+    sent = await client.call_tool("advertise_ad", {"ad": ad})
+    assert sent.is_error and "DENIED" in text(sent), text(sent)
