@@ -711,7 +711,7 @@ def _ad_of(text: str) -> ClassAd:
     try:
         if text.lstrip().startswith("{"):
             return ad_from_json(text)
-        return parse_one(text, syntax="old")
+        return parse_one(text, syntax="auto")
     except (ValueError, CedarError) as exc:
         raise ToolFailure(f"the ad does not parse: {str(exc)[:200]}") from None
 

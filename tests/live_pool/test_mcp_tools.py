@@ -87,29 +87,23 @@ def test_job_files_history_and_bulk_actions(live_collector: str) -> None:
             seen["stdout"] = await call("get_job_stdout", {"job_id": job})
             seen["stderr"] = await call("get_job_stderr", {"job_id": job})
             seen["history"] = await call("summarize_history", {"scan_limit": 200})
-            held = await call(
-                "submit_job",
-                {
-                    "description": "executable = run.sh\nhold = true\nqueue 2",
-                    "input_files": [SCRIPT],
-                },
-            )
-            which = f"ClusterId == {held['cluster']}"
-            await _wait_status(client, f"{held['cluster']}.1", 5)
-            seen["dry"] = await call("release_jobs", {"constraint": which})
-            seen["edit"] = await call(
-                "edit_jobs",
-                {
-                    "constraint": which,
-                    "attribute": "JobBatchName",
-                    "value": '"bulk"',
-                    "confirm": True,
-                },
+            # (idle for good: no slot has 10 GB)
+            description = "executable = run.sh\nrequest_memory = 10 GB\nqueue 2"
+            idle = await call("submit_job", {"description": description, "input_files": [SCRIPT]})
+            which = f"ClusterId == {idle['cluster']}"
+            await _wait_status(client, f"{idle['cluster']}.1", 1)
+            seen["dry"] = await call("hold_jobs", {"constraint": which})
+            seen["still"] = await call("query_jobs", {"constraint": which + " && JobStatus == 1"})
+            seen["hold"] = await call("hold_jobs", {"constraint": which, "confirm": True})
+            seen["release"] = await call("release_jobs", {"constraint": which, "confirm": True})
+            edit = {"constraint": which, "attribute": "JobBatchName", "value": '"bulk"'}
+            seen["edit"] = await call("edit_jobs", {**edit, "confirm": True})
+            seen["batch"] = await call(
+                "query_jobs", {"constraint": which + ' && JobBatchName == "bulk"'}
             )
             seen["protected"] = await client.call_tool(
-                "edit_jobs", {"constraint": which, "attribute": "Owner", "value": '"x"'}
+                "edit_jobs", {**edit, "attribute": "Owner", "confirm": True}
             )
-            seen["hold"] = await call("hold_jobs", {"constraint": which, "confirm": True})
             await call("remove_jobs", {"constraint": which})
         return seen
 
@@ -126,11 +120,7 @@ def test_job_files_history_and_bulk_actions(live_collector: str) -> None:
     assert history["jobs"] >= 1 and history["by_status"].get("completed", 0) >= 1, history
     assert history["wall_time_seconds"]["count"] >= 1
     assert seen["dry"]["matched"] == 2 and not seen["dry"]["confirmed"]
-    assert seen["edit"]["changed"] == 2
+    assert seen["still"]["count"] == 2  # the dry run held nothing
+    assert seen["hold"]["changed"] == 2 and seen["release"]["changed"] == 2
+    assert seen["edit"]["changed"] == 2 and seen["batch"]["count"] == 2
     assert seen["protected"].is_error and "Owner" in str(seen["protected"].content)
-    # both are held already: the schedd answers each (not a success), the tool says so per job
-    assert [r["job_id"] for r in seen["hold"]["results"]] == [f"{c}" for c in _ids(seen)]
-
-
-def _ids(seen: dict[str, Any]) -> list[str]:
-    return [r["job_id"] for r in seen["hold"]["results"]]

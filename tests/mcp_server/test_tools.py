@@ -15,7 +15,7 @@ from cedar.mcp_server.tools import TOOLS
 from cedar.server.pool import MockPool, pool_policy
 from tests.loopback import serving, silent
 from tests.mcp_server.conftest import claimtobe
-from tests.mcp_server.helpers import every_tool, run_client, text, wait_status
+from tests.mcp_server.helpers import UNCALLED, every_tool, run_client, text, wait_status
 
 SCRIPT = {"name": "run.sh", "content": "#!/bin/sh\necho hello\n", "executable": True}
 
@@ -70,7 +70,7 @@ def test_a_whole_session_calls_every_tool(pool: MockPool, mode: str) -> None:
         return await every_tool(client, user, on_progress)
 
     seen = run_client(pool, claimtobe(user), work, mode=mode)
-    assert set(seen) == set(TOOLS) - {"advertise_ad"}  # refused by this pool: tested below
+    assert set(seen) == set(TOOLS) - UNCALLED
     for name, result in seen.items():
         assert not result.is_error, (name, text(result))
         assert isinstance(result.structured_content, dict), name
@@ -271,7 +271,7 @@ def test_no_tool_reveals_a_private_attribute(
         return await every_tool(client, "leaktest")
 
     seen = run_client(pool, claimtobe("leaktest"), work)
-    assert set(seen) == set(TOOLS)
+    assert set(seen) == set(TOOLS) - UNCALLED
     shown = "".join(result.model_dump_json() for result in seen.values())
     assert SECRET not in shown
     assert shown.count("<REDACTED>") >= len(DEFAULT_PRIVATE_ATTRS)
@@ -331,6 +331,12 @@ def test_advertise_ad_as_an_allowed_user() -> None:
         assert broken.is_error and "does not parse" in text(broken)
         return found
 
+    async def refused(client: Client) -> str:
+        sent = await client.call_tool("advertise_ad", {"ad": '[MyType = "X"; Name = "y"]'})
+        assert sent.is_error
+        return text(sent)
+
     who = claimtobe("advertiser")
     with MockPool(policy=policy).run_in_thread() as running:
         assert run_client(running, who, work) == ["a test"]
+        assert "DENIED" in run_client(running, claimtobe("someone"), refused)
