@@ -9,15 +9,10 @@ turns it into a tool error with a one-line reason.
 from __future__ import annotations
 
 import base64
-import math
 import os
 import tempfile
-import time
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 from urllib.parse import quote
 
 import anyio
@@ -25,18 +20,28 @@ import anyio
 from cedar.analysis import analyze_job
 from cedar.analysis.fetch import fetch_slots
 from cedar.analysis.text import render_job
-from cedar.classad_wire import ClassAd, parse_one
-from cedar.classad_wire.constraints import parse_constraint
-from cedar.classad_wire.expr import Expr
-from cedar.classad_wire.jsonfmt import ad_from_json
-from cedar.commands.filetransfer import ProgressCallback, TransferProgress
 from cedar.commands.peek import PeekError
 from cedar.commands.schedd import RESULT_NAMES
 from cedar.commands.submit import Submit
-from cedar.errors import CedarError
-from cedar.jobid import match_job_id
-from cedar.mcp_server import describe
+from cedar.compat.eventlog import event_dicts
 from cedar.mcp_server.access import Caller, PoolAccess
+from cedar.mcp_server.bulk_tools import (
+    edit_jobs,
+    hold_jobs,
+    release_jobs,
+    remove_jobs,
+    value_tree,
+)
+from cedar.mcp_server.pool_tools import (
+    advertise_ad,
+    describe_attribute,
+    describe_job_attribute,
+    describe_knob,
+    describe_machine_attribute,
+    describe_submit_command,
+    search_reference,
+    summarize_history,
+)
 from cedar.mcp_server.schemas import (
     ActionArgs,
     ActionResultModel,
@@ -50,7 +55,6 @@ from cedar.mcp_server.schemas import (
     BulkResult,
     Clause,
     DescribeArgs,
-    Distribution,
     EditJobArgs,
     EditResult,
     EpochArgs,
@@ -67,12 +71,10 @@ from cedar.mcp_server.schemas import (
     OutputArgs,
     OutputFile,
     OutputResult,
-    PerJob,
     PoolSummaryResult,
     QueryJobsArgs,
     QueueTotals,
     RecordsResult,
-    ReferenceEntry,
     RemoveJobsArgs,
     RemoveJobsResult,
     Result,
@@ -86,143 +88,35 @@ from cedar.mcp_server.schemas import (
     TailResult,
     WhoamiResult,
 )
-from cedar.numbers import AdType, JobAction, JobStatus
-from cedar.service.adjson import ad_dict
-from cedar.service.events import event_dicts
+from cedar.mcp_server.toolbase import (
+    Handler,
+    ToolCall,
+    ToolFailure,
+    ToolSpec,
+    ad_json,
+    checked_constraint,
+    find_job,
+    job_id_of,
+    projection_of,
+    status_name,
+    transfer_progress,
+)
+from cedar.numbers import JobAction, JobStatus
 from cedar.service.values import check_editable
 
-A = TypeVar("A", bound=Args)
 #: Bytes of a running job's file one tail reads (the end of it).
 TAIL_BYTES = 64 * 1024
-Progress = Callable[[float, "float | None", "str | None"], Awaitable[None]]
-
-
-class ToolFailure(Exception):
-    """A tool's refusal, said in one line to the agent."""
-
-
-@dataclass
-class ToolCall:
-    """What a handler works with: the pool, the caller, and a progress reporter."""
-
-    access: PoolAccess
-    caller: Caller
-    progress: Progress
-
-
-Handler = Callable[[ToolCall, Any], Awaitable[tuple[Result, str]]]
-
-
-@dataclass(frozen=True)
-class ToolSpec:
-    """One row of the table."""
-
-    name: str
-    title: str
-    description: str
-    handler: Handler
-    args: type[Args]
-    result: type[Result]
-    read_only: bool
-    destructive: bool
-    idempotent: bool
-
-    def input_schema(self) -> dict[str, Any]:
-        """The JSON schema of the arguments (generated from the model)."""
-        return self.args.model_json_schema()
-
-    def output_schema(self) -> dict[str, Any]:
-        """The JSON schema of ``structuredContent`` (generated from the model)."""
-        return self.result.model_json_schema(mode="serialization")
-
-
-# --------------------------------------------------------------------------- helpers
-
-
-@asynccontextmanager
-async def transfer_progress(call: ToolCall, label: str) -> AsyncIterator[ProgressCallback]:
-    """A file-transfer progress callback whose latest step is sent as a progress notification
-    every quarter second (bounded: only the latest step is kept, whatever thread reports it)."""
-    latest: list[TransferProgress] = []
-
-    def callback(step: TransferProgress) -> None:
-        latest[:] = [step]
-
-    async def pump() -> None:
-        sent: TransferProgress | None = None
-        while True:
-            await anyio.sleep(0.25)
-            step = latest[0] if latest else None
-            if step is not None and step is not sent:
-                sent = step
-                total = float(step.total_size) if step.total_size > 0 else None
-                await call.progress(float(step.total_done), total, f"{label} {step.name}")
-
-    async with anyio.create_task_group() as group:
-        group.start_soon(pump)
-        try:
-            yield callback
-        finally:
-            group.cancel_scope.cancel()
-
-
-def ad_json(call: ToolCall, ad: ClassAd) -> dict[str, Any]:
-    """An ad as a JSON object: the service core's mapping (:func:`cedar.service.adjson.ad_dict`),
-    private attributes redacted for every caller, as every other mouth does."""
-    return ad_dict(ad, call.access.settings.private_attrs)
-
-
-def job_id_of(text: str) -> tuple[int, int]:
-    """``cluster.proc`` from the one job-id grammar (:mod:`cedar.jobid`)."""
-    job = match_job_id(text)
-    if job is None or job.proc is None:
-        raise ToolFailure(f"{text[:40]!r} is not a job id (cluster.proc)")
-    return job.cluster, job.proc
-
-
-def status_name(value: object) -> str:
-    """``idle``, ``running``, ... for a JobStatus value."""
-    try:
-        return JobStatus(int(value)).name.lower()  # type: ignore[call-overload]
-    except (TypeError, ValueError):
-        return "unknown"
-
-
-def _checked_constraint(text: str | None) -> Expr | None:
-    return parse_constraint(text)  # refused here with its own message; the tree is handed on
-
-
-def _projection(names: list[str] | None, *always: str) -> list[str]:
-    return [*always, *names] if names else []
-
-
-async def find_job(
-    call: ToolCall, job_id: str, projection: list[str] | None = None, *, archive: bool = False
-) -> ClassAd:
-    """The job's ad if the caller may see it; "no job" otherwise (scoped like a listing).
-    With ``archive``, a job that left the queue is looked up in the schedd's history."""
-    cluster, proc = job_id_of(job_id)
-    constraint = await call.access.scoped_job(call.caller, cluster, proc)
-    schedd = call.access.schedd(call.caller)
-    wanted = _projection(projection, "ClusterId", "ProcId")
-    ads = await schedd.query(constraint, wanted, 1)
-    if not ads and archive:
-        ads = [ad async for ad in schedd.history(constraint, wanted, 1)]
-    if not ads:
-        where = "in the queue or its history" if archive else "in the queue"
-        raise ToolFailure(f"no job {job_id} {where} (among the jobs you may see)")
-    return ads[0]
 
 
 # --------------------------------------------------------------------------- listing
 
 
 async def query_jobs(call: ToolCall, args: QueryJobsArgs) -> tuple[Result, str]:
-    constraint = await call.access.scoped(call.caller, _checked_constraint(args.constraint))
+    constraint = await call.access.scoped(call.caller, checked_constraint(args.constraint))
     schedd = call.access.schedd(call.caller)
     jobs: list[dict[str, Any]] = []
     query = schedd.query_iter(
-        constraint, _projection(args.projection, "ClusterId", "ProcId"), args.limit + 1
+        constraint, projection_of(args.projection, "ClusterId", "ProcId"), args.limit + 1
     )
     async for ad in query:
         jobs.append(ad_json(call, ad))
@@ -248,11 +142,11 @@ async def get_job(call: ToolCall, args: GetJobArgs) -> tuple[Result, str]:
 
 
 async def query_job_archive(call: ToolCall, args: ArchiveArgs) -> tuple[Result, str]:
-    constraint = await call.access.scoped(call.caller, _checked_constraint(args.constraint))
+    constraint = await call.access.scoped(call.caller, checked_constraint(args.constraint))
     schedd = call.access.schedd(call.caller)
     records: list[dict[str, Any]] = []
     history = schedd.history(
-        constraint, _projection(args.projection, "ClusterId", "ProcId"), args.limit + 1
+        constraint, projection_of(args.projection, "ClusterId", "ProcId"), args.limit + 1
     )
     async for ad in history:
         records.append(ad_json(call, ad))
@@ -272,7 +166,7 @@ async def _history_records(
     if args.job_id is not None:
         cluster, proc = job_id_of(args.job_id)
         part = f"ClusterId == {cluster} && ProcId == {proc}"
-    constraint = await call.access.scoped(call.caller, part, _checked_constraint(args.constraint))
+    constraint = await call.access.scoped(call.caller, part, checked_constraint(args.constraint))
     schedd = call.access.schedd(call.caller)
     records: list[dict[str, Any]] = []
     async for ad in schedd.history(constraint, (), args.limit + 1, source=source):
@@ -357,7 +251,7 @@ async def submit_job(call: ToolCall, args: SubmitJobArgs) -> tuple[Result, str]:
 
 async def edit_job(call: ToolCall, args: EditJobArgs) -> tuple[Result, str]:
     check_editable([args.attribute])  # the services' one deny-list
-    value = _value_tree(args.value)
+    value = value_tree(args.value)
     await find_job(call, args.job_id, ["JobStatus"])
     changed = await call.access.schedd(call.caller).edit(args.job_id, args.attribute, value)
     result = EditResult(
@@ -392,93 +286,6 @@ async def release_job(call: ToolCall, args: ActionArgs) -> tuple[Result, str]:
 
 async def remove_job(call: ToolCall, args: ActionArgs) -> tuple[Result, str]:
     return await _act(call, JobAction.Remove, args)
-
-
-async def _matching_ids(call: ToolCall, text: str) -> list[str]:
-    """Ids of the caller's jobs matching a constraint (scoped like a listing); refused when
-    more than ``max_jobs`` match."""
-    constraint = await call.access.scoped(call.caller, _checked_constraint(text))
-    schedd = call.access.schedd(call.caller)
-    limit = call.access.settings.max_jobs
-    ads = await schedd.query(constraint, ["ClusterId", "ProcId"], limit + 1)
-    if len(ads) > limit:
-        raise ToolFailure(f"more than {limit} jobs match; narrow the constraint")
-    return [f"{ad['ClusterId']}.{ad['ProcId']}" for ad in ads]
-
-
-async def _act_on_ids(
-    call: ToolCall, action: JobAction, ids: list[str], reason: str | None
-) -> list[PerJob]:
-    """One ACT_ON_JOBS for the ids; each job's answer."""
-    if not ids:
-        return []
-    verb = action.name.lower()
-    await call.progress(0, len(ids), verb)
-    schedd = call.access.schedd(call.caller)
-    reason = reason or f"via cedar mcp by {call.caller.identity}"
-    outcome = await schedd.act(action, ids, reason, long=True)
-    results = []
-    for job_id in ids:
-        code = outcome.jobs.get(job_id, 0)
-        results.append(
-            PerJob(job_id=job_id, result=RESULT_NAMES.get(code, str(code)), succeeded=code == 1)
-        )
-    await call.progress(len(ids), len(ids), f"{verb} done")
-    return results
-
-
-async def remove_jobs(call: ToolCall, args: RemoveJobsArgs) -> tuple[Result, str]:
-    ids = await _matching_ids(call, args.constraint)
-    results = await _act_on_ids(call, JobAction.Remove, ids, args.reason)
-    removed = sum(r.succeeded for r in results)
-    result = RemoveJobsResult(matched=len(ids), removed=removed, results=results)
-    return result, f"{removed} of {len(ids)} matching job(s) removed"
-
-
-def _dry_run(ids: list[str], verb: str) -> tuple[Result, str]:
-    result = BulkResult(matched=len(ids), confirmed=False, changed=0, hints=["query_jobs"])
-    return result, f"{len(ids)} job(s) match; nothing done: call again with confirm=true to {verb}"
-
-
-async def _bulk(call: ToolCall, action: JobAction, args: BulkArgs) -> tuple[Result, str]:
-    ids = await _matching_ids(call, args.constraint)
-    verb = action.name.lower()
-    if not args.confirm:
-        return _dry_run(ids, verb)
-    results = await _act_on_ids(call, action, ids, args.reason)
-    changed = sum(r.succeeded for r in results)
-    result = BulkResult(matched=len(ids), confirmed=True, changed=changed, results=results)
-    return result, f"{verb}: {changed} of {len(ids)} matching job(s)"
-
-
-async def hold_jobs(call: ToolCall, args: BulkArgs) -> tuple[Result, str]:
-    return await _bulk(call, JobAction.Hold, args)
-
-
-async def release_jobs(call: ToolCall, args: BulkArgs) -> tuple[Result, str]:
-    return await _bulk(call, JobAction.Release, args)
-
-
-def _value_tree(text: str) -> Expr:
-    """A new attribute value, parsed by the one constraint rule (an expression)."""
-    try:
-        value = parse_constraint(text)
-    except ValueError as exc:
-        raise ToolFailure(str(exc).replace("constraint", "value", 1)) from None
-    if value is None:
-        raise ToolFailure("the new value is empty")
-    return value
-
-
-async def edit_jobs(call: ToolCall, args: BulkEditArgs) -> tuple[Result, str]:
-    check_editable([args.attribute])  # the services' one deny-list
-    value = _value_tree(args.value)
-    ids = await _matching_ids(call, args.constraint)
-    if not args.confirm:
-        return _dry_run(ids, f"set {args.attribute}")
-    changed = await call.access.schedd(call.caller).edit(ids, args.attribute, value) if ids else 0
-    result = BulkResult(matched=len(ids), confirmed=True, changed=changed, hints=["query_jobs"])
-    return result, f"set {args.attribute} = {args.value} on {changed} of {len(ids)} job(s)"
 
 
 # --------------------------------------------------------------------------- output
@@ -703,109 +510,6 @@ async def whoami(call: ToolCall, args: NoArgs) -> tuple[Result, str]:
     return result, f"you are {identity} ({call.caller.method}); you see {scope}"
 
 
-# --------------------------------------------------------------------------- the pool's ads
-
-
-def _ad_of(text: str) -> ClassAd:
-    """A ClassAd from JSON or old-syntax text, parsed by the one reader."""
-    try:
-        if text.lstrip().startswith("{"):
-            return ad_from_json(text)
-        return parse_one(text, syntax="auto")
-    except (ValueError, CedarError) as exc:
-        raise ToolFailure(f"the ad does not parse: {str(exc)[:200]}") from None
-
-
-async def advertise_ad(call: ToolCall, args: AdvertiseArgs) -> tuple[Result, str]:
-    ad = _ad_of(args.ad)
-    my_type = ad.get("MyType")
-    if not isinstance(my_type, str) or not my_type:
-        raise ToolFailure("the ad needs a MyType (a string)")
-    name = ad.get("Name")
-    name = name if isinstance(name, str) else None
-    try:
-        kind: AdType | None = AdType.from_name(my_type)
-    except (ValueError, CedarError):
-        kind = None
-    collector = call.access.collector(call.caller)  # the caller's identity; the daemon decides
-    if args.invalidate:
-        if name is None:
-            raise ToolFailure("to invalidate, the ad needs the Name of the ad to remove")
-        if kind is None or kind.invalidate_command is None:
-            await collector.invalidate(AdType.GENERIC, name=name, target_type=my_type)
-        else:
-            await collector.invalidate(kind, name=name)
-        command = "INVALIDATE"
-    else:
-        chosen = args.command or (
-            kind.update_command.name
-            if kind is not None and kind.update_command is not None
-            else "UPDATE_AD_GENERIC"
-        )
-        await collector.advertise([ad], chosen)
-        command = chosen
-    result = AdvertiseResult(
-        my_type=my_type, name=name, command=command, invalidated=args.invalidate
-    )
-    verb = "invalidated" if args.invalidate else "advertised"
-    return result, f"{verb} {my_type} ad {name or ''} ({command})".replace("  ", " ")
-
-
-# --------------------------------------------------------------------------- reference
-
-
-def _entry(entry: describe.Attribute, kind: str | None = None) -> ReferenceEntry:
-    return ReferenceEntry(
-        name=entry.name,
-        kind=kind or entry.ad,
-        type=entry.type,
-        meaning=entry.meaning,
-        submit_command=entry.submit_command,
-    )
-
-
-def _attribute_result(name: str, entry: describe.Attribute | None) -> tuple[Result, str]:
-    if entry is None:
-        return AttributeResult(name=name, known=False), f"cedar has no description of {name}"
-    result = AttributeResult(
-        name=entry.name,
-        known=True,
-        type=entry.type,
-        meaning=entry.meaning,
-        submit_command=entry.submit_command,
-        values=entry.values,
-        ad=entry.ad,
-    )
-    return result, f"{entry.name} ({entry.type}): {entry.meaning}"
-
-
-async def describe_attribute(call: ToolCall, args: DescribeArgs) -> tuple[Result, str]:
-    return _attribute_result(args.name, describe.describe(args.name))
-
-
-async def describe_knob(call: ToolCall, args: NameArgs) -> tuple[Result, str]:
-    return _attribute_result(args.name, describe.describe_knob(args.name))
-
-
-async def describe_job_attribute(call: ToolCall, args: NameArgs) -> tuple[Result, str]:
-    return _attribute_result(args.name, describe.attribute(args.name, "job"))
-
-
-async def describe_machine_attribute(call: ToolCall, args: NameArgs) -> tuple[Result, str]:
-    return _attribute_result(args.name, describe.attribute(args.name, "machine"))
-
-
-async def describe_submit_command(call: ToolCall, args: NameArgs) -> tuple[Result, str]:
-    return _attribute_result(args.name, describe.BY_SUBMIT_COMMAND.get(args.name.lower()))
-
-
-async def search_reference(call: ToolCall, args: SearchArgs) -> tuple[Result, str]:
-    found = describe.search(args.text, args.limit + 1)
-    matches = [_entry(entry) for entry in found[: args.limit]]
-    result = SearchResult(matches=matches, truncated=len(found) > args.limit)
-    return result, f"{len(matches)} reference entr(y/ies) mention {args.text!r}"
-
-
 # --------------------------------------------------------------------------- a job's files
 
 
@@ -830,103 +534,6 @@ async def get_job_stdout(call: ToolCall, args: StreamArgs) -> tuple[Result, str]
 
 async def get_job_stderr(call: ToolCall, args: StreamArgs) -> tuple[Result, str]:
     return await tail_job(call, TailArgs(stream="stderr", **args.model_dump()))
-
-
-# --------------------------------------------------------------------------- history summary
-
-
-def _quantiles(values: list[float]) -> Distribution:
-    """Nearest-rank quantiles of the values (all kept: the scan is bounded)."""
-    if not values:
-        return Distribution(count=0)
-    ordered = sorted(values)
-
-    def at(q: float) -> float:
-        return ordered[min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))]
-
-    return Distribution(
-        count=len(ordered),
-        min=ordered[0],
-        p25=at(0.25),
-        median=at(0.5),
-        p75=at(0.75),
-        p95=at(0.95),
-        max=ordered[-1],
-    )
-
-
-def _number(value: object) -> float | None:
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
-    return None
-
-
-def _bump(counts: dict[str, int], key: object) -> None:
-    text = str(key)[:200]
-    counts[text] = counts.get(text, 0) + 1
-
-
-#: What summarize_history reads of each record.
-_SUMMARY_ATTRS = [
-    "ClusterId",
-    "ProcId",
-    "JobStatus",
-    "Owner",
-    "ExitCode",
-    "ExitBySignal",
-    "HoldReason",
-    "CompletionDate",
-    "JobCurrentStartDate",
-    "RemoteWallClockTime",
-]
-
-
-async def summarize_history(call: ToolCall, args: HistorySummaryArgs) -> tuple[Result, str]:
-    as_of = int(time.time())
-    window = None
-    if args.window_hours is not None:
-        window = f"CompletionDate >= {as_of - int(args.window_hours * 3600)}"
-    constraint = await call.access.scoped(call.caller, window, _checked_constraint(args.constraint))
-    schedd = call.access.schedd(call.caller)
-    status: dict[str, int] = {}
-    owners: dict[str, int] = {}
-    exits: dict[str, int] = {}
-    holds: dict[str, int] = {}
-    run: list[float] = []
-    wall: list[float] = []
-    jobs = 0
-    async for ad in schedd.history(constraint, _SUMMARY_ATTRS, args.scan_limit + 1):
-        jobs += 1
-        if jobs > args.scan_limit:
-            break
-        if jobs % 1000 == 0:
-            await call.progress(jobs, None, f"{jobs} records read")
-        _bump(status, status_name(ad.get("JobStatus")))
-        _bump(owners, ad.get("Owner", "?"))
-        if ad.get("ExitBySignal") is not True and ad.get("ExitCode") is not None:
-            _bump(exits, ad.get("ExitCode"))
-        if isinstance(ad.get("HoldReason"), str):
-            _bump(holds, ad.get("HoldReason"))
-        end, start = _number(ad.get("CompletionDate")), _number(ad.get("JobCurrentStartDate"))
-        if end and start and end >= start:
-            run.append(end - start)
-        spent = _number(ad.get("RemoteWallClockTime"))
-        if spent is not None:
-            wall.append(spent)
-    truncated = jobs > args.scan_limit
-    jobs = min(jobs, args.scan_limit)
-    result = HistorySummaryResult(
-        as_of=as_of,
-        jobs=jobs,
-        truncated=truncated,
-        by_status=status,
-        by_owner=owners,
-        by_exit_code=exits,
-        by_hold_reason=holds,
-        run_time_seconds=_quantiles(run),
-        wall_time_seconds=_quantiles(wall),
-    )
-    return result, f"{jobs} archived job(s) summarized" + (" (scan limit hit)" if truncated else "")
 
 
 # --------------------------------------------------------------------------- the table

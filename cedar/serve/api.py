@@ -869,7 +869,7 @@ async def analyze(svc: ServicesDep, caller: CallerDep, job: str) -> Response:
 async def job_events(svc: ServicesDep, caller: CallerDep, job: str) -> m.EventList:
     """The events of the job's ``log`` file from its output sandbox, each as an ad (``MyType``
     is the event's name, e.g. ``ExecuteEvent``)."""
-    from cedar.service.events import event_dicts
+    from cedar.compat.eventlog import event_dicts
 
     ad, root, directory = await _fetch_output(svc, caller, job, ["UserLog"])
     try:

@@ -340,3 +340,27 @@ def test_advertise_ad_as_an_allowed_user() -> None:
     with MockPool(policy=policy).run_in_thread() as running:
         assert run_client(running, who, work) == ["a test"]
         assert "DENIED" in run_client(running, claimtobe("someone"), refused)
+
+
+def test_edit_jobs_refuses_protected_attributes_before_counting(pool: MockPool) -> None:
+    async def work(client: Client) -> list[str]:
+        said = []
+        for name in ("JobUniverse", "Owner", "jobstatus"):
+            args = {"constraint": "true", "attribute": name, "value": "1", "confirm": True}
+            result = await client.call_tool("edit_jobs", args)
+            assert result.is_error and result.structured_content is None
+            said.append(text(result))
+        return said
+
+    for line in run_client(pool, claimtobe("protect"), work):
+        assert "cannot be edited" in line or "refused" in line, line
+
+
+def test_history_quantiles_are_nearest_rank() -> None:
+    from cedar.mcp_server.pool_tools import quantiles
+
+    spread = quantiles([float(v) for v in range(100, 0, -1)])  # 1..100, unordered
+    assert (spread.min, spread.p25, spread.median, spread.p75, spread.p95, spread.max) == (
+        1, 25, 50, 75, 95, 100
+    )  # fmt: skip
+    assert quantiles([7.0]).median == 7 and quantiles([]).count == 0

@@ -353,7 +353,6 @@ def run(target: Target, workdir: Path, user: str = "alice@", other: str = "bob@"
         # shown in units (the ad's MiB), not as the raw number
         assert re.fullmatch(r"[0-9.]+ (KB|MB|GB)", shown.text), shown.text
 
-
         # --- the archive: the fixed job, once done, with its runs
         def in_archive() -> bool:
             driver.get(target.url + "/archive")
