@@ -85,6 +85,11 @@ class SubmitJobArgs(Args):
         max_length=100,
         description="small input files sent with the job (the job's sandbox is spooled)",
     )
+    defer_input: bool = Field(
+        default=False,
+        description="submit without sending input: the jobs wait (held) until upload_job_input "
+        "sends each one's files",
+    )
 
 
 class EditJobArgs(Args):
@@ -343,6 +348,20 @@ class JobLogResult(Result):
     job_id: str
     events: list[Ad] = Field(description="the log's events, MyType is the event's name")
     source: str
+
+
+class UploadArgs(Args):
+    job_id: str = JobId
+    input_files: list[InputFile] = Field(
+        min_length=1,
+        max_length=100,
+        description="the job's input files, its executable among them unless it is not sent",
+    )
+
+
+class UploadResult(Result):
+    job_id: str
+    spooled_files: list[str]
 
 
 # --------------------------------------------------------------------------- history summary

@@ -3,9 +3,12 @@ refusal, and the helpers that find a job and map an ad through the one mapping."
 
 from __future__ import annotations
 
+import base64
+import os
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -140,3 +143,36 @@ async def find_job(
         where = "in the queue or its history" if archive else "in the queue"
         raise ToolFailure(f"no job {job_id} {where} (among the jobs you may see)")
     return ads[0]
+
+
+def write_inputs(directory: Path, files: list[Any], limit: int) -> list[str]:
+    """Write the inline input files; refuse paths and oversize input."""
+    total = 0
+    names: list[str] = []
+    for item in files:
+        name = item.name
+        if "/" in name or "\\" in name or name in (".", "..") or "\0" in name:
+            raise ToolFailure(f"input file name {name!r} must be a plain file name")
+        if item.encoding == "base64":
+            try:
+                data = base64.b64decode(item.content, validate=True)
+            except ValueError:
+                raise ToolFailure(f"input file {name!r} is not valid base64") from None
+        else:
+            data = item.content.encode("utf-8")
+        total += len(data)
+        if total > limit:
+            raise ToolFailure(f"input files exceed {limit} bytes; stage larger data otherwise")
+        path = directory / name
+        path.write_bytes(data)
+        if item.executable:
+            os.chmod(path, 0o755)
+        names.append(name)
+    return names
+
+
+def write_placeholder(directory: Path, executable: object) -> None:
+    """An empty stand-in for a deferred job's executable: submit checks that it exists (as
+    condor_submit does); the real one is sent by upload_job_input."""
+    if isinstance(executable, str) and "/" not in executable and "$" not in executable:
+        (directory / executable).touch(exist_ok=True)

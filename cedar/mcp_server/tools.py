@@ -8,7 +8,6 @@ turns it into a tool error with a one-line reason.
 
 from __future__ import annotations
 
-import base64
 import os
 import tempfile
 from pathlib import Path
@@ -86,6 +85,8 @@ from cedar.mcp_server.schemas import (
     Suggestion,
     TailArgs,
     TailResult,
+    UploadArgs,
+    UploadResult,
     WhoamiResult,
 )
 from cedar.mcp_server.toolbase import (
@@ -100,6 +101,8 @@ from cedar.mcp_server.toolbase import (
     projection_of,
     status_name,
     transfer_progress,
+    write_inputs,
+    write_placeholder,
 )
 from cedar.numbers import JobAction, JobStatus
 from cedar.service.values import check_editable
@@ -192,32 +195,6 @@ async def query_transfer_history(call: ToolCall, args: EpochArgs) -> tuple[Resul
 # --------------------------------------------------------------------------- changes
 
 
-def _sandbox(directory: Path, files: list[Any], limit: int) -> list[str]:
-    """Write the inline input files; refuse paths and oversize input."""
-    total = 0
-    names: list[str] = []
-    for item in files:
-        name = item.name
-        if "/" in name or "\\" in name or name in (".", "..") or "\0" in name:
-            raise ToolFailure(f"input file name {name!r} must be a plain file name")
-        if item.encoding == "base64":
-            try:
-                data = base64.b64decode(item.content, validate=True)
-            except ValueError:
-                raise ToolFailure(f"input file {name!r} is not valid base64") from None
-        else:
-            data = item.content.encode("utf-8")
-        total += len(data)
-        if total > limit:
-            raise ToolFailure(f"input files exceed {limit} bytes; stage larger data otherwise")
-        path = directory / name
-        path.write_bytes(data)
-        if item.executable:
-            os.chmod(path, 0o755)
-        names.append(name)
-    return names
-
-
 #: Submit commands that choose whether the job's files are transferred.
 _TRANSFER_COMMANDS = ("should_transfer_files", "ShouldTransferFiles", "+ShouldTransferFiles")
 
@@ -232,21 +209,62 @@ async def submit_job(call: ToolCall, args: SubmitJobArgs) -> tuple[Result, str]:
         submit = Submit("should_transfer_files = YES\n" + args.description)
     schedd = call.access.schedd(call.caller)
     with tempfile.TemporaryDirectory(prefix="cedar-mcp-submit-") as directory:
-        names = _sandbox(Path(directory), args.input_files, call.access.settings.input_limit)
+        names = write_inputs(Path(directory), args.input_files, call.access.settings.input_limit)
+        if args.defer_input:
+            write_placeholder(Path(directory), submit.get("executable"))
         await call.progress(0, 2, "submitting")
         submitted = await schedd.submit(submit, submit_dir=directory, spool=True)
         if submitted.num_procs > call.access.settings.max_jobs:
             await schedd.remove(submitted.cluster, "more procs than cedar mcp submits at once")
             raise ToolFailure(f"at most {call.access.settings.max_jobs} jobs per submission")
-        await call.progress(1, 2, "sending input files")
-        async with transfer_progress(call, "sending") as report:
-            await schedd.spool(submitted, progress=report)
+        if not args.defer_input:
+            await call.progress(1, 2, "sending input files")
+            async with transfer_progress(call, "sending") as report:
+                await schedd.spool(submitted, progress=report)
         await call.progress(2, 2, "submitted")
     ids = submitted.job_ids()
     result = SubmitResultModel(
-        cluster=submitted.cluster, job_ids=ids, spooled_files=names, hints=["get_job"]
+        cluster=submitted.cluster,
+        job_ids=ids,
+        spooled_files=[] if args.defer_input else names,
+        hints=["upload_job_input"] if args.defer_input else ["get_job"],
     )
     return result, f"{len(ids)} job(s) submitted to cluster {submitted.cluster}"
+
+
+#: HoldReasonCode of a job submitted with spooling whose input has not arrived yet.
+SPOOLING_INPUT = 16
+#: The job attributes naming its input sandbox (each or its ``SUBMIT_`` twin).
+_INPUT_ATTRS = ("TransferInput", "In", "Cmd")
+
+
+async def upload_job_input(call: ToolCall, args: UploadArgs) -> tuple[Result, str]:
+    ad = await find_job(call, args.job_id)
+    if ad.get("JobStatus") != int(JobStatus.HELD) or ad.get("HoldReasonCode") != SPOOLING_INPUT:
+        raise ToolFailure(
+            f"job {args.job_id} is not waiting for its input (submit it with defer_input)"
+        )
+    with tempfile.TemporaryDirectory(prefix="cedar-mcp-upload-") as directory:
+        names = write_inputs(Path(directory), args.input_files, call.access.settings.input_limit)
+        job = ad.copy()
+        job["SUBMIT_Iwd"] = job["Iwd"] = directory
+        missing: list[str] = []
+        for attr in _INPUT_ATTRS:
+            key = f"SUBMIT_{attr}" if f"SUBMIT_{attr}" in job else attr
+            value = job.get(key)
+            if not isinstance(value, str) or value in ("", "/dev/null"):
+                continue
+            if attr == "Cmd" and job.get("TransferExecutable") is False:
+                continue
+            wanted = [os.path.basename(v.strip()) for v in value.split(",") if v.strip()]
+            missing += [name for name in wanted if name not in names]
+            job[key] = ",".join(wanted)
+        if missing:
+            raise ToolFailure(f"job {args.job_id} also needs: {', '.join(sorted(set(missing)))}")
+        async with transfer_progress(call, "sending") as report:
+            await call.access.schedd(call.caller).spool([job], progress=report)
+    result = UploadResult(job_id=args.job_id, spooled_files=names, hints=["get_job"])
+    return result, f"{len(names)} input file(s) sent for job {args.job_id}"
 
 
 async def edit_job(call: ToolCall, args: EditJobArgs) -> tuple[Result, str]:
@@ -804,6 +822,17 @@ TOOLS: dict[str, ToolSpec] = {
             StreamArgs,
             TailResult,
             untrusted=True,
+        ),
+        _spec(
+            "upload_job_input",
+            "Send a job's input",
+            "Input files (the executable among them) of a job submitted with defer_input; the "
+            "schedd releases it once they arrived.",
+            upload_job_input,
+            UploadArgs,
+            UploadResult,
+            read_only=False,
+            idempotent=False,
         ),
         _spec(
             "summarize_history",

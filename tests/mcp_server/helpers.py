@@ -119,6 +119,7 @@ async def every_tool(client: Client, user: str, on_progress: Any = None) -> dict
     released = await call("release_job", {"job_id": f"{cluster}.1"})
     assert released.structured_content["succeeded"], text(released)
     await bulk_actions(call, cluster)
+    await deferred_input(call, client)
     await reference_lookups(call)
     analysis = await call("analyze_job_match", {"job_id": job})
     assert not analysis.is_error and analysis.structured_content["text"]
@@ -207,3 +208,23 @@ async def reference_lookups(call: Any) -> None:
     found = await call("search_reference", {"text": "memory"})
     names = {m["name"] for m in found.structured_content["matches"]}
     assert {"RequestMemory", "Memory"} <= names, names
+
+
+async def deferred_input(call: Any, client: Client) -> None:
+    """submit_job with defer_input leaves the job waiting; upload_job_input refuses a sandbox
+    without a file the job names, then sends it, and the job runs."""
+    description = "executable = run.sh\ntransfer_input_files = data.txt\nqueue"
+    sub = await call("submit_job", {"description": description, "defer_input": True})
+    assert not sub.is_error, text(sub)
+    job = f"{sub.structured_content['cluster']}.0"
+    assert sub.structured_content["hints"] == ["upload_job_input"]
+    waiting = await client.call_tool("get_job", {"job_id": job})
+    assert waiting.structured_content["job"]["HoldReasonCode"] == 16
+    short = await client.call_tool("upload_job_input", {"job_id": job, "input_files": [SCRIPT]})
+    assert short.is_error and "data.txt" in text(short), text(short)
+    data = {"name": "data.txt", "content": "42\n"}
+    sent = await call("upload_job_input", {"job_id": job, "input_files": [SCRIPT, data]})
+    assert sorted(sent.structured_content["spooled_files"]) == ["data.txt", "run.sh"], text(sent)
+    await wait_status(client, job, 4)
+    again = await client.call_tool("upload_job_input", {"job_id": job, "input_files": [data]})
+    assert again.is_error and "not waiting" in text(again)
