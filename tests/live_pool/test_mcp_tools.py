@@ -87,6 +87,13 @@ def test_job_files_history_and_bulk_actions(live_collector: str) -> None:
             seen["stdout"] = await call("get_job_stdout", {"job_id": job})
             seen["stderr"] = await call("get_job_stderr", {"job_id": job})
             seen["history"] = await call("summarize_history", {"scan_limit": 200})
+            deferred = "executable = run.sh\narguments = later\noutput = out.txt\nqueue"
+            sub = await call("submit_job", {"description": deferred, "defer_input": True})
+            later = sub["job_ids"][0]
+            seen["waiting"] = (await _wait_status(client, later, 5))["HoldReasonCode"]
+            await call("upload_job_input", {"job_id": later, "input_files": [SCRIPT]})
+            await _wait_status(client, later, 4)
+            seen["later"] = await call("get_job_stdout", {"job_id": later})
             # (idle for good: no slot has 10 GB)
             description = "executable = run.sh\nrequest_memory = 10 GB\nqueue 2"
             idle = await call("submit_job", {"description": description, "input_files": [SCRIPT]})
@@ -116,6 +123,7 @@ def test_job_files_history_and_bulk_actions(live_collector: str) -> None:
     assert kinds[0] == "SubmitEvent" and "JobTerminatedEvent" in kinds, kinds
     assert seen["stdout"]["lines"] == ["done by cedar-mcp"]
     assert seen["stderr"]["stream"] == "stderr"
+    assert seen["waiting"] == 16 and seen["later"]["lines"] == ["done by later"]
     history = seen["history"]
     assert history["jobs"] >= 1 and history["by_status"].get("completed", 0) >= 1, history
     assert history["wall_time_seconds"]["count"] >= 1
