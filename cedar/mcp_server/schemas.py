@@ -115,9 +115,10 @@ class OutputArgs(Args):
     job_id: str = JobId
 
 
-class TailArgs(Args):
+class StreamArgs(Args):
+    """A job's stdout or stderr (get_job_stdout, get_job_stderr): the stream is in the name."""
+
     job_id: str = JobId
-    stream: Literal["stdout", "stderr"] = "stdout"
     lines: int = Field(default=20, ge=1, le=1000)
     follow_seconds: float = Field(
         default=0,
@@ -125,6 +126,10 @@ class TailArgs(Args):
         le=30,
         description="for a running job: also wait this long for new lines (sent as progress)",
     )
+
+
+class TailArgs(StreamArgs):
+    stream: Literal["stdout", "stderr"] = "stdout"
 
 
 class ArchiveArgs(Args):
@@ -331,17 +336,6 @@ class SearchResult(Result):
 
 
 # --------------------------------------------------------------------------- a job's files
-
-
-class StreamArgs(Args):
-    job_id: str = JobId
-    lines: int = Field(default=100, ge=1, le=1000)
-    follow_seconds: float = Field(
-        default=0,
-        ge=0,
-        le=30,
-        description="for a running job: also wait this long for new lines (sent as progress)",
-    )
 
 
 class JobLogResult(Result):
