@@ -16,8 +16,8 @@ import enum
 import os
 import re
 import time
-from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Any
 
 from cedar.compat.errors import ClassAdException, HTCondorIOError
 
@@ -489,4 +489,32 @@ class JobEventLog:
         self.close()
 
 
-__all__ = ["JobEvent", "JobEventLog", "JobEventType", "parse_event"]
+#: At most this many events are read from one log (bounded memory for a runaway log).
+MAX_EVENTS = 10_000
+
+
+def event_dicts(lines: Iterable[str], limit: int = MAX_EVENTS) -> list[dict[str, Any]]:
+    """Each event of a user log's ``lines`` as an ad in the one mapping (``MyType`` is the
+    event's name, e.g. ``ExecuteEvent``); at most ``limit`` events, the first ones.  The one
+    reader the REST API (``GET /api/v1/jobs/{id}/events``) and the MCP server share."""
+    from cedar.classad_wire import parse_one
+    from cedar.service.adjson import ad_dict
+
+    events: list[dict[str, Any]] = []
+    block: list[str] = []
+    for line in lines:
+        if line.startswith("..."):
+            if block:
+                # (through old-syntax text: the compat ad's printJson fails on its expression
+                # members)
+                text = parse_event(block).printOld()
+                events.append(ad_dict(parse_one(text, syntax="old")))
+                if len(events) >= limit:
+                    break
+            block = []
+        elif line.strip() or block:
+            block.append(line.rstrip("\n"))
+    return events
+
+
+__all__ = ["JobEvent", "JobEventLog", "JobEventType", "event_dicts", "parse_event"]

@@ -168,3 +168,33 @@ def describe_knob(name: str) -> Attribute | None:
 
 #: The knob table's types, in the words the attribute entries use.
 KNOB_KINDS = {"str": "string", "int": "integer", "bool": "boolean", "float": "real"}
+
+
+def attribute(name: str, ad: str) -> Attribute | None:
+    """The entry of a ``job`` or ``machine`` attribute (case-insensitive), or None."""
+    found = ATTRIBUTES.get(name.strip().lower())
+    return found if found is not None and found.ad == ad else None
+
+
+def search(text: str, limit: int) -> list[Attribute]:
+    """Entries whose name, meaning or submit command contain every word of ``text``
+    (case-insensitive): attributes and submit commands first, then knobs by name; at most
+    ``limit``."""
+    from cedar.config.knob_table import knob_table
+
+    words = text.lower().split()
+    found: list[Attribute] = []
+    for entry in _TABLE:
+        said = f"{entry.name} {entry.meaning} {entry.submit_command or ''}".lower()
+        if all(word in said for word in words):
+            found.append(entry)
+            if len(found) >= limit:
+                return found
+    for knob in sorted(knob_table().knobs):
+        if all(word in knob.lower() for word in words):
+            knob_entry = describe_knob(knob)
+            if knob_entry is not None:
+                found.append(knob_entry)
+                if len(found) >= limit:
+                    break
+    return found

@@ -85,6 +85,11 @@ class SubmitJobArgs(Args):
         max_length=100,
         description="small input files sent with the job (the job's sandbox is spooled)",
     )
+    defer_input: bool = Field(
+        default=False,
+        description="submit without sending input: the jobs wait (held) until upload_job_input "
+        "sends each one's files",
+    )
 
 
 class EditJobArgs(Args):
@@ -110,9 +115,10 @@ class OutputArgs(Args):
     job_id: str = JobId
 
 
-class TailArgs(Args):
+class StreamArgs(Args):
+    """A job's stdout or stderr (get_job_stdout, get_job_stderr): the stream is in the name."""
+
     job_id: str = JobId
-    stream: Literal["stdout", "stderr"] = "stdout"
     lines: int = Field(default=20, ge=1, le=1000)
     follow_seconds: float = Field(
         default=0,
@@ -120,6 +126,10 @@ class TailArgs(Args):
         le=30,
         description="for a running job: also wait this long for new lines (sent as progress)",
     )
+
+
+class TailArgs(StreamArgs):
+    stream: Literal["stdout", "stderr"] = "stdout"
 
 
 class ArchiveArgs(Args):
@@ -267,3 +277,148 @@ class AttributeResult(Result):
     submit_command: str | None = None
     values: dict[str, str] | None = None
     ad: str | None = Field(default=None, description="'job', 'machine' or 'config' (a knob)")
+
+
+# --------------------------------------------------------------------------- the pool's ads
+
+
+class AdvertiseArgs(Args):
+    ad: str = Field(
+        min_length=1,
+        max_length=65536,
+        description="the ad, as a JSON object or in the old ClassAd syntax (one 'Name = value' "
+        "a line); it needs MyType, and Name for most types",
+    )
+    command: str | None = Field(
+        default=None,
+        pattern=r"^[A-Z_]+$",
+        max_length=60,
+        description="the collector command, e.g. UPDATE_AD_GENERIC (the default) or "
+        "UPDATE_STARTD_AD",
+    )
+    invalidate: bool = Field(
+        default=False, description="remove the ad of this MyType and Name instead of sending it"
+    )
+
+
+class AdvertiseResult(Result):
+    my_type: str
+    name: str | None
+    command: str
+    invalidated: bool
+
+
+# --------------------------------------------------------------------------- reference
+
+
+class NameArgs(Args):
+    name: str = Field(pattern=ATTRIBUTE, max_length=100, description="the name to look up")
+
+
+class SearchArgs(Args):
+    text: str = Field(
+        min_length=2, max_length=100, description="words or a part of a name, e.g. 'memory'"
+    )
+    limit: int = Field(default=30, ge=1, le=200)
+
+
+class ReferenceEntry(BaseModel):
+    name: str
+    kind: str = Field(description="'job' or 'machine' attribute, 'submit' command, or 'config'")
+    type: str
+    meaning: str
+    submit_command: str | None = None
+
+
+class SearchResult(Result):
+    matches: list[ReferenceEntry]
+    truncated: bool
+
+
+# --------------------------------------------------------------------------- a job's files
+
+
+class JobLogResult(Result):
+    job_id: str
+    events: list[Ad] = Field(description="the log's events, MyType is the event's name")
+    source: str
+
+
+class UploadArgs(Args):
+    job_id: str = JobId
+    input_files: list[InputFile] = Field(
+        min_length=1,
+        max_length=100,
+        description="the job's input files, its executable among them unless it is not sent",
+    )
+
+
+class UploadResult(Result):
+    job_id: str
+    spooled_files: list[str]
+
+
+# --------------------------------------------------------------------------- history summary
+
+
+class HistorySummaryArgs(Args):
+    constraint: str | None = Constraint
+    window_hours: float | None = Field(
+        default=None,
+        gt=0,
+        le=24 * 366,
+        description="only jobs that completed within this many hours before now",
+    )
+    scan_limit: int = Field(default=10000, ge=1, le=100000, description="read at most this many")
+
+
+class Distribution(BaseModel):
+    count: int
+    min: float | None = None
+    p25: float | None = None
+    median: float | None = None
+    p75: float | None = None
+    p95: float | None = None
+    max: float | None = None
+
+
+class HistorySummaryResult(Result):
+    as_of: int = Field(description="when the summary was taken (epoch seconds)")
+    jobs: int
+    truncated: bool = Field(description="scan_limit stopped the scan")
+    by_status: dict[str, int]
+    by_owner: dict[str, int]
+    by_exit_code: dict[str, int]
+    by_hold_reason: dict[str, int]
+    run_time_seconds: Distribution = Field(
+        description="the last run's length: CompletionDate - JobCurrentStartDate"
+    )
+    wall_time_seconds: Distribution = Field(
+        description="time in slots over all runs (RemoteWallClockTime)"
+    )
+
+
+# --------------------------------------------------------------------------- bulk actions
+
+
+class BulkArgs(Args):
+    constraint: str = Field(min_length=1, max_length=MAX_EXPRESSION)
+    reason: str | None = Field(default=None, max_length=500)
+    confirm: bool = Field(default=False, description="act; without it only count the matching jobs")
+
+
+class BulkEditArgs(Args):
+    constraint: str = Field(min_length=1, max_length=MAX_EXPRESSION)
+    attribute: str = Field(pattern=ATTRIBUTE, max_length=100)
+    value: str = Field(
+        max_length=MAX_EXPRESSION,
+        description='new value as ClassAd expression text, e.g. 2048 or "text"',
+    )
+    confirm: bool = Field(default=False, description="act; without it only count the matching jobs")
+
+
+class BulkResult(Result):
+    matched: int
+    confirmed: bool = Field(description="false: a dry run, nothing was changed")
+    changed: int
+    results: list[PerJob] = Field(default_factory=list)

@@ -25,7 +25,8 @@ from cedar.errors import CedarError, CedarTimeout, ClassAdParseError, Permission
 from cedar.mcp_server import prompts
 from cedar.mcp_server.access import Caller, PoolAccess
 from cedar.mcp_server.settings import McpSettings
-from cedar.mcp_server.tools import TOOLS, ToolCall, ToolFailure, ToolSpec, ad_json, find_job
+from cedar.mcp_server.toolbase import ToolCall, ToolFailure, ToolSpec, ad_json, find_job
+from cedar.mcp_server.tools import TOOLS
 from cedar.mcp_server.tools import summary as pool_summary
 
 log = logging.getLogger("cedar.mcp")

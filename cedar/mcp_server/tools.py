@@ -8,14 +8,10 @@ turns it into a tool error with a one-line reason.
 
 from __future__ import annotations
 
-import base64
 import os
 import tempfile
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 from urllib.parse import quote
 
 import anyio
@@ -23,37 +19,57 @@ import anyio
 from cedar.analysis import analyze_job
 from cedar.analysis.fetch import fetch_slots
 from cedar.analysis.text import render_job
-from cedar.classad_wire import ClassAd
-from cedar.classad_wire.constraints import parse_constraint
-from cedar.classad_wire.expr import Expr
-from cedar.commands.filetransfer import ProgressCallback, TransferProgress
 from cedar.commands.peek import PeekError
 from cedar.commands.schedd import RESULT_NAMES
 from cedar.commands.submit import Submit
-from cedar.jobid import match_job_id
-from cedar.mcp_server import describe
+from cedar.compat.eventlog import event_dicts
 from cedar.mcp_server.access import Caller, PoolAccess
+from cedar.mcp_server.bulk_tools import (
+    edit_jobs,
+    hold_jobs,
+    release_jobs,
+    remove_jobs,
+    value_tree,
+)
+from cedar.mcp_server.pool_tools import (
+    advertise_ad,
+    describe_attribute,
+    describe_job_attribute,
+    describe_knob,
+    describe_machine_attribute,
+    describe_submit_command,
+    search_reference,
+    summarize_history,
+)
 from cedar.mcp_server.schemas import (
     ActionArgs,
     ActionResultModel,
+    AdvertiseArgs,
+    AdvertiseResult,
     ArchiveArgs,
     Args,
     AttributeResult,
+    BulkArgs,
+    BulkEditArgs,
+    BulkResult,
     Clause,
     DescribeArgs,
     EditJobArgs,
     EditResult,
     EpochArgs,
     GetJobArgs,
+    HistorySummaryArgs,
+    HistorySummaryResult,
     JobArgs,
+    JobLogResult,
     JobResult,
     JobsResult,
     MatchResult,
+    NameArgs,
     NoArgs,
     OutputArgs,
     OutputFile,
     OutputResult,
-    PerJob,
     PoolSummaryResult,
     QueryJobsArgs,
     QueueTotals,
@@ -61,149 +77,49 @@ from cedar.mcp_server.schemas import (
     RemoveJobsArgs,
     RemoveJobsResult,
     Result,
+    SearchArgs,
+    SearchResult,
+    StreamArgs,
     SubmitJobArgs,
     SubmitResultModel,
     Suggestion,
     TailArgs,
     TailResult,
+    UploadArgs,
+    UploadResult,
     WhoamiResult,
 )
+from cedar.mcp_server.toolbase import (
+    Handler,
+    ToolCall,
+    ToolFailure,
+    ToolSpec,
+    ad_json,
+    checked_constraint,
+    find_job,
+    job_id_of,
+    projection_of,
+    status_name,
+    transfer_progress,
+    write_inputs,
+    write_placeholder,
+)
 from cedar.numbers import JobAction, JobStatus
-from cedar.service.adjson import ad_dict
 from cedar.service.values import check_editable
 
-A = TypeVar("A", bound=Args)
 #: Bytes of a running job's file one tail reads (the end of it).
 TAIL_BYTES = 64 * 1024
-Progress = Callable[[float, "float | None", "str | None"], Awaitable[None]]
-
-
-class ToolFailure(Exception):
-    """A tool's refusal, said in one line to the agent."""
-
-
-@dataclass
-class ToolCall:
-    """What a handler works with: the pool, the caller, and a progress reporter."""
-
-    access: PoolAccess
-    caller: Caller
-    progress: Progress
-
-
-Handler = Callable[[ToolCall, Any], Awaitable[tuple[Result, str]]]
-
-
-@dataclass(frozen=True)
-class ToolSpec:
-    """One row of the table."""
-
-    name: str
-    title: str
-    description: str
-    handler: Handler
-    args: type[Args]
-    result: type[Result]
-    read_only: bool
-    destructive: bool
-    idempotent: bool
-
-    def input_schema(self) -> dict[str, Any]:
-        """The JSON schema of the arguments (generated from the model)."""
-        return self.args.model_json_schema()
-
-    def output_schema(self) -> dict[str, Any]:
-        """The JSON schema of ``structuredContent`` (generated from the model)."""
-        return self.result.model_json_schema(mode="serialization")
-
-
-# --------------------------------------------------------------------------- helpers
-
-
-@asynccontextmanager
-async def transfer_progress(call: ToolCall, label: str) -> AsyncIterator[ProgressCallback]:
-    """A file-transfer progress callback whose latest step is sent as a progress notification
-    every quarter second (bounded: only the latest step is kept, whatever thread reports it)."""
-    latest: list[TransferProgress] = []
-
-    def callback(step: TransferProgress) -> None:
-        latest[:] = [step]
-
-    async def pump() -> None:
-        sent: TransferProgress | None = None
-        while True:
-            await anyio.sleep(0.25)
-            step = latest[0] if latest else None
-            if step is not None and step is not sent:
-                sent = step
-                total = float(step.total_size) if step.total_size > 0 else None
-                await call.progress(float(step.total_done), total, f"{label} {step.name}")
-
-    async with anyio.create_task_group() as group:
-        group.start_soon(pump)
-        try:
-            yield callback
-        finally:
-            group.cancel_scope.cancel()
-
-
-def ad_json(call: ToolCall, ad: ClassAd) -> dict[str, Any]:
-    """An ad as a JSON object: the service core's mapping (:func:`cedar.service.adjson.ad_dict`),
-    private attributes redacted for every caller, as every other mouth does."""
-    return ad_dict(ad, call.access.settings.private_attrs)
-
-
-def job_id_of(text: str) -> tuple[int, int]:
-    """``cluster.proc`` from the one job-id grammar (:mod:`cedar.jobid`)."""
-    job = match_job_id(text)
-    if job is None or job.proc is None:
-        raise ToolFailure(f"{text[:40]!r} is not a job id (cluster.proc)")
-    return job.cluster, job.proc
-
-
-def status_name(value: object) -> str:
-    """``idle``, ``running``, ... for a JobStatus value."""
-    try:
-        return JobStatus(int(value)).name.lower()  # type: ignore[call-overload]
-    except (TypeError, ValueError):
-        return "unknown"
-
-
-def _checked_constraint(text: str | None) -> Expr | None:
-    return parse_constraint(text)  # refused here with its own message; the tree is handed on
-
-
-def _projection(names: list[str] | None, *always: str) -> list[str]:
-    return [*always, *names] if names else []
-
-
-async def find_job(
-    call: ToolCall, job_id: str, projection: list[str] | None = None, *, archive: bool = False
-) -> ClassAd:
-    """The job's ad if the caller may see it; "no job" otherwise (scoped like a listing).
-    With ``archive``, a job that left the queue is looked up in the schedd's history."""
-    cluster, proc = job_id_of(job_id)
-    constraint = await call.access.scoped_job(call.caller, cluster, proc)
-    schedd = call.access.schedd(call.caller)
-    wanted = _projection(projection, "ClusterId", "ProcId")
-    ads = await schedd.query(constraint, wanted, 1)
-    if not ads and archive:
-        ads = [ad async for ad in schedd.history(constraint, wanted, 1)]
-    if not ads:
-        where = "in the queue or its history" if archive else "in the queue"
-        raise ToolFailure(f"no job {job_id} {where} (among the jobs you may see)")
-    return ads[0]
 
 
 # --------------------------------------------------------------------------- listing
 
 
 async def query_jobs(call: ToolCall, args: QueryJobsArgs) -> tuple[Result, str]:
-    constraint = await call.access.scoped(call.caller, _checked_constraint(args.constraint))
+    constraint = await call.access.scoped(call.caller, checked_constraint(args.constraint))
     schedd = call.access.schedd(call.caller)
     jobs: list[dict[str, Any]] = []
     query = schedd.query_iter(
-        constraint, _projection(args.projection, "ClusterId", "ProcId"), args.limit + 1
+        constraint, projection_of(args.projection, "ClusterId", "ProcId"), args.limit + 1
     )
     async for ad in query:
         jobs.append(ad_json(call, ad))
@@ -229,11 +145,11 @@ async def get_job(call: ToolCall, args: GetJobArgs) -> tuple[Result, str]:
 
 
 async def query_job_archive(call: ToolCall, args: ArchiveArgs) -> tuple[Result, str]:
-    constraint = await call.access.scoped(call.caller, _checked_constraint(args.constraint))
+    constraint = await call.access.scoped(call.caller, checked_constraint(args.constraint))
     schedd = call.access.schedd(call.caller)
     records: list[dict[str, Any]] = []
     history = schedd.history(
-        constraint, _projection(args.projection, "ClusterId", "ProcId"), args.limit + 1
+        constraint, projection_of(args.projection, "ClusterId", "ProcId"), args.limit + 1
     )
     async for ad in history:
         records.append(ad_json(call, ad))
@@ -253,7 +169,7 @@ async def _history_records(
     if args.job_id is not None:
         cluster, proc = job_id_of(args.job_id)
         part = f"ClusterId == {cluster} && ProcId == {proc}"
-    constraint = await call.access.scoped(call.caller, part, _checked_constraint(args.constraint))
+    constraint = await call.access.scoped(call.caller, part, checked_constraint(args.constraint))
     schedd = call.access.schedd(call.caller)
     records: list[dict[str, Any]] = []
     async for ad in schedd.history(constraint, (), args.limit + 1, source=source):
@@ -279,32 +195,6 @@ async def query_transfer_history(call: ToolCall, args: EpochArgs) -> tuple[Resul
 # --------------------------------------------------------------------------- changes
 
 
-def _sandbox(directory: Path, files: list[Any], limit: int) -> list[str]:
-    """Write the inline input files; refuse paths and oversize input."""
-    total = 0
-    names: list[str] = []
-    for item in files:
-        name = item.name
-        if "/" in name or "\\" in name or name in (".", "..") or "\0" in name:
-            raise ToolFailure(f"input file name {name!r} must be a plain file name")
-        if item.encoding == "base64":
-            try:
-                data = base64.b64decode(item.content, validate=True)
-            except ValueError:
-                raise ToolFailure(f"input file {name!r} is not valid base64") from None
-        else:
-            data = item.content.encode("utf-8")
-        total += len(data)
-        if total > limit:
-            raise ToolFailure(f"input files exceed {limit} bytes; stage larger data otherwise")
-        path = directory / name
-        path.write_bytes(data)
-        if item.executable:
-            os.chmod(path, 0o755)
-        names.append(name)
-    return names
-
-
 #: Submit commands that choose whether the job's files are transferred.
 _TRANSFER_COMMANDS = ("should_transfer_files", "ShouldTransferFiles", "+ShouldTransferFiles")
 
@@ -319,31 +209,67 @@ async def submit_job(call: ToolCall, args: SubmitJobArgs) -> tuple[Result, str]:
         submit = Submit("should_transfer_files = YES\n" + args.description)
     schedd = call.access.schedd(call.caller)
     with tempfile.TemporaryDirectory(prefix="cedar-mcp-submit-") as directory:
-        names = _sandbox(Path(directory), args.input_files, call.access.settings.input_limit)
+        names = write_inputs(Path(directory), args.input_files, call.access.settings.input_limit)
+        if args.defer_input:
+            write_placeholder(Path(directory), submit.get("executable"))
         await call.progress(0, 2, "submitting")
         submitted = await schedd.submit(submit, submit_dir=directory, spool=True)
         if submitted.num_procs > call.access.settings.max_jobs:
             await schedd.remove(submitted.cluster, "more procs than cedar mcp submits at once")
             raise ToolFailure(f"at most {call.access.settings.max_jobs} jobs per submission")
-        await call.progress(1, 2, "sending input files")
-        async with transfer_progress(call, "sending") as report:
-            await schedd.spool(submitted, progress=report)
+        if not args.defer_input:
+            await call.progress(1, 2, "sending input files")
+            async with transfer_progress(call, "sending") as report:
+                await schedd.spool(submitted, progress=report)
         await call.progress(2, 2, "submitted")
     ids = submitted.job_ids()
     result = SubmitResultModel(
-        cluster=submitted.cluster, job_ids=ids, spooled_files=names, hints=["get_job"]
+        cluster=submitted.cluster,
+        job_ids=ids,
+        spooled_files=[] if args.defer_input else names,
+        hints=["upload_job_input"] if args.defer_input else ["get_job"],
     )
     return result, f"{len(ids)} job(s) submitted to cluster {submitted.cluster}"
 
 
+#: HoldReasonCode of a job submitted with spooling whose input has not arrived yet.
+SPOOLING_INPUT = 16
+#: The job attributes naming its input sandbox (each or its ``SUBMIT_`` twin).
+_INPUT_ATTRS = ("TransferInput", "In", "Cmd")
+
+
+async def upload_job_input(call: ToolCall, args: UploadArgs) -> tuple[Result, str]:
+    ad = await find_job(call, args.job_id)
+    if ad.get("JobStatus") != int(JobStatus.HELD) or ad.get("HoldReasonCode") != SPOOLING_INPUT:
+        raise ToolFailure(
+            f"job {args.job_id} is not waiting for its input (submit it with defer_input)"
+        )
+    with tempfile.TemporaryDirectory(prefix="cedar-mcp-upload-") as directory:
+        names = write_inputs(Path(directory), args.input_files, call.access.settings.input_limit)
+        job = ad.copy()
+        job["SUBMIT_Iwd"] = job["Iwd"] = directory
+        missing: list[str] = []
+        for attr in _INPUT_ATTRS:
+            key = f"SUBMIT_{attr}" if f"SUBMIT_{attr}" in job else attr
+            value = job.get(key)
+            if not isinstance(value, str) or value in ("", "/dev/null"):
+                continue
+            if attr == "Cmd" and job.get("TransferExecutable") is False:
+                continue
+            wanted = [os.path.basename(v.strip()) for v in value.split(",") if v.strip()]
+            missing += [name for name in wanted if name not in names]
+            job[key] = ",".join(wanted)
+        if missing:
+            raise ToolFailure(f"job {args.job_id} also needs: {', '.join(sorted(set(missing)))}")
+        async with transfer_progress(call, "sending") as report:
+            await call.access.schedd(call.caller).spool([job], progress=report)
+    result = UploadResult(job_id=args.job_id, spooled_files=names, hints=["get_job"])
+    return result, f"{len(names)} input file(s) sent for job {args.job_id}"
+
+
 async def edit_job(call: ToolCall, args: EditJobArgs) -> tuple[Result, str]:
     check_editable([args.attribute])  # the services' one deny-list
-    try:
-        value = parse_constraint(args.value)
-    except ValueError as exc:
-        raise ToolFailure(str(exc).replace("constraint", "value", 1)) from None
-    if value is None:
-        raise ToolFailure("the new value is empty")
+    value = value_tree(args.value)
     await find_job(call, args.job_id, ["JobStatus"])
     changed = await call.access.schedd(call.caller).edit(args.job_id, args.attribute, value)
     result = EditResult(
@@ -378,30 +304,6 @@ async def release_job(call: ToolCall, args: ActionArgs) -> tuple[Result, str]:
 
 async def remove_job(call: ToolCall, args: ActionArgs) -> tuple[Result, str]:
     return await _act(call, JobAction.Remove, args)
-
-
-async def remove_jobs(call: ToolCall, args: RemoveJobsArgs) -> tuple[Result, str]:
-    constraint = await call.access.scoped(call.caller, _checked_constraint(args.constraint))
-    schedd = call.access.schedd(call.caller)
-    limit = call.access.settings.max_jobs
-    ads = await schedd.query(constraint, ["ClusterId", "ProcId"], limit + 1)
-    if len(ads) > limit:
-        raise ToolFailure(f"more than {limit} jobs match; narrow the constraint")
-    ids = [f"{ad['ClusterId']}.{ad['ProcId']}" for ad in ads]
-    results: list[PerJob] = []
-    if ids:
-        await call.progress(0, len(ids), "removing")
-        reason = args.reason or f"via cedar mcp by {call.caller.identity}"
-        outcome = await schedd.act(JobAction.Remove, ids, reason, long=True)
-        for job_id in ids:
-            code = outcome.jobs.get(job_id, 0)
-            results.append(
-                PerJob(job_id=job_id, result=RESULT_NAMES.get(code, str(code)), succeeded=code == 1)
-            )
-        await call.progress(len(ids), len(ids), "removed")
-    removed = sum(r.succeeded for r in results)
-    result = RemoveJobsResult(matched=len(ids), removed=removed, results=results)
-    return result, f"{removed} of {len(ids)} matching job(s) removed"
 
 
 # --------------------------------------------------------------------------- output
@@ -441,7 +343,7 @@ async def _output_files(call: ToolCall, job_id: str) -> tuple[list[tuple[str, by
         )
     iwd = str(ad.get("Iwd") or ".")
     files = []
-    for attr in ("Out", "Err"):
+    for attr in ("Out", "Err", "UserLog"):
         name = ad.get(attr)
         if not isinstance(name, str) or name in ("", "/dev/null"):
             continue
@@ -626,21 +528,30 @@ async def whoami(call: ToolCall, args: NoArgs) -> tuple[Result, str]:
     return result, f"you are {identity} ({call.caller.method}); you see {scope}"
 
 
-async def describe_attribute(call: ToolCall, args: DescribeArgs) -> tuple[Result, str]:
-    entry = describe.describe(args.name)
-    if entry is None:
-        result = AttributeResult(name=args.name, known=False)
-        return result, f"cedar has no description of {args.name}"
-    result = AttributeResult(
-        name=entry.name,
-        known=True,
-        type=entry.type,
-        meaning=entry.meaning,
-        submit_command=entry.submit_command,
-        values=entry.values,
-        ad=entry.ad,
-    )
-    return result, f"{entry.name} ({entry.type}): {entry.meaning}"
+# --------------------------------------------------------------------------- a job's files
+
+
+async def get_job_log(call: ToolCall, args: JobArgs) -> tuple[Result, str]:
+    ad = await find_job(call, args.job_id, ["UserLog"], archive=True)
+    log_name = ad.get("UserLog")
+    if not isinstance(log_name, str) or not log_name:
+        raise ToolFailure(f"job {args.job_id} has no event log (submit with 'log = <file>')")
+    files, source = await _output_files(call, args.job_id)
+    base = os.path.basename(log_name)
+    data = next((d for n, d in files if os.path.basename(n) == base), None)
+    if data is None:
+        raise ToolFailure(f"job {args.job_id}'s event log {base!r} is not in its output")
+    events = event_dicts(data.decode("utf-8", "replace").splitlines())
+    result = JobLogResult(job_id=args.job_id, events=events, source=source)
+    return result, f"{len(events)} event(s) in job {args.job_id}'s log"
+
+
+async def get_job_stdout(call: ToolCall, args: StreamArgs) -> tuple[Result, str]:
+    return await tail_job(call, TailArgs(stream="stdout", **args.model_dump()))
+
+
+async def get_job_stderr(call: ToolCall, args: StreamArgs) -> tuple[Result, str]:
+    return await tail_job(call, TailArgs(stream="stderr", **args.model_dump()))
 
 
 # --------------------------------------------------------------------------- the table
@@ -832,6 +743,135 @@ TOOLS: dict[str, ToolSpec] = {
             describe_attribute,
             DescribeArgs,
             AttributeResult,
+        ),
+        _spec(
+            "advertise_ad",
+            "Advertise an ad",
+            "Send a ClassAd (JSON or old syntax) to the collector as you (UPDATE_AD_GENERIC or "
+            "the ad type's update command); with invalidate, remove it.  The collector decides.",
+            advertise_ad,
+            AdvertiseArgs,
+            AdvertiseResult,
+            read_only=False,
+        ),
+        _spec(
+            "describe_knob",
+            "Describe a configuration knob",
+            "A configuration knob's type and compiled-in default (e.g. SCHEDD_INTERVAL).",
+            describe_knob,
+            NameArgs,
+            AttributeResult,
+        ),
+        _spec(
+            "describe_job_attribute",
+            "Describe a job attribute",
+            "Type, meaning and submit command of a job attribute (e.g. RequestMemory).",
+            describe_job_attribute,
+            NameArgs,
+            AttributeResult,
+        ),
+        _spec(
+            "describe_machine_attribute",
+            "Describe a machine attribute",
+            "Type and meaning of a machine (slot) attribute (e.g. Memory).",
+            describe_machine_attribute,
+            NameArgs,
+            AttributeResult,
+        ),
+        _spec(
+            "describe_submit_command",
+            "Describe a submit command",
+            "The job attribute a submit command sets (e.g. should_transfer_files), its type "
+            "and meaning.",
+            describe_submit_command,
+            NameArgs,
+            AttributeResult,
+        ),
+        _spec(
+            "search_reference",
+            "Search the reference",
+            "Attributes, submit commands and configuration knobs whose name or meaning "
+            "contains every word given.",
+            search_reference,
+            SearchArgs,
+            SearchResult,
+        ),
+        _spec(
+            "get_job_log",
+            "Job event log",
+            "The events of a job's user log (submitted with 'log = ...'), parsed.",
+            get_job_log,
+            JobArgs,
+            JobLogResult,
+            untrusted=True,
+        ),
+        _spec(
+            "get_job_stdout",
+            "Job stdout",
+            "A job's standard output: while it runs, its end (peek); after, from its output.",
+            get_job_stdout,
+            StreamArgs,
+            TailResult,
+            untrusted=True,
+        ),
+        _spec(
+            "get_job_stderr",
+            "Job stderr",
+            "A job's standard error: while it runs, its end (peek); after, from its output.",
+            get_job_stderr,
+            StreamArgs,
+            TailResult,
+            untrusted=True,
+        ),
+        _spec(
+            "upload_job_input",
+            "Send a job's input",
+            "Input files (the executable among them) of a job submitted with defer_input; the "
+            "schedd releases it once they arrived.",
+            upload_job_input,
+            UploadArgs,
+            UploadResult,
+            read_only=False,
+            idempotent=False,
+        ),
+        _spec(
+            "summarize_history",
+            "Summarize job history",
+            "Counts by status, owner, exit code and hold reason, and run-time and wall-time "
+            "quantiles, over the jobs that left the queue (optionally within a window).",
+            summarize_history,
+            HistorySummaryArgs,
+            HistorySummaryResult,
+            untrusted=True,
+        ),
+        _spec(
+            "hold_jobs",
+            "Hold jobs",
+            "Hold every job matching a constraint; without confirm=true only counts them.",
+            hold_jobs,
+            BulkArgs,
+            BulkResult,
+            read_only=False,
+        ),
+        _spec(
+            "release_jobs",
+            "Release jobs",
+            "Release every job matching a constraint; without confirm=true only counts them.",
+            release_jobs,
+            BulkArgs,
+            BulkResult,
+            read_only=False,
+        ),
+        _spec(
+            "edit_jobs",
+            "Edit jobs",
+            "Set one attribute of every job matching a constraint; without confirm=true only "
+            "counts them.  The attributes edit_job refuses are refused.",
+            edit_jobs,
+            BulkEditArgs,
+            BulkResult,
+            read_only=False,
+            destructive=True,
         ),
     )
 }

@@ -869,8 +869,7 @@ async def analyze(svc: ServicesDep, caller: CallerDep, job: str) -> Response:
 async def job_events(svc: ServicesDep, caller: CallerDep, job: str) -> m.EventList:
     """The events of the job's ``log`` file from its output sandbox, each as an ad (``MyType``
     is the event's name, e.g. ``ExecuteEvent``)."""
-    from cedar.classad_wire import parse_one
-    from cedar.compat.eventlog import parse_event
+    from cedar.compat.eventlog import event_dicts
 
     ad, root, directory = await _fetch_output(svc, caller, job, ["UserLog"])
     try:
@@ -880,20 +879,8 @@ async def job_events(svc: ServicesDep, caller: CallerDep, job: str) -> m.EventLi
         path = resolve_file(root, os.path.basename(log_name))
 
         def read() -> list[dict[str, Any]]:
-            events: list[dict[str, Any]] = []
-            lines: list[str] = []
             with open(path, encoding="utf-8", errors="replace") as log:
-                for line in log:
-                    if line.startswith("..."):
-                        if lines:
-                            # (through old-syntax text: the compat ad's printJson fails on
-                            # its expression members)
-                            text = parse_event(lines).printOld()
-                            events.append(ad_dict(parse_one(text, syntax="old")))
-                        lines = []
-                    elif line.strip() or lines:
-                        lines.append(line.rstrip("\n"))
-            return events
+                return event_dicts(log)
 
         return m.EventList(events=await trio.to_thread.run_sync(read))
     finally:

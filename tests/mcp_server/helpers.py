@@ -60,8 +60,24 @@ SCRIPT = {"name": "run.sh", "content": "#!/bin/sh\necho hello\n", "executable": 
 #: meanwhile, as a 0.3 s mock run would on a loaded machine: its ``StayIdle`` keeps it idle
 #: (:func:`keep_marked_jobs_idle`; a real pool ignores the attribute, its jobs run for longer).
 DESCRIPTION = (
-    "executable = run.sh\noutput = out.txt\nerror = err.txt\n+StayIdle = $(ProcId) == 1\nqueue 2"
+    "executable = run.sh\noutput = out.txt\nerror = err.txt\nlog = events.log\n"
+    "transfer_input_files = events.log\n"
+    "+StayIdle = $(ProcId) == 1\nqueue 2"
 )
+
+
+#: The mock schedd writes no event log: the job's log is sent as an input file, and comes
+#: back with the output as the job's ``log`` (a real pool's is in tests/live_pool).
+EVENT_LOG = {
+    "name": "events.log",
+    "content": "000 (001.000.000) 2026-12-07 09:05:01 Job submitted from host: <127.0.0.1:9618>\n"
+    "...\n001 (001.000.000) 2026-12-07 09:05:03 Job executing on host: <127.0.0.1:9619>\n...\n",
+}
+
+
+#: Tools a whole session (:func:`every_tool`) leaves out: advertise_ad needs the pool's DAEMON
+#: level, which only some callers have (tests/mcp_server/test_tools.py tests it on its own).
+UNCALLED = {"advertise_ad"}
 
 
 def keep_marked_jobs_idle(pool: MockPool) -> None:
@@ -82,7 +98,7 @@ async def every_tool(client: Client, user: str, on_progress: Any = None) -> dict
     assert who.structured_content["identity"].startswith(f"{user}@")
     sub = await call(
         "submit_job",
-        {"description": DESCRIPTION, "input_files": [SCRIPT]},
+        {"description": DESCRIPTION, "input_files": [SCRIPT, EVENT_LOG]},
         progress_callback=on_progress,
     )
     assert not sub.is_error, text(sub)
@@ -102,6 +118,9 @@ async def every_tool(client: Client, user: str, on_progress: Any = None) -> dict
     assert held.structured_content["result"] == "success", text(held)
     released = await call("release_job", {"job_id": f"{cluster}.1"})
     assert released.structured_content["succeeded"], text(released)
+    await bulk_actions(call, cluster)
+    await deferred_input(call, client)
+    await reference_lookups(call)
     analysis = await call("analyze_job_match", {"job_id": job})
     assert not analysis.is_error and analysis.structured_content["text"]
     await call("pool_summary", {})
@@ -112,11 +131,22 @@ async def every_tool(client: Client, user: str, on_progress: Any = None) -> dict
     assert not output.is_error, text(output)
     files = {f["name"]: f for f in output.structured_content["files"]}
     assert "run.sh" in files["out.txt"]["content"]  # the mock writes what it received
+    log = await call("get_job_log", {"job_id": job})
+    assert not log.is_error, text(log)
+    kinds = [e["MyType"] for e in log.structured_content["events"]]
+    assert kinds == ["SubmitEvent", "ExecuteEvent"], kinds
+    out = await call("get_job_stdout", {"job_id": job})
+    assert "run.sh" in "\n".join(out.structured_content["lines"]), text(out)
+    err = await call("get_job_stderr", {"job_id": job})
+    assert err.structured_content["stream"] == "stderr", text(err)
     tail = await call("tail_job", {"job_id": job, "lines": 1})
     assert not tail.is_error, text(tail)
     assert len(tail.structured_content["lines"]) == 1
     archive = await call("query_job_archive", {"constraint": f"ClusterId == {cluster}"})
     assert not archive.is_error, text(archive)
+    history = await call("summarize_history", {"window_hours": 1})
+    assert not history.is_error, text(history)
+    assert history.structured_content["as_of"] > 0
     removed = await call("remove_job", {"job_id": f"{cluster}.1"})
     assert removed.structured_content["succeeded"], text(removed)
     second = await call(
@@ -144,3 +174,57 @@ async def every_tool(client: Client, user: str, on_progress: Any = None) -> dict
         assert got.messages, prompt.name
     assert len(prompts) == 3
     return seen
+
+
+async def bulk_actions(call: Any, cluster: int) -> None:
+    """hold_jobs, release_jobs and edit_jobs on proc 1: a count first, then the change."""
+    which = f"ClusterId == {cluster} && ProcId == 1"
+    dry = await call("hold_jobs", {"constraint": which})
+    assert dry.structured_content == {
+        "hints": ["query_jobs"], "matched": 1, "confirmed": False, "changed": 0, "results": []
+    }, text(dry)  # fmt: skip
+    held = await call("hold_jobs", {"constraint": which, "confirm": True})
+    assert held.structured_content["changed"] == 1, text(held)
+    released = await call("release_jobs", {"constraint": which, "confirm": True})
+    assert released.structured_content["results"][0]["result"] == "success", text(released)
+    edit = {"constraint": which, "attribute": "RequestMemory", "value": "1024"}
+    counted = await call("edit_jobs", edit)
+    assert counted.structured_content["matched"] == 1, text(counted)
+    assert not counted.structured_content["confirmed"]
+    edited = await call("edit_jobs", {**edit, "confirm": True})
+    assert edited.structured_content["changed"] == 1, text(edited)
+
+
+async def reference_lookups(call: Any) -> None:
+    """The reference tools know the three names issue 37 asks for."""
+    knob = await call("describe_knob", {"name": "SCHEDD_INTERVAL"})
+    assert knob.structured_content["ad"] == "config" and knob.structured_content["type"]
+    job = await call("describe_job_attribute", {"name": "RequestMemory"})
+    assert job.structured_content["submit_command"] == "request_memory", text(job)
+    machine = await call("describe_machine_attribute", {"name": "Memory"})
+    assert machine.structured_content["ad"] == "machine", text(machine)
+    command = await call("describe_submit_command", {"name": "should_transfer_files"})
+    assert command.structured_content["name"] == "ShouldTransferFiles", text(command)
+    found = await call("search_reference", {"text": "memory"})
+    names = {m["name"] for m in found.structured_content["matches"]}
+    assert {"RequestMemory", "Memory"} <= names, names
+
+
+async def deferred_input(call: Any, client: Client) -> None:
+    """submit_job with defer_input leaves the job waiting; upload_job_input refuses a sandbox
+    without a file the job names, then sends it, and the job runs."""
+    description = "executable = run.sh\ntransfer_input_files = data.txt\nqueue"
+    sub = await call("submit_job", {"description": description, "defer_input": True})
+    assert not sub.is_error, text(sub)
+    job = f"{sub.structured_content['cluster']}.0"
+    assert sub.structured_content["hints"] == ["upload_job_input"]
+    waiting = await client.call_tool("get_job", {"job_id": job})
+    assert waiting.structured_content["job"]["HoldReasonCode"] == 16
+    short = await client.call_tool("upload_job_input", {"job_id": job, "input_files": [SCRIPT]})
+    assert short.is_error and "data.txt" in text(short), text(short)
+    data = {"name": "data.txt", "content": "42\n"}
+    sent = await call("upload_job_input", {"job_id": job, "input_files": [SCRIPT, data]})
+    assert sorted(sent.structured_content["spooled_files"]) == ["data.txt", "run.sh"], text(sent)
+    await wait_status(client, job, 4)
+    again = await client.call_tool("upload_job_input", {"job_id": job, "input_files": [data]})
+    assert again.is_error and "not waiting" in text(again)

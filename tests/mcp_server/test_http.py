@@ -20,7 +20,7 @@ from cedar.mcp_server.http import serve_http
 from cedar.mcp_server.tools import TOOLS
 from cedar.server.pool import MockPool
 from tests.loopback import held_port
-from tests.mcp_server.helpers import every_tool, keep_marked_jobs_idle, text
+from tests.mcp_server.helpers import UNCALLED, every_tool, keep_marked_jobs_idle, text
 
 SCRIPT = {"name": "run.sh", "content": "#!/bin/sh\necho hi\n", "executable": True}
 AUTH_SERVER = "https://issuer.example"
@@ -111,7 +111,7 @@ def test_two_users_tokens_over_http_show_the_scoping(
     assert out["alice_who"].structured_content["identity"].startswith("alice@")
     assert out["alice_who"].structured_content["transport"] == "http"
     assert out["bob_who"].structured_content["identity"].startswith("bob@")
-    assert out["tools"] == 17
+    assert out["tools"] == len(TOOLS)
     ids = lambda r: {f"{j['ClusterId']}.{j['ProcId']}" for j in r.structured_content["jobs"]}  # noqa: E731
     assert out["job"] in ids(out["alice_list"])
     assert out["job"] not in ids(out["bob_list"])
@@ -129,7 +129,7 @@ def test_every_tool_over_http(token_pool: tuple[MockPool, dict[str, str]]) -> No
             return await every_tool(carol, "carol")
 
     seen = with_http_server(pool, work)
-    assert set(seen) == set(TOOLS)
+    assert set(seen) == set(TOOLS) - UNCALLED
     assert not [name for name, result in seen.items() if result.is_error]
 
 

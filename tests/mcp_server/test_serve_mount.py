@@ -8,6 +8,7 @@ import httpx2
 import pytest
 import trio
 
+from cedar.mcp_server.tools import TOOLS
 from cedar.server.pool import MockPool
 from tests.loopback import held_port
 from tests.mcp_server.test_http import client_for, token_pool  # noqa: F401
@@ -64,7 +65,7 @@ def test_cedar_serve_mounts_mcp_with_its_lifespan(
     assert mounted
     assert out["who"].structured_content["identity"].startswith("alice@")
     assert out["who"].structured_content["transport"] == "http"
-    assert len(out["tools"]) == 17
+    assert len(out["tools"]) == len(TOOLS)
     assert out["health"] == 200  # the REST API is still there
     assert out["metadata"]["resource"] == f"http://127.0.0.1:{port}/mcp"
     assert out["anonymous"] == 401

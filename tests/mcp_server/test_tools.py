@@ -9,12 +9,13 @@ import pytest
 import trio
 from mcp import Client, MCPDeprecationWarning
 
+from cedar.commands import Collector
 from cedar.mcp_server import McpSettings, PoolAccess, build_server
 from cedar.mcp_server.tools import TOOLS
-from cedar.server.pool import MockPool
+from cedar.server.pool import MockPool, pool_policy
 from tests.loopback import serving, silent
 from tests.mcp_server.conftest import claimtobe
-from tests.mcp_server.helpers import every_tool, run_client, text, wait_status
+from tests.mcp_server.helpers import UNCALLED, every_tool, run_client, text, wait_status
 
 SCRIPT = {"name": "run.sh", "content": "#!/bin/sh\necho hello\n", "executable": True}
 
@@ -24,7 +25,7 @@ def test_every_tool_has_an_output_schema_and_annotations() -> None:
         schema = spec.output_schema()
         assert schema.get("type") == "object" and schema.get("properties"), spec.name
         assert spec.input_schema().get("type") == "object", spec.name
-    assert len(TOOLS) == 17
+    assert len(TOOLS) >= 29
 
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
@@ -69,7 +70,7 @@ def test_a_whole_session_calls_every_tool(pool: MockPool, mode: str) -> None:
         return await every_tool(client, user, on_progress)
 
     seen = run_client(pool, claimtobe(user), work, mode=mode)
-    assert set(seen) == set(TOOLS)
+    assert set(seen) == set(TOOLS) - UNCALLED
     for name, result in seen.items():
         assert not result.is_error, (name, text(result))
         assert isinstance(result.structured_content, dict), name
@@ -270,7 +271,7 @@ def test_no_tool_reveals_a_private_attribute(
         return await every_tool(client, "leaktest")
 
     seen = run_client(pool, claimtobe("leaktest"), work)
-    assert set(seen) == set(TOOLS)
+    assert set(seen) == set(TOOLS) - UNCALLED
     shown = "".join(result.model_dump_json() for result in seen.values())
     assert SECRET not in shown
     assert shown.count("<REDACTED>") >= len(DEFAULT_PRIVATE_ATTRS)
@@ -299,3 +300,67 @@ def test_describe_knows_knobs_attributes_and_submit_commands(
     if ad == "config":
         assert entry.meaning.startswith("a configuration knob")
     assert describe("NO_SUCH_THING_AT_ALL") is None
+
+
+def test_advertise_ad_as_an_allowed_user() -> None:
+    """An ad sent as the caller (JSON here) is in the collector; invalidate removes it; an ad
+    without MyType, or one that does not parse, is refused before anything is sent."""
+    policy = pool_policy(allow={"READ": ["*"], "WRITE": ["*"], "DAEMON": ["advertiser@*"]})
+
+    async def work(client: Client) -> list[str]:
+        ad = '{"MyType": "CedarMcpTest", "Name": "mcp-test", "Purpose": "a test"}'
+        sent = await client.call_tool("advertise_ad", {"ad": ad})
+        assert not sent.is_error, text(sent)
+        assert sent.structured_content == {
+            "hints": [], "my_type": "CedarMcpTest", "name": "mcp-test",
+            "command": "UPDATE_AD_GENERIC", "invalidated": False,
+        }  # fmt: skip
+        found = [a.get("Purpose") for a in Collector(running.host_port, security=who).query("any")
+                 if a.get("Name") == "mcp-test"]  # fmt: skip
+        gone = await client.call_tool("advertise_ad", {"ad": ad, "invalidate": True})
+        assert not gone.is_error, text(gone)
+        after = [
+            a
+            for a in Collector(running.host_port, security=who).query("any")
+            if a.get("Name") == "mcp-test"
+        ]
+        assert not after
+        bad = await client.call_tool("advertise_ad", {"ad": "Name = 1"})
+        assert bad.is_error and "MyType" in text(bad)
+        broken = await client.call_tool("advertise_ad", {"ad": "{not json"})
+        assert broken.is_error and "does not parse" in text(broken)
+        return found
+
+    async def refused(client: Client) -> str:
+        sent = await client.call_tool("advertise_ad", {"ad": '[MyType = "X"; Name = "y"]'})
+        assert sent.is_error
+        return text(sent)
+
+    who = claimtobe("advertiser")
+    with MockPool(policy=policy).run_in_thread() as running:
+        assert run_client(running, who, work) == ["a test"]
+        assert "DENIED" in run_client(running, claimtobe("someone"), refused)
+
+
+def test_edit_jobs_refuses_protected_attributes_before_counting(pool: MockPool) -> None:
+    async def work(client: Client) -> list[str]:
+        said = []
+        for name in ("JobUniverse", "Owner", "jobstatus"):
+            args = {"constraint": "true", "attribute": name, "value": "1", "confirm": True}
+            result = await client.call_tool("edit_jobs", args)
+            assert result.is_error and result.structured_content is None
+            said.append(text(result))
+        return said
+
+    for line in run_client(pool, claimtobe("protect"), work):
+        assert "cannot be edited" in line or "refused" in line, line
+
+
+def test_history_quantiles_are_nearest_rank() -> None:
+    from cedar.mcp_server.pool_tools import quantiles
+
+    spread = quantiles([float(v) for v in range(100, 0, -1)])  # 1..100, unordered
+    assert (spread.min, spread.p25, spread.median, spread.p75, spread.p95, spread.max) == (
+        1, 25, 50, 75, 95, 100
+    )  # fmt: skip
+    assert quantiles([7.0]).median == 7 and quantiles([]).count == 0
