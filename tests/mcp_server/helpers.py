@@ -61,18 +61,12 @@ SCRIPT = {"name": "run.sh", "content": "#!/bin/sh\necho hello\n", "executable": 
 #: (:func:`keep_marked_jobs_idle`; a real pool ignores the attribute, its jobs run for longer).
 DESCRIPTION = (
     "executable = run.sh\noutput = out.txt\nerror = err.txt\nlog = events.log\n"
-    "transfer_input_files = events.log\n"
     "+StayIdle = $(ProcId) == 1\nqueue 2"
 )
 
 
 #: The mock schedd writes no event log: the job's log is sent as an input file, and comes
 #: back with the output as the job's ``log`` (a real pool's is in tests/live_pool).
-EVENT_LOG = {
-    "name": "events.log",
-    "content": "000 (001.000.000) 2026-12-07 09:05:01 Job submitted from host: <127.0.0.1:9618>\n"
-    "...\n001 (001.000.000) 2026-12-07 09:05:03 Job executing on host: <127.0.0.1:9619>\n...\n",
-}
 
 
 #: Tools a whole session (:func:`every_tool`) leaves out: advertise_ad needs the pool's DAEMON
@@ -98,7 +92,7 @@ async def every_tool(client: Client, user: str, on_progress: Any = None) -> dict
     assert who.structured_content["identity"].startswith(f"{user}@")
     sub = await call(
         "submit_job",
-        {"description": DESCRIPTION, "input_files": [SCRIPT, EVENT_LOG]},
+        {"description": DESCRIPTION, "input_files": [SCRIPT]},
         progress_callback=on_progress,
     )
     assert not sub.is_error, text(sub)
@@ -134,7 +128,8 @@ async def every_tool(client: Client, user: str, on_progress: Any = None) -> dict
     log = await call("get_job_log", {"job_id": job})
     assert not log.is_error, text(log)
     kinds = [e["MyType"] for e in log.structured_content["events"]]
-    assert kinds == ["SubmitEvent", "ExecuteEvent"], kinds
+    # the mock schedd writes a spooled job's user log as the shadow does
+    assert kinds == ["SubmitEvent", "ExecuteEvent", "JobTerminatedEvent"], kinds
     out = await call("get_job_stdout", {"job_id": job})
     assert "run.sh" in "\n".join(out.structured_content["lines"]), text(out)
     err = await call("get_job_stderr", {"job_id": job})
