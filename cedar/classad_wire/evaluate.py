@@ -289,11 +289,16 @@ class Evaluator:
                 return self._subscript(self.eval(node.base, scope), self.eval(node.index, scope))
             if kind is ListExpr:
                 assert isinstance(node, ListExpr)
+                cut, self.cut = self.cut, False
                 try:
                     result = ListValue(self.eval(item, scope) for item in node.items)
                 except EvaluationFailed:
                     result = ListValue(self._item(item, scope) for item in node.items)
                 result.source = node
+                if self.cut:
+                    result.scope = scope  # an element met a cycle: evaluated again when used
+                else:
+                    self.cut = cut
                 return result
             if kind is RecordExpr:
                 assert isinstance(node, RecordExpr)
@@ -386,7 +391,12 @@ class Evaluator:
         if bad is not None:
             return bad
         if isinstance(base, tuple) and type(index) is int:
-            return base[index] if 0 <= index < len(base) else Error
+            if not 0 <= index < len(base):
+                return Error
+            again = getattr(base, "scope", None)
+            if again is not None:
+                return self.eval(base.source.items[index], again)  # type: ignore[attr-defined]
+            return base[index]
         if isinstance(base, Scope) and type(index) is str:
             # Members of an ad value are evaluated in that ad (on the same budget).
             inner = self.child()

@@ -122,9 +122,15 @@ class Scope:
 
 
 class ListValue(tuple):  # type: ignore[type-arg]
-    """An evaluated list literal; remembers its source so results keep unevaluated elements."""
+    """An evaluated list literal; remembers its source so results keep unevaluated elements.
+
+    ``scope`` is set only when evaluating an element cut a reference cycle: the reference
+    evaluates an element when it is used, by then the cycle may be gone, so a subscript
+    evaluates such an element again (``[a = {a}].a[0]`` is the list ``{a}``, observed).
+    """
 
     source: ListExpr
+    scope: Scope | None = None
 
 
 def wrap(value: int) -> int:

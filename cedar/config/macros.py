@@ -107,18 +107,27 @@ def path_parts(path: str, letters: str) -> str:
     directory name, ``n`` name, ``x`` extension, ``q`` quoted, ``b`` without the trailing
     ``/``; no piece letter means the whole path (observed: ``$F(/a/b.c)`` and ``$Fb(/a/b.c)`` are
     ``/a/b.c``; dask-jobqueue writes ``$F(MY.JobId)``).  The value's surrounding quotes go first
-    (observed: ``$F`` of ``"/x/y.c"`` is ``/x/y.c``, ``$Fq`` of it ``"/x/y.c"``)."""
+    (observed: ``$F`` of ``"/x/y.c"`` is ``/x/y.c``, ``$Fq`` of it ``"/x/y.c"``).
+
+    Observed (25.13.2): ``f`` puts the current directory before a relative path, unnormalised
+    (``$Ff(/x/y/)`` keeps its ``/``); ``u`` turns ``\\`` into ``/`` and ``w`` ``/`` into ``\\``
+    before the pieces are taken (so ``$Fpw(/x/y.c)`` is empty); ``a`` only makes ``q`` quote
+    with ``'`` (``$Fqa(a b)`` is ``'a b'``)."""
     if path[:1] in ('"', "'"):
         # Observed (25.13.2, config and submit alike): a leading quote is dropped, and a
         # trailing one only when it is the same quote ("a/b' keeps its ').
         path = path[1:-1] if len(path) > 1 and path[-1] == path[0] else path[1:]
+    if "f" in letters and path and not path.startswith("/"):
+        path = posixpath.join(os.getcwd(), path)
+    if "u" in letters:
+        path = path.replace("\\", "/")
+    if "w" in letters:
+        path = path.replace("/", "\\")
     directory, base = posixpath.split(path)
     if directory and not directory.endswith("/"):
         directory += "/"
     stem, ext = posixpath.splitext(base)
     out = ""
-    if "q" in letters and letters.replace("q", "") == "":
-        return f'"{path}"'
     if "p" in letters:
         out += directory
     elif "d" in letters:
@@ -134,7 +143,8 @@ def path_parts(path: str, letters: str) -> str:
     if "b" in letters and not whole and out.endswith("/"):  # observed: $Fb(/x/y/) is /x/y/
         out = out[:-1]
     if "q" in letters:
-        out = f'"{out}"'
+        quote = "'" if "a" in letters else '"'
+        out = f"{quote}{out}{quote}"
     return out
 
 
@@ -272,10 +282,7 @@ class MacroExpander:
             return path_parts(self._arg(args[0], depth), "p")
         if _PATH_FUNC.fullmatch(func):
             path = self._arg(args[0], depth) if args else ""
-            letters = func[1:]
-            if "f" in letters or "a" in letters:
-                path = os.path.abspath(path) if path else path
-            return path_parts(path, letters.replace("f", "pnx") if letters == "f" else letters)
+            return path_parts(path, func[1:])
         return None
 
     def _random_integer(self, body: str, args: list[str]) -> str:

@@ -144,6 +144,8 @@ CASES: list[Case] = [
     _c("top-history", "condor_top", "-H", mode="stats"),
     _c("top-columns", "condor_top", "-d", "1", "-c", "2", "-s", "name", mode="stats"),
     _c("top-history-collector", "condor_top", "-H", "--collector"),
+    _c("top-startd-view", "condor_top", "--startd", "-d", "1", mode="stats"),
+    _c("top-pool-view", "condor_top", "-p", "{pool}", "-d", "1", mode="stats"),
     # htcondor (htcondor_cli)
     _c("cli-version", "htcondor", "--version"),
     _c("cli-ap-status", "htcondor", "ap", "status", mode="stats"),

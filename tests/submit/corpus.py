@@ -501,6 +501,26 @@ def _issue_26(rng: random.Random, i: int) -> str:
     return ISSUE_26[i]
 
 
+#: Issue 39: the ``$F`` letters ``f``, ``a``, ``u`` and ``w`` (cedar made ``a`` absolute, took
+#: the pieces before turning the separators, quoted ``qa`` with ``"`` and normalised ``f``).
+PATH_LETTERS = [
+    f"executable = job.sh\nP = {path}\narguments = {args}\nqueue"
+    for path in ["/x/y/z.tar.gz", "rel/p.txt", "plain", "a\\b\\c.txt", "/x/y/", "C:\\dir\\f.txt"]
+    for args in [
+        "$Ff(P) $Fa(P) $Fu(P) $Fw(P)",
+        "$Fqa(P)",
+        "$Fqaw(P)",
+        "$Fpw(P)x $Fdw(P)x $Fnxw(P) $Fbw(P)",
+        "$Fpu(P)x $Fau(P) $Ffu(P) $Ffw(P)",
+        "$Ffp(P)x $Ffn(P)x $Fba(P)",
+    ]
+] + ["executable = job.sh\nP = /x/y/\narguments = $Ffd(P)x\nqueue"]
+
+
+def _path_letters(rng: random.Random, i: int) -> str:
+    return PATH_LETTERS[i]
+
+
 FAMILIES: list[tuple[str, Family, int]] = [
     ("basic", _basic, 50),
     ("requests", _requests, 30),
@@ -517,6 +537,7 @@ FAMILIES: list[tuple[str, Family, int]] = [
     ("mixed", _mixed, 60),
     ("more", _more, 70),
     ("issue-26", _issue_26, len(ISSUE_26)),
+    ("path-letters", _path_letters, len(PATH_LETTERS)),
 ]
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from cedar.classad_wire.builtins.registry import FUNCTIONS, Function, register, strict_function
 from cedar.classad_wire.expr import AttrRef, Expr, Select, fold
 from cedar.classad_wire.operators import (
+    NO_AD,
     Context,
     EvaluationFailed,
     Scope,
@@ -117,6 +118,7 @@ def _eval_in_each_context(ev: Context, args: tuple[Expr, ...], scope: Scope) -> 
         return contexts
     if not isinstance(contexts, tuple):
         return Error
+    expr = _named_expr(ev, args[0], scope) or args[0]
     results = []
     for context in contexts:
         if not isinstance(context, Scope):
@@ -124,8 +126,31 @@ def _eval_in_each_context(ev: Context, args: tuple[Expr, ...], scope: Scope) -> 
             continue
         inner = Scope(context.members, scope.without_absent_root(), context.source)
         inner.other = scope.root().other  # observed: still sees the match partner
-        results.append(ev.eval(args[0], inner))
+        results.append(ev.eval(expr, inner))
     return tuple(results)
+
+
+def _named_expr(ev: Context, arg: Expr, scope: Scope) -> Expr | None:
+    """The expression an attribute reference names where the call is made (the caller's
+    scopes, then its match partner): ``evalInEachContext`` evaluates that in each context
+    (observed: in ``[x = k * 2]``, ``evalInEachContext(x, {[k = 5]})`` is ``{10}``, as is
+    ``MY.x``; ``(x)`` is ``{2}``)."""
+    if isinstance(arg, AttrRef):
+        if arg.absolute:
+            root = scope.root()
+            return None if root.source is NO_AD else root.members(fold(arg.name))
+        found = _lookup_expr(scope, arg.name)
+        if found is None and scope.other is not None:
+            found = scope.other.members(fold(arg.name))
+        return found
+    if isinstance(arg, Select):
+        try:
+            base = ev.eval(arg.base, scope)
+        except EvaluationFailed:
+            return None
+        if isinstance(base, Scope):
+            return _lookup_expr(base, arg.name)
+    return None
 
 
 @register("unparse")
