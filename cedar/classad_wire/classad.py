@@ -513,6 +513,15 @@ class ClassAd(MutableMapping[str, Any]):
             expr = None
         return evaluate(AttrRef(name) if expr is None else expr, self, target)
 
+    def get_string(self, name: str) -> str | None:
+        """The attribute's value when it is a string; None when it is absent, of another type or
+        cannot be read (the reasons, error strings, names a daemon's reply may carry)."""
+        try:
+            value = self.get(name)
+        except ClassAdError:
+            return None
+        return value if isinstance(value, str) else None
+
     def external_refs(self, expr: Expr | str) -> list[str]:
         """Names ``expr`` uses that this ad does not define (``TARGET.X`` as written)."""
         return external_refs(self, _as_expr(expr))

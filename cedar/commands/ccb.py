@@ -110,14 +110,6 @@ def read_hello() -> Protocol[tuple[int, ClassAd]]:
     return command, ad
 
 
-def _text(ad: ClassAd, name: str) -> str | None:
-    try:
-        value = ad.get(name)
-    except ClassAdError:
-        return None
-    return value if isinstance(value, str) else None
-
-
 def _true(ad: ClassAd, name: str) -> bool:
     try:
         return ad.get(name) is True
@@ -173,7 +165,7 @@ class CcbRoute:
         """A broker's reply (§5.4): True for ``ProxyMode``, False for a plain success; a
         failure raises :class:`CcbRefused` with the broker's reason."""
         if not _true(reply, "Result"):
-            reason = _text(reply, "ErrorString") or "no reason given"
+            reason = reply.get_string("ErrorString") or "no reason given"
             raise CcbRefused(
                 f"received failure message from CCB server {contact.broker_text} in response to "
                 f"request for reversed connection to {self.target}: {reason}"
@@ -183,7 +175,9 @@ class CcbRoute:
     def hello_matches(self, hello: tuple[int, ClassAd]) -> bool:
         """Whether a reversed connection's first message is ours (command 69, our id; C4)."""
         command, ad = hello
-        return command == Command.CCB_REVERSE_CONNECT and _text(ad, "ClaimId") == self.connect_id
+        return (
+            command == Command.CCB_REVERSE_CONNECT and ad.get_string("ClaimId") == self.connect_id
+        )
 
     def not_relayed(self, contact: BrokerContact) -> CcbRefused:
         """A streaming request answered with success but without ``ProxyMode``."""

@@ -62,18 +62,18 @@ class DaemonLocation:
         """Read a location ad; ``<Subsys>IpAddr`` wins over ``MyAddress`` (spec 05 §2.6)."""
         address = None
         if daemon_type is not None:
-            address = _string(ad, f"{daemon_type.name.capitalize()}IpAddr")
-        address = address or _string(ad, "MyAddress")
+            address = ad.get_string(f"{daemon_type.name.capitalize()}IpAddr")
+        address = address or ad.get_string("MyAddress")
         if not address:
             raise CommandError(
-                f"the location ad of {_string(ad, 'Name') or 'the daemon'} has no MyAddress"
+                f"the location ad of {ad.get_string('Name') or 'the daemon'} has no MyAddress"
             )
         return cls(
             address=address,
-            version=_string(ad, "CondorVersion"),
-            name=_string(ad, "Name"),
-            machine=_string(ad, "Machine"),
-            platform=_string(ad, "CondorPlatform"),
+            version=ad.get_string("CondorVersion"),
+            name=ad.get_string("Name"),
+            machine=ad.get_string("Machine"),
+            platform=ad.get_string("CondorPlatform"),
             ad=ad,
         )
 
@@ -91,7 +91,7 @@ def daemon_address(location: str | DaemonLocation | ClassAd | None, kind: Daemon
             return DaemonLocation.from_ad(location, kind).address
         except CommandError:
             raise InvalidArgument(
-                f"the ad of {_string(location, 'Name') or 'the ' + name} has no "
+                f"the ad of {location.get_string('Name') or 'the ' + name} has no "
                 f"{name.capitalize()}IpAddr/MyAddress"
             ) from None
     if isinstance(location, str) and location.strip():
@@ -99,14 +99,6 @@ def daemon_address(location: str | DaemonLocation | ClassAd | None, kind: Daemon
     raise InvalidArgument(
         f"a {name} location is an address, a DaemonLocation or an ad, not {location!r}"
     )
-
-
-def _string(ad: ClassAd, name: str) -> str | None:
-    try:
-        value = ad.get(name)
-    except CedarError:
-        return None
-    return value if isinstance(value, str) else None
 
 
 # -- building requests --------------------------------------------------------------------------
@@ -320,9 +312,9 @@ def read_address_file(path: str) -> str | None:
     except CedarError:
         return None
     for name in ad:
-        if name.lower().endswith("ipaddr") and _string(ad, name):
-            return _string(ad, name)
-    return _string(ad, "MyAddress")
+        if name.lower().endswith("ipaddr") and ad.get_string(name):
+            return ad.get_string(name)
+    return ad.get_string("MyAddress")
 
 
 def split_pool(pool: str | Sequence[str]) -> list[str]:

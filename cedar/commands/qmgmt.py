@@ -168,17 +168,9 @@ def _std_reply(what: str, *, with_ad: bool = False) -> Protocol[tuple[int, Messa
         if with_ad:
             ad = _optional_ad(reply)
             if ad is not None:
-                reason = _text(ad, "ErrorReason")
+                reason = ad.get_string("ErrorReason")
         raise _error(what, rval, terrno, reason)
     return rval, reply
-
-
-def _text(ad: ClassAd, name: str) -> str | None:
-    try:
-        value = ad.get(name)
-    except ClassAdError:
-        return None
-    return value if isinstance(value, str) else None
 
 
 # --------------------------------------------------------------------------- the RPCs
@@ -201,7 +193,7 @@ def new_cluster(conn: CedarConnection) -> Protocol[int]:
     if rval < 0:
         terrno = reply.get_int()
         ad = _optional_ad(reply)
-        reason = (_text(ad, "ErrorReason") if ad else None) or _NEW_CLUSTER_ERRORS.get(rval)
+        reason = (ad.get_string("ErrorReason") if ad else None) or _NEW_CLUSTER_ERRORS.get(rval)
         raise SubmitRejected(
             "the schedd refused to create a cluster", rval=rval, errno=terrno, reason=reason
         )
@@ -403,7 +395,7 @@ def commit_transaction(conn: CedarConnection, flags: int | None = None) -> Proto
     if rval < 0:
         terrno = reply.get_int()
         ad = _optional_ad(reply)
-        reason = _text(ad, "ErrorReason") if ad is not None else None
+        reason = ad.get_string("ErrorReason") if ad is not None else None
         if abs(terrno) in (errno.EACCES, errno.EPERM):
             raise QmgmtPermissionDenied(
                 "the schedd rejected the transaction: permission denied",
@@ -415,7 +407,7 @@ def commit_transaction(conn: CedarConnection, flags: int | None = None) -> Proto
             "the schedd rejected the transaction", rval=rval, errno=terrno, reason=reason
         )
     ad = _optional_ad(reply)
-    return CommitResult(ad, _text(ad, "WarningReason") if ad is not None else None)
+    return CommitResult(ad, ad.get_string("WarningReason") if ad is not None else None)
 
 
 def send_materialize_data(conn: CedarConnection, cluster: int, data: bytes) -> Protocol[str]:

@@ -24,7 +24,7 @@ from cedar.auth.sharedport import send_preamble
 from cedar.auth.sinful import Sinful
 from cedar.classad_wire import ClassAd, get_classad, put_classad
 from cedar.commands.base import command_protocol
-from cedar.errors import CedarError, CedarTimeout, ClassAdError
+from cedar.errors import CedarError, CedarTimeout
 from cedar.numbers import Command
 from cedar.server.daemon import Daemon
 from cedar.stream.connection import CedarConnection
@@ -38,18 +38,10 @@ log = logging.getLogger("cedar.server.ccb")
 _POLL = 1.0
 
 
-def _text(ad: ClassAd, name: str) -> str | None:
-    try:
-        value = ad.get(name)
-    except ClassAdError:
-        return None
-    return value if isinstance(value, str) else None
-
-
 def _result(request: ClassAd, error: str) -> ClassAd | None:
     """The failure report for a forwarded request (``error``), None when it lacks a field."""
-    where = _text(request, "MyAddress")
-    connect_id, request_id = _text(request, "ClaimId"), _text(request, "RequestID")
+    where = request.get_string("MyAddress")
+    connect_id, request_id = request.get_string("ClaimId"), request.get_string("RequestID")
     if not where or connect_id is None or request_id is None:
         return None
     result = ClassAd({"Result": False, "ClaimId": connect_id, "MyAddress": where,
@@ -144,7 +136,7 @@ class CcbTarget:
                     raw=False,
                 )  # fmt: skip
             )
-            contact, cookie = _text(reply, "CCBID"), _text(reply, "ClaimId")
+            contact, cookie = reply.get_string("CCBID"), reply.get_string("ClaimId")
             if not contact or not cookie:
                 raise CedarError(f"CCB server {self.broker} sent no CCBID in its reply")
             self.contact, self._cookie = contact, cookie

@@ -181,3 +181,12 @@ def test_json_matches_reference(classad2: Any, ad: ClassAd) -> None:
         assume(False)  # classad2 refuses it: its JSON is not comparable
         return
     assert ad.to_json() == reference.printJson()
+
+
+def test_get_string_is_a_string_or_none() -> None:
+    """The one reading of a reply's text attribute: a string, or None for anything else."""
+    from cedar.classad_wire import ClassAd
+
+    ad = ClassAd({"Reason": "no", "Code": 3})
+    assert ad.get_string("reason") == "no"
+    assert ad.get_string("Code") is None and ad.get_string("Absent") is None
