@@ -47,7 +47,10 @@ def test_anonymous_v1_answers_unnegotiated_with_the_same_bytes() -> None:
     )
     config = Config.load(condor_config=os.environ.get("CEDAR_LIVE_CONDOR_CONFIG"))
     settings = replace(
-        ServiceSettings.from_config(config), collector=os.environ["CEDAR_LIVE_COLLECTOR"], rate=0
+        ServiceSettings.from_config(config),
+        collector=os.environ["CEDAR_LIVE_COLLECTOR"],
+        rate=0,
+        anonymous_jobs=True,  # restd's open /v1 job routes, which the deployment must ask for
     )
     fast, before = PoolAccess(settings), NegotiatedAccess(settings)
     anonymous = Caller.anonymous()
