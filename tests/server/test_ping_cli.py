@@ -48,8 +48,15 @@ def test_pool_shorthand_and_verbose(daemon, capsys):
 
 
 def test_usage_errors(capsys):
-    assert main(["READ"]) == 2
-    assert "--address" in capsys.readouterr().err
+    from cedar.config import Config, set_default_config
+
+    # nothing named: the local schedd, as condor_ping; with no collector configured, one line
+    set_default_config(Config(settings={"COLLECTOR_HOST": ""}))
+    try:
+        assert main(["READ"]) != 0
+    finally:
+        set_default_config(None)
+    assert "COLLECTOR" in capsys.readouterr().err
     assert main(["--address", "127.0.0.1:1", "NOSUCHLEVEL"]) == 2
     assert "unknown permission level" in capsys.readouterr().err
 
