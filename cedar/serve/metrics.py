@@ -6,7 +6,8 @@ gauges and says so in ``cedar_serve_pool_up`` and ``cedar_serve_pool_errors_tota
 
 Each successful reading is also kept in a bounded ring (:data:`HISTORY` readings, in memory:
 it starts empty when the server starts) that the web page's pool page draws as jobs by status
-over time.
+over time; :func:`watch` (started by ``cedar serve``) reads once an interval, so the series
+covers the time the server has run, not only the moments someone looked.
 """
 
 from __future__ import annotations
@@ -66,6 +67,16 @@ async def refresh(access: PoolAccess, gauges: PoolGauges, interval: float) -> No
         except CedarError:
             gauges.up = False
             gauges.errors += 1
+
+
+async def watch(access: PoolAccess, gauges: PoolGauges, interval: float) -> None:
+    """Read the pool once every ``interval`` seconds until cancelled (the same one-reading-an-
+    interval budget scrapes share: a scrape in between finds a fresh reading and reads nothing)."""
+    import trio
+
+    while True:  # a scrape or the page at start-up reads at once; the watcher keeps time after
+        await trio.sleep(interval)
+        await refresh(access, gauges, interval)
 
 
 async def pool_lines(access: PoolAccess, gauges: PoolGauges, interval: float) -> list[str]:

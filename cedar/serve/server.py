@@ -105,6 +105,12 @@ async def serve(
         if mount is not None:
             mount(app)
         await warm_up(app)
+        svc = app.state.services
+        if svc.settings.metrics_interval > 0:
+            from cedar.serve.metrics import watch as watch_pool
+
+            # the pool page's series: one reading an interval for as long as the server runs
+            nursery.start_soon(watch_pool, svc.access, svc.gauges, svc.settings.metrics_interval)
         if getattr(app.state, "iri", None) is not None:
             from cedar.serve.iri.app import watch
 

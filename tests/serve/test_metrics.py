@@ -78,3 +78,28 @@ def test_readyz_is_503_and_the_pool_down_once_the_collector_stops() -> None:
             assert down[("cedar_serve_pool_errors_total", ())] >= 1
     finally:
         server.stop()
+
+
+def test_the_server_reads_the_pool_each_interval_without_a_request(token_pool: TokenPool) -> None:
+    """The pool page's series covers the time the server ran: cedar serve's watcher reads the
+    gauges once an interval although nobody scrapes or looks."""
+    import trio
+
+    from cedar.serve.metrics import PoolGauges, watch
+    from cedar.service import PoolAccess
+
+    gauges = PoolGauges()
+    access = PoolAccess(replace(token_pool.settings, schedd=token_pool.pool.schedd_address))
+
+    async def main() -> None:
+        with trio.fail_after(60):
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(watch, access, gauges, 0.05)
+                while len(gauges.history) < 3:
+                    await trio.sleep(0.05)
+                nursery.cancel_scope.cancel()
+
+    trio.run(main)
+    assert gauges.up and len(gauges.history) >= 3
+    times = [t for t, _ in gauges.history]
+    assert times == sorted(times) and all("idle" in jobs or jobs for _, jobs in gauges.history)
