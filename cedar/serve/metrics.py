@@ -76,7 +76,11 @@ async def watch(access: PoolAccess, gauges: PoolGauges, interval: float) -> None
 
     while True:  # a scrape or the page at start-up reads at once; the watcher keeps time after
         await trio.sleep(interval)
-        await refresh(access, gauges, interval)
+        try:
+            await refresh(access, gauges, interval)
+        except Exception:  # a sampler's surprise must not end the server it runs in
+            gauges.up = False
+            gauges.errors += 1
 
 
 async def pool_lines(access: PoolAccess, gauges: PoolGauges, interval: float) -> list[str]:
