@@ -87,7 +87,7 @@ def _and(*parts: str | Expr | None) -> Expr | None:
     return and_constraints(parts)  # a tree: the client sends it without parsing it again
 
 
-async def _one_job(svc: Services, caller: Caller, job: str, projection: list[str]) -> ClassAd:
+async def one_job(svc: Services, caller: Caller, job: str, projection: list[str]) -> ClassAd:
     """The caller's job ``job`` (404 when absent or not the caller's)."""
     cluster, proc = job_id(job)
     user = await svc.scope_user(caller)
@@ -304,7 +304,7 @@ async def get_job(request: Request, job: str, projection: str | None = None) -> 
     # Answered directly (cedar.serve.direct): FastAPI's parameter solving cost up to a tenth.
     svc = services(request)
     caller = await caller_of(request)
-    ad = await _one_job(svc, caller, job, svc.projection(projection))
+    ad = await one_job(svc, caller, job, svc.projection(projection))
     return Response(ad_json_bytes(ad, svc.settings.private_attrs), media_type="application/json")
 
 
@@ -348,7 +348,7 @@ async def edit_job(
 ) -> m.EditResponse:
     """Set attributes, typed by the ClassAd JSON mapping (the same one every answer uses)."""
     values = typed_values(body.attributes)
-    await _one_job(svc, caller, job, ["ClusterId"])
+    await one_job(svc, caller, job, ["ClusterId"])
     schedd = await svc.access.schedd(caller)
     for name, text in values.items():
         await schedd.edit(job, name, text)
@@ -489,7 +489,7 @@ async def _spool_directory(
     svc: Services, caller: Caller, job: str, root: Path, names: list[str]
 ) -> m.UploadResponse:
     cluster, proc = job_id(job)
-    ad = await _one_job(svc, caller, job, ["ClusterId", "ProcId", "HoldReasonCode"])
+    ad = await one_job(svc, caller, job, ["ClusterId", "ProcId", "HoldReasonCode"])
     if ad.get("HoldReasonCode") != 16:
         raise ServiceError(409, f"job {job} is not waiting for its input (submit with spool)")
     tops = sorted({Path(n).parts[0] for n in names})
@@ -591,7 +591,7 @@ async def _fetch_output(
 ) -> tuple[ClassAd, Path, str]:
     """The job's output sandbox in a new temporary directory (removed by the caller)."""
     names = ["ClusterId", "ProcId", "Out", "Err", "JobStatus", *(extra or [])]
-    ad = await _one_job(svc, caller, job, names)
+    ad = await one_job(svc, caller, job, names)
     schedd = await svc.access.schedd(caller)
     directory = tempfile.mkdtemp(prefix="cedar-serve-out-")
     root = Path(directory, "sandbox")
@@ -799,7 +799,7 @@ async def tail_job(
 ) -> Response:
     """Bytes of the file from ``offset`` (pass ``next_offset`` back to read on); with
     ``follow`` a ``text/event-stream`` of ``data`` events until the job stops running."""
-    await _one_job(svc, caller, job, ["ClusterId"])
+    await one_job(svc, caller, job, ["ClusterId"])
     if file not in ("stdout", "stderr"):
         from cedar.serve.sandbox import safe_relative
 

@@ -50,7 +50,7 @@ def create_app(settings: ServiceSettings, access: PoolAccess | None = None) -> F
     from cedar.serve.models import package_version
 
     __version__ = package_version()
-    from cedar.serve import api, events, restd
+    from cedar.serve import api, evaluated, events, restd
 
     app = FastAPI(
         title="cedar serve",
@@ -62,6 +62,7 @@ def create_app(settings: ServiceSettings, access: PoolAccess | None = None) -> F
     )
     app.state.services = Services.create(settings, access)
     app.include_router(events.router)  # before api's /jobs/{job}, which "events" would match
+    app.include_router(evaluated.router)
     app.include_router(api.router)
     app.include_router(restd.router)
 

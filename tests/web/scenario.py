@@ -375,6 +375,12 @@ def run(target: Target, workdir: Path, user: str = "alice@", other: str = "bob@"
         assert memory.isdigit() and int(memory) < 100 * 1024, memory
         # shown in units (the ad's MiB), not as the raw number
         assert re.fullmatch(r"[0-9.]+ (KB|MB|GB)", shown.text), shown.text
+        # an expression (the default RequestDisk) shown evaluated, in units, the expression kept
+        disk = by_css(driver, 'dd[data-attr="RequestDisk"]')
+        assert re.fullmatch(r"[0-9.]+ (KB|MB|GB|TB)", disk.text), disk.text
+        assert "TransferInputSizeMB" in (disk.get_attribute("title") or ""), disk.get_attribute(
+            "title"
+        )
 
         # --- the archive: the fixed job, once done, with its runs
         def in_archive() -> bool:

@@ -452,14 +452,18 @@
   const DURATIONS = new Set(["RemoteWallClockTime", "RemoteUserCpu", "RemoteSysCpu", "CumulativeSlotTime"]);
   // An attribute as people read it: times in the viewer's zone, sizes and durations in units;
   // the wall-clock time of a running job counts on from the start of its current run.
-  function shownValue(name, ad) {
+  // An expression is shown as its value in the job's ad (the server evaluates it: one rule,
+  // cedar's evaluator), with the expression itself as the cell's title.
+  function isExpression(value) { return typeof value === "string" && /^\/Expr\(.*\)\/$/s.test(value); }
+  async function evaluatedOf(id, ad, names) {
+    const wanted = names.filter(n => isExpression(ad[n]));
+    if (!wanted.length) return {};
+    try { return await api(`/web/api/jobs/${id}/evaluated?attrs=${wanted.join(",")}`); }
+    catch (err) { return {}; }  // shown as written
+  }
+  function shownValue(name, ad, evaluated) {
     let value = ad[name];
-    // An attribute that is a reference to another (RequestDisk = DiskUsage): that one's value.
-    const ref = typeof value === "string" && /^\/Expr\((?:MY\.)?([A-Za-z_][A-Za-z0-9_]*)\)\/$/i.exec(value);
-    if (ref) {
-      const key = Object.keys(ad).find(k => k.toLowerCase() === ref[1].toLowerCase());
-      if (key && typeof ad[key] === "number") value = ad[key];
-    }
+    if (isExpression(value) && evaluated && evaluated[name] !== undefined && evaluated[name] !== null) value = evaluated[name];
     if (TIMES.has(name)) return timeEl(value);
     if (SIZES_KIB.has(name) && typeof value === "number") return size(value);
     if (SIZES_MIB.has(name) && typeof value === "number") return size(value * 1024);
@@ -509,9 +513,12 @@
       fromHistory ? " (from the archive)" : "", ad.HoldReason ? " — " + ad.HoldReason : "");
     $("#job-actions").replaceChildren(fromHistory ? "" : actionButtonsJob(id, ad.JobStatus));
     const items = [];
+    const evaluated = await evaluatedOf(id, ad, IMPORTANT);
     for (const name of IMPORTANT) {
       if (ad[name] === undefined || ad[name] === null) continue;
-      items.push(el("dt", {text: name}), el("dd", {"data-attr": name, "data-value": typeof ad[name] === "number" ? String(ad[name]) : null}, shownValue(name, ad)));
+      const number = typeof ad[name] === "number" ? ad[name] : (typeof evaluated[name] === "number" ? evaluated[name] : null);
+      items.push(el("dt", {text: name}), el("dd", {"data-attr": name, "data-value": number === null ? null : String(number),
+        title: isExpression(ad[name]) ? show(ad[name]) : null}, shownValue(name, ad, evaluated)));
     }
     $("#important").replaceChildren(...items);
     const full = $("#full-ad");
