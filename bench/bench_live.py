@@ -29,6 +29,8 @@ whose large fills keep the pool's daemons busy for a while.
 from __future__ import annotations
 
 import argparse
+import compileall
+import contextlib
 import json
 import math
 import os
@@ -38,6 +40,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -76,8 +79,14 @@ def _consume(ads: Any, mode: str) -> int:
 _CPU_AT_START = [0.0]
 
 
+#: A path whose failed ``stat`` marks the timer's start in an strace (``bench/wire_count.py``).
+TIMER_MARK = "/nonexistent/cedar-bench-timer-starts"
+
+
 def _start_timer() -> float:
     """Start the timed part: note the process's CPU time and return the wall clock."""
+    if os.environ.get("CEDAR_BENCH_MARK"):
+        os.path.exists(TIMER_MARK)  # one failed stat, seen by strace: the operation starts
     _CPU_AT_START[0] = time.process_time()
     return time.perf_counter()
 
@@ -136,13 +145,30 @@ def child_floor(case: dict[str, Any]) -> tuple[float, int]:
                     return time.perf_counter() - start, total
 
 
+#: Modules cedar imports on first use inside B3's and B4's timed part (the security methods
+#: a new session runs, the submission code); the bindings' child has everything loaded before
+#: its timer, so cedar's child imports these first.
+WARM_MODULES = (
+    "cedar.auth.methods.idtokens",
+    "cedar.auth.methods.fs",
+    "cedar.commands.qmgmt",
+    "cedar.commands.submit.factory",
+    "cryptography.hazmat.primitives.ciphers.aead",
+    "cryptography.hazmat.primitives.kdf.hkdf",
+)
+
+
 def child_cedar(case: dict[str, Any]) -> tuple[float, int]:
+    import importlib
+
     import trio
 
     import cedar
     from cedar.config import default_config
 
     default_config()  # what ``import htcondor2`` does: read the pool's configuration
+    for module in WARM_MODULES:  # imports are not part of the operation (see WARM_MODULES)
+        importlib.import_module(module)
 
     kind = case["case"]
     pool = case["pool"]
@@ -331,6 +357,17 @@ def daemon_cpu(pid: int | None) -> float | None:
     return sum(int(value) for value in fields[11:15]) / os.sysconf("SC_CLK_TCK")
 
 
+def daemon_wait(pid: int | None) -> float | None:
+    """Seconds the daemon's main thread has waited for a CPU while runnable (``schedstat``):
+    on a shared machine, the part of its time that other programs' load adds."""
+    if pid is None:
+        return None
+    try:
+        return int(Path(f"/proc/{pid}/schedstat").read_text().split()[1]) / 1e9
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 class SlotFiller:
     """Fills the collector with copies of one recorded slot ad and removes them again."""
 
@@ -411,7 +448,7 @@ def measure(
             if client in row:  # failed before
                 continue
             spec = json.dumps({**case, "client": client})
-            before = daemon_cpu(daemon)
+            before, waited = daemon_cpu(daemon), daemon_wait(daemon)
             done = subprocess.run(
                 [sys.executable, __file__, "--child", spec],
                 env=env,
@@ -424,9 +461,11 @@ def measure(
                 continue
             result = json.loads(done.stdout.strip().splitlines()[-1])
             time.sleep(0.2)  # let the daemon reap its query worker
-            after = daemon_cpu(daemon)
+            after, wait_after = daemon_cpu(daemon), daemon_wait(daemon)
             if before is not None and after is not None:
                 result["daemon_cpu"] = after - before
+            if waited is not None and wait_after is not None:
+                result["daemon_wait"] = wait_after - waited
             runs[client].append(result)
             if after_run is not None:
                 after_run(pool)
@@ -437,6 +476,7 @@ def measure(
                 "runs": [r["seconds"] for r in done_runs],
                 "cpu": statistics.median(r["cpu"] for r in done_runs),
                 "daemon_cpu": statistics.median(r.get("daemon_cpu", math.nan) for r in done_runs),
+                "daemon_wait": statistics.median(r.get("daemon_wait", math.nan) for r in done_runs),
                 "count": done_runs[0]["count"],
                 "rss_mb": max(r["rss_kb"] for r in done_runs) / 1024,
             }
@@ -485,6 +525,48 @@ TABLE_HEAD = (
 )
 
 
+def b1_case(base: dict[str, Any], size: int, mode: str, how: str = "") -> dict[str, Any]:
+    """B1: every startd ad of ``size`` (filled by :class:`SlotFiller`), consumed as ``mode``."""
+    return {**base, "case": "B1", "mode": mode, "label": f"B1 {size} slots, {mode}{how}"}
+
+
+def b2_case(base: dict[str, Any]) -> dict[str, Any]:
+    """B2: 1 000 sequential job queries on one client (a resumed session)."""
+    return {**base, "case": "B2", "queries": 1000, "label": "B2 1000 sequential schedd queries"}
+
+
+def b3_case(base: dict[str, Any], target: str, where: str) -> dict[str, Any]:
+    """B3: 50 schedd-ad queries of the collector at ``target`` (the pool or a proxy)."""
+    label = f"B3 50 collector queries, {where}"
+    return {**base, "case": "B3", "queries": 50, "target": target, "label": label}
+
+
+def b4_case(base: dict[str, Any], directory: Path) -> dict[str, Any]:
+    """B4: one cluster of 1 000 held procs, submitted as ``testuser`` (the pool's IDTOKEN)."""
+    submit = (
+        "executable = /bin/sleep\narguments = 600\nhold = true\n"
+        f"initialdir = {directory}\nrequest_memory = 64\n"
+    )
+    label = "B4 submit 1000 procs in one cluster"
+    return {**base, "case": "B4", "procs": 1000, "submit": submit, "label": label}
+
+
+@contextlib.contextmanager
+def latency_proxy(upstream: str, delay: float) -> Iterator[str]:
+    """``latency_proxy.py`` in front of ``upstream`` while the block runs: its address."""
+    proxy = subprocess.Popen(
+        [sys.executable, str(HERE / "latency_proxy.py"), upstream, "--delay", str(delay)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proxy.stdout is not None
+        yield f"127.0.0.1:{proxy.stdout.readline().strip()}"
+    finally:
+        proxy.terminate()
+        proxy.wait(10)
+
+
 def _remove_jobs(pool: Pool) -> None:
     pool.tool("condor_rm", "-all", as_user=True)
 
@@ -516,6 +598,9 @@ def main() -> None:
         run_child(args.child)
         return
     directory = args.dir or Path(f"/tmp/mc-bench-{args.port}")
+    # Byte-compiled once, so that no child compiles cedar's sources while it imports them
+    # (PYTHONDONTWRITEBYTECODE keeps Python from writing them itself).
+    compileall.compile_dir(HERE.parent / "cedar", quiet=1)
     pool = Pool(directory, args.port, args.start)
     cases = set(args.cases.split(","))
     results: dict[str, Any] = {"rows": []}
@@ -527,36 +612,16 @@ def main() -> None:
         base = {"pool": pool.address, "schedd": schedd}
         rows = results["rows"]
         if "B2" in cases:
-            label = "B2 1000 sequential schedd queries"
-            rows.append(
-                measure(pool, {**base, "case": "B2", "queries": 1000, "label": label}, args.repeat)
-            )
+            rows.append(measure(pool, b2_case(base), args.repeat))
         if "B3" in cases:
-            label = "B3 50 collector queries, loopback"
-            case = {**base, "case": "B3", "queries": 50, "target": pool.address, "label": label}
-            rows.append(measure(pool, case, args.repeat))
-            proxy = subprocess.Popen(
-                [sys.executable, str(HERE / "latency_proxy.py"), pool.address,
-                 "--delay", str(args.delay)],
-                stdout=subprocess.PIPE, text=True,
-            )  # fmt: skip
-            try:
-                assert proxy.stdout is not None
-                target = f"127.0.0.1:{proxy.stdout.readline().strip()}"
-                label = f"B3 50 collector queries, +{args.delay * 1000:.0f} ms per direction"
-                case = {**base, "case": "B3", "queries": 50, "target": target, "label": label}
-                rows.append(measure(pool, case, args.repeat))
-            finally:
-                proxy.terminate()
-                proxy.wait(10)
+            rows.append(measure(pool, b3_case(base, pool.address, "loopback"), args.repeat))
+            with latency_proxy(pool.address, args.delay) as target:
+                where = f"+{args.delay * 1000:.0f} ms per direction"
+                rows.append(measure(pool, b3_case(base, target, where), args.repeat))
         if "B4" in cases:
-            submit = (
-                "executable = /bin/sleep\narguments = 600\nhold = true\n"
-                f"initialdir = {directory}\nrequest_memory = 64\n"
+            rows.append(
+                measure(pool, b4_case(base, directory), args.repeat, after_run=_remove_jobs)
             )
-            label = "B4 submit 1000 procs in one cluster"
-            case = {**base, "case": "B4", "procs": 1000, "submit": submit, "label": label}
-            rows.append(measure(pool, case, args.repeat, after_run=_remove_jobs))
         if "B1" in cases:
             filler = SlotFiller(pool)
             filler.remove()  # what an interrupted run may have left
@@ -568,14 +633,12 @@ def main() -> None:
                     modes = ["keys"] if big else args.b1_modes.split(",")
                     if args.b1_security != "none":
                         for mode in modes:
-                            label = f"B1 {size} slots, {mode}"
-                            case = {**base, "case": "B1", "mode": mode, "label": label}
+                            case = b1_case(base, size, mode)
                             rows.append(measure(pool, case, repeat))
                     if args.b1_security == "default":
                         continue
                     for mode in modes:
-                        label = f"B1 {size} slots, {mode}, no security"
-                        case = {**base, "case": "B1", "mode": mode, "label": label}
+                        case = b1_case(base, size, mode, ", no security")
                         clients = (*CLIENTS, "floor")
                         rows.append(
                             measure(pool, case, repeat, clients=clients, env=pool.clear_env)
