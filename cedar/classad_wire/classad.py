@@ -425,7 +425,8 @@ class ClassAd(MutableMapping[str, Any]):
         shape = self._shape
         if shape is None:
             return fold(name) in self._entries
-        return fold(name) in shape.index
+        index = shape.index  # holds the spellings too: most names are asked as they were sent
+        return name in index or fold(name) in index
 
     def __iter__(self) -> Iterator[str]:
         shape = self._shape
