@@ -369,6 +369,18 @@ def test_expression_lookups_answer_from_the_shape() -> None:
     assert ads[1].get_expr("Start") is ads[2].get_expr("Start")  # one tree for one text
 
 
+def test_membership_of_a_wire_ad_ignores_case() -> None:
+    """``in`` answers from the shape's index, which holds the spellings and the folded keys."""
+    reader = MessageReader(_payload(4, _SHAPE_LINES, False, True), crypto=False)
+    ad = get_classad(reader)
+    assert ad._shape is not None
+    for name in ("Name", "name", "NAME", "cpus", "MyType", "mytype", "sTaRt"):
+        assert name in ad, name
+    for name in ("Memory", "Nam", "", 1, None):
+        assert name not in ad, name
+    assert "ümlaut" not in ad
+
+
 _REPEAT_LINES = [b"JobStatus = 5", b"ClusterId = 1", b'Owner = "u"', b"jobstatus = 2"]
 
 
