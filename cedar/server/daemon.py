@@ -248,6 +248,8 @@ class Daemon:
     ) -> None:
         self.name = name
         self.daemon_type = daemon_type
+        #: False: bind, never listen (a daemon reachable only through CCB, see :meth:`serve`).
+        self.listen = True
         self.policy = policy or ServerPolicy()
         self.host = host
         self.port = port
@@ -355,7 +357,24 @@ class Daemon:
     # -- serving --------------------------------------------------------------------------------
 
     async def serve(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
-        """Listen and serve until cancelled; ``task_status.started`` gets the daemon."""
+        """Listen and serve until cancelled; ``task_status.started`` gets the daemon.
+
+        A daemon with ``listen`` false (reachable only through a CCB broker, like one behind
+        NAT) binds its address but never listens: a direct connection is refused, and it
+        serves only the reversed connections its :class:`~cedar.server.ccb_target.CcbTarget`
+        makes.
+        """
+        if not self.listen:
+            with trio.socket.socket() as bound:
+                await bound.bind((self.host, self.port))
+                self.port = bound.getsockname()[1]
+                self._address = make_sinful(self.host, self.port)
+                with trio.CancelScope() as scope:
+                    self._cancel = scope
+                    self._token = trio.lowlevel.current_trio_token()
+                    task_status.started(self)
+                    await trio.sleep_forever()
+            return
         listeners = await trio.open_tcp_listeners(self.port, host=self.host)
         sockname = listeners[0].socket.getsockname()
         self.port = sockname[1]
