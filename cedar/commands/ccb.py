@@ -26,6 +26,7 @@ from cedar.commands.base import Body
 from cedar.commands.errors import CcbRefused
 from cedar.errors import CedarConnectionError, CedarTimeout, ClassAdError
 from cedar.numbers import Command
+from cedar.stream.connection import CedarConnection
 from cedar.stream.primitives import MessageReader
 from cedar.stream.protocol import Protocol, Receive, Send
 
@@ -95,8 +96,18 @@ def request_sender(ad: ClassAd) -> Body[None]:
     return body
 
 
+def send_ad(conn: CedarConnection, ad: ClassAd, command: int | None = None) -> Protocol[None]:
+    """One message holding ``I(command)`` (when given) and one ad: every message of a CCB
+    registration connection, and a reversed connection's hello (spec 09 §4)."""
+    writer = conn.writer()
+    if command is not None:
+        writer.put_int(command)
+    put_classad(writer, ad)
+    yield Send(writer)
+
+
 def read_ad() -> Protocol[ClassAd]:
-    """One message holding one ad (the broker's reply)."""
+    """One message holding one ad (the broker's reply, a registration's messages)."""
     message: MessageReader = yield Receive()
     ad = get_classad(message)
     return ad
@@ -227,5 +238,6 @@ __all__ = [
     "read_hello",
     "request_ad",
     "request_sender",
+    "send_ad",
     "wants_streaming",
 ]

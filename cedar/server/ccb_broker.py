@@ -25,7 +25,7 @@ from functools import partial
 import trio
 
 from cedar.classad_wire import ClassAd, put_classad
-from cedar.commands.ccb import read_ad
+from cedar.commands.ccb import read_ad, send_ad
 from cedar.errors import CedarError
 from cedar.numbers import Command
 from cedar.server.ccb_model import (
@@ -93,13 +93,8 @@ class _Pending:
 
 async def _write(channel: TrioChannel, ad: ClassAd, command: int | None = None) -> None:
     """One ad (after ``I(command)``) in the connection's current mode, bounded in time."""
-    writer = channel.conn.writer()
-    if command is not None:
-        writer.put_int(command)
-    put_classad(writer, ad)
-    data = channel.conn.send_message(writer)
     with trio.fail_after(_WRITE_TIMEOUT):
-        await channel.stream.send_all(data)
+        await channel.run(send_ad(channel.conn, ad, command))
 
 
 class CcbBroker:

@@ -22,15 +22,15 @@ from cedar.auth.client import CommandSession
 from cedar.auth.client_config import ClientSecurity, default_security
 from cedar.auth.sharedport import send_preamble
 from cedar.auth.sinful import Sinful
-from cedar.classad_wire import ClassAd, get_classad, put_classad
+from cedar.classad_wire import ClassAd
 from cedar.commands.base import command_protocol
+from cedar.commands.ccb import read_ad, send_ad
 from cedar.errors import CedarError, CedarTimeout
 from cedar.numbers import Command
 from cedar.server.daemon import Daemon
 from cedar.stream.connection import CedarConnection
 from cedar.stream.drivers import Deadline, TrioChannel
-from cedar.stream.primitives import MessageReader
-from cedar.stream.protocol import Protocol, Receive, Send
+from cedar.stream.protocol import Protocol
 
 log = logging.getLogger("cedar.server.ccb")
 
@@ -49,17 +49,6 @@ def _result(request: ClassAd, error: str) -> ClassAd | None:
     if error:
         result["ErrorString"] = error
     return result
-
-
-def _send_ad(conn: CedarConnection, ad: ClassAd) -> Protocol[None]:
-    writer = conn.writer()
-    put_classad(writer, ad)
-    yield Send(writer)
-
-
-def _read_ad() -> Protocol[ClassAd]:
-    message: MessageReader = yield Receive()
-    return get_classad(message)
 
 
 class CcbTarget:
@@ -123,8 +112,8 @@ class CcbTarget:
             ad = self._registration()
 
             def body(session: CommandSession) -> Protocol[ClassAd]:
-                yield from _send_ad(channel.conn, ad)
-                return (yield from _read_ad())
+                yield from send_ad(channel.conn, ad)
+                return (yield from read_ad())
 
             reply = await channel.run(
                 command_protocol(
@@ -152,16 +141,16 @@ class CcbTarget:
         quiet = trio.current_time()
         while True:
             while self._results:
-                await channel.run(_send_ad(channel.conn, self._results.pop(0)))
+                await channel.run(send_ad(channel.conn, self._results.pop(0)))
             channel.timeout = _POLL
             try:
-                message = await channel.run(_read_ad())
+                message = await channel.run(read_ad())
             except CedarTimeout:
                 if channel.conn.buffered_bytes:
                     raise  # a message cut short: the connection is no longer usable
                 if trio.current_time() - quiet >= self.heartbeat:
                     alive = ClassAd({"Command": int(Command.ALIVE)})
-                    await channel.run(_send_ad(channel.conn, alive))
+                    await channel.run(send_ad(channel.conn, alive))
                     quiet = trio.current_time()
                 continue
             quiet = trio.current_time()
@@ -219,6 +208,4 @@ class CcbTarget:
             name = f"{self.daemon.daemon_type} {self.daemon.address}"
             yield from send_preamble(conn, address.shared_port_id, client_name=name,
                                      deadline=int(self.timeout))  # fmt: skip
-        writer = conn.writer().put_int(Command.CCB_REVERSE_CONNECT)
-        put_classad(writer, hello)
-        yield Send(writer)
+        yield from send_ad(conn, hello, Command.CCB_REVERSE_CONNECT)
