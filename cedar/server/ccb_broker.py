@@ -115,6 +115,7 @@ class CcbBroker:
         self._address = address
         self.any_ip = reconnect_from_any_ip
         self.targets: dict[int, _Target] = {}
+        self.joining: set[int] = set()  # registered, connection not yet (or still) held
         self.requests = 0  # request ids handed out (from 1, spec 09 §6.2)
         self.waiting = 0
         self.streams: dict[str, _Pending] = {}  # by connect id
@@ -163,18 +164,22 @@ class CcbBroker:
             assert registration.ccbid is not None
             ccbid, cookie = registration.ccbid, self.table.cookie(registration.ccbid)
             self.stats["Reconnects"] += 1
-        elif len(self.targets) >= self.limits.max_targets:
+        elif len(self.targets.keys() | self.joining) >= self.limits.max_targets:
             log.warning("CCB: %d targets registered already; refusing %s",
-                        len(self.targets), registration.name)  # fmt: skip
+                        self.limits.max_targets, registration.name)  # fmt: skip
             return
         else:
-            ccbid, cookie = self.table.allocate(peer, set(self.targets))
+            ccbid, cookie = self.table.allocate(peer, self.targets.keys() | self.joining)
         self.stats["Registered"] += 1
-        writer = request.writer()
-        put_classad(writer, registration_reply(f"{self.address}#{ccbid}", cookie))
-        yield Send(writer)
-        work = partial(self._hold_target, ccbid, registration.name, peer)
-        yield Emit(Takeover(work, lifetime=math.inf))
+        self.joining.add(ccbid)  # counted from the reply on, until its connection ends
+        try:
+            writer = request.writer()
+            put_classad(writer, registration_reply(f"{self.address}#{ccbid}", cookie))
+            yield Send(writer)
+            work = partial(self._hold_target, ccbid, registration.name, peer)
+            yield Emit(Takeover(work, lifetime=math.inf))
+        finally:
+            self.joining.discard(ccbid)
 
     async def _hold_target(self, ccbid: int, name: str, peer: str, channel: TrioChannel) -> None:
         target = _Target(ccbid, name, channel, peer)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from cedar.auth.sinful import Sinful
@@ -224,7 +225,7 @@ class ReconnectTable:
             and (any_ip or known[0] == peer)
         )
 
-    def allocate(self, peer: str, in_use: set[int]) -> tuple[int, str]:
+    def allocate(self, peer: str, in_use: AbstractSet[int]) -> tuple[int, str]:
         """A fresh id (skipping any known or in use) and a random 32-bit decimal cookie."""
         while self.next_id in self.entries or self.next_id in in_use:
             self.next_id += 1
