@@ -19,12 +19,13 @@ from __future__ import annotations
 import contextlib
 import logging
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 
 import trio
 
-from cedar.classad_wire import ClassAd, put_classad
+from cedar.classad_wire import ClassAd, get_classad, put_classad
 from cedar.commands.ccb import read_ad, send_ad
 from cedar.errors import CedarError
 from cedar.numbers import Command
@@ -46,7 +47,7 @@ from cedar.server.ccb_model import (
 )
 from cedar.server.daemon import CommandRequest, Daemon, Takeover, decode, strict_ad
 from cedar.stream.drivers import TrioChannel
-from cedar.stream.protocol import Emit, Protocol, Send
+from cedar.stream.protocol import Emit, Protocol, Receive, Send
 
 log = logging.getLogger("cedar.server.ccb")
 
@@ -120,6 +121,9 @@ class CcbBroker:
         self.waiting = 0
         self.streams: dict[str, _Pending] = {}  # by connect id
         self.relays = 0
+        #: Without a task per connection (a replay), what the broker sends a requester whose
+        #: target exists: the messages a recording's target made it send.
+        self.offline: Callable[[Request], list[tuple[int | None, ClassAd]]] | None = None
         self.stats = dict.fromkeys(
             ("Registered", "Reconnects", "Requests", "RequestsNotFound", "RequestsSucceeded",
              "RequestsFailed", "StreamingRequests", "StreamingSessions", "StreamingFailed",
@@ -177,9 +181,25 @@ class CcbBroker:
             put_classad(writer, registration_reply(f"{self.address}#{ccbid}", cookie))
             yield Send(writer)
             work = partial(self._hold_target, ccbid, registration.name, peer)
-            yield Emit(Takeover(work, lifetime=math.inf))
+            takeover = Takeover(work, lifetime=math.inf)
+            yield Emit(takeover)
+            if not takeover.taken:  # a replay: the held connection served as a protocol
+                yield from self._held_inline(request)
         finally:
             self.joining.discard(ccbid)
+
+    def _held_inline(self, request: CommandRequest) -> Protocol[None]:
+        """The held connection without a task of its own (a replay, spec 09 §4.2): heartbeats
+        answered, anything else read, until the peer ends."""
+        while True:
+            try:
+                ad = get_classad((yield Receive()))
+            except CedarError:
+                return
+            if is_heartbeat(ad):
+                writer = request.writer()
+                put_classad(writer, ad)
+                yield Send(writer)
 
     async def _hold_target(self, ccbid: int, name: str, peer: str, channel: TrioChannel) -> None:
         target = _Target(ccbid, name, channel, peer)
@@ -258,7 +278,11 @@ class CcbBroker:
             return
         peer = "<{}:{}>".format(*request.peer) if request.peer else "<unknown>"
         work = partial(self._serve_request, parsed, f"{parsed.name} on {peer}")
-        yield Emit(Takeover(work, lifetime=self.limits.request_timeout + _WRITE_TIMEOUT))
+        takeover = Takeover(work, lifetime=self.limits.request_timeout + _WRITE_TIMEOUT)
+        yield Emit(takeover)
+        if not takeover.taken and self.offline is not None:  # a replay: the target's answer
+            for command, ad in self.offline(parsed):
+                yield from send_ad(request.conn, ad, command)
 
     def _refusal(self, request: Request, target: _Target) -> str | None:
         """Why a request is refused before it is forwarded (the caps, spec 09 §7.4)."""

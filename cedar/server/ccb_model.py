@@ -1,9 +1,10 @@
-"""CCB, the broker's model (spec 09 §6, §7): what it keeps and every ad it reads or writes.
+"""CCB's model (spec 09 §4, §6, §7): what the broker keeps and every ad of the protocol.
 
 No I/O here: the registration and request ads read, the replies and the forwarded request
 written, the ids and cookies handed out, and the reconnect table (with its file, spec 09 §6.2)
 that lets a target reclaim its id after a broker restart.  :mod:`cedar.server.ccb_broker`
-runs it over the connections of the mock collector.
+runs it over the connections of the mock collector; :mod:`cedar.server.ccb_target` writes
+the target's ads with it.
 """
 
 from __future__ import annotations
@@ -100,6 +101,17 @@ def parse_registration(ad: ClassAd) -> Registration:
     return Registration(_string(ad, "Name") or "", ccbid, cookie if ccbid is not None else None)
 
 
+def registration_ad(name: str, contact: str | None = None, cookie: str | None = None) -> ClassAd:
+    """The target's ``CCB_REGISTER`` ad (spec 09 §4.1): its description, and the id and cookie
+    it had when it registers again."""
+    ad = ClassAd({"Name": name})
+    if contact is not None and cookie is not None:
+        ad["CCBID"] = contact
+        ad["ClaimId"] = cookie
+    ad["Command"] = int(Command.CCB_REGISTER)
+    return ad
+
+
 def registration_reply(contact: str, cookie: str) -> ClassAd:
     """The broker's answer to a registration (spec 09 §4.1, in the observed order)."""
     return ClassAd({"CCBID": contact, "ClaimId": cookie, "Command": int(Command.CCB_REGISTER)})
@@ -156,6 +168,21 @@ def reply(result: bool, error: str = "", *, proxy: bool = False) -> ClassAd:
 def hello(connect_id: str, my_address: str, request_id: str) -> ClassAd:
     """The ad of a reversed connection's first message (``I(69)`` then this, spec 09 §4.3)."""
     return ClassAd({"ClaimId": connect_id, "MyAddress": my_address, "RequestID": request_id})
+
+
+def result_for(request: ClassAd, error: str = "") -> ClassAd | None:
+    """The target's report on a forwarded request (spec 09 §4.3 step 4), failed with
+    ``error`` until it succeeds; None when the request lacks a field (nothing to answer)."""
+    where = _string(request, "MyAddress")
+    connect_id, request_id = _string(request, "ClaimId"), _string(request, "RequestID")
+    if not where or connect_id is None or request_id is None:
+        return None
+    result = ClassAd(
+        {"Result": False, "ClaimId": connect_id, "MyAddress": where, "RequestID": request_id}
+    )
+    if error:
+        result["ErrorString"] = error
+    return result
 
 
 @dataclass(frozen=True)
@@ -269,6 +296,8 @@ __all__ = [
     "parse_registration",
     "parse_request",
     "parse_result",
+    "registration_ad",
     "registration_reply",
+    "result_for",
     "reply",
 ]

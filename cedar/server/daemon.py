@@ -112,7 +112,8 @@ class Takeover:
     to it (spec 09 §6): the handler's protocol cannot wait on another connection, so the Trio
     daemon runs ``work(channel)`` in the connection's own task, with the connection's lifetime
     set to ``lifetime`` seconds from now (None: unchanged), then goes on with the handler.
-    Other drivers (replays, in-memory pairs) have no task to give: they ignore it.
+    Other drivers (replays, in-memory pairs) have no task to give: they ignore it, and the
+    handler, seeing :attr:`taken` still false, may go on as a protocol.
     """
 
     def __init__(
@@ -120,9 +121,11 @@ class Takeover:
     ) -> None:
         self.work = work
         self.lifetime = lifetime
+        #: Set by the daemon that ran ``work``; still false after another driver ignored it.
+        self.taken = False
 
     def __repr__(self) -> str:
-        return f"<Takeover lifetime={self.lifetime}>"
+        return f"<Takeover lifetime={self.lifetime} taken={self.taken}>"
 
 
 #: A received message longer than this is decoded in a worker thread (:func:`decode`); a
@@ -515,6 +518,7 @@ class Daemon:
                 elif isinstance(value, Takeover):
                     if value.lifetime is not None:
                         lifetime.deadline = trio.current_time() + value.lifetime
+                    value.taken = True
                     await value.work(channel)
         except trio.TooSlowError:
             log.info("%s: security negotiation exceeded its deadline; closing", self.name)
