@@ -71,11 +71,14 @@ def broker_contacts(target: Sinful) -> list[BrokerContact]:
     return contacts
 
 
-def request_ad(contact: BrokerContact, connect_id: str, my_address: str | None) -> ClassAd:
+def request_ad(
+    contact: BrokerContact, connect_id: str, my_address: str | None, name: str = REQUESTER_NAME
+) -> ClassAd:
     """The ``CCB_REQUEST`` ad (C3): normal mode with our listening sinful, or streaming mode
-    (``my_address`` None: ``MyAddress = ""`` and ``CCBStreamingRequired``, C8)."""
+    (``my_address`` None: ``MyAddress = ""`` and ``CCBStreamingRequired``, C8); ``name``
+    describes the requester (tools say ``TOOL``, daemons their subsystem and sinful)."""
     ad = ClassAd()
-    ad["Name"] = REQUESTER_NAME
+    ad["Name"] = name
     ad["CCBID"] = contact.ccbid
     ad["ClaimId"] = connect_id
     ad["MyAddress"] = my_address or ""

@@ -121,9 +121,9 @@ class CcbBroker:
         self.waiting = 0
         self.streams: dict[str, _Pending] = {}  # by connect id
         self.relays = 0
-        #: Without a task per connection (a replay), what the broker sends a requester whose
-        #: target exists: the messages a recording's target made it send.
-        self.offline: Callable[[Request], list[tuple[int | None, ClassAd]]] | None = None
+        #: A replay's stand-in for the targets: the messages a recorded target made the broker
+        #: send a requester (None: no target has that id).
+        self.offline: Callable[[Request], list[tuple[int | None, ClassAd]] | None] | None = None
         self.stats = dict.fromkeys(
             ("Registered", "Reconnects", "Requests", "RequestsNotFound", "RequestsSucceeded",
              "RequestsFailed", "StreamingRequests", "StreamingSessions", "StreamingFailed",
@@ -265,6 +265,13 @@ class CcbBroker:
             log.info("CCB: request without CCBID, MyAddress or ClaimId; closing")
             return
         self.stats["Requests"] += 1
+        if self.offline is not None:  # a replay: what the recorded target made the broker say
+            answer = self.offline(parsed)
+            for command, ad in answer or [
+                (None, reply(False, UNKNOWN_ID.format(ccbid=parsed.ccbid)))
+            ]:
+                yield from send_ad(request.conn, ad, command)
+            return
         refusal = None
         if parsed.ccbid not in self.targets:
             self.stats["RequestsNotFound"] += 1
@@ -278,11 +285,7 @@ class CcbBroker:
             return
         peer = "<{}:{}>".format(*request.peer) if request.peer else "<unknown>"
         work = partial(self._serve_request, parsed, f"{parsed.name} on {peer}")
-        takeover = Takeover(work, lifetime=self.limits.request_timeout + _WRITE_TIMEOUT)
-        yield Emit(takeover)
-        if not takeover.taken and self.offline is not None:  # a replay: the target's answer
-            for command, ad in self.offline(parsed):
-                yield from send_ad(request.conn, ad, command)
+        yield Emit(Takeover(work, lifetime=self.limits.request_timeout + _WRITE_TIMEOUT))
 
     def _refusal(self, request: Request, target: _Target) -> str | None:
         """Why a request is refused before it is forwarded (the caps, spec 09 §7.4)."""
