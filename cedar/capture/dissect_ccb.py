@@ -108,15 +108,28 @@ def _read(flow: FlowBase, r: MessageReader, label: str, d: DecodedMessage) -> Cl
     return ad
 
 
+def _first(
+    flow: FlowBase,
+    command: int | None,
+    first: tuple[DecodedMessage, MessageReader] | None,
+    what: str,
+) -> Generator[None, tuple[WireMessage, DecodedMessage], tuple[DecodedMessage, ClassAd] | None]:
+    """The ad a CCB conversation starts with (None: encrypted, the rest named so)."""
+    d, r = yield from flow.request(command, first, what)
+    if r is None:
+        yield from flow.payload_encrypted(command)
+        return None
+    return d, _read(flow, r, what, d)
+
+
 def register(
     flow: FlowBase, command: int | None, first: tuple[DecodedMessage, MessageReader] | None
 ) -> Step:
     """67: the registration, the id and cookie, then the held connection's messages."""
-    d, r = yield from flow.request(command, first, "CCB registration")
-    if r is None:
-        yield from flow.payload_encrypted(command)
+    started = yield from _first(flow, command, first, "registration")
+    if started is None:
         return
-    ad = _read(flow, r, "registration", d)
+    d, ad = started
     again = " again as " + str(ad["CCBID"]) if "CCBID" in ad else ""
     flow.note(d, "CCB_REGISTER", f"register{again}: {inline(ad)}")
     replied = False
@@ -143,11 +156,10 @@ def request(
     flow: FlowBase, command: int | None, first: tuple[DecodedMessage, MessageReader] | None
 ) -> Step:
     """68: the request, the broker's reply; in streaming mode the relayed hello and bytes."""
-    d, r = yield from flow.request(command, first, "CCB request")
-    if r is None:
-        yield from flow.payload_encrypted(command)
+    started = yield from _first(flow, command, first, "CCB request")
+    if started is None:
         return
-    ad = _read(flow, r, "CCB request", d)
+    d, ad = started
     flow.note_request(d, command, "for", ad)
     d = yield from flow.next_message()
     r = flow.expect(d, S2C, "the broker's reply")
@@ -175,11 +187,10 @@ def reverse(
     flow: FlowBase, command: int | None, first: tuple[DecodedMessage, MessageReader] | None
 ) -> Step:
     """69: the hello, then the requester's command (roles swapped, spec 09 §8)."""
-    d, r = yield from flow.request(command, first, "hello")
-    if r is None:
-        yield from flow.payload_encrypted(command)
+    started = yield from _first(flow, command, first, "hello")
+    if started is None:
         return
-    ad = _read(flow, r, "hello", d)
+    d, ad = started
     flow.note(d, "CCB_HELLO", f"hello {inline(ad)}")
     yield from _swapped(flow, "reversed")
 

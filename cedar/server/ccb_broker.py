@@ -98,6 +98,17 @@ async def _write(channel: TrioChannel, ad: ClassAd, command: int | None = None) 
         await channel.run(send_ad(channel.conn, ad, command))
 
 
+def _request_ad(request: CommandRequest, what: str) -> Protocol[ClassAd | None]:
+    """The ad a CCB command starts with; None (the connection closes) when unreadable."""
+    reader = yield from request.read_payload()
+    try:
+        ad: ClassAd = yield from decode(reader, strict_ad)
+    except CedarError as exc:
+        log.info("CCB: unreadable %s (%s); closing", what, exc)
+        return None
+    return ad
+
+
 class CcbBroker:
     """The broker of ``daemon`` (a collector): :meth:`register_on` adds its commands."""
 
@@ -156,11 +167,8 @@ class CcbBroker:
     def handle_register(self, request: CommandRequest) -> Protocol[None]:
         """``CCB_REGISTER``: an id (the old one for a known cookie and peer), then the held
         connection (spec 09 §6.3)."""
-        reader = yield from request.read_payload()
-        try:
-            ad = yield from decode(reader, strict_ad)
-        except CedarError as exc:
-            log.info("CCB: unreadable registration (%s); closing", exc)
+        ad = yield from _request_ad(request, "registration")
+        if ad is None:
             return
         peer = request.peer[0] if request.peer else "?"
         registration = parse_registration(ad)
@@ -254,11 +262,8 @@ class CcbBroker:
     def handle_request(self, request: CommandRequest) -> Protocol[None]:
         """``CCB_REQUEST`` (spec 09 §6.4): malformed → closed; unknown id or streaming off →
         refused at once; else the connection waits in its own task."""
-        reader = yield from request.read_payload()
-        try:
-            ad = yield from decode(reader, strict_ad)
-        except CedarError as exc:
-            log.info("CCB: unreadable request (%s); closing", exc)
+        ad = yield from _request_ad(request, "request")
+        if ad is None:
             return
         parsed = parse_request(ad)
         if parsed is None:
@@ -393,10 +398,8 @@ class CcbBroker:
     def handle_reverse(self, request: CommandRequest) -> Protocol[None]:
         """``CCB_REVERSE_CONNECT`` to the broker (spec 09 §7.3): a hello whose connect id
         matches a waiting streaming request joins it; any other is closed without a reply."""
-        reader = yield from request.read_payload()
-        try:
-            ad = yield from decode(reader, strict_ad)
-        except CedarError:
+        ad = yield from _request_ad(request, "reverse connection")
+        if ad is None:
             return
         connect_id = ad.get_string("ClaimId") if "ClaimId" in ad else None
         pending = self.streams.get(connect_id or "")
