@@ -10,12 +10,19 @@ The tools run with ``USE_SHARED_PORT = false`` (they listen on a TCP port of the
 from __future__ import annotations
 
 import os
+import re
+import shutil
 import subprocess
+import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
+from cedar.auth.sinful import Sinful
+from cedar.commands import ping
 from cedar.server.pool import MockPool, host_name
+from cedar.server.testing import wait_for
 
 pytestmark = pytest.mark.live
 
@@ -66,3 +73,84 @@ def test_the_real_tools_query_the_daemon_behind_the_broker(pool: MockPool) -> No
         queue = _tool(pool, "condor_q")  # the local schedd, located through the collector
         assert queue.returncode == 0, queue.stderr
         assert "Total for all users: 0 jobs" in queue.stdout
+
+
+#: A real condor_startd of the release, registered with cedar's broker (spec 09 §4.1).
+STARTD_CONFIG = """\
+RELEASE_DIR = {release}
+LOCAL_DIR = {local}
+LOG = $(LOCAL_DIR)/log
+SPOOL = $(LOCAL_DIR)/spool
+EXECUTE = $(LOCAL_DIR)/execute
+LOCK = $(LOCAL_DIR)/lock
+RUN = $(LOCAL_DIR)/run
+SBIN = $(RELEASE_DIR)/sbin
+LIBEXEC = $(RELEASE_DIR)/libexec
+BIN = $(RELEASE_DIR)/bin
+COLLECTOR_HOST = {collector}
+CONDOR_HOST = 127.0.0.1
+NETWORK_INTERFACE = 127.0.0.1
+USE_SHARED_PORT = False
+CCB_ADDRESS = $(COLLECTOR_HOST)
+PRIVATE_NETWORK_NAME = cedar-ccb-test
+SEC_CLIENT_AUTHENTICATION_METHODS = FS
+ALLOW_READ = *
+NUM_CPUS = 1
+START = False
+STARTD_CRON_JOBLIST =
+"""
+
+
+@pytest.fixture
+def startd_dir() -> Iterator[Path]:
+    """A directory the startd (which runs as ``condor``) can enter: pytest's are root's."""
+    directory = Path(tempfile.mkdtemp(prefix="cedar-ccb-startd."))
+    directory.chmod(0o755)
+    yield directory
+    shutil.rmtree(directory, ignore_errors=True)
+
+
+def test_a_real_startd_registers_with_our_broker_and_the_tools_reach_it(
+    startd_dir: Path,
+) -> None:
+    """The real ``condor_startd`` with ``CCB_ADDRESS`` = cedar's collector registers (FS, as
+    root) and the real ``condor_ping``/``condor_status -direct`` and cedar reach it through
+    cedar's broker; its own address is never dialled (another private network name)."""
+    release = Path(os.environ["CEDAR_LIVE_TOOLS"]).parent
+    pool = MockPool.for_setup("fs", schedd_name=host_name())
+    with pool.run_in_thread():
+        for name in ("log", "spool", "execute", "lock", "run"):
+            (startd_dir / name).mkdir()
+            shutil.chown(startd_dir / name, "condor", "condor")
+        config = startd_dir / "condor_config"
+        config.write_text(STARTD_CONFIG.format(release=release, local=startd_dir,
+                                               collector=pool.host_port))  # fmt: skip
+        log = (startd_dir / "startd.out").open("w")
+        startd = subprocess.Popen(  # noqa: S603 - the release's own daemon
+            [str(release / "sbin" / "condor_startd"), "-f", "-t"],
+            env=dict(os.environ, CONDOR_CONFIG=str(config)),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        try:
+            assert wait_for(lambda: "as ccbid" in (startd_dir / "startd.out").read_text(), 60)
+            text = (startd_dir / "startd.out").read_text()
+            contact = re.search(r"registered with CCB server \S+ as ccbid (\S+)", text)
+            assert contact is not None, text[-3000:]
+            # its own address: the address file's first line, without CCBID (spec 09 §3)
+            own = (startd_dir / "log" / ".startd_address").read_text().splitlines()[0]
+            sinful = Sinful.parse(own)
+            sinful.params.update(CCBID=contact.group(1), PrivNet="cedar-ccb-test")
+            address = str(sinful)
+            pinged = _tool(pool, "condor_ping", "-addr", address, "-verbose", "READ")
+            assert pinged.returncode == 0, pinged.stderr
+            assert "Authorized:                  TRUE" in pinged.stdout
+            listed = _tool(pool, "condor_status", "-direct", address, "-af", "State")
+            assert listed.returncode == 0, listed.stderr
+            assert listed.stdout == "Unclaimed\n"
+            result = ping(address, "READ", timeout=30)
+            assert result.route is not None and result.route.startswith("CCB reversed")
+        finally:
+            startd.terminate()
+            startd.wait(60)
+            log.close()
