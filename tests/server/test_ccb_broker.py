@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pytest
 
+from cedar.auth import ClientSecurity, SecurityConfig
 from cedar.auth.sinful import Sinful
 from cedar.commands import Collector, ping
 from cedar.commands.ccb import broker_contacts
@@ -110,3 +111,33 @@ def test_a_target_registers_again_with_its_id_and_cookie() -> None:
 
 def _token(daemon: object) -> object:
     return daemon._token  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("daemon", ["startd", "schedd"])
+def test_cedar_pool_puts_a_daemon_behind_its_broker(daemon: str) -> None:
+    """``cedar pool --ccb``: the daemon listens nowhere (a direct connection is refused), is
+    advertised with its ``CCBID`` address, and the clients reach it through the broker."""
+    from cedar.commands import Schedd
+    from cedar.errors import CedarError
+    from cedar.server.pool import MockPool
+
+    pool = MockPool.for_setup("claimtobe-clear", ccb=daemon, schedd_name="ccb-schedd")
+    security = ClientSecurity(SecurityConfig(methods=["CLAIMTOBE"], crypto_methods=[]))
+    with pool.run_in_thread():
+        assert pool.behind_broker is not None
+        address = pool.behind_broker.address
+        host, port = Sinful.parse(address).endpoint
+        with pytest.raises(CedarError):
+            ping(f"<{host}:{port}>", "READ", security=security, timeout=5)
+        result = ping(address, "READ", security=security, timeout=20)
+        if daemon == "startd":
+            slots = Collector(pool.address, security=security, timeout=20).query(AdType.SLOT)
+            assert [str(ad["MyAddress"]) for ad in slots] == [address]
+            direct = Collector(address, security=security, timeout=20).query(AdType.SLOT)
+            assert [str(ad["State"]) for ad in direct] == ["Unclaimed"]
+        else:
+            schedd = Schedd(name="ccb-schedd", pool=pool.host_port, security=security, timeout=20)
+            assert schedd.locate() == address
+            assert schedd.query() == []
+    assert "CCBID=" in address
+    assert result.route is not None and result.route.startswith("CCB reversed connection")
