@@ -221,3 +221,30 @@ def test_malformed_requests_are_closed_without_a_reply() -> None:
         ]
         assert [_answer(sock) for sock in bad] == [None] * 3
         assert ping(setup.address, "READ", security=SECURITY, timeout=20).authorized
+
+
+def test_a_target_gone_while_a_requester_waits_is_the_requesters_error() -> None:
+    """The target's registration ends while cedar's requester waits: the broker refuses it
+    at once and ``ping`` reports that broker's reason (well within its deadline)."""
+    import threading
+
+    from cedar.errors import CedarConnectionError
+
+    with honest_and_hostile() as (setup, hostile):
+        contact = f"{setup.broker.ccb.address}#{hostile.ccbid}"  # type: ignore[union-attr]
+        address = str(Sinful("127.0.0.1", 1, {"CCBID": contact}))
+        outcome: list[BaseException] = []
+
+        def ask() -> None:
+            try:
+                ping(address, "READ", security=SECURITY, timeout=30)
+            except CedarConnectionError as exc:
+                outcome.append(exc)
+
+        waiting = threading.Thread(target=ask)
+        waiting.start()
+        hostile.forwarded()  # the request reached the target, which now goes away
+        hostile.channel.close()
+        waiting.join(60)
+    (error,) = outcome
+    assert "the daemon registered as ccbid" in str(error) and "disconnected" in str(error)
