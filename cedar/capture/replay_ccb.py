@@ -16,7 +16,8 @@ A CCB recording holds up to four kinds of conversation; each is replayed in the 
   relayed bytes of a streaming request likewise).
 
 What cannot be replayed says why: AES-GCM under keys derived by ECDH from ephemeral keys the
-recording does not hold, and ``ClaimId`` secrets under the BLOWFISH key of a plain session
+recording does not hold (of an encrypted request, our broker's security response and method
+choice are still replayed), and ``ClaimId`` secrets under the BLOWFISH key of a plain session
 (cedar implements no BLOWFISH, and no key for it is recorded).
 """
 
@@ -28,7 +29,7 @@ from typing import Any
 
 from cedar.auth.client import CommandSession
 from cedar.auth.policy import Requirement
-from cedar.auth.server_policy import LevelPolicy
+from cedar.auth.server_policy import LevelPolicy, ServerPolicy
 from cedar.auth.sinful import Sinful
 from cedar.capture.dissect import (
     DecodedMessage,
@@ -223,9 +224,7 @@ def _request(
     if ctx.dissected.start not in ("raw", "negotiated") or any(
         m.encrypted for m in ctx.dissected.messages
     ):
-        return [
-            _report(ctx, "ccb-request", side, skipped=ENCRYPTED) for side in ("client", "server")
-        ]
+        return _encrypted_request(ctx, state)
     (recorded,) = _ads(ctx, "REQUEST") + _ads(ctx, "RAW_COMMAND")
     replies = _ads(ctx, "CCB_REPLY")
     relayed = _index(ctx, "CCB_HELLO")
@@ -320,6 +319,31 @@ def _request(
                 break
         else:
             reports.append(_report(ctx, "ccb-forward", "broker", differences=diff))
+    return reports
+
+
+def _encrypted_request(ctx: ReplayContext, state: CaptureState) -> list[ReplayReport]:
+    """What is clear of an encrypted request: our broker's security response and method
+    choice for the recorded requester's offer (a pool configured as the recorded one says)."""
+    reports = [_report(ctx, "ccb-request", "client", skipped=ENCRYPTED)]
+    chosen = _index(ctx, "AUTH_CHOSEN")
+    recorded = ctx.handshake_reply()
+    if ctx.dissected.start == "negotiated" and chosen is not None and recorded is not None:
+        domain = str(recorded.get("TrustDomain", "localhost"))
+        methods = str(recorded.get("AuthMethodsList", "FS")).split(",")
+        level = LevelPolicy(methods=methods, encryption=Requirement.PREFERRED,
+                            integrity=Requirement.PREFERRED)  # fmt: skip
+        policy = ServerPolicy(levels={"DEFAULT": level}, uid_domain=domain, trust_domain=domain)
+
+        def broker(c: ReplayContext) -> MockCollector:
+            return MockCollector("collector", policy=policy)
+
+        kind = ReplayKind("ccb-request", frozenset({Command.CCB_REQUEST}), frozenset(),
+                          server=broker, extra_ok=lambda c: True)  # fmt: skip
+        reports.append(_prefix(replay_server(_trimmed(ctx, chosen), kind, state)))
+    reports.append(
+        _report(ctx, "ccb-request", "server", skipped=f"past the handshake: {ENCRYPTED}")
+    )
     return reports
 
 

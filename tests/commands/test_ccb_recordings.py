@@ -159,8 +159,10 @@ REPLAYED = {
                                    ("ping", "server"), ("ccb-result", "target")},
     "ccb-proxy-ping-startd-plain": {("ccb-request", "client"), ("ping", "client"),
                                     ("ping", "server"), ("ccb-forward", "broker")},
-    "ccb-ping-startd-fs-aes": {("ccb-hello", "target"), ("ccb-result", "target")},
-    "ccb-proxy-ping-startd-fs-aes": {("ccb-hello", "requester"), ("ccb-result", "target")},
+    "ccb-ping-startd-fs-aes": {("ccb-request", "server"), ("ccb-hello", "target"),
+                               ("ccb-result", "target")},
+    "ccb-proxy-ping-startd-fs-aes": {("ccb-request", "server"), ("ccb-hello", "requester"),
+                                     ("ccb-result", "target")},
     "ccb-claim-daemons-fs-aes": {("ccb-hello", "target"), ("ccb-result", "target")},
 }  # fmt: skip
 
