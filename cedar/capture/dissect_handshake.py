@@ -19,6 +19,7 @@ from typing import Any
 from cedar.auth.errors import KerberosError
 from cedar.auth.krb5.messages import parse_ap_req
 from cedar.auth.methods import names_of_bits
+from cedar.capture import dissect_ccb
 from cedar.capture.dissect_model import (
     DecodedMessage,
     Flow,
@@ -75,6 +76,9 @@ class HandshakeFlow(FlowBase):
             cmd = self.int_field(r, "command")
         if cmd == Command.DC_AUTHENTICATE:
             yield from self.negotiated(d, r)
+        elif d.payload is not None and dissect_ccb.held_midstream(d.payload):
+            r.seek(0)
+            yield from dissect_ccb.held(self, d, r)
         else:
             yield from self.raw(d, r, cmd)
 

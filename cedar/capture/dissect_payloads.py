@@ -1,7 +1,8 @@
 """The dissector's payload part: each command's own exchange after the handshake.
 
 Collector queries and updates, job queries, history, ACT_ON_JOBS, the QMGMT calls and their
-replies (layouts from :mod:`cedar.numbers`), CONFIG_VAL, and the file-transfer commands 488/489
+replies (layouts from :mod:`cedar.numbers`), CONFIG_VAL, CCB's 67-69
+(:mod:`cedar.capture.dissect_ccb`), and the file-transfer commands 488/489
 (:mod:`cedar.capture.dissect_transfer`); a command whose layout is not known is shown as data.
 """
 
@@ -11,7 +12,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from cedar.capture import dissect_peek, dissect_transfer
+from cedar.capture import dissect_ccb, dissect_peek, dissect_transfer
 from cedar.capture.dissect_model import (
     DecodedMessage,
     Flow,
@@ -114,6 +115,9 @@ class PayloadFlow(FlowBase):
             Command.TRANSFER_QUEUE_REQUEST: lambda c, f: dissect_peek.transfer_queue(self, c, f),
             Command.STARTER_PEEK: lambda c, f: dissect_peek.starter_peek(self, c, f),
             Command.START_SSHD: lambda c, f: dissect_peek.start_sshd(self, c, f),
+            Command.CCB_REGISTER: lambda c, f: dissect_ccb.register(self, c, f),
+            Command.CCB_REQUEST: lambda c, f: dissect_ccb.request(self, c, f),
+            Command.CCB_REVERSE_CONNECT: lambda c, f: dissect_ccb.reverse(self, c, f),
         }
 
     def collector_query(

@@ -730,40 +730,39 @@ def replay_capture(path: str) -> list[ReplayReport]:
     state = CaptureState()
     raw_convs = {c.number: c for c in load_conversations(path)}
     for dissected in dissect(path):
-        if dissected.transport != "tcp":
-            continue
-        ctx = ReplayContext(path, raw_convs[dissected.number], dissected)
-        kind = kind_of(dissected, ctx)
-        if kind is None:
-            continue
-        session = str(dissected.facts.get("session"))
-        if dissected.start == "resumed" and session not in state.negotiated:
-            for side in ("client", "server"):
-                reports.append(
-                    ReplayReport(
-                        path,
-                        dissected.number,
-                        kind.name,
-                        side,
-                        skipped="resumes a session whose (encrypted) negotiation was not replayed",
-                    )
-                )
-            continue
-        if dissected.start not in kind.starts or any(m.encrypted for m in dissected.messages):
-            reason = (
-                f"{dissected.start} start"
-                + (", encrypted" if dissected.facts.get("encrypted") else "")
-                + " not replayable: only clear-text conversations are"
-            )
-            for side in ("client", "server"):
-                reports.append(
-                    ReplayReport(path, dissected.number, kind.name, side, skipped=reason)
-                )
-            continue
-        reports.append(replay_client(ctx, kind, state))
-        reports.append(replay_server(ctx, kind, state))
-        if dissected.start == "negotiated":
-            state.negotiated.add(session)
+        if dissected.transport == "tcp":
+            reports += replay_conversation(ReplayContext(path, raw_convs[dissected.number],
+                                                         dissected), state)  # fmt: skip
+    return reports
+
+
+def replay_conversation(ctx: ReplayContext, state: CaptureState) -> list[ReplayReport]:
+    """Both sides of one conversation (none when no entry of :data:`KINDS` takes it; skipped
+    ones, with the reason, when it is encrypted or resumes a session not replayed)."""
+    path, dissected = ctx.capture, ctx.dissected
+    kind = kind_of(dissected, ctx)
+    if kind is None:
+        return []
+    session = str(dissected.facts.get("session"))
+    if dissected.start == "resumed" and session not in state.negotiated:
+        reason = "resumes a session whose (encrypted) negotiation was not replayed"
+        return [
+            ReplayReport(path, dissected.number, kind.name, side, skipped=reason)
+            for side in ("client", "server")
+        ]
+    if dissected.start not in kind.starts or any(m.encrypted for m in dissected.messages):
+        reason = (
+            f"{dissected.start} start"
+            + (", encrypted" if dissected.facts.get("encrypted") else "")
+            + " not replayable: only clear-text conversations are"
+        )
+        return [
+            ReplayReport(path, dissected.number, kind.name, side, skipped=reason)
+            for side in ("client", "server")
+        ]
+    reports = [replay_client(ctx, kind, state), replay_server(ctx, kind, state)]
+    if dissected.start == "negotiated":
+        state.negotiated.add(session)
     return reports
 
 
@@ -782,6 +781,7 @@ __all__ = [
     "kind_of",
     "replay_capture",
     "replay_client",
+    "replay_conversation",
     "replay_server",
     "server_policy",
 ]

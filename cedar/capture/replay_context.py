@@ -198,8 +198,9 @@ class CaptureState:
 
 def client_security(ctx: ReplayContext, sessions: ClientSessionCache) -> ClientSecurity:
     """Our client configured like the recorded one (the index's "raw" or "plain" security)."""
-    if ctx.dissected.start == "raw":
-        config = SecurityConfig(negotiation=Requirement.NEVER, crypto_methods=[])
+    if ctx.dissected.start == "raw":  # named as in the recorded preamble (a probe's own name)
+        name = (ctx.preamble() or {}).get("client_name") or "TOOL"
+        config = SecurityConfig(negotiation=Requirement.NEVER, crypto_methods=[], subsystem=name)
         return ClientSecurity(config, sessions)
     user, _, domain = (ctx.user() or "").partition("@")
     preamble = ctx.preamble() or {}

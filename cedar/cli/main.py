@@ -121,6 +121,12 @@ def local_parser(name: str) -> argparse.ArgumentParser:
     )
     pool.add_argument("--schedd-name", help="the schedd's Name (default: this host's full name)")
     pool.add_argument(
+        "--ccb",
+        choices=["startd", "schedd"],
+        help="put a daemon behind the collector's CCB broker: startd (a one-slot startd) or "
+        "schedd; it listens nowhere and is reached only through the broker (docs/ccb.md)",
+    )
+    pool.add_argument(
         "--spool-dir", help="where spooled sandboxes are kept (default: a temporary directory)"
     )
     pool.add_argument("--debug", action="store_true", help="show tracebacks")
@@ -438,6 +444,7 @@ def run_pool(args: argparse.Namespace, out: TextIO) -> int:
         run_time=args.run_time,
         schedd_name=args.schedd_name or host_name(),
         spool_dir=args.spool_dir,
+        ccb=args.ccb,
     )
 
     async def serve() -> None:
@@ -454,7 +461,13 @@ def run_pool(args: argparse.Namespace, out: TextIO) -> int:
                 f"{exports}"
                 "  condor_q; condor_submit job.sub; condor_status -any  # or htcondor2\n\n"
                 f"schedd {pool.schedd.name}: {pool.schedd_address}\n"
-                "Ctrl-C stops the pool.\n"
+                + (
+                    f"{args.ccb} reachable only through CCB: {pool.behind_broker.address}\n"
+                    f"  cedar ping --verbose --address '{pool.behind_broker.address}' READ\n"
+                    if pool.behind_broker is not None
+                    else ""
+                )
+                + "Ctrl-C stops the pool.\n"
             )
             out.flush()
 

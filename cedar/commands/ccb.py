@@ -26,6 +26,7 @@ from cedar.commands.base import Body
 from cedar.commands.errors import CcbRefused
 from cedar.errors import CedarConnectionError, CedarTimeout, ClassAdError
 from cedar.numbers import Command
+from cedar.stream.connection import CedarConnection
 from cedar.stream.primitives import MessageReader
 from cedar.stream.protocol import Protocol, Receive, Send
 
@@ -70,11 +71,14 @@ def broker_contacts(target: Sinful) -> list[BrokerContact]:
     return contacts
 
 
-def request_ad(contact: BrokerContact, connect_id: str, my_address: str | None) -> ClassAd:
+def request_ad(
+    contact: BrokerContact, connect_id: str, my_address: str | None, name: str = REQUESTER_NAME
+) -> ClassAd:
     """The ``CCB_REQUEST`` ad (C3): normal mode with our listening sinful, or streaming mode
-    (``my_address`` None: ``MyAddress = ""`` and ``CCBStreamingRequired``, C8)."""
+    (``my_address`` None: ``MyAddress = ""`` and ``CCBStreamingRequired``, C8); ``name``
+    describes the requester (tools say ``TOOL``, daemons their subsystem and sinful)."""
     ad = ClassAd()
-    ad["Name"] = REQUESTER_NAME
+    ad["Name"] = name
     ad["CCBID"] = contact.ccbid
     ad["ClaimId"] = connect_id
     ad["MyAddress"] = my_address or ""
@@ -95,8 +99,18 @@ def request_sender(ad: ClassAd) -> Body[None]:
     return body
 
 
+def send_ad(conn: CedarConnection, ad: ClassAd, command: int | None = None) -> Protocol[None]:
+    """One message holding ``I(command)`` (when given) and one ad: every message of a CCB
+    registration connection, and a reversed connection's hello (spec 09 §4)."""
+    writer = conn.writer()
+    if command is not None:
+        writer.put_int(command)
+    put_classad(writer, ad)
+    yield Send(writer)
+
+
 def read_ad() -> Protocol[ClassAd]:
-    """One message holding one ad (the broker's reply)."""
+    """One message holding one ad (the broker's reply, a registration's messages)."""
     message: MessageReader = yield Receive()
     ad = get_classad(message)
     return ad
@@ -227,5 +241,6 @@ __all__ = [
     "read_hello",
     "request_ad",
     "request_sender",
+    "send_ad",
     "wants_streaming",
 ]

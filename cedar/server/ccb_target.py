@@ -22,44 +22,35 @@ from cedar.auth.client import CommandSession
 from cedar.auth.client_config import ClientSecurity, default_security
 from cedar.auth.sharedport import send_preamble
 from cedar.auth.sinful import Sinful
-from cedar.classad_wire import ClassAd, get_classad, put_classad
+from cedar.classad_wire import ClassAd
 from cedar.commands.base import command_protocol
+from cedar.commands.ccb import read_ad, send_ad
 from cedar.errors import CedarError, CedarTimeout
 from cedar.numbers import Command
+from cedar.server.ccb_model import hello, registration_ad, result_for
 from cedar.server.daemon import Daemon
 from cedar.stream.connection import CedarConnection
 from cedar.stream.drivers import Deadline, TrioChannel
-from cedar.stream.primitives import MessageReader
-from cedar.stream.protocol import Protocol, Receive, Send
+from cedar.stream.protocol import Protocol
 
 log = logging.getLogger("cedar.server.ccb")
 
+#: The deadline a target's shared-port preamble announces: the reference's ``CCB_TIMEOUT``
+#: (``I(300)`` in every recorded preamble of a reversed connection, spec 09 §4.3).
+PREAMBLE_DEADLINE = 300
 #: Seconds between checks of the queue of results while the broker is quiet.
 _POLL = 1.0
 
 
-def _result(request: ClassAd, error: str) -> ClassAd | None:
-    """The failure report for a forwarded request (``error``), None when it lacks a field."""
-    where = request.get_string("MyAddress")
-    connect_id, request_id = request.get_string("ClaimId"), request.get_string("RequestID")
-    if not where or connect_id is None or request_id is None:
-        return None
-    result = ClassAd({"Result": False, "ClaimId": connect_id, "MyAddress": where,
-                      "RequestID": request_id})  # fmt: skip
-    if error:
-        result["ErrorString"] = error
-    return result
-
-
-def _send_ad(conn: CedarConnection, ad: ClassAd) -> Protocol[None]:
-    writer = conn.writer()
-    put_classad(writer, ad)
-    yield Send(writer)
-
-
-def _read_ad() -> Protocol[ClassAd]:
-    message: MessageReader = yield Receive()
-    return get_classad(message)
+def reverse_hello(
+    conn: CedarConnection, address: Sinful, greeting: ClassAd, name: str
+) -> Protocol[None]:
+    """The first bytes of a reversed connection (spec 09 §4.3): the shared-port preamble when
+    ``address`` has ``sock`` (``name`` describes the target), then the raw hello."""
+    if address.shared_port_id:
+        yield from send_preamble(conn, address.shared_port_id, client_name=name,
+                                 deadline=PREAMBLE_DEADLINE)  # fmt: skip
+    yield from send_ad(conn, greeting, Command.CCB_REVERSE_CONNECT)
 
 
 class CcbTarget:
@@ -108,12 +99,8 @@ class CcbTarget:
                 await trio.sleep(self.reconnect)
 
     def _registration(self) -> ClassAd:
-        ad = ClassAd({"Name": f"{self.daemon.daemon_type} {self.daemon.address}"})
-        if self.contact is not None and self._cookie is not None:
-            ad["CCBID"] = self.contact
-            ad["ClaimId"] = self._cookie
-        ad["Command"] = int(Command.CCB_REGISTER)
-        return ad
+        name = f"{self.daemon.daemon_type} {self.daemon.address}"
+        return registration_ad(name, self.contact, self._cookie)
 
     async def _session(self, nursery: trio.Nursery) -> None:
         target = self.broker.connect_target()
@@ -123,8 +110,8 @@ class CcbTarget:
             ad = self._registration()
 
             def body(session: CommandSession) -> Protocol[ClassAd]:
-                yield from _send_ad(channel.conn, ad)
-                return (yield from _read_ad())
+                yield from send_ad(channel.conn, ad)
+                return (yield from read_ad())
 
             reply = await channel.run(
                 command_protocol(
@@ -152,23 +139,23 @@ class CcbTarget:
         quiet = trio.current_time()
         while True:
             while self._results:
-                await channel.run(_send_ad(channel.conn, self._results.pop(0)))
+                await channel.run(send_ad(channel.conn, self._results.pop(0)))
             channel.timeout = _POLL
             try:
-                message = await channel.run(_read_ad())
+                message = await channel.run(read_ad())
             except CedarTimeout:
                 if channel.conn.buffered_bytes:
                     raise  # a message cut short: the connection is no longer usable
                 if trio.current_time() - quiet >= self.heartbeat:
                     alive = ClassAd({"Command": int(Command.ALIVE)})
-                    await channel.run(_send_ad(channel.conn, alive))
+                    await channel.run(send_ad(channel.conn, alive))
                     quiet = trio.current_time()
                 continue
             quiet = trio.current_time()
             if message.get("Command") != Command.CCB_REQUEST:
                 continue  # the broker's answer to our heartbeat, or nothing we know
             if self._active >= self.max_reversed:  # a flood: refuse, do not dial
-                refused = _result(message, "too many reversed connections at once")
+                refused = result_for(message, "too many reversed connections at once")
                 if refused is not None:
                     self._results.append(refused)
                 continue
@@ -183,7 +170,7 @@ class CcbTarget:
 
     async def _reverse(self, request: ClassAd) -> None:
         """Dial the requester, say hello, report, then serve the connection (§4.3)."""
-        result = _result(request, "")
+        result = result_for(request, "")
         if result is None:
             return  # missing MyAddress, ClaimId or RequestID: nothing to answer
         where, connect_id, request_id = (
@@ -199,8 +186,9 @@ class CcbTarget:
             self._results.append(result)
             return
         try:
-            hello = ClassAd({"ClaimId": connect_id, "MyAddress": where, "RequestID": request_id})
-            await channel.run(self._hello(channel.conn, address, hello))
+            greeting = hello(connect_id, where, request_id)
+            name = f"{self.daemon.daemon_type} {self.daemon.address}"
+            await channel.run(reverse_hello(channel.conn, address, greeting, name))
         except CedarError:
             result["ErrorString"] = "failure writing reverse connect command"
             self._results.append(result)
@@ -213,12 +201,3 @@ class CcbTarget:
             await self.daemon.handle_stream(stream)
         except Exception:  # one requester's connection must not end the registration
             log.exception("%s: serving a reversed connection failed", self.daemon.name)
-
-    def _hello(self, conn: CedarConnection, address: Sinful, hello: ClassAd) -> Protocol[None]:
-        if address.shared_port_id:
-            name = f"{self.daemon.daemon_type} {self.daemon.address}"
-            yield from send_preamble(conn, address.shared_port_id, client_name=name,
-                                     deadline=int(self.timeout))  # fmt: skip
-        writer = conn.writer().put_int(Command.CCB_REVERSE_CONNECT)
-        put_classad(writer, hello)
-        yield Send(writer)

@@ -47,6 +47,7 @@ from cedar.server.ad_store import (
     str_attribute,
     write_answer,
 )
+from cedar.server.ccb_broker import BrokerLimits, CcbBroker
 from cedar.server.daemon import CommandRequest, Daemon, decode, offload, strict_ad
 from cedar.stream.primitives import MessageReader
 from cedar.stream.protocol import Protocol, Receive, Send
@@ -115,6 +116,8 @@ class MockCollector(Daemon):
     so the :class:`ServerPolicy` decides who may advertise.  Several updates and
     invalidations may follow each other on one connection until DC_NOP or close (§2.8).
     ``store`` is the :class:`AdStore`; tests fill it directly with :meth:`AdStore.add`.
+    Like the real one it is a CCB broker (spec 09 §6, :class:`CcbBroker`, ``self.ccb``) unless
+    ``ccb`` is false (``ENABLE_CCB_SERVER = false``).
     """
 
     def __init__(
@@ -125,6 +128,9 @@ class MockCollector(Daemon):
         host: str = "127.0.0.1",
         port: int = 0,
         store: AdStore | None = None,
+        ccb: bool = True,
+        ccb_limits: BrokerLimits | None = None,
+        ccb_reconnect_file: str | None = None,
     ) -> None:
         super().__init__(
             name, "COLLECTOR", policy=policy or real_pool_policy(), host=host, port=port
@@ -139,6 +145,10 @@ class MockCollector(Daemon):
                 self.register(command, self._handle_updates, permission=level)
             else:
                 self.register(command, self._handle_query, permission=level)
+        self.ccb: CcbBroker | None = None
+        if ccb:
+            self.ccb = CcbBroker(self, limits=ccb_limits, reconnect_file=ccb_reconnect_file)
+            self.ccb.register_on(self)
 
     def own_ad(self) -> ClassAd | None:
         """The collector's own ad, returned by collector and "any" queries.
@@ -159,6 +169,9 @@ class MockCollector(Daemon):
         ad["CondorPlatform"] = CEDAR_PLATFORM_STRING
         ad["LastHeardFrom"] = int(self.store.clock())
         ad["MyCurrentTime"] = int(self.store.clock())
+        if self.ccb is not None:
+            for name, value in self.ccb.ad_attributes().items():
+                ad[name] = value
         return ad
 
     def _may(self, request: CommandRequest, level: str) -> bool:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Generic, TypeVar
@@ -103,6 +103,29 @@ def offload(work: Callable[[], T]) -> Protocol[T]:
     job = Offload(work)
     yield Emit(job)
     return job.result()
+
+
+class Takeover:
+    """A handler hands its connection to a long-lived coroutine (``yield Emit(Takeover(...))``).
+
+    A CCB registration stays open for as long as the target lives, and other connections write
+    to it (spec 09 §6): the handler's protocol cannot wait on another connection, so the Trio
+    daemon runs ``work(channel)`` in the connection's own task, with the connection's lifetime
+    set to ``lifetime`` seconds from now (None: unchanged), then goes on with the handler.
+    Other drivers (replays, in-memory pairs) have no task to give: they ignore it, and the
+    handler, seeing :attr:`taken` still false, may go on as a protocol.
+    """
+
+    def __init__(
+        self, work: Callable[[TrioChannel], Awaitable[None]], *, lifetime: float | None = None
+    ) -> None:
+        self.work = work
+        self.lifetime = lifetime
+        #: Set by the daemon that ran ``work``; still false after another driver ignored it.
+        self.taken = False
+
+    def __repr__(self) -> str:
+        return f"<Takeover lifetime={self.lifetime} taken={self.taken}>"
 
 
 #: A received message longer than this is decoded in a worker thread (:func:`decode`); a
@@ -228,6 +251,8 @@ class Daemon:
     ) -> None:
         self.name = name
         self.daemon_type = daemon_type
+        #: False: bind, never listen (a daemon reachable only through CCB, see :meth:`serve`).
+        self.listen = True
         self.policy = policy or ServerPolicy()
         self.host = host
         self.port = port
@@ -335,7 +360,24 @@ class Daemon:
     # -- serving --------------------------------------------------------------------------------
 
     async def serve(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
-        """Listen and serve until cancelled; ``task_status.started`` gets the daemon."""
+        """Listen and serve until cancelled; ``task_status.started`` gets the daemon.
+
+        A daemon with ``listen`` false (reachable only through a CCB broker, like one behind
+        NAT) binds its address but never listens: a direct connection is refused, and it
+        serves only the reversed connections its :class:`~cedar.server.ccb_target.CcbTarget`
+        makes.
+        """
+        if not self.listen:
+            with trio.socket.socket() as bound:
+                await bound.bind((self.host, self.port))
+                self.port = bound.getsockname()[1]
+                self._address = make_sinful(self.host, self.port)
+                with trio.CancelScope() as scope:
+                    self._cancel = scope
+                    self._token = trio.lowlevel.current_trio_token()
+                    task_status.started(self)
+                    await trio.sleep_forever()
+            return
         listeners = await trio.open_tcp_listeners(self.port, host=self.host)
         sockname = listeners[0].socket.getsockname()
         self.port = sockname[1]
@@ -429,7 +471,7 @@ class Daemon:
         conn = conn or CedarConnection(max_message_size=self.policy.max_message_size)
         try:
             with trio.move_on_after(self.policy.connection_lifetime) as lifetime:
-                await self._serve_connection(_MeteredStream(stream, self, conn), conn)
+                await self._serve_connection(_MeteredStream(stream, self, conn), conn, lifetime)
             if lifetime.cancelled_caught:
                 log.info(
                     "%s: connection from %s held its slot for connection_lifetime (%g s); closed",
@@ -444,7 +486,9 @@ class Daemon:
             with contextlib.suppress(Exception):
                 await stream.aclose()
 
-    async def _serve_connection(self, stream: _MeteredStream, conn: CedarConnection) -> None:
+    async def _serve_connection(
+        self, stream: _MeteredStream, conn: CedarConnection, lifetime: trio.CancelScope
+    ) -> None:
         local = peer = None
         try:
             local = _endpoint(stream.socket.getsockname())
@@ -471,6 +515,11 @@ class Daemon:
                     await trio.to_thread.run_sync(
                         value.run, abandon_on_cancel=True, limiter=limiter
                     )
+                elif isinstance(value, Takeover):
+                    if value.lifetime is not None:
+                        lifetime.deadline = trio.current_time() + value.lifetime
+                    value.taken = True
+                    await value.work(channel)
         except trio.TooSlowError:
             log.info("%s: security negotiation exceeded its deadline; closing", self.name)
         except CedarError as exc:
@@ -663,6 +712,10 @@ class _MeteredStream:
     async def send_all(self, data: bytes | bytearray | memoryview) -> None:
         await self._stream.send_all(data)
 
+    async def send_eof(self) -> None:
+        """Half-close (a CCB relay passes one side's end on to the other, spec 09 §7.3)."""
+        await self._stream.send_eof()
+
     async def aclose(self) -> None:
         await self._stream.aclose()
 
@@ -709,6 +762,7 @@ __all__ = [
     "Handler",
     "Offload",
     "Registration",
+    "Takeover",
     "offload",
     "serve_in_thread",
 ]

@@ -19,16 +19,23 @@ from typing import Any
 
 import trio
 
+from cedar.auth.client_config import ClientSecurity, SecurityConfig
 from cedar.auth.server_policy import ServerPolicy, real_pool_policy
 from cedar.auth.signing_key import SigningKey, SigningKeyStore
 from cedar.auth.token import create_token
 from cedar.auth.version import CEDAR_PLATFORM_STRING, CEDAR_VERSION_STRING
 from cedar.classad_wire import ClassAd
+from cedar.server.ad_store import MACHINE
+from cedar.server.ccb_target import CcbTarget
 from cedar.server.collector import MockCollector
 from cedar.server.daemon import serve_in_thread
 from cedar.server.router import SharedPortRouter
 from cedar.server.schedd import JobQueue, MockSchedd
+from cedar.server.startd import MockStartd
 from cedar.server.starter import MockStarter, attach_peek
+
+#: ``cedar pool --ccb`` choices: the daemon that is reachable only through the broker.
+CCB_DAEMONS = ("startd", "schedd")
 
 
 def pool_policy(
@@ -81,6 +88,11 @@ class MockPool:
 
     The schedd's ad is put into the collector, so ``Collector.locate("schedd")`` and
     ``htcondor2.Collector().locate(DaemonTypes.Schedd)`` find it.
+
+    ``ccb="startd"`` adds a :class:`MockStartd` (one slot), ``ccb="schedd"`` takes the schedd
+    off the shared port: that daemon listens nowhere, registers with the collector's broker
+    (:class:`CcbTarget`) and is advertised with its ``CCBID`` address, so every client reaches
+    it through CCB (spec 09).
     """
 
     def __init__(
@@ -96,7 +108,11 @@ class MockPool:
         superusers: tuple[str, ...] = (),
         machine: str | None = None,
         spool_dir: str | None = None,
+        ccb: str | None = None,
     ) -> None:
+        if ccb is not None and ccb not in CCB_DAEMONS:
+            raise ValueError(f"ccb must be one of {', '.join(CCB_DAEMONS)}, not {ccb!r}")
+        self.ccb = ccb
         self.policy = policy or pool_policy()
         self.setup = "fs"  #: which of SECURITY_SETUPS (see :meth:`for_setup`)
         self._started = int(time.time())
@@ -121,8 +137,20 @@ class MockPool:
         attach_peek(self.schedd, self.schedd.queue, self.starter)
         self.collector.machine = self.machine
         self.router.attach(self.collector, "collector", default=True)
-        self.router.attach(self.schedd, "schedd")
         self.router.attach(self.starter, "starter")
+        #: The daemon behind the broker and its registration (``ccb``), else None.
+        self.behind_broker: MockStartd | MockSchedd | None = None
+        self.registration: CcbTarget | None = None
+        self.startd: MockStartd | None = None
+        if ccb == "schedd":
+            self.schedd.listen = False
+            self.behind_broker = self.schedd
+        else:
+            self.router.attach(self.schedd, "schedd")
+        if ccb == "startd":
+            self.startd = MockStartd(slots=[self._slot_ad()], policy=self.policy, host=host)
+            self.startd.listen = False
+            self.behind_broker = self.startd
 
     @property
     def address(self) -> str:
@@ -172,13 +200,28 @@ class MockPool:
             ("StartD", self.machine),
         ):
             store.add(self._daemon_ad(my_type, name))
+        if self.startd is not None:
+            for slot in self.startd.store.ads(MACHINE):
+                store.add(slot.ad, MACHINE)
+
+    def _slot_ad(self) -> ClassAd:
+        """The one slot of ``ccb="startd"``'s startd (its address filled in when it serves)."""
+        ad = ClassAd({"MyType": "Machine", "Name": f"slot1@{self.machine}",
+                      "Machine": self.machine, "CondorVersion": CEDAR_VERSION_STRING})  # fmt: skip
+        ad.update({"State": "Unclaimed", "Activity": "Idle", "Cpus": 1, "Memory": 1024,
+                   "OpSys": "LINUX", "Arch": "X86_64", "SlotType": "Static"})  # fmt: skip
+        return ad
 
     def _daemon_ad(self, my_type: str, name: str) -> ClassAd:
         ad = ClassAd()
         ad["MyType"] = my_type
         ad["Name"] = name
         ad["Machine"] = self.machine
-        ad["MyAddress"] = self.collector.address
+        ad["MyAddress"] = (
+            self.startd.address
+            if my_type == "StartD" and self.startd is not None
+            else self.collector.address
+        )
         ad["CondorVersion"] = CEDAR_VERSION_STRING
         ad["CondorPlatform"] = CEDAR_PLATFORM_STRING
         return ad
@@ -234,9 +277,27 @@ class MockPool:
             # listeners are not needed, but the schedd's ticker is.
             if self.schedd.simulate:
                 nursery.start_soon(self._tick)
+            if self.behind_broker is not None:
+                await self._register(nursery)
             self.advertise()
             nursery.start_soon(self._advertise_loop)
             task_status.started(self)
+
+    async def _register(self, nursery: trio.Nursery) -> None:
+        """Serve the daemon behind the broker and wait for its first registration."""
+        daemon = self.behind_broker
+        assert daemon is not None
+        await nursery.start(daemon.serve)
+        methods = [m for m in self.policy.resolve("DAEMON").methods if m != "KERBEROS"]
+        security = ClientSecurity(SecurityConfig(methods=methods or ["FS"]))
+        self.registration = CcbTarget(daemon, self.collector.address, security=security,
+                                      reconnect=5.0)  # fmt: skip
+        nursery.start_soon(self.registration.run)
+        with trio.fail_after(30):
+            await self.registration.registered.wait()
+        if self.startd is not None:  # its slot now carries the CCB address
+            for slot in self.startd.store.ads(MACHINE):
+                slot.ad["MyAddress"] = self.startd.address
 
     async def _tick(self) -> None:
         while True:

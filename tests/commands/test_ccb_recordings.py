@@ -1,4 +1,5 @@
-"""The CCB requester's pieces against the recorded 25.13.2 exchanges (``captures/ccb/``).
+"""The CCB recordings of 25.13.2 (``captures/ccb/``): the requester's pieces, then every
+recording replayed in every role (:mod:`cedar.capture.replay_ccb`).
 
 Our request ad is the tools' byte for byte (given the recorded connect id and listener), the
 recorded hello is accepted only with its own connect id, the broker's recorded refusal becomes
@@ -8,10 +9,14 @@ read as the requester reads them (the answer after the session's framing is drop
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 
 from cedar.auth.sinful import Sinful
 from cedar.capture.pcap import read_segments
+from cedar.capture.replay_ccb import replay_ccb_capture
+from cedar.capture.replay_context import ReplayReport
 from cedar.capture.tcp import C2S, S2C, TcpConversation, reassemble
 from cedar.classad_wire import get_classad, put_classad
 from cedar.commands.ccb import CcbRoute, broker_contacts, read_ad, read_hello, request_ad
@@ -103,3 +108,66 @@ def test_the_recorded_relay_reads_as_the_requester_reads_it() -> None:
 
 def _reader(payload: bytes) -> MessageReader:
     return MessageReader(payload)
+
+
+# -- every recording, every role (cedar.capture.replay_ccb) -------------------------------------
+
+ALL = sorted(p.stem for p in RECORDINGS.glob("ccb-*.pcap"))
+#: The reasons a part of a recording may not be replayed (the module says why in full).
+UNREPLAYABLE = ("AES-GCM encrypted", "BLOWFISH key", "encrypted not replayable")
+
+
+@functools.cache
+def _replayed(name: str) -> tuple[ReplayReport, ...]:
+    return tuple(replay_ccb_capture(str(RECORDINGS / f"{name}.pcap")))
+
+
+def test_every_ccb_recording_is_here() -> None:
+    assert len(ALL) == 12
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_every_ccb_recording_replays_in_every_role(name: str) -> None:
+    """Each part is replayed and equal to the recording, or skipped for a stated reason."""
+    reports = _replayed(name)
+    assert reports
+    for report in reports:
+        if report.skipped is not None:
+            assert any(reason in report.skipped for reason in UNREPLAYABLE), report.skipped
+        else:
+            assert report.differences == [], (report.kind, report.side, report.differences)
+
+
+#: What is replayed and matches in full, per recording: (kind, side) pairs.
+REPLAYED = {
+    "ccb-register-plain": {("ccb-register", "server"), ("ccb-register", "client"),
+                           ("ccb-heartbeat", "target")},
+    "ccb-reconnect-plain": {("ccb-register", "server"), ("ccb-register", "client")},
+    "ccb-status-direct-raw": {("ccb-request", "server"), ("ccb-request", "client"),
+                              ("ccb-forward", "broker"), ("ccb-result", "target"),
+                              ("ccb-hello", "target"), ("ccb-hello", "requester"),
+                              ("collector-query", "client"), ("collector-query", "server")},
+    "ccb-request-unknown-ccbid-raw": {("ccb-request", "server"), ("ccb-request", "client")},
+    "ccb-probe-raw": {("ccb-request", "server"), ("ccb-request", "client"),
+                      ("collector-query", "client"), ("collector-query", "server")},
+    "ccb-probe-proxy-raw": {("ccb-request", "server"), ("ccb-request", "client"),
+                            ("ccb-forward", "broker"), ("collector-query", "client"),
+                            ("collector-query", "server")},
+    "ccb-ping-startd-plain": {("ccb-request", "client"), ("ccb-forward", "broker"),
+                              ("ping", "client"), ("ping", "server"), ("ccb-hello", "target")},
+    "ccb-ping-startd-nosp-plain": {("ccb-request", "client"), ("ping", "client"),
+                                   ("ping", "server"), ("ccb-result", "target")},
+    "ccb-proxy-ping-startd-plain": {("ccb-request", "client"), ("ping", "client"),
+                                    ("ping", "server"), ("ccb-forward", "broker")},
+    "ccb-ping-startd-fs-aes": {("ccb-request", "server"), ("ccb-hello", "target"),
+                               ("ccb-result", "target")},
+    "ccb-proxy-ping-startd-fs-aes": {("ccb-request", "server"), ("ccb-hello", "requester"),
+                                     ("ccb-result", "target")},
+    "ccb-claim-daemons-fs-aes": {("ccb-hello", "target"), ("ccb-result", "target")},
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_the_replayable_parts_are_replayed(name: str) -> None:
+    done = {(r.kind, r.side) for r in _replayed(name) if r.ok}
+    assert REPLAYED[name] <= done, REPLAYED[name] - done

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import socket
 import threading
+from collections.abc import Callable
+from typing import Any
 
+import pytest
 import trio
 
 from cedar.auth import ClientSecurity, SecurityConfig
@@ -24,8 +27,46 @@ from tests.robustness.helpers import plain_policy
 FLOOD = 10
 CAP = 3
 
+#: Runs a target against a broker whose ``CCB_REGISTER`` is ``register`` until ``done`` is
+#: set (or 30 s), then stops both; returns the target and its daemon for the assertions.
+TargetRun = Callable[..., tuple[CcbTarget, Daemon]]
 
-def test_a_flood_of_forwarded_requests_is_bounded() -> None:
+
+@pytest.fixture
+def run_target() -> TargetRun:
+    """The set-up every test here shares: a broker daemon serving ``register`` (a protocol),
+    a target daemon registered with it through :class:`CcbTarget` (CLAIMTOBE, in clear)."""
+
+    def run(
+        register: Callable[[CommandRequest], Protocol[None]],
+        done: threading.Event,
+        *,
+        broker_policy: Any = None,
+        **options: Any,
+    ) -> tuple[CcbTarget, Daemon]:
+        broker = Daemon("broker", "COLLECTOR", policy=broker_policy or plain_policy())
+        broker.register(Command.CCB_REGISTER, register, permission="DAEMON")
+        target_daemon = Daemon("target", "STARTD", policy=plain_policy())
+        security = ClientSecurity(SecurityConfig(methods=["CLAIMTOBE"], crypto_methods=[]))
+        made: list[CcbTarget] = []
+
+        async def main() -> None:
+            async with trio.open_nursery() as nursery:
+                await nursery.start(broker.serve)
+                await nursery.start(target_daemon.serve)
+                made.append(CcbTarget(target_daemon, broker.address, security=security, **options))
+                nursery.start_soon(made[0].run)
+                with trio.move_on_after(30):
+                    await trio.to_thread.run_sync(done.wait, abandon_on_cancel=True)
+                nursery.cancel_scope.cancel()
+
+        trio.run(main)
+        return made[0], target_daemon
+
+    return run
+
+
+def test_a_flood_of_forwarded_requests_is_bounded(run_target: TargetRun) -> None:
     silent = socket.create_server(("127.0.0.1", 0))  # accepts (backlog), never speaks
     silent_address = f"<127.0.0.1:{silent.getsockname()[1]}>"
     results: list[ClassAd] = []
@@ -51,26 +92,10 @@ def test_a_flood_of_forwarded_requests_is_bounded() -> None:
         done.set()
         yield Receive()  # hold the registration open
 
-    broker = Daemon("broker", "COLLECTOR", policy=plain_policy())
-    broker.register(Command.CCB_REGISTER, register, permission="DAEMON")
-    target_daemon = Daemon("target", "STARTD", policy=plain_policy())
-    security = ClientSecurity(SecurityConfig(methods=["CLAIMTOBE"], crypto_methods=[]))
-
-    async def main() -> None:
-        async with trio.open_nursery() as nursery:
-            await nursery.start(broker.serve)
-            await nursery.start(target_daemon.serve)
-            target = CcbTarget(target_daemon, broker.address, security=security,
-                               max_reversed=CAP, reconnect=60)  # fmt: skip
-            nursery.start_soon(target.run)
-            with trio.move_on_after(30):
-                await trio.to_thread.run_sync(done.wait, abandon_on_cancel=True)
-            assert target.contact == "127.0.0.1:1#5"
-            assert "CCBID=127.0.0.1:1#5" in target_daemon.address
-            nursery.cancel_scope.cancel()
-
     with silent:
-        trio.run(main)
+        target, target_daemon = run_target(register, done, max_reversed=CAP, reconnect=60)
+    assert target.contact == "127.0.0.1:1#5"
+    assert "CCBID=127.0.0.1:1#5" in target_daemon.address
     assert registration[0]["Command"] == Command.CCB_REGISTER
     assert str(registration[0]["Name"]).startswith("STARTD <127.0.0.1:")
     assert len(results) == FLOOD  # the malformed request got none
@@ -81,7 +106,7 @@ def test_a_flood_of_forwarded_requests_is_bounded() -> None:
     assert sorted(int(str(r["RequestID"])) for r in results) == list(range(FLOOD))
 
 
-def test_a_quiet_registration_sends_heartbeats() -> None:
+def test_a_quiet_registration_sends_heartbeats(run_target: TargetRun) -> None:
     """Nothing from the broker for ``heartbeat`` seconds: the target sends ``{Command = 441}``
     (spec 09 §4.2), and again after the broker's echo."""
     beats: list[ClassAd] = []
@@ -101,20 +126,5 @@ def test_a_quiet_registration_sends_heartbeats() -> None:
         done.set()
         yield Receive()
 
-    broker = Daemon("broker", "COLLECTOR", policy=plain_policy(connection_timeout=30))
-    broker.register(Command.CCB_REGISTER, register, permission="DAEMON")
-    target_daemon = Daemon("target", "STARTD", policy=plain_policy())
-    security = ClientSecurity(SecurityConfig(methods=["CLAIMTOBE"], crypto_methods=[]))
-
-    async def main() -> None:
-        async with trio.open_nursery() as nursery:
-            await nursery.start(broker.serve)
-            await nursery.start(target_daemon.serve)
-            target = CcbTarget(target_daemon, broker.address, security=security, heartbeat=1)
-            nursery.start_soon(target.run)
-            with trio.move_on_after(30):
-                await trio.to_thread.run_sync(done.wait, abandon_on_cancel=True)
-            nursery.cancel_scope.cancel()
-
-    trio.run(main)
+    run_target(register, done, broker_policy=plain_policy(connection_timeout=30), heartbeat=1)
     assert [dict(beat.items()) for beat in beats] == [{"Command": 441}] * 2
