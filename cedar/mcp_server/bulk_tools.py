@@ -25,9 +25,9 @@ from cedar.service.values import check_editable
 async def matching_ids(call: ToolCall, text: str) -> list[str]:
     """Ids of the caller's jobs matching a constraint (scoped like a listing); refused when
     more than ``max_jobs`` match."""
-    constraint = await call.access.scoped(call.caller, checked_constraint(text))
-    schedd = call.access.schedd(call.caller)
-    limit = call.access.settings.max_jobs
+    constraint = await call.scoped(checked_constraint(text))
+    schedd = await call.schedd()
+    limit = call.settings.max_jobs
     ads = await schedd.query(constraint, ["ClusterId", "ProcId"], limit + 1)
     if len(ads) > limit:
         raise ToolFailure(f"more than {limit} jobs match; narrow the constraint")
@@ -42,8 +42,8 @@ async def _act_on_ids(
         return []
     verb = action.name.lower()
     await call.progress(0, len(ids), verb)
-    schedd = call.access.schedd(call.caller)
-    reason = reason or f"via cedar mcp by {call.caller.identity}"
+    schedd = await call.schedd()
+    reason = reason or f"via cedar mcp by {(await call.identity()).user}"
     outcome = await schedd.act(action, ids, reason, long=True)
     results = []
     for job_id in ids:
@@ -104,6 +104,6 @@ async def edit_jobs(call: ToolCall, args: BulkEditArgs) -> tuple[Result, str]:
     ids = await matching_ids(call, args.constraint)
     if not args.confirm:
         return _dry_run(ids, f"set {args.attribute}")
-    changed = await call.access.schedd(call.caller).edit(ids, args.attribute, value) if ids else 0
+    changed = await (await call.schedd()).edit(ids, args.attribute, value) if ids else 0
     result = BulkResult(matched=len(ids), confirmed=True, changed=changed, hints=["query_jobs"])
     return result, f"set {args.attribute} = {args.value} on {changed} of {len(ids)} job(s)"

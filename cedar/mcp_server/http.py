@@ -34,9 +34,9 @@ from starlette.types import ASGIApp
 
 from cedar.config import default_config
 from cedar.errors import CedarError, ConfigError
-from cedar.mcp_server.access import PoolAccess
 from cedar.mcp_server.server import CedarMcp
 from cedar.mcp_server.settings import McpSettings
+from cedar.service import Caller, PoolAccess
 
 log = logging.getLogger("cedar.mcp")
 
@@ -62,8 +62,7 @@ class DaemonTokenVerifier:
         if isinstance(expires, (int, float)) and expires < time.time():
             return None
         try:
-            caller = self.access.token_caller(token)
-            identity = await self.access.identify(caller)
+            identity = (await self.access.whoami(Caller.from_token(token))).user or ""
         except CedarError as exc:
             log.info("bearer token refused: %s", type(exc).__name__)
             return None
@@ -177,7 +176,7 @@ def mount_in_serve(
         host = service_settings.host
         shown = f"[{host}]" if ":" in host else host
         resource_url = f"{scheme}://{shown}:{service_settings.port}{path}"
-    access = PoolAccess(config, service=services.access)
+    access = services.access  # the one core: identities, scope and admins as cedar serve's
     http = McpHttp(
         config, resource_url=resource_url, host=service_settings.host, path=path, access=access
     )

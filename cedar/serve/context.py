@@ -22,7 +22,6 @@ from cedar.service import (
     Identity,
     PoolAccess,
     RateLimiter,
-    ServiceError,
     ServiceSettings,
     check_constraint,
 )
@@ -88,20 +87,13 @@ class Services:
         return check_constraint(text, self.settings.max_constraint)
 
     async def scope_user(self, caller: Caller) -> str | None:
-        """The ``user@domain`` whose jobs ``caller`` sees under /api/v1 (refuses an anonymous
-        caller unless ``CEDAR_SERVE_ANONYMOUS_JOBS`` allows it, then None = no scope)."""
-        identity = await self.access.whoami(caller)
-        if not identity.authenticated:
-            self.check_job_reader(caller)
-            return None
-        return identity.user
+        """The ``user@domain`` whose jobs ``caller`` sees: the service core's one scope rule
+        (:meth:`PoolAccess.scope_user`; None = every job)."""
+        return await self.access.scope_user(caller)
 
     def check_job_reader(self, caller: Caller) -> None:
-        """Refuse a caller without a token any job listing unless ``CEDAR_SERVE_ANONYMOUS_JOBS``
-        allows it: one rule for ``/api/v1`` and restd's ``/v1`` (restd lists every user's jobs
-        to anyone where the pool allows anonymous READ; a deployment opts into that here)."""
-        if not caller.authenticated and not self.settings.anonymous_jobs:
-            raise ServiceError(401, "this needs 'Authorization: Bearer <IDTOKEN or SciToken>'")
+        """The core's anonymous-listing rule (:meth:`PoolAccess.check_job_reader`)."""
+        self.access.check_job_reader(caller)
 
     async def identity(self, caller: Caller) -> Identity:
         return await self.access.whoami(caller)

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import trio
 
-from cedar.service import PoolAccess
+from cedar.service import Caller, PoolAccess
 from cedar.service.settings import DEFAULT_PRIVATE_ATTRS
 from tests.live_pool.test_serve_live import Live, live, submit  # noqa: F401 (a fixture)
 
@@ -25,15 +25,12 @@ RUNNING = "executable = /bin/sleep\narguments = 600\ntransfer_executable = false
 def _mcp(running: Live, caller_token: str, job: str, admins: frozenset[str]) -> dict[str, Any]:
     from mcp import Client
 
-    from cedar.mcp_server import McpSettings, build_server
-    from cedar.mcp_server import PoolAccess as McpAccess
+    from cedar.mcp_server import McpSettings, build_server, pool_access
 
     settings = McpSettings(pool=running.server.settings.collector, admins=admins)
-    # the caller of MCP over HTTP: the bearer token, identified as REST identifies it (READ)
-    access = McpAccess(settings, service=PoolAccess(running.server.settings))
-    caller = access.token_caller(caller_token)
-    access.local_caller = lambda: caller  # type: ignore[method-assign]
-    server = build_server(settings, access)
+    # the caller holds only the bearer token (its own session cache), as over HTTP
+    security = PoolAccess(running.server.settings).security(Caller.from_token(caller_token))
+    server = build_server(settings, pool_access(settings, security))
 
     async def main() -> dict[str, Any]:
         async with Client(server) as client:

@@ -10,7 +10,7 @@ from mcp import Client
 from mcp.types import CallToolResult
 
 from cedar.auth.client_config import ClientSecurity
-from cedar.mcp_server import McpSettings, PoolAccess, build_server
+from cedar.mcp_server import McpSettings, build_server, pool_access
 from cedar.server.pool import MockPool
 
 
@@ -28,7 +28,7 @@ def run_client(
 ) -> Any:
     """Run ``work(client)`` against an in-process server acting as ``security``'s user."""
     config = settings_for(pool, **settings)
-    server = build_server(config, PoolAccess(config, security))
+    server = build_server(config, pool_access(config, security))
 
     async def main() -> Any:
         async with Client(server, mode=mode) as client:

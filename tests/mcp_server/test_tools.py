@@ -10,7 +10,7 @@ import trio
 from mcp import Client, MCPDeprecationWarning
 
 from cedar.commands import Collector
-from cedar.mcp_server import McpSettings, PoolAccess, build_server
+from cedar.mcp_server import McpSettings, build_server, pool_access
 from cedar.mcp_server.tools import TOOLS
 from cedar.server.pool import MockPool, pool_policy
 from tests.loopback import serving, silent
@@ -120,7 +120,7 @@ def test_bad_input_is_a_tool_error_with_one_line(pool: MockPool) -> None:
 def test_a_daemon_that_never_answers_is_a_timeout_not_a_hang() -> None:
     with serving(silent()) as hung:
         settings = McpSettings(pool=hung, timeout=1.5, daemon_timeout=30)
-        server = build_server(settings, PoolAccess(settings, claimtobe("patient")))
+        server = build_server(settings, pool_access(settings, claimtobe("patient")))
 
         async def main() -> Any:
             async with Client(server) as client:
@@ -202,14 +202,16 @@ def test_a_job_is_looked_up_by_its_id_before_its_owner(monkeypatch: pytest.Monke
     comparisons come first, the owner's scope last (an admin's lookup has none)."""
     from cedar.classad_wire import unparse
 
-    access = PoolAccess(McpSettings(admins=frozenset({"root"})))
-    caller: Any = object()
+    from cedar.service import Caller, Identity
+
+    access = pool_access(McpSettings(admins=frozenset({"root"})))
+    caller = Caller.local()
 
     async def scope_of(user: str) -> str:
-        async def identify(_caller: Any) -> str:
-            return user
+        async def whoami(_caller: Any) -> Identity:
+            return Identity(authenticated=True, user=user, method="FS")
 
-        monkeypatch.setattr(access, "identify", identify)
+        monkeypatch.setattr(access, "whoami", whoami)
         return unparse(await access.scoped_job(caller, 12, 3))
 
     assert trio.run(scope_of, "alice@pool") == (

@@ -56,14 +56,13 @@ def _mcp_get_job(api: Api, token: str, job: str, admins: frozenset[str]) -> dict
     """``get_job`` and ``query_jobs`` through the MCP server, as the token's holder."""
     from mcp import Client
 
-    from cedar.mcp_server import McpSettings, build_server
-    from cedar.mcp_server import PoolAccess as McpAccess
+    from cedar.mcp_server import McpSettings, build_server, pool_access
 
     settings = McpSettings(
         pool=api.pool.pool.host_port, schedd_address=api.pool.pool.schedd_address, admins=admins
     )
     security = PoolAccess(api.server.settings).security(Caller.from_token(token))
-    server = build_server(settings, McpAccess(settings, security))
+    server = build_server(settings, pool_access(settings, security))
 
     async def main() -> dict[str, Any]:
         async with Client(server) as client:
