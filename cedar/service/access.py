@@ -30,12 +30,12 @@ from dataclasses import dataclass
 from cedar.auth.client_config import ClientSecurity, SecurityConfig, default_security
 from cedar.auth.policy import Requirement
 from cedar.auth.session import ClientSessionCache
+from cedar.classad_wire.constraints import and_constraints
+from cedar.classad_wire.expr import Expr
 from cedar.commands import AsyncCollector, AsyncSchedd
 from cedar.commands._async.ping import ping_async
 from cedar.commands.base import MAX_RESULTS
 from cedar.commands.ping import PingResult
-from cedar.classad_wire.constraints import and_constraints
-from cedar.classad_wire.expr import Expr
 from cedar.commands.submit import SubmitSettings
 from cedar.config import Config
 from cedar.errors import AuthenticationError, PermissionDenied

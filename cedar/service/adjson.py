@@ -27,6 +27,7 @@ __all__ = [
     "ad_dict",
     "ad_json",
     "ad_json_bytes",
+    "columns_bytes",
     "json_chunks",
     "json_lists",
     "json_writers",
@@ -44,11 +45,32 @@ def ad_json(ad: ClassAd, private: Iterable[str] = (), *, lower: bool = False) ->
     return ad_to_json_compact(ad, lower=lower, masked=masked, mask=REDACTED)
 
 
-def ad_json_bytes(ad: ClassAd, private: Iterable[str] = (), *, lower: bool = False) -> bytes:
+def ad_json_bytes(
+    ad: ClassAd,
+    private: Iterable[str] = (),
+    *,
+    lower: bool = False,
+    only: frozenset[str] | None = None,
+) -> bytes:
     """:func:`ad_json` in UTF-8, written from the ad's received bytes when it holds them (a
-    listing's ads): the stream's hot path, with no decoding of the ad or encoding of its JSON."""
+    listing's ads): the stream's hot path, with no decoding of the ad or encoding of its JSON.
+    ``only`` (lower-cased names): just those members (restd's projection rule)."""
     masked = _masked(private if isinstance(private, tuple) else tuple(private))
-    return ad_to_json_compact_bytes(ad, lower=lower, masked=masked, mask=REDACTED)
+    return ad_to_json_compact_bytes(ad, only, lower=lower, masked=masked, mask=REDACTED)
+
+
+def columns_bytes(
+    names: tuple[str, ...],
+    values: Sequence[bytes],
+    private: Iterable[str] = (),
+    *,
+    lower: bool = False,
+    only: frozenset[str] | None = None,
+) -> bytes:
+    """:func:`ad_json_bytes` of an ad never built, from its names and received values (the
+    listing's hot path); the same bytes."""
+    masked = _masked(private if isinstance(private, tuple) else tuple(private))
+    return columns_json_bytes(names, values, only, lower=lower, masked=masked, mask=REDACTED)
 
 
 def json_writers(
