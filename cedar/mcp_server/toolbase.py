@@ -16,9 +16,9 @@ import anyio
 from cedar.classad_wire import ClassAd
 from cedar.classad_wire.constraints import parse_constraint
 from cedar.classad_wire.expr import Expr
+from cedar.commands import AsyncCollector, AsyncSchedd
 from cedar.commands.filetransfer import ProgressCallback, TransferProgress
 from cedar.jobid import match_job_id
-from cedar.commands import AsyncCollector, AsyncSchedd
 from cedar.mcp_server.access import KeptOutputs
 from cedar.mcp_server.schemas import Args, Result
 from cedar.mcp_server.settings import McpSettings

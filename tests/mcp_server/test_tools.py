@@ -201,7 +201,6 @@ def test_a_job_is_looked_up_by_its_id_before_its_owner(monkeypatch: pytest.Monke
     """The schedd evaluates the constraint on every job it scans: the id's two integer
     comparisons come first, the owner's scope last (an admin's lookup has none)."""
     from cedar.classad_wire import unparse
-
     from cedar.service import Caller, Identity
 
     access = pool_access(McpSettings(admins=frozenset({"root"})))
