@@ -1,6 +1,6 @@
 """Actions on every job a constraint matches (``remove_jobs``, ``hold_jobs``,
-``release_jobs``, ``edit_jobs``): scoped like a listing, bounded by ``max_jobs``, and, but for
-``remove_jobs``, a count only until ``confirm`` is given.  Rows of the one table in
+``release_jobs``, ``edit_jobs``): scoped like a listing, bounded by ``max_jobs``, and a count
+only until ``confirm`` is given (one protocol: count, then act).  Rows of the one table in
 :mod:`cedar.mcp_server.tools`."""
 
 from __future__ import annotations
@@ -13,8 +13,6 @@ from cedar.mcp_server.schemas import (
     BulkEditArgs,
     BulkResult,
     PerJob,
-    RemoveJobsArgs,
-    RemoveJobsResult,
     Result,
 )
 from cedar.mcp_server.toolbase import ToolCall, ToolFailure, checked_constraint
@@ -55,14 +53,6 @@ async def _act_on_ids(
     return results
 
 
-async def remove_jobs(call: ToolCall, args: RemoveJobsArgs) -> tuple[Result, str]:
-    ids = await matching_ids(call, args.constraint)
-    results = await _act_on_ids(call, JobAction.Remove, ids, args.reason)
-    removed = sum(r.succeeded for r in results)
-    result = RemoveJobsResult(matched=len(ids), removed=removed, results=results)
-    return result, f"{removed} of {len(ids)} matching job(s) removed"
-
-
 def _dry_run(ids: list[str], verb: str) -> tuple[Result, str]:
     result = BulkResult(matched=len(ids), confirmed=False, changed=0, hints=["query_jobs"])
     return result, f"{len(ids)} job(s) match; nothing done: call again with confirm=true to {verb}"
@@ -77,6 +67,10 @@ async def _bulk(call: ToolCall, action: JobAction, args: BulkArgs) -> tuple[Resu
     changed = sum(r.succeeded for r in results)
     result = BulkResult(matched=len(ids), confirmed=True, changed=changed, results=results)
     return result, f"{verb}: {changed} of {len(ids)} matching job(s)"
+
+
+async def remove_jobs(call: ToolCall, args: BulkArgs) -> tuple[Result, str]:
+    return await _bulk(call, JobAction.Remove, args)
 
 
 async def hold_jobs(call: ToolCall, args: BulkArgs) -> tuple[Result, str]:

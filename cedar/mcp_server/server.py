@@ -58,6 +58,9 @@ def one_line(text: str, limit: int = 400) -> str:
 
 def failure_reason(exc: BaseException, timeout: float) -> str:
     """The one line an agent is told for an exception out of a tool."""
+    inner = getattr(exc, "exceptions", None)  # a task group's ExceptionGroup of one: its cause
+    if isinstance(inner, (list, tuple)) and len(inner) == 1:
+        return failure_reason(inner[0], timeout)
     if isinstance(exc, ValidationError):
         errors = exc.errors()
         if not errors:

@@ -109,12 +109,17 @@ async def transfer_progress(call: ToolCall, label: str) -> AsyncIterator[Progres
                 total = float(step.total_size) if step.total_size > 0 else None
                 await call.progress(float(step.total_done), total, f"{label} {step.name}")
 
+    failed: Exception | None = None
     async with anyio.create_task_group() as group:
         group.start_soon(pump)
         try:
             yield callback
+        except Exception as exc:  # raised below, not wrapped in the task group's ExceptionGroup
+            failed = exc
         finally:
             group.cancel_scope.cancel()
+    if failed is not None:
+        raise failed
 
 
 def ad_json(call: ToolCall, ad: ClassAd) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from cedar.analysis.text import render_job
 from cedar.commands.peek import PeekError
 from cedar.commands.schedd import RESULT_NAMES
 from cedar.commands.submit import Submit
+from cedar.commands.submit.errors import SubmitError
 from cedar.compat.eventlog import event_dicts
 from cedar.mcp_server.bulk_tools import (
     edit_jobs,
@@ -73,8 +74,6 @@ from cedar.mcp_server.schemas import (
     QueryJobsArgs,
     QueueTotals,
     RecordsResult,
-    RemoveJobsArgs,
-    RemoveJobsResult,
     Result,
     SearchArgs,
     SearchResult,
@@ -199,6 +198,14 @@ async def query_transfer_history(call: ToolCall, args: EpochArgs) -> tuple[Resul
 _TRANSFER_COMMANDS = ("should_transfer_files", "ShouldTransferFiles", "+ShouldTransferFiles")
 
 
+#: What an agent is told for ``hold = true``: the tool submits as ``condor_submit -spool``,
+#: which refuses it (25.13.2), and a spooled job already waits held for its input.
+_SPOOLED_HOLD = (
+    "submit_job spools every job's input, as condor_submit -spool does; to keep a job held, "
+    "submit it with defer_input=true (held until upload_job_input) or hold it with hold_job"
+)
+
+
 async def submit_job(call: ToolCall, args: SubmitJobArgs) -> tuple[Result, str]:
     submit = Submit(args.description)
     if not any(name in submit for name in _TRANSFER_COMMANDS):
@@ -213,7 +220,12 @@ async def submit_job(call: ToolCall, args: SubmitJobArgs) -> tuple[Result, str]:
         if args.defer_input:
             write_placeholder(Path(directory), submit.get("executable"))
         await call.progress(0, 2, "submitting")
-        submitted = await schedd.submit(submit, submit_dir=directory, spool=True)
+        try:
+            submitted = await schedd.submit(submit, submit_dir=directory, spool=True)
+        except SubmitError as exc:
+            if "hold" not in str(exc):
+                raise
+            raise ToolFailure(f"{exc}: {_SPOOLED_HOLD}") from None
         if submitted.num_procs > call.settings.max_jobs:
             await schedd.remove(submitted.cluster, "more procs than cedar mcp submits at once")
             raise ToolFailure(f"at most {call.settings.max_jobs} jobs per submission")
@@ -656,10 +668,10 @@ TOOLS: dict[str, ToolSpec] = {
         _spec(
             "remove_jobs",
             "Remove jobs",
-            "Remove every job matching a constraint; per-job results.",
+            "Remove every job matching a constraint; without confirm=true only counts them.",
             remove_jobs,
-            RemoveJobsArgs,
-            RemoveJobsResult,
+            BulkArgs,
+            BulkResult,
             read_only=False,
             destructive=True,
         ),

@@ -148,8 +148,12 @@ async def every_tool(client: Client, user: str, on_progress: Any = None) -> dict
         "submit_job", {"description": "executable = run.sh\nqueue 3", "input_files": [SCRIPT]}
     )
     other = second.structured_content["cluster"]
-    bulk = await call("remove_jobs", {"constraint": f"ClusterId == {other}"})
+    counted = await call("remove_jobs", {"constraint": f"ClusterId == {other}"})
+    assert counted.structured_content["confirmed"] is False, text(counted)  # a count, no more
+    assert counted.structured_content["matched"] == 3 and not counted.structured_content["results"]
+    bulk = await call("remove_jobs", {"constraint": f"ClusterId == {other}", "confirm": True})
     assert bulk.structured_content["matched"] == 3, text(bulk)
+    assert bulk.structured_content["changed"] == 3, text(bulk)
     assert [r["succeeded"] for r in bulk.structured_content["results"]] == [True] * 3
     epochs = await call("query_job_epochs", {"job_id": job})
     assert epochs.structured_content["count"] == 1, text(epochs)  # it ran once

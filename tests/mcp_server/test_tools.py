@@ -92,11 +92,17 @@ def test_bad_input_is_a_tool_error_with_one_line(pool: MockPool) -> None:
                 {"description": "queue", "input_files": [{"name": "../x", "content": ""}]},
             ),
             "bad_submit": ("submit_job", {"description": "executable = \nqueue banana"}),
+            "hold": (
+                "submit_job",
+                {"description": "executable = run.sh\nhold = true\nqueue", "input_files": [SCRIPT]},
+            ),
         }
+        before = set(pool.schedd.queue.clusters)
         for case, (name, args) in cases.items():
             result = await client.call_tool(name, args)
             assert result.is_error, case
             reasons[case] = text(result)
+        assert set(pool.schedd.queue.clusters) == before  # no refused submission was queued
         submitted = await client.call_tool(
             "submit_job", {"description": "executable = run.sh\nqueue", "input_files": [SCRIPT]}
         )
@@ -115,6 +121,27 @@ def test_bad_input_is_a_tool_error_with_one_line(pool: MockPool) -> None:
     assert reasons["extra_arg"].startswith("invalid arguments: surprise")
     assert "plain file name" in reasons["bad_file"]
     assert "refused by the schedd" in reasons["refused"]
+    # condor_submit -spool's refusal (25.13.2), and what to do instead; nothing was queued
+    assert reasons["hold"].startswith("Cannot set hold to 'true' when using -remote or -spool")
+    assert "defer_input=true" in reasons["hold"]
+
+
+def test_a_task_groups_error_is_told_by_its_cause() -> None:
+    """A failure inside a task group (a file transfer's progress pump) reaches the agent as
+    itself, not as "internal error (ExceptionGroup)"."""
+    import builtins
+
+    from cedar.errors import ConnectionClosed
+    from cedar.mcp_server.server import failure_reason
+
+    ExceptionGroup = getattr(builtins, "ExceptionGroup", None)  # noqa: N806
+    if ExceptionGroup is None:  # Python 3.10: the backport anyio and trio bring
+        from exceptiongroup import ExceptionGroup
+
+    group = ExceptionGroup("one", [ExceptionGroup("two", [ConnectionClosed("peer went away")])])
+    assert failure_reason(group, 1.0) == "peer went away"
+    two = ExceptionGroup("two", [ValueError("a"), ValueError("b")])
+    assert failure_reason(two, 1.0).startswith("internal error (ExceptionGroup)")
 
 
 def test_a_daemon_that_never_answers_is_a_timeout_not_a_hang() -> None:
@@ -159,7 +186,7 @@ def test_owner_scoping_over_stdio_and_admins(pool: MockPool) -> None:
             "ids": {f"{j['ClusterId']}.{j['ProcId']}" for j in listed.structured_content["jobs"]},
             "get": await client.call_tool("get_job", {"job_id": job}),
             "hold": await client.call_tool("hold_job", {"job_id": job}),
-            "bulk": await client.call_tool("remove_jobs", {"constraint": "true"}),
+            "bulk": await client.call_tool("remove_jobs", {"constraint": "true", "confirm": True}),
         }
 
     bob = run_client(pool, claimtobe("bob"), snoop)
