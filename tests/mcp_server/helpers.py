@@ -11,6 +11,7 @@ from mcp.types import CallToolResult
 
 from cedar.auth.client_config import ClientSecurity
 from cedar.mcp_server import McpSettings, build_server, pool_access
+from cedar.mcp_server.tools import TOOLS
 from cedar.server.pool import MockPool
 
 
@@ -227,3 +228,18 @@ async def deferred_input(call: Any, client: Client) -> None:
     await wait_status(client, job, 4)
     again = await client.call_tool("upload_job_input", {"job_id": job, "input_files": [data]})
     assert again.is_error and "not waiting" in text(again)
+
+
+#: The SDK client's modes and the revision each speaks.
+ERAS = {"auto": "2026-07-28", "legacy": "2025-11-25"}
+
+
+def listed_tools_are_described(tools: list[Any]) -> None:
+    """At least the Go twin's 29 tools, each with both schemas and its annotations."""
+    assert len(tools) >= 29 and {t.name for t in tools} == set(TOOLS)
+    for tool in tools:
+        assert tool.input_schema["type"] == "object", tool.name
+        assert tool.output_schema and tool.output_schema["type"] == "object", tool.name
+        hints = tool.annotations
+        assert hints is not None and hints.read_only_hint is not None, tool.name
+        assert hints.destructive_hint is not None and hints.idempotent_hint is not None
