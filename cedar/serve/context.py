@@ -26,6 +26,7 @@ from cedar.service import (
     check_constraint,
 )
 from cedar.service.access import CLIENT_ADDRESS
+from cedar.service.metadata import TokenIssuers
 from cedar.service.minting import TokenMinter
 
 _ATTRIBUTE = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*\Z")
@@ -45,6 +46,8 @@ class Services:
     minter: TokenMinter | None = None
     #: The pool's gauges of ``/metrics`` (read at most once per ``metrics_interval``).
     gauges: PoolGauges = field(default_factory=PoolGauges)
+    #: The pool's token issuers, named in the protected-resource metadata (RFC 9728).
+    issuers: TokenIssuers = field(default_factory=lambda: TokenIssuers(None, ()))
 
     @classmethod
     def create(cls, settings: ServiceSettings, access: PoolAccess | None = None) -> Services:
@@ -67,7 +70,13 @@ class Services:
             access or PoolAccess(settings),
             RateLimiter(settings.rate, settings.burst, max_keys=max(1000, settings.max_callers)),
             minter=minter,
+            issuers=TokenIssuers.from_config(settings.config or Config()),
         )
+
+    def resource(self, request: Request) -> str:
+        """This API's resource identifier (RFC 9728): ``CEDAR_SERVE_URL``, else the base URL
+        the request reached (scheme, host and port, no path)."""
+        return self.settings.public_url or str(request.base_url).rstrip("/")
 
     def projection(self, text: str | None) -> list[str]:
         """``a,b,c`` as attribute names, bounded in number and checked in shape."""

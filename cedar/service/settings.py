@@ -95,6 +95,9 @@ class ServiceSettings:
     #: restd's knobs, for /v1.
     restd_hide_attrs: tuple[str, ...] = ()
     restd_max_jobs: int = 0
+    #: This server's public base URL (``CEDAR_SERVE_URL``): the resource its protected-resource
+    #: metadata names (RFC 9728); None = the URL a request reached it by.
+    public_url: str | None = None
     #: CORS origins allowed (empty = CORS off).
     cors_origins: tuple[str, ...] = ()
     #: Opt-in token minting for a trusted proxy (see :mod:`cedar.service.minting`).
@@ -159,6 +162,7 @@ class ServiceSettings:
             private_attrs=private_attrs_of(config),
             restd_hide_attrs=names(config.get("RESTD_HIDE_JOB_ATTRS")),
             restd_max_jobs=int(config.get_int("RESTD_MAX_JOBS", 0) or 0),
+            public_url=(text("URL") or "").rstrip("/") or None,
             cors_origins=names(text("CORS_ORIGINS")),
             shared_port_id=text("SHARED_PORT_ID"),
             proxy_header=text("PROXY_HEADER"),

@@ -165,16 +165,19 @@ def test_no_or_bad_token_is_401_naming_the_metadata(
                 headers={**headers, "Authorization": "Bearer not.a.token"},
             )
             metadata = await http.get(f"{url}/.well-known/oauth-protected-resource/mcp")
-        return {"none": none, "forged": forged, "metadata": metadata}
+        return {"none": none, "forged": forged, "metadata": metadata, "url": url}
 
     out = with_http_server(pool, work)
     for case in ("none", "forged"):
         response = out[case]
         assert response.status_code == 401, case
-        assert "resource_metadata=" in response.headers["www-authenticate"], case
-    document = out["metadata"].json()
+        where = out["url"] + "/.well-known/oauth-protected-resource/mcp"
+        assert f'resource_metadata="{where}"' in response.headers["www-authenticate"], case
+    document = out["metadata"].json()  # the service core's document (RFC 9728 §2)
     assert document["authorization_servers"] == [AUTH_SERVER]
-    assert document["resource"].endswith("/mcp")
+    assert document["resource"] == out["url"] + "/mcp"
+    assert document["bearer_methods_supported"] == ["header"]
+    assert "condor:/WRITE" in document["scopes_supported"]
 
 
 @pytest.mark.parametrize("mode", sorted(ERAS))
