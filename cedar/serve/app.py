@@ -128,13 +128,14 @@ def create_app(settings: ServiceSettings, access: PoolAccess | None = None) -> F
 
     @app.get("/metrics", response_class=PlainTextResponse, tags=["health"])
     async def metrics(request: Request) -> PlainTextResponse:
-        """Prometheus text: requests by route and status, time spent, ads sent, callers, and
-        the pool's gauges (jobs by status, slots by state: :mod:`cedar.serve.metrics`)."""
-        from cedar.serve.metrics import pool_lines
+        """Prometheus text: requests by route and status, time spent, ads sent, callers, the
+        pool's gauges (jobs by status, slots by state) and the round trips to the daemons (by
+        daemon type and command, errors by kind: :mod:`cedar.serve.metrics`)."""
+        from cedar.serve.metrics import DAEMON_CALLS, pool_lines
 
         svc = services(request)
         pool = await pool_lines(svc.access, svc.gauges, svc.settings.metrics_interval)
-        text = prometheus(svc) + "\n".join(pool) + "\n"
+        text = prometheus(svc) + "\n".join([*pool, *DAEMON_CALLS.lines()]) + "\n"
         return PlainTextResponse(text, media_type="text/plain; version=0.0.4")
 
     @app.get("/docs", response_class=HTMLResponse, include_in_schema=False)
