@@ -32,7 +32,13 @@ from cedar.serve.context import Services, caller_of, services, services_dep
 from cedar.serve.direct import DirectAPIRoute, direct
 from cedar.serve.streaming import PipelinedResponse
 from cedar.service import Caller, NotFound, ServiceError
-from cedar.service.adjson import ad_json_bytes, columns_bytes, json_writers, primed
+from cedar.service.adjson import (
+    ad_json_bytes,
+    columns_bytes,
+    json_writers,
+    plain_value,
+    primed,
+)
 
 router = APIRouter(prefix="/v1", tags=["restd"], route_class=DirectAPIRoute)
 
@@ -593,13 +599,6 @@ async def _status_ads(
     return [ad async for ad in query], dropped
 
 
-def _plain(value: object) -> object:
-    """A ``name``/``type`` value as JSON takes it (an odd one, e.g. an expression, as text)."""
-    if value is None or isinstance(value, (str, int, float, bool)):
-        return value
-    return str(value)
-
-
 def status_entry_bytes(
     ad: ClassAd, hidden: tuple[str, ...], dropped: frozenset[str] = frozenset()
 ) -> bytes:
@@ -611,8 +610,8 @@ def status_entry_bytes(
     else:
         body = ad_json_bytes(ad, hidden, lower=True)
     return b'{"name": %s, "type": %s, "classad": %s}' % (
-        json.dumps(_plain(ad.get("Name"))).encode(),
-        json.dumps(_plain(ad.get("MyType"))).encode(),
+        json.dumps(plain_value(ad.get("Name"))).encode(),
+        json.dumps(plain_value(ad.get("MyType"))).encode(),
         body,
     )
 

@@ -31,6 +31,7 @@ __all__ = [
     "json_chunks",
     "json_lists",
     "json_writers",
+    "plain_value",
     "primed",
 ]
 
@@ -140,6 +141,14 @@ async def primed(ads: AsyncIterator[T]) -> AsyncIterator[T]:
 async def _empty() -> AsyncIterator[Any]:
     return
     yield
+
+
+def plain_value(value: object) -> object:
+    """A value JSON takes as it is; anything else (an expression, an odd value) as its text:
+    for a value shown beside an ad (a name, a type, an exit code), not inside one."""
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return str(value)
 
 
 def ad_dict(ad: ClassAd, private: Iterable[str] = (), *, lower: bool = False) -> dict[str, Any]:
