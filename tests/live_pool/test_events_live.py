@@ -29,7 +29,7 @@ def _departure(listener: Listener, job: str, kind: str) -> dict[str, Any]:
     raise AssertionError(f"no {kind} event for {job}: {listener.events}")
 
 
-def test_submit_run_complete_and_remove_as_events(live: Live) -> None:
+def test_submit_run_complete_and_remove_as_events(live: Live) -> None:  # noqa: F811
     token = live.testuser.headers["authorization"].split(" ", 1)[1]
     iwd = os.environ.get("CEDAR_LIVE_IWD", "/tmp")
     with client(live.server.url, token) as c:
