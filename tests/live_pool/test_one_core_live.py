@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -25,12 +26,16 @@ RUNNING = "executable = /bin/sleep\narguments = 600\ntransfer_executable = false
 def _mcp(running: Live, caller_token: str, job: str, admins: frozenset[str]) -> dict[str, Any]:
     from mcp import Client
 
-    from cedar.mcp_server import McpSettings, build_server, pool_access
+    from cedar.mcp_server import McpSettings
+    from cedar.mcp_server.server import CedarMcp
 
     settings = McpSettings(pool=running.server.settings.collector, admins=admins)
-    # the caller holds only the bearer token (its own session cache), as over HTTP
-    security = PoolAccess(running.server.settings).security(Caller.from_token(caller_token))
-    server = build_server(settings, pool_access(settings, security))
+    # the caller of MCP over HTTP: the bearer token, identified as REST identifies it (READ),
+    # scoped by the core's one rule (the admins are the core's settings)
+    access = PoolAccess(replace(running.server.settings, admins=admins))
+    mcp = CedarMcp(settings, access)
+    mcp.caller = lambda ctx: Caller.from_token(caller_token)  # type: ignore[method-assign]
+    server = mcp.build()
 
     async def main() -> dict[str, Any]:
         async with Client(server) as client:
