@@ -20,9 +20,10 @@ Limits, one of each for every client:
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
 from cedar.auth.client import CommandDenied, CommandSession, SessionRejected, start_command
@@ -232,12 +233,21 @@ class CommandAttempts:
         self._raw_refused = False
         self._started = time.monotonic()
 
-    def finished(self, error: BaseException | None) -> None:
-        """Tell :data:`COMMAND_OBSERVERS` how the command ended (the drivers call this once)."""
-        if COMMAND_OBSERVERS:
-            seconds = time.monotonic() - self._started
-            for observer in COMMAND_OBSERVERS:
-                observer(self._command, error, seconds)
+    @contextlib.contextmanager
+    def observed(self) -> Iterator[None]:
+        """Around a driver's whole run of the command: :data:`COMMAND_OBSERVERS` hear how it
+        ended, once (an early stop or a cancellation is told as its ``BaseException``)."""
+        error: BaseException | None = None
+        try:
+            yield
+        except BaseException as exc:
+            error = exc
+            raise
+        finally:
+            if COMMAND_OBSERVERS:
+                seconds = time.monotonic() - self._started
+                for observer in COMMAND_OBSERVERS:
+                    observer(self._command, error, seconds)
 
     def protocol(self, channel: SyncChannel | TrioChannel) -> Protocol[Any]:
         """:func:`command_protocol` on a new connection (its socket gives the endpoints)."""

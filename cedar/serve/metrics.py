@@ -205,28 +205,25 @@ class DaemonCalls:
 
     def lines(self) -> list[str]:
         """The counters in the Prometheus text format."""
-        out = [
-            "# HELP cedar_serve_daemon_requests_total Commands sent to the pool's daemons.",
-            "# TYPE cedar_serve_daemon_requests_total counter",
+        families: list[tuple[str, str, dict[Any, Any], str]] = [
+            ("requests", "Commands sent to the pool's daemons.", dict(self.calls), "{}"),
+            ("request_seconds", "Time those commands took.", self.seconds, "{:.6f}"),
+            ("errors", "Commands that failed, by kind of error.", dict(self.errors), "{}"),
         ]
-        for (daemon, command), value in sorted(self.calls.items()):
-            labels = f'daemon="{daemon}",command="{command}"'
-            out.append(f"cedar_serve_daemon_requests_total{{{labels}}} {value}")
-        out += [
-            "# HELP cedar_serve_daemon_request_seconds_total Time those commands took.",
-            "# TYPE cedar_serve_daemon_request_seconds_total counter",
-        ]
-        for (daemon, command), seconds in sorted(self.seconds.items()):
-            labels = f'daemon="{daemon}",command="{command}"'
-            out.append(f"cedar_serve_daemon_request_seconds_total{{{labels}}} {seconds:.6f}")
-        out += [
-            "# HELP cedar_serve_daemon_errors_total Commands that failed, by kind of error.",
-            "# TYPE cedar_serve_daemon_errors_total counter",
-        ]
-        for (daemon, command, kind), value in sorted(self.errors.items()):
-            labels = f'daemon="{daemon}",command="{command}",kind="{kind}"'
-            out.append(f"cedar_serve_daemon_errors_total{{{labels}}} {value}")
+        out: list[str] = []
+        for family, meaning, values, shown in families:
+            name = f"cedar_serve_daemon_{family}_total"
+            out += [f"# HELP {name} {meaning}", f"# TYPE {name} counter"]
+            for key, value in sorted(values.items()):
+                labels = ",".join(
+                    f'{label}="{text}"' for label, text in zip(_LABELS, key, strict=False)
+                )
+                out.append(f"{name}{{{labels}}} {shown.format(value)}")
         return out
+
+
+#: The labels of the counters' keys, in order.
+_LABELS = ("daemon", "command", "kind")
 
 
 #: This process's round trips to the daemons (every client command, whichever mouth ran it).

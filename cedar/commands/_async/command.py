@@ -56,8 +56,7 @@ async def run_command_async(
         permission_hint=permission_hint,
         pipeline_resume=pipeline_resume,
     )
-    error: BaseException | None = None
-    try:
+    with attempts.observed():
         while True:
             async with await open_attempt_async(attempts, route_taken) as channel:
                 try:
@@ -66,11 +65,6 @@ async def run_command_async(
                 except SessionRejected as exc:
                     if not attempts.retry(exc):
                         raise
-    except BaseException as exc:
-        error = exc
-        raise
-    finally:
-        attempts.finished(error)
 
 
 async def iterate_command_async(
@@ -106,8 +100,7 @@ async def iterate_command_async(
         max_results=max_results,
         pipeline_resume=pipeline_resume,
     )
-    error: BaseException | None = None
-    try:
+    with attempts.observed():
         while True:
             async with await open_attempt_async(attempts) as channel:
                 if connected is not None:
@@ -126,11 +119,6 @@ async def iterate_command_async(
                 except SessionRejected as exc:
                     if not attempts.retry(exc):
                         raise
-    except BaseException as exc:
-        error = exc
-        raise
-    finally:
-        attempts.finished(error)
 
 
 class AsyncDaemonClient:

@@ -59,8 +59,7 @@ def run_command(
         permission_hint=permission_hint,
         pipeline_resume=pipeline_resume,
     )
-    error: BaseException | None = None
-    try:
+    with attempts.observed():
         while True:
             with open_attempt(attempts, route_taken) as channel:
                 try:
@@ -69,11 +68,6 @@ def run_command(
                 except SessionRejected as exc:
                     if not attempts.retry(exc):
                         raise
-    except BaseException as exc:
-        error = exc
-        raise
-    finally:
-        attempts.finished(error)
 
 
 def iterate_command(
@@ -109,8 +103,7 @@ def iterate_command(
         max_results=max_results,
         pipeline_resume=pipeline_resume,
     )
-    error: BaseException | None = None
-    try:
+    with attempts.observed():
         while True:
             with open_attempt(attempts) as channel:
                 if connected is not None:
@@ -129,11 +122,6 @@ def iterate_command(
                 except SessionRejected as exc:
                     if not attempts.retry(exc):
                         raise
-    except BaseException as exc:
-        error = exc
-        raise
-    finally:
-        attempts.finished(error)
 
 
 class DaemonClient:
