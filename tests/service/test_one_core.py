@@ -182,3 +182,12 @@ def test_only_the_core_maps_ads_to_json() -> None:
                 ):
                     found.append(f"{where}:{node.lineno}: {node.func.value.id}.{node.func.attr}()")
     assert found == []
+
+
+def test_mcp_has_no_caller_or_pool_access_of_its_own() -> None:
+    """One Caller, one PoolAccess: MCP's old import path names the core's classes."""
+    import cedar.mcp_server as mcp_server
+    from cedar.mcp_server import access
+
+    assert access.Caller is Caller and access.PoolAccess is PoolAccess
+    assert mcp_server.PoolAccess is PoolAccess
