@@ -20,8 +20,10 @@ Limits, one of each for every client:
 
 from __future__ import annotations
 
+import contextlib
 import functools
-from collections.abc import Awaitable, Callable, Sequence
+import time
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
 from cedar.auth.client import CommandDenied, CommandSession, SessionRejected, start_command
@@ -177,6 +179,19 @@ def command_protocol(
         ) from None
 
 
+#: What hears of each command a client ran: its number, the error that ended it (None: it
+#: succeeded) and its seconds.  Process-wide (``cedar serve``'s ``/metrics`` counts daemon round
+#: trips with one); an observer must be quick and must not raise.
+CommandObserver = Callable[[int, "BaseException | None", float], None]
+COMMAND_OBSERVERS: list[CommandObserver] = []
+
+
+def observe_commands(observer: CommandObserver) -> None:
+    """Add ``observer`` to :data:`COMMAND_OBSERVERS` (once)."""
+    if observer not in COMMAND_OBSERVERS:
+        COMMAND_OBSERVERS.append(observer)
+
+
 class CommandAttempts:
     """What every driver of one command shares: the target, the protocol, the one retry, the
     call's deadline and its result count.
@@ -216,6 +231,23 @@ class CommandAttempts:
         self._attempt = 0
         #: An unnegotiated start was refused (that earns a negotiated try of its own).
         self._raw_refused = False
+        self._started = time.monotonic()
+
+    @contextlib.contextmanager
+    def observed(self) -> Iterator[None]:
+        """Around a driver's whole run of the command: :data:`COMMAND_OBSERVERS` hear how it
+        ended, once (an early stop or a cancellation is told as its ``BaseException``)."""
+        error: BaseException | None = None
+        try:
+            yield
+        except BaseException as exc:
+            error = exc
+            raise
+        finally:
+            if COMMAND_OBSERVERS:
+                seconds = time.monotonic() - self._started
+                for observer in COMMAND_OBSERVERS:
+                    observer(self._command, error, seconds)
 
     def protocol(self, channel: SyncChannel | TrioChannel) -> Protocol[Any]:
         """:func:`command_protocol` on a new connection (its socket gives the endpoints)."""

@@ -522,7 +522,7 @@ def submit_builder(
     ``settings`` is not changed: a missing ``submit_method`` means "Python bindings" (2) for
     this submission only.  ``spool`` puts the jobs on the spooling hold (spec 07 §3.1).
     """
-    build = _submit_builder(description, count, itemdata, submit_dir, settings)
+    build = _submit_builder(description, count, itemdata, submit_dir, settings, spool)
     if not spool:
         return build
     from cedar.commands import spool as spool_lib
@@ -546,6 +546,7 @@ def _submit_builder(
     itemdata: Sequence[Mapping[str, object]] | None,
     submit_dir: str | None,
     settings: SubmitSettings,
+    spool: bool = False,
 ) -> Callable[[int], qmgmt.Built]:
     from cedar.commands.submit import Submit
     from cedar.commands.submit.factory import job_factory, max_materialize
@@ -562,8 +563,13 @@ def _submit_builder(
             items = [{k: str(v) for k, v in item.items()} for item in itemdata]
 
         def build(cluster: int) -> qmgmt.Built:
-            ads = submit.build(
-                cluster, count=count, itemdata=items, settings=final, submit_dir=submit_dir
+            ads = submit.build(  # spool: translated as condor_submit -spool (refuses hold)
+                cluster,
+                count=count,
+                itemdata=items,
+                settings=final,
+                submit_dir=submit_dir,
+                spool=spool,
             )
             if ads.late_materialization and ads.proc_ads:
                 return job_factory(

@@ -1,6 +1,6 @@
 """Actions on every job a constraint matches (``remove_jobs``, ``hold_jobs``,
-``release_jobs``, ``edit_jobs``): scoped like a listing, bounded by ``max_jobs``, and, but for
-``remove_jobs``, a count only until ``confirm`` is given.  Rows of the one table in
+``release_jobs``, ``edit_jobs``): scoped like a listing, bounded by ``max_jobs``, and a count
+only until ``confirm`` is given (one protocol: count, then act).  Rows of the one table in
 :mod:`cedar.mcp_server.tools`."""
 
 from __future__ import annotations
@@ -13,8 +13,6 @@ from cedar.mcp_server.schemas import (
     BulkEditArgs,
     BulkResult,
     PerJob,
-    RemoveJobsArgs,
-    RemoveJobsResult,
     Result,
 )
 from cedar.mcp_server.toolbase import ToolCall, ToolFailure, checked_constraint
@@ -25,9 +23,9 @@ from cedar.service.values import check_editable
 async def matching_ids(call: ToolCall, text: str) -> list[str]:
     """Ids of the caller's jobs matching a constraint (scoped like a listing); refused when
     more than ``max_jobs`` match."""
-    constraint = await call.access.scoped(call.caller, checked_constraint(text))
-    schedd = call.access.schedd(call.caller)
-    limit = call.access.settings.max_jobs
+    constraint = await call.scoped(checked_constraint(text))
+    schedd = await call.schedd()
+    limit = call.settings.max_jobs
     ads = await schedd.query(constraint, ["ClusterId", "ProcId"], limit + 1)
     if len(ads) > limit:
         raise ToolFailure(f"more than {limit} jobs match; narrow the constraint")
@@ -42,8 +40,8 @@ async def _act_on_ids(
         return []
     verb = action.name.lower()
     await call.progress(0, len(ids), verb)
-    schedd = call.access.schedd(call.caller)
-    reason = reason or f"via cedar mcp by {call.caller.identity}"
+    schedd = await call.schedd()
+    reason = reason or f"via cedar mcp by {(await call.identity()).user}"
     outcome = await schedd.act(action, ids, reason, long=True)
     results = []
     for job_id in ids:
@@ -53,14 +51,6 @@ async def _act_on_ids(
         )
     await call.progress(len(ids), len(ids), f"{verb} done")
     return results
-
-
-async def remove_jobs(call: ToolCall, args: RemoveJobsArgs) -> tuple[Result, str]:
-    ids = await matching_ids(call, args.constraint)
-    results = await _act_on_ids(call, JobAction.Remove, ids, args.reason)
-    removed = sum(r.succeeded for r in results)
-    result = RemoveJobsResult(matched=len(ids), removed=removed, results=results)
-    return result, f"{removed} of {len(ids)} matching job(s) removed"
 
 
 def _dry_run(ids: list[str], verb: str) -> tuple[Result, str]:
@@ -77,6 +67,10 @@ async def _bulk(call: ToolCall, action: JobAction, args: BulkArgs) -> tuple[Resu
     changed = sum(r.succeeded for r in results)
     result = BulkResult(matched=len(ids), confirmed=True, changed=changed, results=results)
     return result, f"{verb}: {changed} of {len(ids)} matching job(s)"
+
+
+async def remove_jobs(call: ToolCall, args: BulkArgs) -> tuple[Result, str]:
+    return await _bulk(call, JobAction.Remove, args)
 
 
 async def hold_jobs(call: ToolCall, args: BulkArgs) -> tuple[Result, str]:
@@ -104,6 +98,6 @@ async def edit_jobs(call: ToolCall, args: BulkEditArgs) -> tuple[Result, str]:
     ids = await matching_ids(call, args.constraint)
     if not args.confirm:
         return _dry_run(ids, f"set {args.attribute}")
-    changed = await call.access.schedd(call.caller).edit(ids, args.attribute, value) if ids else 0
+    changed = await (await call.schedd()).edit(ids, args.attribute, value) if ids else 0
     result = BulkResult(matched=len(ids), confirmed=True, changed=changed, hints=["query_jobs"])
     return result, f"set {args.attribute} = {args.value} on {changed} of {len(ids)} job(s)"

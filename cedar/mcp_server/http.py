@@ -18,25 +18,29 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
+from urllib.parse import urlsplit
 
 import jwt
 from mcp.server.auth.middleware.auth_context import AuthContextMiddleware
 from mcp.server.auth.middleware.bearer_auth import BearerAuthBackend, RequireAuthMiddleware
 from mcp.server.auth.provider import AccessToken
-from mcp.server.auth.routes import build_resource_metadata_url, create_protected_resource_routes
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import AnyHttpUrl, ConfigDict, TypeAdapter
 from starlette.applications import Starlette
 from starlette.middleware.authentication import AuthenticationMiddleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse
 from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp
 
 from cedar.config import default_config
 from cedar.errors import CedarError, ConfigError
-from cedar.mcp_server.access import PoolAccess
 from cedar.mcp_server.server import CedarMcp
 from cedar.mcp_server.settings import McpSettings
+from cedar.service import Caller, PoolAccess
+from cedar.service.metadata import TokenIssuers, protected_resource
+from cedar.service.metadata import metadata_url as resource_metadata_url
 
 log = logging.getLogger("cedar.mcp")
 
@@ -62,8 +66,7 @@ class DaemonTokenVerifier:
         if isinstance(expires, (int, float)) and expires < time.time():
             return None
         try:
-            caller = self.access.token_caller(token)
-            identity = await self.access.identify(caller)
+            identity = (await self.access.whoami(Caller.from_token(token))).user or ""
         except CedarError as exc:
             log.info("bearer token refused: %s", type(exc).__name__)
             return None
@@ -111,7 +114,7 @@ class McpHttp:
                 allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
             )
         self.sessions = StreamableHTTPSessionManager(app=self.server, security_settings=security)
-        metadata_url = build_resource_metadata_url(_url(self.resource_url))
+        metadata_url = _url(resource_metadata_url(self.resource_url))
         self.verifier = DaemonTokenVerifier(self.mcp.access)
         #: The endpoint as one ASGI app: bearer authentication, then the session manager.
         self.endpoint: ASGIApp = AuthenticationMiddleware(
@@ -131,16 +134,18 @@ class McpHttp:
 
     def metadata_routes(self) -> list[BaseRoute]:
         """The RFC 9728 protected-resource metadata (``/.well-known/oauth-protected-resource``
-        plus the resource's path), naming the authorization servers."""
-        servers = list(self.settings.authorization_servers) or [self.resource_url]
-        routes: list[BaseRoute] = list(
-            create_protected_resource_routes(
-                resource_url=_url(self.resource_url),
-                authorization_servers=[_url(s) for s in servers],
-                resource_name="HTCondor (cedar mcp)",
-            )
-        )
-        return routes
+        plus the resource's path): the service core's document, naming the pool's token
+        issuers and any authorization servers given by flag."""
+        pool = TokenIssuers.from_config(self.settings.config or default_config())
+        given = [*self.settings.authorization_servers, *pool.scitokens]
+        issuers = TokenIssuers(pool.idtoken, tuple(dict.fromkeys(given)))
+        document = protected_resource(self.resource_url, issuers, "HTCondor (cedar mcp)")
+
+        async def metadata(request: Request) -> JSONResponse:
+            return JSONResponse(document, headers={"Cache-Control": "max-age=300"})
+
+        path = urlsplit(resource_metadata_url(self.resource_url)).path
+        return [Route(path, endpoint=metadata, methods=["GET"])]
 
     @asynccontextmanager
     async def lifespan(self) -> AsyncIterator[None]:
@@ -177,7 +182,7 @@ def mount_in_serve(
         host = service_settings.host
         shown = f"[{host}]" if ":" in host else host
         resource_url = f"{scheme}://{shown}:{service_settings.port}{path}"
-    access = PoolAccess(config, service=services.access)
+    access = services.access  # the one core: identities, scope and admins as cedar serve's
     http = McpHttp(
         config, resource_url=resource_url, host=service_settings.host, path=path, access=access
     )

@@ -52,7 +52,7 @@ async def advertise_ad(call: ToolCall, args: AdvertiseArgs) -> tuple[Result, str
         kind: AdType | None = AdType.from_name(my_type)
     except (ValueError, CedarError):
         kind = None
-    collector = call.access.collector(call.caller)  # the caller's identity; the daemon decides
+    collector = call.collector()  # the caller's identity; the daemon decides
     if args.invalidate:
         if name is None:
             raise ToolFailure("to invalidate, the ad needs the Name of the ad to remove")
@@ -185,8 +185,8 @@ async def summarize_history(call: ToolCall, args: HistorySummaryArgs) -> tuple[R
     window = None
     if args.window_hours is not None:
         window = f"CompletionDate >= {as_of - int(args.window_hours * 3600)}"
-    constraint = await call.access.scoped(call.caller, window, checked_constraint(args.constraint))
-    schedd = call.access.schedd(call.caller)
+    constraint = await call.scoped(window, checked_constraint(args.constraint))
+    schedd = await call.schedd()
     status: dict[str, int] = {}
     owners: dict[str, int] = {}
     exits: dict[str, int] = {}

@@ -106,11 +106,6 @@ class ActionArgs(Args):
     reason: str | None = Field(default=None, max_length=500)
 
 
-class RemoveJobsArgs(Args):
-    constraint: str = Field(min_length=1, max_length=MAX_EXPRESSION)
-    reason: str | None = Field(default=None, max_length=500)
-
-
 class OutputArgs(Args):
     job_id: str = JobId
 
@@ -189,12 +184,6 @@ class PerJob(BaseModel):
     job_id: str
     result: str
     succeeded: bool
-
-
-class RemoveJobsResult(Result):
-    matched: int
-    removed: int
-    results: list[PerJob]
 
 
 class OutputFile(BaseModel):

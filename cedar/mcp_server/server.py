@@ -23,11 +23,19 @@ from pydantic import ValidationError
 
 from cedar.errors import CedarError, CedarTimeout, ClassAdParseError, PermissionDenied
 from cedar.mcp_server import prompts
-from cedar.mcp_server.access import Caller, PoolAccess
+from cedar.mcp_server.access import KeptOutputs, pool_access
 from cedar.mcp_server.settings import McpSettings
-from cedar.mcp_server.toolbase import ToolCall, ToolFailure, ToolSpec, ad_json, find_job
+from cedar.mcp_server.toolbase import (
+    Progress,
+    ToolCall,
+    ToolFailure,
+    ToolSpec,
+    ad_json,
+    find_job,
+)
 from cedar.mcp_server.tools import TOOLS
 from cedar.mcp_server.tools import summary as pool_summary
+from cedar.service import Caller, PoolAccess
 
 log = logging.getLogger("cedar.mcp")
 
@@ -50,6 +58,9 @@ def one_line(text: str, limit: int = 400) -> str:
 
 def failure_reason(exc: BaseException, timeout: float) -> str:
     """The one line an agent is told for an exception out of a tool."""
+    inner = getattr(exc, "exceptions", None)  # a task group's ExceptionGroup of one: its cause
+    if isinstance(inner, (list, tuple)) and len(inner) == 1:
+        return failure_reason(inner[0], timeout)
     if isinstance(exc, ValidationError):
         errors = exc.errors()
         if not errors:
@@ -74,7 +85,10 @@ class CedarMcp:
 
     def __init__(self, settings: McpSettings, access: PoolAccess | None = None) -> None:
         self.settings = settings
-        self.access = access or PoolAccess(settings)
+        #: The service core's pool access: identity, scope, clients (shared with cedar serve
+        #: when mounted there).
+        self.access = access or pool_access(settings)
+        self.outputs = KeptOutputs()
 
     # ----------------------------------------------------------------- who is calling
 
@@ -82,10 +96,14 @@ class CedarMcp:
         """The bearer token's holder over HTTP, else the user who started the server."""
         token = bearer_token(ctx.request)
         if token is not None:
-            return self.access.token_caller(token)
+            return Caller.from_token(token)
         if ctx.request is not None:  # HTTP without a token: the auth middleware lets none in
             raise MCPError(INVALID_PARAMS, "no bearer token")
-        return self.access.local_caller()
+        return Caller.local()
+
+    def tool_call(self, caller: Caller, progress: Progress) -> ToolCall:
+        """What a handler works with for one call of ``caller``."""
+        return ToolCall(self.access, caller, progress, self.settings, self.outputs)
 
     # ----------------------------------------------------------------- tools
 
@@ -116,7 +134,7 @@ class CedarMcp:
         try:
             with anyio.fail_after(self.settings.timeout):
                 args = spec.args.model_validate(params.arguments or {})
-                call = ToolCall(self.access, self.caller(ctx), progress)
+                call = self.tool_call(self.caller(ctx), progress)
                 result, text = await spec.handler(call, args)
         except MCPError:
             raise
@@ -188,9 +206,9 @@ class CedarMcp:
         async def nothing(done: float, total: float | None, message: str | None) -> None:
             return None
 
-        call = ToolCall(self.access, caller, nothing)
+        call = self.tool_call(caller, nothing)
         if uri == SCHEDD_AD_URI:
-            collector = self.access.collector(caller)
+            collector = call.collector()
             ads = await collector.query("schedd")
             name = self.settings.schedd_name
             chosen = [ad for ad in ads if name is None or ad.get("Name") == name]

@@ -3,9 +3,9 @@
 The knobs are read from the same configuration the ``cedar`` tools read (so a pool's admins
 put them next to the rest of its policy); command-line flags override them.
 
-``CEDAR_MCP_ADMINS``
+``CEDAR_MCP_ADMINS`` (or ``CEDAR_SERVE_ADMINS``)
     identities (``user@domain`` or ``user``) that see and touch every job; everyone else is
-    scoped to their own jobs.
+    scoped to their own jobs (the service core's one rule, :func:`cedar.service.settings.is_admin`).
 ``CEDAR_MCP_READ_ONLY``
     true: the destructive tools (submit, edit, hold, release, remove) are not offered.
 ``CEDAR_SERVE_URL``
@@ -25,10 +25,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from cedar.service.settings import DEFAULT_PRIVATE_ATTRS, private_attrs_of
+from cedar.service.settings import (
+    DEFAULT_PRIVATE_ATTRS,
+    ServiceSettings,
+    admins_of,
+    private_attrs_of,
+)
 
 if TYPE_CHECKING:
     from cedar.config import Config
+
+#: Callers (tokens) whose sessions and identity are kept at once; the oldest is dropped.
+MAX_CALLERS = 256
 
 #: Bytes of one output file given inline in a tool result; larger ones become links (or are cut).
 INLINE_LIMIT = 64 * 1024
@@ -59,17 +67,20 @@ class McpSettings:
     max_jobs: int = MAX_JOBS
     private_attrs: tuple[str, ...] = DEFAULT_PRIVATE_ATTRS
     extra: dict[str, str] = field(default_factory=dict)
+    #: The configuration the knobs came from (the pool's security knobs are read from it).
+    config: Config | None = field(default=None, repr=False)
 
     @classmethod
     def from_config(cls, config: Config, **overrides: object) -> McpSettings:
         """The knobs of ``config``, then ``overrides`` (flags; ``None`` values are ignored)."""
         settings = cls(
-            admins=frozenset(config.get_list("CEDAR_MCP_ADMINS")),
+            admins=admins_of(config),
             read_only=config.get_bool("CEDAR_MCP_READ_ONLY", False),
             serve_url=config.get("CEDAR_SERVE_URL") or None,
             authorization_servers=tuple(config.get_list("CEDAR_MCP_AUTHORIZATION_SERVERS")),
             resource_url=config.get("CEDAR_MCP_RESOURCE_URL") or None,
             private_attrs=private_attrs_of(config),
+            config=config,
         )
         for name, value in overrides.items():
             if value is None:
@@ -79,9 +90,17 @@ class McpSettings:
             setattr(settings, name, value)
         return settings
 
-    def is_admin(self, identity: str | None) -> bool:
-        """Whether ``identity`` (``user@domain``) is one of the configured admins."""
-        if not identity:
-            return False
-        user = identity.split("@", 1)[0]
-        return identity in self.admins or user in self.admins
+    def service_settings(self) -> ServiceSettings:
+        """The service core's settings for these (pool, schedd, admins, redaction, deadline)."""
+        from cedar.config import default_config
+
+        return ServiceSettings(
+            collector=self.pool,
+            schedd=self.schedd_address,
+            schedd_name=self.schedd_name,
+            timeout=self.daemon_timeout,
+            max_callers=MAX_CALLERS,
+            admins=self.admins,
+            private_attrs=self.private_attrs,
+            config=self.config or default_config(),
+        )

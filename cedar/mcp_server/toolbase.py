@@ -16,11 +16,14 @@ import anyio
 from cedar.classad_wire import ClassAd
 from cedar.classad_wire.constraints import parse_constraint
 from cedar.classad_wire.expr import Expr
+from cedar.commands import AsyncCollector, AsyncSchedd
 from cedar.commands.filetransfer import ProgressCallback, TransferProgress
 from cedar.jobid import match_job_id
-from cedar.mcp_server.access import Caller, PoolAccess
+from cedar.mcp_server.access import KeptOutputs
 from cedar.mcp_server.schemas import Args, Result
+from cedar.mcp_server.settings import McpSettings
 from cedar.numbers import JobStatus
+from cedar.service import Caller, Identity, PoolAccess
 from cedar.service.adjson import ad_dict
 
 Progress = Callable[[float, "float | None", "str | None"], Awaitable[None]]
@@ -32,11 +35,30 @@ class ToolFailure(Exception):
 
 @dataclass
 class ToolCall:
-    """What a handler works with: the pool, the caller, and a progress reporter."""
+    """What a handler works with: the service core's pool access and caller (identity, scope,
+    clients carrying the caller's credentials), the MCP settings, and a progress reporter."""
 
     access: PoolAccess
     caller: Caller
     progress: Progress
+    settings: McpSettings
+    outputs: KeptOutputs
+
+    async def schedd(self) -> AsyncSchedd:
+        """The schedd as the caller, a listing bounded by ``max_jobs`` (+1 to tell "more")."""
+        return await self.access.schedd(self.caller, max_results=self.settings.max_jobs + 1)
+
+    def collector(self) -> AsyncCollector:
+        """The collector as the caller."""
+        return self.access.collector(self.caller)
+
+    async def identity(self) -> Identity:
+        """What the schedd authenticated the caller as."""
+        return await self.access.whoami(self.caller)
+
+    async def scoped(self, *parts: str | Expr | None) -> Expr | None:
+        """``parts`` within the caller's scope (the core's one rule)."""
+        return await self.access.scoped(self.caller, *parts)
 
 
 Handler = Callable[[ToolCall, Any], Awaitable[tuple[Result, str]]]
@@ -87,12 +109,17 @@ async def transfer_progress(call: ToolCall, label: str) -> AsyncIterator[Progres
                 total = float(step.total_size) if step.total_size > 0 else None
                 await call.progress(float(step.total_done), total, f"{label} {step.name}")
 
+    failed: Exception | None = None
     async with anyio.create_task_group() as group:
         group.start_soon(pump)
         try:
             yield callback
+        except Exception as exc:  # raised below, not wrapped in the task group's ExceptionGroup
+            failed = exc
         finally:
             group.cancel_scope.cancel()
+    if failed is not None:
+        raise failed
 
 
 def ad_json(call: ToolCall, ad: ClassAd) -> dict[str, Any]:
@@ -134,7 +161,7 @@ async def find_job(
     With ``archive``, a job that left the queue is looked up in the schedd's history."""
     cluster, proc = job_id_of(job_id)
     constraint = await call.access.scoped_job(call.caller, cluster, proc)
-    schedd = call.access.schedd(call.caller)
+    schedd = await call.schedd()
     wanted = projection_of(projection, "ClusterId", "ProcId")
     ads = await schedd.query(constraint, wanted, 1)
     if not ads and archive:

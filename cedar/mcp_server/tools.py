@@ -22,8 +22,8 @@ from cedar.analysis.text import render_job
 from cedar.commands.peek import PeekError
 from cedar.commands.schedd import RESULT_NAMES
 from cedar.commands.submit import Submit
+from cedar.commands.submit.errors import SubmitError
 from cedar.compat.eventlog import event_dicts
-from cedar.mcp_server.access import Caller, PoolAccess
 from cedar.mcp_server.bulk_tools import (
     edit_jobs,
     hold_jobs,
@@ -74,8 +74,6 @@ from cedar.mcp_server.schemas import (
     QueryJobsArgs,
     QueueTotals,
     RecordsResult,
-    RemoveJobsArgs,
-    RemoveJobsResult,
     Result,
     SearchArgs,
     SearchResult,
@@ -105,6 +103,7 @@ from cedar.mcp_server.toolbase import (
     write_placeholder,
 )
 from cedar.numbers import JobAction, JobStatus
+from cedar.service import Caller, PoolAccess
 from cedar.service.values import check_editable
 
 #: Bytes of a running job's file one tail reads (the end of it).
@@ -115,8 +114,8 @@ TAIL_BYTES = 64 * 1024
 
 
 async def query_jobs(call: ToolCall, args: QueryJobsArgs) -> tuple[Result, str]:
-    constraint = await call.access.scoped(call.caller, checked_constraint(args.constraint))
-    schedd = call.access.schedd(call.caller)
+    constraint = await call.scoped(checked_constraint(args.constraint))
+    schedd = await call.schedd()
     jobs: list[dict[str, Any]] = []
     query = schedd.query_iter(
         constraint, projection_of(args.projection, "ClusterId", "ProcId"), args.limit + 1
@@ -145,8 +144,8 @@ async def get_job(call: ToolCall, args: GetJobArgs) -> tuple[Result, str]:
 
 
 async def query_job_archive(call: ToolCall, args: ArchiveArgs) -> tuple[Result, str]:
-    constraint = await call.access.scoped(call.caller, checked_constraint(args.constraint))
-    schedd = call.access.schedd(call.caller)
+    constraint = await call.scoped(checked_constraint(args.constraint))
+    schedd = await call.schedd()
     records: list[dict[str, Any]] = []
     history = schedd.history(
         constraint, projection_of(args.projection, "ClusterId", "ProcId"), args.limit + 1
@@ -169,8 +168,8 @@ async def _history_records(
     if args.job_id is not None:
         cluster, proc = job_id_of(args.job_id)
         part = f"ClusterId == {cluster} && ProcId == {proc}"
-    constraint = await call.access.scoped(call.caller, part, checked_constraint(args.constraint))
-    schedd = call.access.schedd(call.caller)
+    constraint = await call.scoped(part, checked_constraint(args.constraint))
+    schedd = await call.schedd()
     records: list[dict[str, Any]] = []
     async for ad in schedd.history(constraint, (), args.limit + 1, source=source):
         records.append(ad_json(call, ad))
@@ -199,6 +198,14 @@ async def query_transfer_history(call: ToolCall, args: EpochArgs) -> tuple[Resul
 _TRANSFER_COMMANDS = ("should_transfer_files", "ShouldTransferFiles", "+ShouldTransferFiles")
 
 
+#: What an agent is told for ``hold = true``: the tool submits as ``condor_submit -spool``,
+#: which refuses it (25.13.2), and a spooled job already waits held for its input.
+_SPOOLED_HOLD = (
+    "submit_job spools every job's input, as condor_submit -spool does; to keep a job held, "
+    "submit it with defer_input=true (held until upload_job_input) or hold it with hold_job"
+)
+
+
 async def submit_job(call: ToolCall, args: SubmitJobArgs) -> tuple[Result, str]:
     submit = Submit(args.description)
     if not any(name in submit for name in _TRANSFER_COMMANDS):
@@ -207,16 +214,21 @@ async def submit_job(call: ToolCall, args: SubmitJobArgs) -> tuple[Result, str]:
         # file transfer it runs in a scratch directory that tail_job can read.
         # (first: a command set after the description's queue statement would not apply)
         submit = Submit("should_transfer_files = YES\n" + args.description)
-    schedd = call.access.schedd(call.caller)
+    schedd = await call.schedd()
     with tempfile.TemporaryDirectory(prefix="cedar-mcp-submit-") as directory:
-        names = write_inputs(Path(directory), args.input_files, call.access.settings.input_limit)
+        names = write_inputs(Path(directory), args.input_files, call.settings.input_limit)
         if args.defer_input:
             write_placeholder(Path(directory), submit.get("executable"))
         await call.progress(0, 2, "submitting")
-        submitted = await schedd.submit(submit, submit_dir=directory, spool=True)
-        if submitted.num_procs > call.access.settings.max_jobs:
+        try:
+            submitted = await schedd.submit(submit, submit_dir=directory, spool=True)
+        except SubmitError as exc:
+            if "hold" not in str(exc):
+                raise
+            raise ToolFailure(f"{exc}: {_SPOOLED_HOLD}") from None
+        if submitted.num_procs > call.settings.max_jobs:
             await schedd.remove(submitted.cluster, "more procs than cedar mcp submits at once")
-            raise ToolFailure(f"at most {call.access.settings.max_jobs} jobs per submission")
+            raise ToolFailure(f"at most {call.settings.max_jobs} jobs per submission")
         if not args.defer_input:
             await call.progress(1, 2, "sending input files")
             async with transfer_progress(call, "sending") as report:
@@ -245,7 +257,7 @@ async def upload_job_input(call: ToolCall, args: UploadArgs) -> tuple[Result, st
             f"job {args.job_id} is not waiting for its input (submit it with defer_input)"
         )
     with tempfile.TemporaryDirectory(prefix="cedar-mcp-upload-") as directory:
-        names = write_inputs(Path(directory), args.input_files, call.access.settings.input_limit)
+        names = write_inputs(Path(directory), args.input_files, call.settings.input_limit)
         job = ad.copy()
         job["SUBMIT_Iwd"] = job["Iwd"] = directory
         missing: list[str] = []
@@ -262,7 +274,7 @@ async def upload_job_input(call: ToolCall, args: UploadArgs) -> tuple[Result, st
         if missing:
             raise ToolFailure(f"job {args.job_id} also needs: {', '.join(sorted(set(missing)))}")
         async with transfer_progress(call, "sending") as report:
-            await call.access.schedd(call.caller).spool([job], progress=report)
+            await (await call.schedd()).spool([job], progress=report)
     result = UploadResult(job_id=args.job_id, spooled_files=names, hints=["get_job"])
     return result, f"{len(names)} input file(s) sent for job {args.job_id}"
 
@@ -271,7 +283,7 @@ async def edit_job(call: ToolCall, args: EditJobArgs) -> tuple[Result, str]:
     check_editable([args.attribute])  # the services' one deny-list
     value = value_tree(args.value)
     await find_job(call, args.job_id, ["JobStatus"])
-    changed = await call.access.schedd(call.caller).edit(args.job_id, args.attribute, value)
+    changed = await (await call.schedd()).edit(args.job_id, args.attribute, value)
     result = EditResult(
         job_id=args.job_id, attribute=args.attribute, value=args.value, jobs_changed=changed
     )
@@ -280,8 +292,8 @@ async def edit_job(call: ToolCall, args: EditJobArgs) -> tuple[Result, str]:
 
 async def _act(call: ToolCall, action: JobAction, args: ActionArgs) -> tuple[Result, str]:
     await find_job(call, args.job_id, ["JobStatus"])
-    schedd = call.access.schedd(call.caller)
-    reason = args.reason or f"via cedar mcp by {call.caller.identity}"
+    schedd = await call.schedd()
+    reason = args.reason or f"via cedar mcp by {(await call.identity()).user}"
     outcome = await schedd.act(action, args.job_id, reason, long=True)
     code = outcome.jobs.get(args.job_id, 1 if outcome.succeeded else 0)
     text = RESULT_NAMES.get(code, f"result {code}")
@@ -311,18 +323,18 @@ async def remove_job(call: ToolCall, args: ActionArgs) -> tuple[Result, str]:
 
 async def _output_files(call: ToolCall, job_id: str) -> tuple[list[tuple[str, bytes]], str]:
     """(name, bytes) of the job's output, and where they came from."""
-    kept = call.access.kept_output(call.caller, job_id)
+    kept = call.outputs.kept(call.caller, job_id)
     if kept is not None:
         return kept, "the output fetched before (the job has left the queue)"
     ad = await find_job(call, job_id)
-    limit = call.access.settings.inline_limit * 64
+    limit = call.settings.inline_limit * 64
     if ad.get("SUBMIT_Iwd") is not None or ad.get("LeaveJobInQueue") not in (None, False):
         if ad.get("JobStatus") != int(JobStatus.COMPLETED):
             raise ToolFailure(
                 f"job {job_id} is {status_name(ad.get('JobStatus'))}: its spooled output can be "
                 "fetched once it has completed"
             )
-        schedd = call.access.schedd(call.caller)
+        schedd = await call.schedd()
         with tempfile.TemporaryDirectory(prefix="cedar-mcp-output-") as directory:
             await call.progress(0, None, "fetching the output sandbox")
             async with transfer_progress(call, "fetching") as report:
@@ -334,9 +346,9 @@ async def _output_files(call: ToolCall, job_id: str) -> tuple[list[tuple[str, by
                     if path.is_file():
                         rel = str(path.relative_to(directory))
                         files.append((rel, path.read_bytes()[:limit]))
-        call.access.keep_output(call.caller, job_id, files)
+        call.outputs.keep(call.caller, job_id, files)
         return files, "the schedd's spool"
-    if call.caller.transport != "stdio":
+    if not call.caller.is_local:
         raise ToolFailure(
             f"job {job_id} was not spooled: its output is on the submit host, readable only "
             "through the stdio server of its owner"
@@ -355,10 +367,10 @@ async def _output_files(call: ToolCall, job_id: str) -> tuple[list[tuple[str, by
 
 
 def _shown(call: ToolCall, job_id: str, name: str, data: bytes) -> OutputFile:
-    limit = call.access.settings.inline_limit
+    limit = call.settings.inline_limit
     if len(data) <= limit:
         return OutputFile(name=name, size=len(data), content=data.decode("utf-8", "replace"))
-    serve = call.access.settings.serve_url
+    serve = call.settings.serve_url
     if serve:
         link = f"{serve.rstrip('/')}/api/v1/jobs/{job_id}/files/{quote(name)}"
         return OutputFile(name=name, size=len(data), link=link)
@@ -376,7 +388,7 @@ async def get_job_output(call: ToolCall, args: OutputArgs) -> tuple[Result, str]
 async def _peek_lines(call: ToolCall, args: TailArgs) -> list[str]:
     """The end of a running job's file, then (``follow_seconds``) what it writes meanwhile,
     each new line sent as a progress notification."""
-    schedd = call.access.schedd(call.caller)
+    schedd = await call.schedd()
     stdout = args.stream == "stdout"
     try:
         peeked = await schedd.peek(
@@ -435,7 +447,7 @@ async def tail_job(call: ToolCall, args: TailArgs) -> tuple[Result, str]:
 async def analyze_job_match(call: ToolCall, args: JobArgs) -> tuple[Result, str]:
     job = await find_job(call, args.job_id)
     await call.progress(0, 1, "reading the slots")
-    slots = await fetch_slots(call.access.collector(call.caller))
+    slots = await fetch_slots(call.collector())
     outcome = analyze_job(job, slots)
     await call.progress(1, 1, "analyzed")
     suggestions = [
@@ -515,17 +527,18 @@ async def summary(access: PoolAccess, caller: Caller) -> PoolSummaryResult:
 
 
 async def whoami(call: ToolCall, args: NoArgs) -> tuple[Result, str]:
-    identity = await call.access.identify(call.caller)
-    admin = call.access.settings.is_admin(identity)
+    identity = await call.identity()
+    user = identity.user or "anonymous"
+    admin = call.access.settings.is_admin(identity.user)  # the core's one admin rule
     result = WhoamiResult(
-        identity=identity,
-        method=call.caller.method,
+        identity=user,
+        method=identity.method,
         admin=admin,
-        transport=call.caller.transport,
-        read_only=call.access.settings.read_only,
+        transport="stdio" if call.caller.is_local else "http",
+        read_only=call.settings.read_only,
     )
     scope = "all jobs (admin)" if admin else "your own jobs"
-    return result, f"you are {identity} ({call.caller.method}); you see {scope}"
+    return result, f"you are {user} ({identity.method}); you see {scope}"
 
 
 # --------------------------------------------------------------------------- a job's files
@@ -655,10 +668,10 @@ TOOLS: dict[str, ToolSpec] = {
         _spec(
             "remove_jobs",
             "Remove jobs",
-            "Remove every job matching a constraint; per-job results.",
+            "Remove every job matching a constraint; without confirm=true only counts them.",
             remove_jobs,
-            RemoveJobsArgs,
-            RemoveJobsResult,
+            BulkArgs,
+            BulkResult,
             read_only=False,
             destructive=True,
         ),

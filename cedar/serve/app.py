@@ -22,6 +22,7 @@ from cedar.errors import CedarError
 from cedar.serve import models as m
 from cedar.serve.context import Services, services
 from cedar.service import PoolAccess, ServiceSettings, status_of
+from cedar.service.metadata import WELL_KNOWN, protected_resource, www_authenticate
 
 API_DESCRIPTION = """\
 HTCondor over HTTP, from cedar (pure-Python CEDAR).  Send `Authorization: Bearer <token>` (an
@@ -40,6 +41,11 @@ def error_response(request: Request, status: int, message: str, **extra: Any) ->
     retry = extra.get("retry_after")
     if retry is not None:
         headers["Retry-After"] = str(max(1, int(retry + 0.999)))
+    if status == 401:  # where to learn how to authenticate (RFC 9728 §5.1)
+        sent = request.headers.get("authorization") is not None
+        svc: Services | None = getattr(request.app.state, "services", None)
+        resource = svc.resource(request) if svc else str(request.base_url).rstrip("/")
+        headers["WWW-Authenticate"] = www_authenticate(resource, invalid=sent)
     if request.url.path.startswith("/v1/"):
         return JSONResponse({"message": message}, status_code=status, headers=headers)
     return JSONResponse({"error": message, "status": status}, status_code=status, headers=headers)
@@ -111,15 +117,25 @@ def create_app(settings: ServiceSettings, access: PoolAccess | None = None) -> F
             return JSONResponse(body.model_dump(), status_code=503)
         return JSONResponse(m.Health(status="ok").model_dump())
 
+    @app.get(WELL_KNOWN, tags=["health"])
+    async def resource_metadata(request: Request) -> JSONResponse:
+        """OAuth 2.0 Protected Resource Metadata (RFC 9728): the pool's token issuers, the
+        bearer method (the ``Authorization`` header) and the scopes, for clients that discover
+        how to authenticate."""
+        svc = services(request)
+        document = protected_resource(svc.resource(request), svc.issuers, "HTCondor (cedar serve)")
+        return JSONResponse(document, headers={"Cache-Control": "max-age=300"})
+
     @app.get("/metrics", response_class=PlainTextResponse, tags=["health"])
     async def metrics(request: Request) -> PlainTextResponse:
-        """Prometheus text: requests by route and status, time spent, ads sent, callers, and
-        the pool's gauges (jobs by status, slots by state: :mod:`cedar.serve.metrics`)."""
-        from cedar.serve.metrics import pool_lines
+        """Prometheus text: requests by route and status, time spent, ads sent, callers, the
+        pool's gauges (jobs by status, slots by state) and the round trips to the daemons (by
+        daemon type and command, errors by kind: :mod:`cedar.serve.metrics`)."""
+        from cedar.serve.metrics import DAEMON_CALLS, pool_lines
 
         svc = services(request)
         pool = await pool_lines(svc.access, svc.gauges, svc.settings.metrics_interval)
-        text = prometheus(svc) + "\n".join(pool) + "\n"
+        text = prometheus(svc) + "\n".join([*pool, *DAEMON_CALLS.lines()]) + "\n"
         return PlainTextResponse(text, media_type="text/plain; version=0.0.4")
 
     @app.get("/docs", response_class=HTMLResponse, include_in_schema=False)

@@ -22,11 +22,11 @@ from cedar.service import (
     Identity,
     PoolAccess,
     RateLimiter,
-    ServiceError,
     ServiceSettings,
     check_constraint,
 )
 from cedar.service.access import CLIENT_ADDRESS
+from cedar.service.metadata import TokenIssuers
 from cedar.service.minting import TokenMinter
 
 _ATTRIBUTE = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*\Z")
@@ -46,6 +46,8 @@ class Services:
     minter: TokenMinter | None = None
     #: The pool's gauges of ``/metrics`` (read at most once per ``metrics_interval``).
     gauges: PoolGauges = field(default_factory=PoolGauges)
+    #: The pool's token issuers, named in the protected-resource metadata (RFC 9728).
+    issuers: TokenIssuers = field(default_factory=lambda: TokenIssuers(None, ()))
 
     @classmethod
     def create(cls, settings: ServiceSettings, access: PoolAccess | None = None) -> Services:
@@ -68,7 +70,13 @@ class Services:
             access or PoolAccess(settings),
             RateLimiter(settings.rate, settings.burst, max_keys=max(1000, settings.max_callers)),
             minter=minter,
+            issuers=TokenIssuers.from_config(settings.config or Config()),
         )
+
+    def resource(self, request: Request) -> str:
+        """This API's resource identifier (RFC 9728): ``CEDAR_SERVE_URL``, else the base URL
+        the request reached (scheme, host and port, no path)."""
+        return self.settings.public_url or str(request.base_url).rstrip("/")
 
     def projection(self, text: str | None) -> list[str]:
         """``a,b,c`` as attribute names, bounded in number and checked in shape."""
@@ -88,20 +96,13 @@ class Services:
         return check_constraint(text, self.settings.max_constraint)
 
     async def scope_user(self, caller: Caller) -> str | None:
-        """The ``user@domain`` whose jobs ``caller`` sees under /api/v1 (refuses an anonymous
-        caller unless ``CEDAR_SERVE_ANONYMOUS_JOBS`` allows it, then None = no scope)."""
-        identity = await self.access.whoami(caller)
-        if not identity.authenticated:
-            self.check_job_reader(caller)
-            return None
-        return identity.user
+        """The ``user@domain`` whose jobs ``caller`` sees: the service core's one scope rule
+        (:meth:`PoolAccess.scope_user`; None = every job)."""
+        return await self.access.scope_user(caller)
 
     def check_job_reader(self, caller: Caller) -> None:
-        """Refuse a caller without a token any job listing unless ``CEDAR_SERVE_ANONYMOUS_JOBS``
-        allows it: one rule for ``/api/v1`` and restd's ``/v1`` (restd lists every user's jobs
-        to anyone where the pool allows anonymous READ; a deployment opts into that here)."""
-        if not caller.authenticated and not self.settings.anonymous_jobs:
-            raise ServiceError(401, "this needs 'Authorization: Bearer <IDTOKEN or SciToken>'")
+        """The core's anonymous-listing rule (:meth:`PoolAccess.check_job_reader`)."""
+        self.access.check_job_reader(caller)
 
     async def identity(self, caller: Caller) -> Identity:
         return await self.access.whoami(caller)

@@ -8,6 +8,11 @@ Each successful reading is also kept in a bounded ring (:data:`HISTORY` readings
 it starts empty when the server starts) that the web page's pool page draws as jobs by status
 over time; :func:`watch` (started by ``cedar serve``) reads once an interval, so the series
 covers the time the server has run, not only the moments someone looked.
+
+:data:`DAEMON_CALLS` counts the process's round trips to the daemons (every command a client
+ran, heard through :func:`cedar.commands.base.observe_commands`) by daemon type and command,
+their seconds, and their errors by kind: labels from fixed tables (command names, daemon
+types, error classes), never a job id, a user or an address.
 """
 
 from __future__ import annotations
@@ -17,8 +22,9 @@ from collections import Counter, deque
 from dataclasses import dataclass, field
 from typing import Any
 
+from cedar.commands.base import observe_commands
 from cedar.errors import CedarError
-from cedar.numbers import JOB_SUMMARY_COUNTERS
+from cedar.numbers import JOB_SUMMARY_COUNTERS, AdType, Command
 from cedar.service import Caller, PoolAccess
 
 #: The summary ad's counters, in the order they are shown.
@@ -138,3 +144,88 @@ async def _read(access: PoolAccess, gauges: PoolGauges) -> None:
 
 def _label(text: str) -> str:
     return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")[:64]
+
+
+def _collector_commands() -> frozenset[int]:
+    """The collector's commands: every ad type's query, update and invalidate commands."""
+    numbers: set[int] = set()
+    for ad_type in AdType:
+        info = ad_type.value
+        for name in ("command", "update", "invalidate"):
+            number = getattr(info, name, None)
+            if isinstance(number, int):
+                numbers.add(number)
+    extra = {Command.QUERY_ANY_ADS, Command.QUERY_MULTIPLE_PVT_ADS, Command.MERGE_STARTD_AD}
+    return frozenset(numbers | extra | {Command.UPDATE_STARTD_AD_WITH_ACK})
+
+
+_COLLECTOR = _collector_commands()
+_STARTER = frozenset({Command.STARTER_PEEK, Command.CREATE_JOB_OWNER_SEC_SESSION})
+#: Distinct error kinds counted by name at most; others are counted as ``other``.
+MAX_ERROR_KINDS = 64
+
+
+def daemon_of(command: int) -> str:
+    """The daemon type a client command goes to (``any`` for DaemonCore's own commands)."""
+    if command in _COLLECTOR:
+        return "collector"
+    if command in _STARTER:
+        return "starter"
+    if command >= Command.DC_RAISESIGNAL:
+        return "any"
+    return "schedd"  # every other command cedar's clients send (queue, actions, sandboxes)
+
+
+def _command_name(command: int) -> str:
+    try:
+        return Command(command).name
+    except ValueError:
+        return "other"
+
+
+@dataclass
+class DaemonCalls:
+    """Round trips to the daemons by (daemon type, command), seconds, errors by kind."""
+
+    calls: Counter[tuple[str, str]] = field(default_factory=Counter)
+    seconds: dict[tuple[str, str], float] = field(default_factory=dict)
+    errors: Counter[tuple[str, str, str]] = field(default_factory=Counter)
+
+    def record(self, command: int, error: BaseException | None, seconds: float) -> None:
+        """One command ended (an observer of :func:`observe_commands`)."""
+        key = (daemon_of(command), _command_name(command))
+        self.calls[key] += 1
+        self.seconds[key] = self.seconds.get(key, 0.0) + seconds
+        if isinstance(error, Exception):  # not a cancellation or an early stop
+            kind = type(error).__name__
+            kinds = {k for _, _, k in self.errors}
+            if kind not in kinds and len(kinds) >= MAX_ERROR_KINDS:
+                kind = "other"
+            self.errors[(key[0], key[1], kind)] += 1
+
+    def lines(self) -> list[str]:
+        """The counters in the Prometheus text format."""
+        families: list[tuple[str, str, dict[Any, Any], str]] = [
+            ("requests", "Commands sent to the pool's daemons.", dict(self.calls), "{}"),
+            ("request_seconds", "Time those commands took.", self.seconds, "{:.6f}"),
+            ("errors", "Commands that failed, by kind of error.", dict(self.errors), "{}"),
+        ]
+        out: list[str] = []
+        for family, meaning, values, shown in families:
+            name = f"cedar_serve_daemon_{family}_total"
+            out += [f"# HELP {name} {meaning}", f"# TYPE {name} counter"]
+            for key, value in sorted(values.items()):
+                labels = ",".join(
+                    f'{label}="{text}"' for label, text in zip(_LABELS, key, strict=False)
+                )
+                out.append(f"{name}{{{labels}}} {shown.format(value)}")
+        return out
+
+
+#: The labels of the counters' keys, in order.
+_LABELS = ("daemon", "command", "kind")
+
+
+#: This process's round trips to the daemons (every client command, whichever mouth ran it).
+DAEMON_CALLS = DaemonCalls()
+observe_commands(DAEMON_CALLS.record)

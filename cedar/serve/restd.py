@@ -24,7 +24,6 @@ from cedar.classad_wire import ClassAd
 from cedar.classad_wire.classad import ad_shape
 from cedar.classad_wire.constraints import and_constraints
 from cedar.classad_wire.expr import AttrRef, Binary, Expr, Literal
-from cedar.classad_wire.jsonfmt import ad_to_json_compact_bytes, columns_json_bytes
 from cedar.commands import AsyncSchedd
 from cedar.errors import CedarError, InvalidArgument, ProtocolError
 from cedar.numbers import DaemonType
@@ -33,8 +32,13 @@ from cedar.serve.context import Services, caller_of, services, services_dep
 from cedar.serve.direct import DirectAPIRoute, direct
 from cedar.serve.streaming import PipelinedResponse
 from cedar.service import Caller, NotFound, ServiceError
-from cedar.service.adjson import ad_json_bytes, json_writers, primed
-from cedar.service.scope import REDACTED
+from cedar.service.adjson import (
+    ad_json_bytes,
+    columns_bytes,
+    json_writers,
+    plain_value,
+    primed,
+)
 
 router = APIRouter(prefix="/v1", tags=["restd"], route_class=DirectAPIRoute)
 
@@ -232,9 +236,7 @@ def job_entry_bytes(
     (lower-cased): names asked for the job id only, left out of the classad (restd's rule)."""
     if dropped:
         names = ad.raw_values()[0]
-        body = ad_to_json_compact_bytes(
-            ad, kept_names(names, dropped), lower=True, masked=_masked(hidden), mask=REDACTED
-        )
+        body = ad_json_bytes(ad, hidden, lower=True, only=kept_names(names, dropped))
     else:
         body = ad_json_bytes(ad, hidden, lower=True)
     return b'{"jobid": %s, "classad": %s}' % (_jobid_json(ad), body)
@@ -317,7 +319,6 @@ def job_entry_writers(
     :func:`job_entry_bytes` either way: the job id from the two received values, or from
     them read as an ad when they are not plain integers."""
     shaped_json, _ = json_writers(hidden, lower=True)
-    masked = _masked(hidden)
 
     def shaped(names: tuple[str, ...], values: Sequence[bytes]) -> bytes:
         jobid = _jobid_raw(names, values)
@@ -325,7 +326,7 @@ def job_entry_writers(
             jobid = _jobid_json(shaped_ad(names, values))
         if dropped:
             only = kept_names(names, dropped)
-            body = columns_json_bytes(names, values, only, lower=True, masked=masked, mask=REDACTED)
+            body = columns_bytes(names, values, hidden, lower=True, only=only)
         else:
             body = shaped_json(names, values)
         return b'{"jobid": %s, "classad": %s}' % (jobid, body)
@@ -366,13 +367,11 @@ def _parsed(body: bytes) -> dict[str, Any]:
     return data
 
 
-def group_key(ad: ClassAd, name: str, masked: frozenset[str] | None) -> str | None:
+def group_key(ad: ClassAd, name: str, hidden: tuple[str, ...]) -> str | None:
     """The group an ad falls in: its ``name`` value as its JSON reads back, in text (restd's
     ``str()`` of it; a hidden attribute's mask); None when it has none (undefined or absent):
     restd leaves such an ad out of the grouped answer (observed side by side, 25.13.2)."""
-    one = ad_to_json_compact_bytes(
-        ad, frozenset((name.lower(),)), lower=True, masked=masked, mask=REDACTED
-    )
+    one = ad_json_bytes(ad, hidden, lower=True, only=frozenset((name.lower(),)))
     value = _parsed(one).get(name.lower()) if one != b"{}" else None
     return None if value is None else str(value)
 
@@ -383,10 +382,6 @@ def grouped_bytes(groups: dict[str, list[bytes]]) -> bytes:
         b"%s:[%s]" % (json.dumps(key, ensure_ascii=False).encode(), b",".join(entries))
         for key, entries in groups.items()
     )
-
-
-def _masked(hidden: tuple[str, ...]) -> frozenset[str] | None:
-    return frozenset(name.lower() for name in hidden) or None
 
 
 async def _job_answer(
@@ -496,18 +491,17 @@ def _job_routes(kind: str) -> None:
         svc.projection(groupby)
         names, dropped = id_projection(svc.projection(projection), groupby)
         hidden = _hidden(svc)
-        masked = _masked(hidden)
         groups: dict[str, list[bytes]] = {}
         # the entries transcoded as the listing's, each one's group key beside it
         keys: list[str | None] = []
         shaped_entry, other_entry = job_entry_writers(hidden, dropped)
 
         def shaped(names: tuple[str, ...], values: Sequence[bytes]) -> bytes:
-            keys.append(group_key(shaped_ad(names, values), groupby, masked))
+            keys.append(group_key(shaped_ad(names, values), groupby, hidden))
             return shaped_entry(names, values)
 
         def other(ad: ClassAd) -> bytes:
-            keys.append(group_key(ad, groupby, masked))
+            keys.append(group_key(ad, groupby, hidden))
             return other_entry(ad)
 
         lists = await _job_chunks(
@@ -605,13 +599,6 @@ async def _status_ads(
     return [ad async for ad in query], dropped
 
 
-def _plain(value: object) -> object:
-    """A ``name``/``type`` value as JSON takes it (an odd one, e.g. an expression, as text)."""
-    if value is None or isinstance(value, (str, int, float, bool)):
-        return value
-    return str(value)
-
-
 def status_entry_bytes(
     ad: ClassAd, hidden: tuple[str, ...], dropped: frozenset[str] = frozenset()
 ) -> bytes:
@@ -619,12 +606,12 @@ def status_entry_bytes(
     list and the grouped form join these); ``dropped`` as :func:`job_entry_bytes`'."""
     if dropped:
         only = kept_names(ad.raw_values()[0], dropped)
-        body = ad_to_json_compact_bytes(ad, only, lower=True, masked=_masked(hidden), mask=REDACTED)
+        body = ad_json_bytes(ad, hidden, lower=True, only=only)
     else:
         body = ad_json_bytes(ad, hidden, lower=True)
     return b'{"name": %s, "type": %s, "classad": %s}' % (
-        json.dumps(_plain(ad.get("Name"))).encode(),
-        json.dumps(_plain(ad.get("MyType"))).encode(),
+        json.dumps(plain_value(ad.get("Name"))).encode(),
+        json.dumps(plain_value(ad.get("MyType"))).encode(),
         body,
     )
 
@@ -691,11 +678,10 @@ async def _grouped_status(
     if refused is not None:
         return refused
     hidden = _hidden(svc)
-    masked = _masked(hidden)
     groups: dict[str, list[bytes]] = {}
     ads, dropped = await _status_ads(svc, caller, name, params, groupby)
     for ad in ads:
-        key = group_key(ad, groupby, masked)
+        key = group_key(ad, groupby, hidden)
         if key is not None:
             groups.setdefault(key, []).append(status_entry_bytes(ad, hidden, dropped))
     return Response(grouped_bytes(groups), media_type="application/json")

@@ -8,6 +8,13 @@ server's own FS or host identity, token directory and signing keys are never use
 behalf.  Each token gets its own bounded session cache, kept in a bounded table (least recently
 used dropped first).  Nothing here is needed across restarts or replicas: a lost entry costs one
 handshake.
+
+It is also the one scope rule of every mouth (``cedar serve``'s APIs, the web page, ``cedar
+mcp``): :meth:`PoolAccess.scope_user` says whose jobs a caller sees (its identity; everyone's
+for an admin, :meth:`ServiceSettings.is_admin`; an anonymous caller only where the deployment
+allows it), and :meth:`PoolAccess.scoped` / :meth:`PoolAccess.scoped_job` write it into the
+constraint as parsed trees.  The user who started ``cedar mcp`` over stdio is
+:meth:`Caller.local`: the process's own credentials (``local_security``).
 """
 
 from __future__ import annotations
@@ -20,18 +27,22 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 
-from cedar.auth.client_config import ClientSecurity, SecurityConfig
+from cedar.auth.client_config import ClientSecurity, SecurityConfig, default_security
 from cedar.auth.policy import Requirement
 from cedar.auth.session import ClientSessionCache
+from cedar.classad_wire.constraints import and_constraints
+from cedar.classad_wire.expr import Expr
 from cedar.commands import AsyncCollector, AsyncSchedd
 from cedar.commands._async.ping import ping_async
 from cedar.commands.base import MAX_RESULTS
 from cedar.commands.ping import PingResult
 from cedar.commands.submit import SubmitSettings
 from cedar.config import Config
-from cedar.errors import AuthenticationError
+from cedar.errors import AuthenticationError, PermissionDenied
 from cedar.numbers import DaemonType
+from cedar.service import scope
 from cedar.service.caller import IDTOKEN, Caller
+from cedar.service.errors import ServiceError
 from cedar.service.limits import RateLimiter
 from cedar.service.settings import ServiceSettings
 
@@ -89,8 +100,11 @@ class PoolAccess:
         *,
         base: SecurityConfig | None = None,
         clock: Callable[[], float] = time.time,
+        local_security: ClientSecurity | None = None,
     ) -> None:
         self.settings = settings
+        #: The credentials of :meth:`Caller.local` (None: the process's default, on first use).
+        self.local_security = local_security
         #: The wall clock a token's ``exp`` is compared with (a test fixes it).
         self.clock = clock
         #: Failed credentials per client address (:data:`CLIENT_ADDRESS`).
@@ -141,6 +155,10 @@ class PoolAccess:
     def _entry(self, caller: Caller) -> _Entry:
         with self._lock:
             entry = self._entries.pop(caller.key, None)
+            if entry is None and caller.is_local:
+                if self.local_security is None:
+                    self.local_security = default_security()
+                entry = _Entry(self.local_security)
             if entry is None:
                 security = ClientSecurity(
                     self.security_config(caller), ClientSessionCache(SESSIONS_PER_CALLER)
@@ -251,6 +269,8 @@ class PoolAccess:
         (:data:`CLIENT_ADDRESS`) gets :class:`~cedar.service.RateLimited` for a token not yet
         known, so failed credentials cost the pool one handshake each at most, a few per client.
         """
+        if caller.is_local:
+            return await self._whoami_local(caller)
         if caller.token is None:
             return ANONYMOUS
         if caller.expires is not None and self.clock() >= caller.expires:
@@ -278,6 +298,45 @@ class PoolAccess:
         )
         entry.identity, entry.identity_time = identity, now
         return identity
+
+    async def _whoami_local(self, caller: Caller) -> Identity:
+        """The process's own identity, as the schedd authenticates it at WRITE (READ may need
+        no authentication at all); asked once.  Not authorized to write: refused."""
+        entry = self._entry(caller)
+        if entry.identity is None:
+            result = await self.ping(caller, "WRITE")
+            user = result.user or ""
+            if not result.authorized or not user or user.startswith("unauthenticated@"):
+                reason = result.error or "not authorized at WRITE"
+                raise PermissionDenied(f"the schedd did not authenticate you ({reason})")
+            entry.identity = Identity(authenticated=True, user=user, method=result.method)
+        return entry.identity
+
+    # ------------------------------------------------------------------ scope
+
+    def check_job_reader(self, caller: Caller) -> None:
+        """Refuse a caller without a token any job listing unless ``anonymous_jobs`` allows
+        it: one rule for every mouth (restd lists every user's jobs to anyone where the pool
+        allows anonymous READ; a deployment opts into that)."""
+        if not caller.authenticated and not self.settings.anonymous_jobs:
+            raise ServiceError(401, "this needs 'Authorization: Bearer <IDTOKEN or SciToken>'")
+
+    async def scope_user(self, caller: Caller) -> str | None:
+        """The ``user@domain`` whose jobs ``caller`` sees and touches; None = every job (an
+        admin, or an anonymous caller where :meth:`check_job_reader` lets one list jobs)."""
+        identity = await self.whoami(caller)
+        if not identity.authenticated:
+            self.check_job_reader(caller)
+            return None
+        return None if self.settings.is_admin(identity.user) else identity.user
+
+    async def scoped(self, caller: Caller, *parts: str | Expr | None) -> Expr | None:
+        """``parts`` limited to the caller's jobs, combined as parsed trees (sent as they are)."""
+        return scope.scoped_constraint(and_constraints(parts), await self.scope_user(caller))
+
+    async def scoped_job(self, caller: Caller, cluster: int, proc: int) -> Expr | None:
+        """Job ``cluster.proc`` if it is in the caller's scope (:func:`scope.scoped_job`)."""
+        return scope.scoped_job(cluster, proc, await self.scope_user(caller))
 
     def _check_not_refused(self, caller: Caller, now: float) -> None:
         with self._lock:

@@ -27,9 +27,11 @@ __all__ = [
     "ad_dict",
     "ad_json",
     "ad_json_bytes",
+    "columns_bytes",
     "json_chunks",
     "json_lists",
     "json_writers",
+    "plain_value",
     "primed",
 ]
 
@@ -44,11 +46,32 @@ def ad_json(ad: ClassAd, private: Iterable[str] = (), *, lower: bool = False) ->
     return ad_to_json_compact(ad, lower=lower, masked=masked, mask=REDACTED)
 
 
-def ad_json_bytes(ad: ClassAd, private: Iterable[str] = (), *, lower: bool = False) -> bytes:
+def ad_json_bytes(
+    ad: ClassAd,
+    private: Iterable[str] = (),
+    *,
+    lower: bool = False,
+    only: frozenset[str] | None = None,
+) -> bytes:
     """:func:`ad_json` in UTF-8, written from the ad's received bytes when it holds them (a
-    listing's ads): the stream's hot path, with no decoding of the ad or encoding of its JSON."""
+    listing's ads): the stream's hot path, with no decoding of the ad or encoding of its JSON.
+    ``only`` (lower-cased names): just those members (restd's projection rule)."""
     masked = _masked(private if isinstance(private, tuple) else tuple(private))
-    return ad_to_json_compact_bytes(ad, lower=lower, masked=masked, mask=REDACTED)
+    return ad_to_json_compact_bytes(ad, only, lower=lower, masked=masked, mask=REDACTED)
+
+
+def columns_bytes(
+    names: tuple[str, ...],
+    values: Sequence[bytes],
+    private: Iterable[str] = (),
+    *,
+    lower: bool = False,
+    only: frozenset[str] | None = None,
+) -> bytes:
+    """:func:`ad_json_bytes` of an ad never built, from its names and received values (the
+    listing's hot path); the same bytes."""
+    masked = _masked(private if isinstance(private, tuple) else tuple(private))
+    return columns_json_bytes(names, values, only, lower=lower, masked=masked, mask=REDACTED)
 
 
 def json_writers(
@@ -118,6 +141,14 @@ async def primed(ads: AsyncIterator[T]) -> AsyncIterator[T]:
 async def _empty() -> AsyncIterator[Any]:
     return
     yield
+
+
+def plain_value(value: object) -> object:
+    """A value JSON takes as it is; anything else (an expression, an odd value) as its text:
+    for a value shown beside an ad (a name, a type, an exit code), not inside one."""
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return str(value)
 
 
 def ad_dict(ad: ClassAd, private: Iterable[str] = (), *, lower: bool = False) -> dict[str, Any]:

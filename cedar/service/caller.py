@@ -22,6 +22,8 @@ MAX_TOKEN_BYTES = 16384
 #: ``Caller.kind`` values.
 IDTOKEN = "idtoken"
 SCITOKEN = "scitoken"
+#: The user who started the server (``cedar mcp`` over stdio): the process's own credentials.
+LOCAL = "local"
 
 
 def _claims(token: str) -> dict[str, object]:
@@ -72,6 +74,17 @@ class Caller:
         return cls()
 
     @classmethod
+    def local(cls) -> Caller:
+        """The user who started the process (its HTCondor configuration, token or FS): the
+        stdio caller of ``cedar mcp``.  No HTTP request is ever this caller."""
+        return cls(kind=LOCAL, key="local")
+
+    @property
+    def is_local(self) -> bool:
+        """Whether this is :meth:`local` (the process's own credentials)."""
+        return self.kind == LOCAL
+
+    @classmethod
     def from_token(cls, token: str) -> Caller:
         """A caller holding ``token`` (checked for shape only).
 
@@ -100,8 +113,9 @@ class Caller:
 
     @property
     def authenticated(self) -> bool:
-        """Whether the caller brought a token (not whether a daemon accepted it)."""
-        return self.token is not None
+        """Whether the caller brought a credential (a token, or the process's own for
+        :meth:`local`); not whether a daemon accepted it."""
+        return self.token is not None or self.kind == LOCAL
 
     def __str__(self) -> str:
         return self.key if self.token is None else f"{self.kind} caller {self.key}"

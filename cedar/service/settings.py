@@ -24,6 +24,21 @@ def private_attrs_of(config: Config) -> tuple[str, ...]:
     return tuple(n for n in value.replace(",", " ").split() if n)
 
 
+def admins_of(config: Config) -> frozenset[str]:
+    """``CEDAR_SERVE_ADMINS`` and ``CEDAR_MCP_ADMINS`` together: the identities that see every
+    job, read once for every mouth (the MCP knob is the older spelling, still honoured)."""
+    names = [*config.get_list("CEDAR_SERVE_ADMINS"), *config.get_list("CEDAR_MCP_ADMINS")]
+    return frozenset(n for n in names if n)
+
+
+def is_admin(admins: frozenset[str], identity: str | None) -> bool:
+    """The one admin rule: ``identity`` (``user@domain``) is an admin when it, or its user part,
+    is listed.  A caller that is no admin is scoped to the jobs whose ``User`` is its identity."""
+    if not identity:
+        return False
+    return identity in admins or identity.split("@", 1)[0] in admins
+
+
 @dataclass
 class ServiceSettings:
     """Everything a service process needs to know; nothing here changes while it runs."""
@@ -73,11 +88,16 @@ class ServiceSettings:
     #: (restd lists them to anyone the pool lets READ; the daemon still decides).  Off by
     #: default: a deployment that wants restd's behaviour turns it on.
     anonymous_jobs: bool = False
+    #: Identities that see and touch every job, through every mouth (:func:`is_admin`).
+    admins: frozenset[str] = frozenset()
     #: Attributes shown as ``"<REDACTED>"`` (admin-private) in every API.
     private_attrs: tuple[str, ...] = DEFAULT_PRIVATE_ATTRS
     #: restd's knobs, for /v1.
     restd_hide_attrs: tuple[str, ...] = ()
     restd_max_jobs: int = 0
+    #: This server's public base URL (``CEDAR_SERVE_URL``): the resource its protected-resource
+    #: metadata names (RFC 9728); None = the URL a request reached it by.
+    public_url: str | None = None
     #: CORS origins allowed (empty = CORS off).
     cors_origins: tuple[str, ...] = ()
     #: Opt-in token minting for a trusted proxy (see :mod:`cedar.service.minting`).
@@ -92,6 +112,10 @@ class ServiceSettings:
     tls_key: str | None = None
     #: The configuration the knobs came from (security knobs of the pool are read from it).
     config: Config | None = field(default=None, repr=False)
+
+    def is_admin(self, identity: str | None) -> bool:
+        """Whether ``identity`` is one of :attr:`admins` (:func:`is_admin`)."""
+        return is_admin(self.admins, identity)
 
     @classmethod
     def from_config(cls, config: Config) -> ServiceSettings:
@@ -134,9 +158,11 @@ class ServiceSettings:
             refused_ttl=number("REFUSED_TTL", base.refused_ttl),
             status_cache=number("STATUS_CACHE", base.status_cache),
             anonymous_jobs=config.get_bool("CEDAR_SERVE_ANONYMOUS_JOBS", False),
+            admins=admins_of(config),
             private_attrs=private_attrs_of(config),
             restd_hide_attrs=names(config.get("RESTD_HIDE_JOB_ATTRS")),
             restd_max_jobs=int(config.get_int("RESTD_MAX_JOBS", 0) or 0),
+            public_url=(text("URL") or "").rstrip("/") or None,
             cors_origins=names(text("CORS_ORIGINS")),
             shared_port_id=text("SHARED_PORT_ID"),
             proxy_header=text("PROXY_HEADER"),

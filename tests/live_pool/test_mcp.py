@@ -122,7 +122,8 @@ def test_stdio_every_tool_against_the_real_pool(live_collector: str) -> None:
             await call("release_job", {"job_id": f"{cluster}.0"})
             await call("remove_job", {"job_id": f"{cluster}.0"})
             # proc 0, just removed, may still be leaving the queue: the rest of the cluster
-            await call("remove_jobs", {"constraint": f"ClusterId == {cluster} && JobStatus =!= 3"})
+            rest = f"ClusterId == {cluster} && JobStatus =!= 3"
+            await call("remove_jobs", {"constraint": rest, "confirm": True})
             seen["_tools"] = tools
             seen["_who"] = who
             seen["_resources"] = (ad, summary, prompt)

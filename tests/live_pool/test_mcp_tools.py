@@ -111,7 +111,15 @@ def test_job_files_history_and_bulk_actions(live_collector: str) -> None:
             seen["protected"] = await client.call_tool(
                 "edit_jobs", {**edit, "attribute": "Owner", "confirm": True}
             )
-            await call("remove_jobs", {"constraint": which})
+            seen["remove_dry"] = await call("remove_jobs", {"constraint": which})
+            seen["removed"] = await call("remove_jobs", {"constraint": which, "confirm": True})
+            held = "executable = run.sh\nhold = true\nqueue"
+            seen["held"] = await client.call_tool(
+                "submit_job", {"description": held, "input_files": [SCRIPT]}
+            )
+            seen["on_hold"] = await call(
+                "query_jobs", {"constraint": "JobStatus == 5 && HoldReasonCode == 15"}
+            )
         return seen
 
     seen = trio.run(main)
@@ -132,3 +140,11 @@ def test_job_files_history_and_bulk_actions(live_collector: str) -> None:
     assert seen["hold"]["changed"] == 2 and seen["release"]["changed"] == 2
     assert seen["edit"]["changed"] == 2 and seen["batch"]["count"] == 2
     assert seen["protected"].is_error and "Owner" in str(seen["protected"].content)
+    # remove_jobs counts first, as the other bulk actions do
+    assert seen["remove_dry"]["matched"] == 2 and not seen["remove_dry"]["confirmed"]
+    assert seen["removed"]["changed"] == 2 and seen["removed"]["confirmed"]
+    # hold = true: condor_submit -spool's refusal and what to do instead, nothing queued
+    # (it was an "internal error (ExceptionGroup)" with a job left held in the queue)
+    held = seen["held"]
+    assert held.is_error and "Cannot set hold to 'true'" in held.content[0].text
+    assert "defer_input=true" in held.content[0].text and seen["on_hold"]["count"] == 0

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import replace
 from typing import Any
 
 import pytest
 import trio
 
-from cedar.service import PoolAccess
+from cedar.service import Caller, PoolAccess
 from cedar.service.settings import DEFAULT_PRIVATE_ATTRS
 from tests.live_pool.test_serve_live import Live, live, submit  # noqa: F401 (a fixture)
 
@@ -25,15 +26,16 @@ RUNNING = "executable = /bin/sleep\narguments = 600\ntransfer_executable = false
 def _mcp(running: Live, caller_token: str, job: str, admins: frozenset[str]) -> dict[str, Any]:
     from mcp import Client
 
-    from cedar.mcp_server import McpSettings, build_server
-    from cedar.mcp_server import PoolAccess as McpAccess
+    from cedar.mcp_server import McpSettings
+    from cedar.mcp_server.server import CedarMcp
 
     settings = McpSettings(pool=running.server.settings.collector, admins=admins)
-    # the caller of MCP over HTTP: the bearer token, identified as REST identifies it (READ)
-    access = McpAccess(settings, service=PoolAccess(running.server.settings))
-    caller = access.token_caller(caller_token)
-    access.local_caller = lambda: caller  # type: ignore[method-assign]
-    server = build_server(settings, access)
+    # the caller of MCP over HTTP: the bearer token, identified as REST identifies it (READ),
+    # scoped by the core's one rule (the admins are the core's settings)
+    access = PoolAccess(replace(running.server.settings, admins=admins))
+    mcp = CedarMcp(settings, access)
+    mcp.caller = lambda ctx: Caller.from_token(caller_token)  # type: ignore[method-assign]
+    server = mcp.build()
 
     async def main() -> dict[str, Any]:
         async with Client(server) as client:

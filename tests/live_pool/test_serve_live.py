@@ -5,7 +5,9 @@ users kept apart, a real job's sandbox round trip checked file by file, hostile 
 
 from __future__ import annotations
 
+import base64
 import io
+import json
 import os
 import shutil
 import subprocess
@@ -389,3 +391,23 @@ def test_answering_on_the_pools_own_port(http_forwarding_id: str) -> None:
         assert httpx.get(f"{server.url}/readyz", timeout=30).status_code == 200
     finally:
         server.stop()
+
+
+def test_protected_resource_metadata_names_the_pools_issuers(live: Live) -> None:
+    """RFC 9728 from the pool's own configuration: the IDTOKENS issuer is its TRUST_DOMAIN, and
+    with SciTokens the issuer its map file trusts is an authorization server; a 401 points to
+    the document."""
+    document = live.anonymous.get("/.well-known/oauth-protected-resource").json()
+    assert document["htcondor_idtoken_issuer"] == os.environ.get(
+        "CEDAR_LIVE_TRUST_DOMAIN", "minicondor"
+    )
+    assert document["resource"] == live.server.url and document["bearer_methods_supported"] == [
+        "header"
+    ]
+    if live.scitoken is not None:
+        issuer = json.loads(base64.urlsafe_b64decode(live.scitoken.split(".")[1] + "=="))["iss"]
+        assert issuer in document["authorization_servers"]
+    refused = live.anonymous.get("/api/v1/jobs")
+    assert refused.status_code == 401
+    where = f"{live.server.url}/.well-known/oauth-protected-resource"
+    assert refused.headers["www-authenticate"] == f'Bearer resource_metadata="{where}"'

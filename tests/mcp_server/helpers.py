@@ -10,7 +10,8 @@ from mcp import Client
 from mcp.types import CallToolResult
 
 from cedar.auth.client_config import ClientSecurity
-from cedar.mcp_server import McpSettings, PoolAccess, build_server
+from cedar.mcp_server import McpSettings, build_server, pool_access
+from cedar.mcp_server.tools import TOOLS
 from cedar.server.pool import MockPool
 
 
@@ -28,7 +29,7 @@ def run_client(
 ) -> Any:
     """Run ``work(client)`` against an in-process server acting as ``security``'s user."""
     config = settings_for(pool, **settings)
-    server = build_server(config, PoolAccess(config, security))
+    server = build_server(config, pool_access(config, security))
 
     async def main() -> Any:
         async with Client(server, mode=mode) as client:
@@ -148,8 +149,12 @@ async def every_tool(client: Client, user: str, on_progress: Any = None) -> dict
         "submit_job", {"description": "executable = run.sh\nqueue 3", "input_files": [SCRIPT]}
     )
     other = second.structured_content["cluster"]
-    bulk = await call("remove_jobs", {"constraint": f"ClusterId == {other}"})
+    counted = await call("remove_jobs", {"constraint": f"ClusterId == {other}"})
+    assert counted.structured_content["confirmed"] is False, text(counted)  # a count, no more
+    assert counted.structured_content["matched"] == 3 and not counted.structured_content["results"]
+    bulk = await call("remove_jobs", {"constraint": f"ClusterId == {other}", "confirm": True})
     assert bulk.structured_content["matched"] == 3, text(bulk)
+    assert bulk.structured_content["changed"] == 3, text(bulk)
     assert [r["succeeded"] for r in bulk.structured_content["results"]] == [True] * 3
     epochs = await call("query_job_epochs", {"job_id": job})
     assert epochs.structured_content["count"] == 1, text(epochs)  # it ran once
@@ -223,3 +228,18 @@ async def deferred_input(call: Any, client: Client) -> None:
     await wait_status(client, job, 4)
     again = await client.call_tool("upload_job_input", {"job_id": job, "input_files": [data]})
     assert again.is_error and "not waiting" in text(again)
+
+
+#: The SDK client's modes and the revision each speaks.
+ERAS = {"auto": "2026-07-28", "legacy": "2025-11-25"}
+
+
+def listed_tools_are_described(tools: list[Any]) -> None:
+    """At least the Go twin's 29 tools, each with both schemas and its annotations."""
+    assert len(tools) >= 29 and {t.name for t in tools} == set(TOOLS)
+    for tool in tools:
+        assert tool.input_schema["type"] == "object", tool.name
+        assert tool.output_schema and tool.output_schema["type"] == "object", tool.name
+        hints = tool.annotations
+        assert hints is not None and hints.read_only_hint is not None, tool.name
+        assert hints.destructive_hint is not None and hints.idempotent_hint is not None

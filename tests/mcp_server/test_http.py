@@ -20,7 +20,14 @@ from cedar.mcp_server.http import serve_http
 from cedar.mcp_server.tools import TOOLS
 from cedar.server.pool import MockPool
 from tests.loopback import held_port
-from tests.mcp_server.helpers import UNCALLED, every_tool, keep_marked_jobs_idle, text
+from tests.mcp_server.helpers import (
+    ERAS,
+    UNCALLED,
+    every_tool,
+    keep_marked_jobs_idle,
+    listed_tools_are_described,
+    text,
+)
 
 SCRIPT = {"name": "run.sh", "content": "#!/bin/sh\necho hi\n", "executable": True}
 AUTH_SERVER = "https://issuer.example"
@@ -158,13 +165,92 @@ def test_no_or_bad_token_is_401_naming_the_metadata(
                 headers={**headers, "Authorization": "Bearer not.a.token"},
             )
             metadata = await http.get(f"{url}/.well-known/oauth-protected-resource/mcp")
-        return {"none": none, "forged": forged, "metadata": metadata}
+        return {"none": none, "forged": forged, "metadata": metadata, "url": url}
 
     out = with_http_server(pool, work)
     for case in ("none", "forged"):
         response = out[case]
         assert response.status_code == 401, case
-        assert "resource_metadata=" in response.headers["www-authenticate"], case
-    document = out["metadata"].json()
+        where = out["url"] + "/.well-known/oauth-protected-resource/mcp"
+        assert f'resource_metadata="{where}"' in response.headers["www-authenticate"], case
+    document = out["metadata"].json()  # the service core's document (RFC 9728 §2)
     assert document["authorization_servers"] == [AUTH_SERVER]
-    assert document["resource"].endswith("/mcp")
+    assert document["resource"] == out["url"] + "/mcp"
+    assert document["bearer_methods_supported"] == ["header"]
+    assert "condor:/WRITE" in document["scopes_supported"]
+
+
+@pytest.mark.parametrize("mode", sorted(ERAS))
+def test_both_protocol_eras_over_http(
+    token_pool: tuple[MockPool, dict[str, str]], mode: str
+) -> None:
+    """The SDK's client in each era (2026-07-28: ``server/discover`` and stateless requests;
+    2025-11-25: ``initialize`` and a session) lists every tool, described, and calls one."""
+    pool, tokens = token_pool
+
+    async def work(url: str) -> tuple[str | None, list[Any], Any]:
+        async with client_for(url, tokens["carol"], mode=mode) as carol:
+            tools = (await carol.list_tools()).tools
+            return carol.protocol_version, tools, await carol.call_tool("whoami", {})
+
+    version, tools, who = with_http_server(pool, work)
+    assert version == ERAS[mode]
+    listed_tools_are_described(tools)
+    assert who.structured_content["identity"].startswith("carol@")
+
+
+def test_the_2026_revision_by_raw_json_rpc(token_pool: tuple[MockPool, dict[str, str]]) -> None:
+    """What the 2026-07-28 text asks, by hand: ``server/discover`` names the revision, and
+    each request stands alone (no ``initialize``, no session id), carrying its revision in
+    ``_meta`` and in the ``MCP-Protocol-Version`` header, its method (and a tool call its
+    tool's name) in ``Mcp-Method`` (``Mcp-Name``), checked against the body."""
+    pool, tokens = token_pool
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "0"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    headers = {
+        "Accept": "application/json, text/event-stream",
+        "Authorization": f"Bearer {tokens['alice']}",
+        "MCP-Protocol-Version": "2026-07-28",
+    }
+
+    def request(ident: int, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        return {
+            "jsonrpc": "2.0",
+            "id": ident,
+            "method": method,
+            "params": {**(params or {}), "_meta": meta},
+        }
+
+    async def work(url: str) -> list[Any]:
+        async with httpx2.AsyncClient(timeout=60) as http:
+            answers = []
+            for ident, method, params in [
+                (1, "server/discover", None),
+                (2, "tools/list", None),
+                (3, "tools/call", {"name": "whoami", "arguments": {}}),
+            ]:
+                routing = {"Mcp-Method": method}  # the revision's routing headers
+                if params is not None:
+                    routing["Mcp-Name"] = params["name"]
+                one = await http.post(
+                    f"{url}/mcp",
+                    json=request(ident, method, params),
+                    headers={**headers, **routing},
+                )
+                answers.append(one)
+            return answers
+
+    discover, listed, called = with_http_server(pool, work)
+    for answer in (discover, listed, called):
+        assert answer.status_code == 200, answer.text
+        assert "mcp-session-id" not in answer.headers  # stateless: no session
+    found = discover.json()["result"]
+    # the SDK (2.3.0) names only the revisions of this handshake; 2025-11-25 is served through
+    # initialize (the era test above)
+    assert "2026-07-28" in found["supportedVersions"]
+    assert found["capabilities"]["tools"] is not None
+    assert len(listed.json()["result"]["tools"]) == len(TOOLS)
+    assert called.json()["result"]["structuredContent"]["identity"].startswith("alice@")

@@ -13,12 +13,19 @@ import time
 import warnings
 from typing import Any
 
+import pytest
 import trio
 from mcp import Client, MCPDeprecationWarning, StdioServerParameters
 
 from cedar.mcp_server.tools import TOOLS
 from cedar.server.pool import MockPool
-from tests.mcp_server.helpers import UNCALLED, every_tool, text
+from tests.mcp_server.helpers import (
+    ERAS,
+    UNCALLED,
+    every_tool,
+    listed_tools_are_described,
+    text,
+)
 
 SCRIPT = {"name": "run.sh", "content": "#!/bin/sh\necho hello\n", "executable": True}
 
@@ -87,17 +94,21 @@ def test_every_tool_over_stdio(pool: MockPool) -> None:
     assert not [name for name, result in seen.items() if result.is_error]
 
 
-def test_the_current_revision_over_stdio(pool: MockPool) -> None:
+@pytest.mark.parametrize("mode", sorted(ERAS))
+def test_both_protocol_eras_over_stdio(pool: MockPool, mode: str) -> None:
+    """auto: the client discovers the newest revision (2026-07-28); legacy: initialize."""
     command, env = server_command(pool)
     params = StdioServerParameters(command=command[0], args=command[1:], env=env)
 
-    async def main() -> tuple[str, bool]:
-        async with Client(params) as client:  # discovers the newest revision
+    async def main() -> tuple[str | None, list[Any], bool]:
+        async with Client(params, mode=mode) as client:
+            tools = (await client.list_tools()).tools
             result = await client.call_tool("pool_summary", {})
-            return client.protocol_version, result.is_error
+            return client.protocol_version, tools, result.is_error
 
-    version, failed = trio.run(main)
-    assert version == "2026-07-28" and not failed
+    version, tools, failed = trio.run(main)
+    assert version == ERAS[mode] and not failed
+    listed_tools_are_described(tools)
 
 
 def test_stdout_carries_only_json_rpc_with_debug_logging(pool: MockPool) -> None:

@@ -10,7 +10,7 @@ import trio
 from mcp import Client, MCPDeprecationWarning
 
 from cedar.commands import Collector
-from cedar.mcp_server import McpSettings, PoolAccess, build_server
+from cedar.mcp_server import McpSettings, build_server, pool_access
 from cedar.mcp_server.tools import TOOLS
 from cedar.server.pool import MockPool, pool_policy
 from tests.loopback import serving, silent
@@ -92,11 +92,17 @@ def test_bad_input_is_a_tool_error_with_one_line(pool: MockPool) -> None:
                 {"description": "queue", "input_files": [{"name": "../x", "content": ""}]},
             ),
             "bad_submit": ("submit_job", {"description": "executable = \nqueue banana"}),
+            "hold": (
+                "submit_job",
+                {"description": "executable = run.sh\nhold = true\nqueue", "input_files": [SCRIPT]},
+            ),
         }
+        before = set(pool.schedd.queue.clusters)
         for case, (name, args) in cases.items():
             result = await client.call_tool(name, args)
             assert result.is_error, case
             reasons[case] = text(result)
+        assert set(pool.schedd.queue.clusters) == before  # no refused submission was queued
         submitted = await client.call_tool(
             "submit_job", {"description": "executable = run.sh\nqueue", "input_files": [SCRIPT]}
         )
@@ -115,12 +121,33 @@ def test_bad_input_is_a_tool_error_with_one_line(pool: MockPool) -> None:
     assert reasons["extra_arg"].startswith("invalid arguments: surprise")
     assert "plain file name" in reasons["bad_file"]
     assert "refused by the schedd" in reasons["refused"]
+    # condor_submit -spool's refusal (25.13.2), and what to do instead; nothing was queued
+    assert reasons["hold"].startswith("Cannot set hold to 'true' when using -remote or -spool")
+    assert "defer_input=true" in reasons["hold"]
+
+
+def test_a_task_groups_error_is_told_by_its_cause() -> None:
+    """A failure inside a task group (a file transfer's progress pump) reaches the agent as
+    itself, not as "internal error (ExceptionGroup)"."""
+    import builtins
+
+    from cedar.errors import ConnectionClosed
+    from cedar.mcp_server.server import failure_reason
+
+    ExceptionGroup = getattr(builtins, "ExceptionGroup", None)  # noqa: N806
+    if ExceptionGroup is None:  # Python 3.10: the backport anyio and trio bring
+        from exceptiongroup import ExceptionGroup
+
+    group = ExceptionGroup("one", [ExceptionGroup("two", [ConnectionClosed("peer went away")])])
+    assert failure_reason(group, 1.0) == "peer went away"
+    two = ExceptionGroup("two", [ValueError("a"), ValueError("b")])
+    assert failure_reason(two, 1.0).startswith("internal error (ExceptionGroup)")
 
 
 def test_a_daemon_that_never_answers_is_a_timeout_not_a_hang() -> None:
     with serving(silent()) as hung:
         settings = McpSettings(pool=hung, timeout=1.5, daemon_timeout=30)
-        server = build_server(settings, PoolAccess(settings, claimtobe("patient")))
+        server = build_server(settings, pool_access(settings, claimtobe("patient")))
 
         async def main() -> Any:
             async with Client(server) as client:
@@ -159,7 +186,7 @@ def test_owner_scoping_over_stdio_and_admins(pool: MockPool) -> None:
             "ids": {f"{j['ClusterId']}.{j['ProcId']}" for j in listed.structured_content["jobs"]},
             "get": await client.call_tool("get_job", {"job_id": job}),
             "hold": await client.call_tool("hold_job", {"job_id": job}),
-            "bulk": await client.call_tool("remove_jobs", {"constraint": "true"}),
+            "bulk": await client.call_tool("remove_jobs", {"constraint": "true", "confirm": True}),
         }
 
     bob = run_client(pool, claimtobe("bob"), snoop)
@@ -201,15 +228,16 @@ def test_a_job_is_looked_up_by_its_id_before_its_owner(monkeypatch: pytest.Monke
     """The schedd evaluates the constraint on every job it scans: the id's two integer
     comparisons come first, the owner's scope last (an admin's lookup has none)."""
     from cedar.classad_wire import unparse
+    from cedar.service import Caller, Identity
 
-    access = PoolAccess(McpSettings(admins=frozenset({"root"})))
-    caller: Any = object()
+    access = pool_access(McpSettings(admins=frozenset({"root"})))
+    caller = Caller.local()
 
     async def scope_of(user: str) -> str:
-        async def identify(_caller: Any) -> str:
-            return user
+        async def whoami(_caller: Any) -> Identity:
+            return Identity(authenticated=True, user=user, method="FS")
 
-        monkeypatch.setattr(access, "identify", identify)
+        monkeypatch.setattr(access, "whoami", whoami)
         return unparse(await access.scoped_job(caller, 12, 3))
 
     assert trio.run(scope_of, "alice@pool") == (

@@ -110,8 +110,7 @@ def test_protected_attributes_are_refused_by_every_mouth(token_pool: TokenPool) 
     import trio
     from mcp import Client
 
-    from cedar.mcp_server import McpSettings, build_server
-    from cedar.mcp_server import PoolAccess as McpAccess
+    from cedar.mcp_server import McpSettings, build_server, pool_access
     from cedar.service import Caller, PoolAccess
     from tests.serve.test_api import submit
 
@@ -131,7 +130,7 @@ def test_protected_attributes_are_refused_by_every_mouth(token_pool: TokenPool) 
 
         settings = McpSettings(pool=token_pool.pool.host_port)
         security = PoolAccess(api.server.settings).security(Caller.from_token(token_pool.alice))
-        server = build_server(settings, McpAccess(settings, security))
+        server = build_server(settings, pool_access(settings, security))
 
         async def main() -> Any:
             async with Client(server) as client:

@@ -72,8 +72,9 @@ def test_job_events_are_scoped_and_resumable(token_pool: TokenPool) -> None:
             )
             held = alice.wait_for(job, "held")
             bob.wait_for(others, "idle")
-            assert api.alice.delete(f"/api/v1/jobs/{job}").status_code == 200
-            alice.wait_for(job, "left")
+            gone = api.alice.delete(f"/api/v1/jobs/{job}", params={"reason": "no longer needed"})
+            assert gone.status_code == 200
+            removed = alice.wait_for(job, "removed")  # told from the history, not just "left"
             assert all(event.get("job_id") != job for event in bob.events)  # scoped
             assert all(event.get("job_id") != others for event in alice.events)
         # resumed after the held event: the job's idle and held events are not sent again
@@ -83,6 +84,26 @@ def test_job_events_are_scoped_and_resumable(token_pool: TokenPool) -> None:
             again.wait_for(resumed, "idle")
             assert all(event.get("job_id") != others for event in again.events)
         assert held["id"].endswith(f":{job}:5")
+        assert removed["event"] == "removed" and removed["status"] == 3
+        assert removed["remove_reason"].startswith("no longer needed"), removed
         bad = api.alice.get("/api/v1/jobs/events", headers={"Last-Event-ID": "nonsense"})
         assert bad.status_code == 400
         assert api.anonymous.get("/api/v1/jobs/events").status_code == 401
+
+
+def test_a_departure_is_told_by_its_history_record() -> None:
+    from cedar.classad_wire import ClassAd
+    from cedar.serve.events import departure_event
+
+    def told(record: ClassAd | None) -> dict[str, Any]:
+        lines = departure_event("7.0", record, 100).decode().splitlines()
+        body: dict[str, Any] = json.loads(lines[2][len("data: ") :])
+        return {"event": lines[1][len("event: ") :], "id": lines[0][len("id: ") :], **body}
+
+    done = told(ClassAd({"JobStatus": 4, "EnteredCurrentStatus": 150, "ExitCode": 3}))
+    assert done["event"] == "completed" and done["exit_code"] == 3 and done["id"] == "150:7.0:4"
+    killed = ClassAd({"JobStatus": 4, "ExitBySignal": True, "ExitSignal": 9})
+    assert told(killed)["exit_signal"] == 9 and "exit_code" not in told(killed)
+    removed = told(ClassAd({"JobStatus": 3, "RemoveReason": "by hand"}))
+    assert removed["event"] == "removed" and removed["remove_reason"] == "by hand"
+    assert told(None)["event"] == "left" and told(None)["id"] == "100:7.0:None"

@@ -103,3 +103,53 @@ def test_the_server_reads_the_pool_each_interval_without_a_request(token_pool: T
     assert gauges.up and len(gauges.history) >= 3
     times = [t for t, _ in gauges.history]
     assert times == sorted(times) and all("idle" in jobs or jobs for _, jobs in gauges.history)
+
+
+def test_metrics_count_daemon_round_trips_and_errors(token_pool: TokenPool) -> None:
+    """Every command a client ran, by daemon type and command name, its seconds, and errors by
+    kind (a token the schedd refuses); labels from fixed tables: no job id, user or address."""
+    with serving(token_pool, metrics_interval=3600) as api:
+        jobs = submit(api.alice, 1)
+        assert api.alice.get(f"/api/v1/jobs/{jobs[0]}").status_code == 200
+        forged = {"Authorization": f"Bearer {token_pool.foreign}"}
+        assert api.anonymous.get("/api/v1/jobs", headers=forged).status_code == 401
+        text = api.anonymous.get("/metrics").text
+    samples = _samples(text)  # the Prometheus parser reads it all
+    calls = {
+        dict(labels)["command"]: value
+        for (name, labels), value in samples.items()
+        if name == "cedar_serve_daemon_requests_total" and dict(labels)["daemon"] == "schedd"
+    }
+    assert calls["QUERY_JOB_ADS"] >= 1 and calls["QMGMT_WRITE_CMD"] >= 1, calls
+    assert any(
+        name == "cedar_serve_daemon_requests_total" and dict(labels)["daemon"] == "collector"
+        for name, labels in samples
+    )
+    assert any(name == "cedar_serve_daemon_request_seconds_total" for name, _ in samples)
+    errors = {
+        (dict(labels)["command"], dict(labels)["kind"])
+        for (name, labels), _ in samples.items()
+        if name == "cedar_serve_daemon_errors_total"
+    }
+    assert any(command == "DC_SEC_QUERY" for command, _ in errors), errors
+    daemon_lines = [line for line in text.splitlines() if "cedar_serve_daemon" in line]
+    for secret in (jobs[0], "alice", "127.0.0.1", token_pool.foreign[:20]):
+        assert not any(secret in line for line in daemon_lines), secret
+
+
+def test_daemon_error_kinds_are_bounded() -> None:
+    from cedar.numbers import Command
+    from cedar.serve.metrics import MAX_ERROR_KINDS, DaemonCalls
+
+    calls = DaemonCalls()
+    for number in range(MAX_ERROR_KINDS + 10):
+        kind = type(f"Kind{number}", (Exception,), {})
+        calls.record(Command.QUERY_JOB_ADS, kind(), 0.01)
+    calls.record(Command.QUERY_STARTD_ADS, None, 0.01)
+    calls.record(Command.STARTER_PEEK, GeneratorExit(), 0.01)  # an early stop: no error
+    kinds = {kind for _, _, kind in calls.errors}
+    assert len(kinds) == MAX_ERROR_KINDS + 1 and "other" in kinds
+    assert calls.errors[("schedd", "QUERY_JOB_ADS", "other")] == 10
+    assert calls.calls[("collector", "QUERY_STARTD_ADS")] == 1
+    assert calls.calls[("starter", "STARTER_PEEK")] == 1
+    assert not [key for key in calls.errors if key[1] == "STARTER_PEEK"]

@@ -56,14 +56,13 @@ def _mcp_get_job(api: Api, token: str, job: str, admins: frozenset[str]) -> dict
     """``get_job`` and ``query_jobs`` through the MCP server, as the token's holder."""
     from mcp import Client
 
-    from cedar.mcp_server import McpSettings, build_server
-    from cedar.mcp_server import PoolAccess as McpAccess
+    from cedar.mcp_server import McpSettings, build_server, pool_access
 
     settings = McpSettings(
         pool=api.pool.pool.host_port, schedd_address=api.pool.pool.schedd_address, admins=admins
     )
     security = PoolAccess(api.server.settings).security(Caller.from_token(token))
-    server = build_server(settings, McpAccess(settings, security))
+    server = build_server(settings, pool_access(settings, security))
 
     async def main() -> dict[str, Any]:
         async with Client(server) as client:
@@ -88,14 +87,15 @@ def _untimed(body: Any) -> Any:
 
 @pytest.mark.parametrize("who", ["owner", "other", "admin"])
 def test_every_mouth_redacts_and_scopes_alike(token_pool: TokenPool, who: str) -> None:
-    with serving(token_pool) as api:
+    policy = token_pool.pool.policy
+    domain = policy.trust_domain or policy.uid_domain
+    admins = frozenset({f"bob@{domain}"}) if who == "admin" else frozenset()
+    with serving(token_pool, admins=admins) as api:  # one admin rule for every mouth
         job = submit(api.alice, 1)[0]
         _plant(api, job)
         cluster, proc = job.split(".")
         token = {"owner": token_pool.alice, "other": token_pool.bob, "admin": token_pool.bob}[who]
         client = {"owner": api.alice, "other": api.bob, "admin": api.bob}[who]
-        domain = api.pool.pool.policy.trust_domain or api.pool.pool.policy.uid_domain
-        admins = frozenset({f"bob@{domain}"}) if who == "admin" else frozenset()
 
         from tests.web.test_session import signed_in
 
@@ -121,23 +121,20 @@ def test_every_mouth_redacts_and_scopes_alike(token_pool: TokenPool, who: str) -
         assert _untimed(web.json()) == _untimed(rest.json())
         if who == "owner":
             assert rest.json()["ClaimId"] == "<REDACTED>"
-        # what each mouth reveals of the job: the owner (and restd, as restd) sees it with
-        # the private attributes masked; another user sees nothing of it through the scoped
-        # mouths (REST and MCP), and an admin of MCP sees it masked
-        if who == "owner":
-            assert rest.status_code == 200
-            assert mcp["one"] is not None and mcp["one"]["job"]["Capability"] == "<REDACTED>"
-            assert [j["ClusterId"] for j in mcp["listed"]["jobs"]] == [int(cluster)]
-        else:
+        # what each mouth reveals of the job: the owner and an admin (and restd, as restd)
+        # see it with the private attributes masked; another user sees nothing of it through
+        # the scoped mouths (REST, the web page and MCP)
+        if who == "other":
             assert rest.status_code == 404
             assert "ClusterId" not in rest_list.text or f'"ClusterId": {cluster}' not in (
                 rest_list.text
             )
-            if who == "other":
-                assert mcp["one"] is None and mcp["listed"]["jobs"] == []
-            else:
-                assert mcp["one"] is not None
-                assert mcp["one"]["job"]["TransferKey"] == "<REDACTED>"
+            assert mcp["one"] is None and mcp["listed"]["jobs"] == []
+        else:
+            assert rest.status_code == 200 and rest.json()["Capability"] == "<REDACTED>"
+            assert [j["ClusterId"] for j in rest_list.json()["jobs"]] == [int(cluster)]
+            assert mcp["one"] is not None and mcp["one"]["job"]["TransferKey"] == "<REDACTED>"
+            assert [j["ClusterId"] for j in mcp["listed"]["jobs"]] == [int(cluster)]
         # restd's /v1 is restd's: not owner-scoped, masked all the same
         assert restd.status_code == 200 and restd.json()["classad"]["claimid"] == "<REDACTED>"
         assert all(e["classad"]["capability"] == "<REDACTED>" for e in restd_list.json())
@@ -151,3 +148,46 @@ def test_settings_decide_what_is_private(token_pool: TokenPool) -> None:
         shown = api.alice.get(f"/api/v1/jobs/{job}").json()
         assert shown["ClaimId"] == f"{SECRET}-ClaimId"
         assert shown["TransferKey"] == "<REDACTED>"
+
+
+#: The one mapping's writers (:mod:`cedar.classad_wire.jsonfmt`): only the core may call them.
+_WRITERS = {"ad_to_json", "ad_to_json_compact", "ad_to_json_compact_bytes", "columns_json_bytes"}
+
+
+def test_only_the_core_maps_ads_to_json() -> None:
+    """No route, tool or page maps an ad to JSON but through :mod:`cedar.service.adjson` (the
+    redaction is there): a module of ``cedar/serve``, ``cedar/mcp_server`` or the web page that
+    imports a writer of the mapping itself, or calls an ad's own ``to_json``/``to_dict``, fails
+    here.  (What each mouth returns is checked at run time above and in the MCP leak test.)"""
+    import ast
+    from pathlib import Path
+
+    import cedar
+
+    root = Path(cedar.__file__).parent
+    found: list[str] = []
+    for folder in ("serve", "mcp_server"):
+        for path in sorted((root / folder).rglob("*.py")):
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            where = path.relative_to(root)
+            for node in ast.walk(tree):
+                if isinstance(node, ast.ImportFrom) and node.module == "cedar.classad_wire.jsonfmt":
+                    found += [f"{where}: {a.name}" for a in node.names if a.name in _WRITERS]
+                if (
+                    isinstance(node, ast.Call)
+                    and isinstance(node.func, ast.Attribute)
+                    and node.func.attr in ("to_json", "to_dict")
+                    and isinstance(node.func.value, ast.Name)
+                    and node.func.value.id in ("ad", "ads", "job", "slot", "found", "one")
+                ):
+                    found.append(f"{where}:{node.lineno}: {node.func.value.id}.{node.func.attr}()")
+    assert found == []
+
+
+def test_mcp_has_no_caller_or_pool_access_of_its_own() -> None:
+    """One Caller, one PoolAccess: MCP's old import path names the core's classes."""
+    import cedar.mcp_server as mcp_server
+    from cedar.mcp_server import access
+
+    assert access.Caller is Caller and access.PoolAccess is PoolAccess
+    assert mcp_server.PoolAccess is PoolAccess

@@ -56,14 +56,15 @@ async def run_command_async(
         permission_hint=permission_hint,
         pipeline_resume=pipeline_resume,
     )
-    while True:
-        async with await open_attempt_async(attempts, route_taken) as channel:
-            try:
-                result: T = await channel.run(attempts.protocol(channel))
-                return result
-            except SessionRejected as exc:
-                if not attempts.retry(exc):
-                    raise
+    with attempts.observed():
+        while True:
+            async with await open_attempt_async(attempts, route_taken) as channel:
+                try:
+                    result: T = await channel.run(attempts.protocol(channel))
+                    return result
+                except SessionRejected as exc:
+                    if not attempts.retry(exc):
+                        raise
 
 
 async def iterate_command_async(
@@ -99,24 +100,25 @@ async def iterate_command_async(
         max_results=max_results,
         pipeline_resume=pipeline_resume,
     )
-    while True:
-        async with await open_attempt_async(attempts) as channel:
-            if connected is not None:
-                held = time.monotonic()
-                await connected()
-                connected = None
-                if time.monotonic() - held > HELD_CONNECTION_MAX:
-                    continue  # reconnect
-            try:
-                async for value in channel.iterate(attempts.protocol(channel)):
-                    attempts.results += 1
-                    if attempts.results > attempts.max_results:
-                        raise attempts.too_many_results()
-                    yield value
-                return
-            except SessionRejected as exc:
-                if not attempts.retry(exc):
-                    raise
+    with attempts.observed():
+        while True:
+            async with await open_attempt_async(attempts) as channel:
+                if connected is not None:
+                    held = time.monotonic()
+                    await connected()
+                    connected = None
+                    if time.monotonic() - held > HELD_CONNECTION_MAX:
+                        continue  # reconnect
+                try:
+                    async for value in channel.iterate(attempts.protocol(channel)):
+                        attempts.results += 1
+                        if attempts.results > attempts.max_results:
+                            raise attempts.too_many_results()
+                        yield value
+                    return
+                except SessionRejected as exc:
+                    if not attempts.retry(exc):
+                        raise
 
 
 class AsyncDaemonClient:

@@ -59,14 +59,15 @@ def run_command(
         permission_hint=permission_hint,
         pipeline_resume=pipeline_resume,
     )
-    while True:
-        with open_attempt(attempts, route_taken) as channel:
-            try:
-                result: T = channel.run(attempts.protocol(channel))
-                return result
-            except SessionRejected as exc:
-                if not attempts.retry(exc):
-                    raise
+    with attempts.observed():
+        while True:
+            with open_attempt(attempts, route_taken) as channel:
+                try:
+                    result: T = channel.run(attempts.protocol(channel))
+                    return result
+                except SessionRejected as exc:
+                    if not attempts.retry(exc):
+                        raise
 
 
 def iterate_command(
@@ -102,24 +103,25 @@ def iterate_command(
         max_results=max_results,
         pipeline_resume=pipeline_resume,
     )
-    while True:
-        with open_attempt(attempts) as channel:
-            if connected is not None:
-                held = time.monotonic()
-                connected()
-                connected = None
-                if time.monotonic() - held > HELD_CONNECTION_MAX:
-                    continue  # reconnect
-            try:
-                for value in channel.iterate(attempts.protocol(channel)):
-                    attempts.results += 1
-                    if attempts.results > attempts.max_results:
-                        raise attempts.too_many_results()
-                    yield value
-                return
-            except SessionRejected as exc:
-                if not attempts.retry(exc):
-                    raise
+    with attempts.observed():
+        while True:
+            with open_attempt(attempts) as channel:
+                if connected is not None:
+                    held = time.monotonic()
+                    connected()
+                    connected = None
+                    if time.monotonic() - held > HELD_CONNECTION_MAX:
+                        continue  # reconnect
+                try:
+                    for value in channel.iterate(attempts.protocol(channel)):
+                        attempts.results += 1
+                        if attempts.results > attempts.max_results:
+                            raise attempts.too_many_results()
+                        yield value
+                    return
+                except SessionRejected as exc:
+                    if not attempts.retry(exc):
+                        raise
 
 
 class DaemonClient:
