@@ -9,7 +9,8 @@ hash for frozen ones), refused assignment for frozen ones, copying and pickling.
 
 ``dataclasses.fields``, ``replace``, ``asdict`` and ``is_dataclass`` keep working on records:
 ``__dataclass_fields__`` is made on first use, importing ``dataclasses`` only then.  The fields
-it reports carry no defaults (the ``__init__`` holds those).
+it reports carry no defaults (the ``__init__`` holds those); ``repr`` and ``compare`` say what
+the record shows and compares.
 """
 
 from __future__ import annotations
@@ -25,14 +26,24 @@ class FrozenRecordError(AttributeError):
 
 class _DataclassFields:
     """``__dataclass_fields__``, made once per class on first use (real ``Field`` objects, from
-    a dataclass with the same field names)."""
+    a dataclass with the same field names, shown and compared alike)."""
 
     def __get__(self, instance: object, owner: type[Record]) -> dict[str, Any]:
         made = owner.__dict__.get("_dataclass_fields")
         if made is None:
             import dataclasses
 
-            shadow = dataclasses.make_dataclass(owner.__name__, owner._field_names)
+            specs = [
+                (
+                    name,
+                    Any,
+                    dataclasses.field(
+                        repr=name in owner._repr_names, compare=name in owner._compare_names
+                    ),
+                )
+                for name in owner._field_names
+            ]
+            shadow = dataclasses.make_dataclass(owner.__name__, specs)
             made = dict(shadow.__dataclass_fields__)  # type: ignore[attr-defined]
             type.__setattr__(owner, "_dataclass_fields", made)
         return dict(made)

@@ -73,3 +73,5 @@ def test_copy_pickle_and_the_dataclasses_functions_work() -> None:
     assert [f.name for f in dataclasses.fields(point)] == ["x", "y", "z"]
     assert dataclasses.replace(point, z=9) == Point3(1, 2, 9)
     assert dataclasses.asdict(Point(4, 5)) == {"x": 4, "y": 5}
+    shown = {f.name: (f.repr, f.compare) for f in dataclasses.fields(Login("u", "p"))}
+    assert shown == {"user": (True, True), "password": (False, False)}

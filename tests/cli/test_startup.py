@@ -165,9 +165,13 @@ def test_help_loads_no_protocol_stack() -> None:
 
 #: Standard-library modules a query does without (issue 39: each costs start-up time):
 #: logging (until a record could be shown), threading (locks come from ``_thread``), a second
-#: OpenSSL (``hmac``/``hashlib``: HMACs and digests go through ``cryptography``), and what only
-#: rare addresses, dates or random choices need.
+#: OpenSSL (``hmac``/``hashlib``: HMACs and digests go through ``cryptography``), what only
+#: rare addresses, dates or random choices need, and ``dataclasses`` with the ``inspect`` and
+#: ``ast`` it imports (~75 M instructions; the classes are ``cedar.record.Record``\ s).
 NOT_ON_A_QUERY = (
+    "dataclasses",
+    "inspect",
+    "ast",
     "logging",
     "threading",
     "hmac",
