@@ -61,22 +61,25 @@ class JobId(Record, frozen=True):
         object.__setattr__(self, "proc", proc)
         self._check()
 
-    def __lt__(self, other: JobId) -> bool:
-        return self._key(other) < other._key(self)
+    def __lt__(self, other: object) -> bool:
+        if not isinstance(other, JobId):
+            return NotImplemented
+        return (self.cluster, self.proc) < (other.cluster, other.proc)
 
-    def __le__(self, other: JobId) -> bool:
-        return self._key(other) <= other._key(self)
+    def __le__(self, other: object) -> bool:
+        if not isinstance(other, JobId):
+            return NotImplemented
+        return (self.cluster, self.proc) <= (other.cluster, other.proc)
 
-    def __gt__(self, other: JobId) -> bool:
-        return self._key(other) > other._key(self)
+    def __gt__(self, other: object) -> bool:
+        if not isinstance(other, JobId):
+            return NotImplemented
+        return (self.cluster, self.proc) > (other.cluster, other.proc)
 
-    def __ge__(self, other: JobId) -> bool:
-        return self._key(other) >= other._key(self)
-
-    def _key(self, other: object) -> tuple[int, int | None]:
-        if other.__class__ is not self.__class__:
-            raise TypeError(f"cannot order a JobId and a {type(other).__name__}")
-        return (self.cluster, self.proc)
+    def __ge__(self, other: object) -> bool:
+        if not isinstance(other, JobId):
+            return NotImplemented
+        return (self.cluster, self.proc) >= (other.cluster, other.proc)
 
     def _check(self) -> None:
         for name, number in (("cluster", self.cluster), ("proc", self.proc)):
