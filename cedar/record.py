@@ -51,9 +51,9 @@ class _DataclassFields:
 
 class Record:
     """Base of a value class: fields from ``__slots__`` (base classes' first); subclass with
-    ``frozen=True`` for an immutable, hashable one, ``repr_fields=(...)`` to show only some
-    fields in the repr (e.g. none that holds a secret) and ``compare_fields=(...)`` to compare
-    and hash by only some."""
+    ``frozen=True`` for an immutable, hashable one, ``hidden=(...)`` for fields the repr does
+    not show (a secret, a whole ad) and ``uncompared=(...)`` for fields equality and the hash
+    leave out."""
 
     __slots__ = ()
     _field_names: ClassVar[tuple[str, ...]] = ()
@@ -66,15 +66,15 @@ class Record:
         cls,
         *,
         frozen: bool | None = None,
-        repr_fields: tuple[str, ...] | None = None,
-        compare_fields: tuple[str, ...] | None = None,
+        hidden: tuple[str, ...] = (),
+        uncompared: tuple[str, ...] = (),
     ) -> None:
         own = cls.__dict__.get("__slots__", ())
         own = (own,) if isinstance(own, str) else own
         names = [name for name in own if not name.startswith("__")]  # __dict__, __weakref__
         cls._field_names = (*cls._field_names, *names)
-        cls._repr_names = cls._field_names if repr_fields is None else repr_fields
-        cls._compare_names = cls._field_names if compare_fields is None else compare_fields
+        cls._repr_names = tuple(name for name in cls._field_names if name not in hidden)
+        cls._compare_names = tuple(name for name in cls._field_names if name not in uncompared)
         if frozen is not None:
             cls._frozen = frozen
         if cls._frozen:

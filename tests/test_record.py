@@ -28,7 +28,7 @@ class Point3(Point):
         self._set(x, y, z)
 
 
-class Login(Record, repr_fields=("user",), compare_fields=("user",)):
+class Login(Record, hidden=("password",), uncompared=("password",)):
     __slots__ = ("user", "password")
 
     def __init__(self, user: str, password: str) -> None:
@@ -60,7 +60,7 @@ def test_frozen_records_refuse_assignment_mutable_ones_take_it() -> None:
         login.other = 1  # type: ignore[attr-defined]  # slots: no stray attributes
 
 
-def test_repr_fields_keep_a_secret_out_compare_fields_choose_what_equality_sees() -> None:
+def test_hidden_fields_stay_out_of_the_repr_uncompared_ones_out_of_equality() -> None:
     assert repr(Login("alice", "hunter2")) == "Login(user='alice')"
     assert Login("alice", "a") == Login("alice", "b") != Login("bob", "a")
 

@@ -55,32 +55,11 @@ def crypto_name(name: str) -> str:
     return "3DES" if upper == "TRIPLEDES" else upper
 
 
-#: The fields of a :class:`SecurityConfig` its repr shows (``options`` may hold tokens).
-_SECURITY_CONFIG_SHOWN = (
-    "authentication",
-    "encryption",
-    "integrity",
-    "negotiation",
-    "methods",
-    "crypto_methods",
-    "subsystem",
-    "session_duration",
-    "session_lease",
-    "uid_domain",
-    "trust_domain",
-    "version",
-    "resume_sessions",
-    "resume_keyless_sessions",
-    "cache_tag",
-    "unnegotiated_reads",
-)
-
-
 def _default_domain() -> str:
     return socket.gethostname().lower() or "localhost"
 
 
-class SecurityConfig(Record, repr_fields=_SECURITY_CONFIG_SHOWN):
+class SecurityConfig(Record, hidden=("options",)):
     """The client's outgoing security policy (the ``SEC_CLIENT_*`` knobs).
 
     ``methods`` are tried in this order (unregistered or unavailable ones are skipped);
@@ -90,7 +69,25 @@ class SecurityConfig(Record, repr_fields=_SECURITY_CONFIG_SHOWN):
     carries method knobs by config name.
     """
 
-    __slots__ = (*_SECURITY_CONFIG_SHOWN, "options")
+    __slots__ = (
+        "authentication",
+        "encryption",
+        "integrity",
+        "negotiation",
+        "methods",
+        "crypto_methods",
+        "subsystem",
+        "session_duration",
+        "session_lease",
+        "uid_domain",
+        "trust_domain",
+        "version",
+        "resume_sessions",
+        "resume_keyless_sessions",
+        "cache_tag",
+        "unnegotiated_reads",
+        "options",
+    )
 
     def __init__(
         self,

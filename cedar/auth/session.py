@@ -23,26 +23,7 @@ if TYPE_CHECKING:  # made when a session with a key is used (cedar/auth/client.p
 SERVER_SLOP = 20.0
 
 
-#: What two :class:`Session` compare (not the client's cached messages and cipher object).
-_SESSION_COMPARED = (
-    "sid",
-    "key",
-    "crypto_method",
-    "user",
-    "method",
-    "valid_commands",
-    "policy",
-    "remote_version",
-    "duration",
-    "lease",
-    "limit_authorization",
-    "tried_authentication",
-    "created",
-    "last_used",
-)
-
-
-class Session(Record, compare_fields=_SESSION_COMPARED):
+class Session(Record, uncompared=("resume_messages", "cipher")):
     """One cached security session; ``expires`` and ``lease`` are in ``time.time()`` seconds."""
 
     __slots__ = (

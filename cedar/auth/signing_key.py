@@ -104,7 +104,7 @@ def jwt_key(material: bytes) -> bytes:
     )
 
 
-class SigningKey(Record, frozen=True, repr_fields=("name",)):
+class SigningKey(Record, frozen=True, hidden=("material",)):
     """One named signing key.  ``material`` is what HKDF gets (doubled already for POOL)."""
 
     __slots__ = ("name", "material")

@@ -92,7 +92,7 @@ def compact_json(value: Mapping[str, Any]) -> str:
     return json.dumps(dict(value), sort_keys=True, separators=(",", ":")).replace("/", "\\/")
 
 
-class IdToken(Record, frozen=True, repr_fields=("header", "claims")):
+class IdToken(Record, frozen=True, hidden=("signing_input", "signature")):
     """A parsed IDTOKEN.  ``signing_input`` is ``T`` = ``header.payload`` exactly as written."""
 
     __slots__ = ("header", "claims", "signing_input", "signature")

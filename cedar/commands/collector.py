@@ -46,17 +46,11 @@ DEFAULT_COLLECTOR_PORT = 9618
 LOCATE_PROJECTION = ("MyAddress", "AddressV1", "CondorVersion", "CondorPlatform", "Name", "Machine")
 
 
-#: What a :class:`DaemonLocation` shows and compares.
-_LOCATION_FIELDS = ("address", "version", "name", "machine", "platform")
-
-
-class DaemonLocation(
-    Record, frozen=True, repr_fields=_LOCATION_FIELDS, compare_fields=_LOCATION_FIELDS
-):
+class DaemonLocation(Record, frozen=True, hidden=("ad",), uncompared=("ad",)):
     """Where a daemon is: its sinful address and version, as read from its location ad (the
     ad itself is neither shown nor compared)."""
 
-    __slots__ = (*_LOCATION_FIELDS, "ad")
+    __slots__ = ("address", "version", "name", "machine", "platform", "ad")
     address: str
     version: str | None
     name: str | None

@@ -76,23 +76,7 @@ def names_of_bits(mask: int) -> list[str]:
     return names
 
 
-#: What an :class:`AuthContext`'s repr shows: everything but ``options`` (may hold tokens).
-_AUTH_CONTEXT_SHOWN = (
-    "role",
-    "local_address",
-    "peer_address",
-    "uid_domain",
-    "trust_domain",
-    "connect_sinful",
-    "shared_port_id",
-    "command",
-    "permission",
-    "peer_ad",
-    "own_ad",
-)
-
-
-class AuthContext(Record, repr_fields=_AUTH_CONTEXT_SHOWN):
+class AuthContext(Record, hidden=("options",)):
     """What a method may need to know about the connection it runs on.
 
     ``local_address``/``peer_address`` are the socket endpoints as this side sees them (FS binds
