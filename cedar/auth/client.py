@@ -70,24 +70,10 @@ log = LazyLogger("cedar.auth")
 class CommandSession(Record):
     """A started command: where to write its payload and what security it runs under."""
 
-    __slots__ = (
-        "conn",
-        "command",
-        "raw",
-        "authenticated_user",
-        "method",
-        "session_id",
-        "remote_version",
-        "resumed",
-        "crypto_method",
-        "server_user",
-        "valid_commands",
-        "policy",
-        "post_auth_ad",
-        "client_principal",
-        "pipelined",
-        "_raw_writer",
-    )
+    __slots__ = ("conn", "command", "raw", "authenticated_user", "method", "session_id",
+                 "remote_version", "resumed", "crypto_method", "server_user",
+                 "valid_commands", "policy", "post_auth_ad", "client_principal",
+                 "pipelined", "_raw_writer")  # fmt: skip
 
     def __init__(
         self,
@@ -415,33 +401,11 @@ def _decision(ad: ClassAd, name: str) -> Decision:
 class _ClientHandshake:
     """What the client's new-session steps share (spec 03 §3-§6.1): one per connection."""
 
-    __slots__ = (
-        "conn",
-        "command",
-        "auth_command",
-        "security",
-        "target",
-        "ctx",
-        "level",
-        "read_only",
-        "mask_sent",
-        "methods",
-        "policy",
-        "ecdh",
-        "described",
-        "offered",
-        "m2",
-        "authentication",
-        "encryption",
-        "integrity",
-        "crypto",
-        "clear_legacy",
-        "result",
-        "legacy_key",
-        "tried",
-        "key",
-        "p1",
-    )
+    __slots__ = ("conn", "command", "auth_command", "security", "target", "ctx",
+                 "level", "read_only", "mask_sent", "methods", "policy", "ecdh",
+                 "described", "offered", "m2", "authentication", "encryption",
+                 "integrity", "crypto", "clear_legacy", "result", "legacy_key", "tried",
+                 "key", "p1")  # fmt: skip
 
     def __init__(
         self,
@@ -453,23 +417,6 @@ class _ClientHandshake:
         ctx: AuthContext,
         level: str,
         read_only: bool = False,
-        mask_sent: bool = False,
-        methods: list[str] | None = None,
-        policy: ClientPolicy | None = None,
-        ecdh: EcdhKeyPair | None = None,
-        described: str = "",
-        offered: str = "",
-        m2: ClassAd | None = None,
-        authentication: Decision = Decision.NO,
-        encryption: Decision = Decision.NO,
-        integrity: Decision = Decision.NO,
-        crypto: str | None = None,
-        clear_legacy: bool = False,
-        result: MethodResult | None = None,
-        legacy_key: bytes | None = None,
-        tried: bool = False,
-        key: bytes | None = None,
-        p1: ClassAd | None = None,
     ) -> None:
         self.conn = conn
         self.command = command
@@ -480,23 +427,23 @@ class _ClientHandshake:
         self.level = level
         #: The command is read-only (``pipeline_resume``): the first mask may go along with M1.
         self.read_only = read_only
-        self.mask_sent = mask_sent
-        self.methods: list[str] = [] if methods is None else methods
-        self.policy = policy
-        self.ecdh = ecdh
-        self.described = described
-        self.offered = offered
-        self.m2: ClassAd = ClassAd() if m2 is None else m2
-        self.authentication = authentication
-        self.encryption = encryption
-        self.integrity = integrity
-        self.crypto = crypto
-        self.clear_legacy = clear_legacy
-        self.result = result
-        self.legacy_key = legacy_key
-        self.tried = tried
-        self.key = key
-        self.p1: ClassAd = ClassAd() if p1 is None else p1
+        self.mask_sent = False
+        self.methods: list[str] = []
+        self.policy: ClientPolicy | None = None
+        self.ecdh: EcdhKeyPair | None = None
+        self.described = ""
+        self.offered = ""
+        self.m2 = ClassAd()
+        self.authentication = Decision.NO
+        self.encryption = Decision.NO
+        self.integrity = Decision.NO
+        self.crypto: str | None = None
+        self.clear_legacy = False
+        self.result: MethodResult | None = None
+        self.legacy_key: bytes | None = None
+        self.tried = False
+        self.key: bytes | None = None
+        self.p1 = ClassAd()
 
     @property
     def config(self) -> SecurityConfig:
