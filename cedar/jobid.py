@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 from cedar.classad_wire.expr import AttrRef, Binary, Expr, Literal, Paren
 from cedar.classad_wire.unparse import unparse
 from cedar.errors import InvalidArgument
+from cedar.record import Record
 
 __all__ = [
     "MAX_NUMBER",
@@ -48,14 +48,40 @@ _STRICT = re.compile(r"([0-9]+)(?:\.([0-9]+))?")
 _LENIENT = re.compile(r"[ \t\n\v\f\r]*\+?([0-9]+)(?:\.(?:(-?)([0-9]+))?)?")
 
 
-@dataclass(frozen=True, order=True)
-class JobId:
-    """One job (``cluster.proc``) or a whole cluster (``proc is None``)."""
+class JobId(Record, frozen=True):
+    """One job (``cluster.proc``) or a whole cluster (``proc is None``); ordered by cluster,
+    then proc (a cluster and a job of it do not compare, as tuples with None)."""
 
+    __slots__ = ("cluster", "proc")
     cluster: int
-    proc: int | None = None
+    proc: int | None
 
-    def __post_init__(self) -> None:
+    def __init__(self, cluster: int, proc: int | None = None) -> None:
+        object.__setattr__(self, "cluster", cluster)
+        object.__setattr__(self, "proc", proc)
+        self._check()
+
+    def __lt__(self, other: object) -> bool:
+        if not isinstance(other, JobId):
+            return NotImplemented
+        return (self.cluster, self.proc) < (other.cluster, other.proc)
+
+    def __le__(self, other: object) -> bool:
+        if not isinstance(other, JobId):
+            return NotImplemented
+        return (self.cluster, self.proc) <= (other.cluster, other.proc)
+
+    def __gt__(self, other: object) -> bool:
+        if not isinstance(other, JobId):
+            return NotImplemented
+        return (self.cluster, self.proc) > (other.cluster, other.proc)
+
+    def __ge__(self, other: object) -> bool:
+        if not isinstance(other, JobId):
+            return NotImplemented
+        return (self.cluster, self.proc) >= (other.cluster, other.proc)
+
+    def _check(self) -> None:
         for name, number in (("cluster", self.cluster), ("proc", self.proc)):
             if number is None and name == "proc":
                 continue

@@ -16,11 +16,11 @@ Enum members answer to cedar's spelling and to the ``htcondor2`` one (``AdType.S
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import Enum, IntEnum, IntFlag
 from typing import Protocol as _Protocol
 
 from cedar.errors import InvalidArgument, ProtocolError
+from cedar.record import Record
 
 
 class Command(IntEnum):
@@ -530,17 +530,28 @@ class ActionResult(IntEnum):
 # --------------------------------------------------------------------------- ad and daemon types
 
 
-@dataclass(frozen=True)
-class AdTypeInfo:
+class AdTypeInfo(Record, frozen=True):
     """What the protocol knows about one kind of ad."""
 
+    __slots__ = ("key", "command", "target_type", "update", "invalidate", "requirements")
     key: str  # keeps members with the same commands distinct
     command: Command
     target_type: str
     update: Command | None
     invalidate: Command | None
     #: QUERY_MULTIPLE_* take no default ``Requirements`` (spec 05 §2.1).
-    requirements: bool = True
+    requirements: bool
+
+    def __init__(
+        self,
+        key: str,
+        command: Command,
+        target_type: str,
+        update: Command | None,
+        invalidate: Command | None,
+        requirements: bool = True,
+    ) -> None:
+        self._set(key, command, target_type, update, invalidate, requirements)
 
 
 _Q = Command

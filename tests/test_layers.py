@@ -22,6 +22,7 @@ LAYERS: list[set[str]] = [
         "errors",
         "lazy",
         "numbers",
+        "record",
         "version",
     },  # facts and exceptions: import nothing of cedar but each other
     {"stream"},  # framing, primitives, connection, protocol coroutines, drivers

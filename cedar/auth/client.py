@@ -13,7 +13,6 @@ from __future__ import annotations
 import base64
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from os import urandom  # the resume nonce's source (a test replays a recorded one)
 from typing import Any
 
@@ -59,6 +58,7 @@ from cedar.errors import (
 )
 from cedar.lazy import LazyLogger
 from cedar.numbers import KEY_PROTOCOLS
+from cedar.record import Record
 from cedar.stream.connection import CedarConnection
 from cedar.stream.crypto import EcdhKeyPair
 from cedar.stream.primitives import MessageReader, MessageWriter
@@ -67,31 +67,54 @@ from cedar.stream.protocol import Protocol, Receive, Send
 log = LazyLogger("cedar.auth")
 
 
-@dataclass(repr=False)
-class CommandSession:
+class CommandSession(Record):
     """A started command: where to write its payload and what security it runs under."""
 
-    conn: CedarConnection
-    command: int
-    raw: bool
-    authenticated_user: str | None = None
-    method: str | None = None
-    session_id: str | None = None
-    remote_version: str | None = None
-    resumed: bool = False
-    crypto_method: str | None = None
-    server_user: str | None = None
-    valid_commands: frozenset[int] = frozenset()
-    policy: dict[str, Any] = field(default_factory=dict)
-    post_auth_ad: Any = None
-    #: The name our credential proved, when the method tells (KERBEROS: the ticket's client
-    #: principal); ``None`` for other methods and resumed sessions.
-    client_principal: str | None = None
-    #: The payload went out before the server accepted the start (a resumption without waiting
-    #: for the resume response, or an unnegotiated read that may be refused): a silent close
-    #: before any answer is a refusal the drivers retry with a new start.
-    pipelined: bool = False
-    _raw_writer: MessageWriter | None = None
+    __slots__ = ("conn", "command", "raw", "authenticated_user", "method", "session_id",
+                 "remote_version", "resumed", "crypto_method", "server_user",
+                 "valid_commands", "policy", "post_auth_ad", "client_principal",
+                 "pipelined", "_raw_writer")  # fmt: skip
+
+    def __init__(
+        self,
+        conn: CedarConnection,
+        command: int,
+        raw: bool,
+        authenticated_user: str | None = None,
+        method: str | None = None,
+        session_id: str | None = None,
+        remote_version: str | None = None,
+        resumed: bool = False,
+        crypto_method: str | None = None,
+        server_user: str | None = None,
+        valid_commands: frozenset[int] = frozenset(),
+        policy: dict[str, Any] | None = None,
+        post_auth_ad: Any = None,
+        client_principal: str | None = None,
+        pipelined: bool = False,
+        _raw_writer: MessageWriter | None = None,
+    ) -> None:
+        self.conn = conn
+        self.command = command
+        self.raw = raw
+        self.authenticated_user = authenticated_user
+        self.method = method
+        self.session_id = session_id
+        self.remote_version = remote_version
+        self.resumed = resumed
+        self.crypto_method = crypto_method
+        self.server_user = server_user
+        self.valid_commands = valid_commands
+        self.policy: dict[str, Any] = {} if policy is None else policy
+        self.post_auth_ad = post_auth_ad
+        #: The name our credential proved, when the method tells (KERBEROS: the ticket's client
+        #: principal); ``None`` for other methods and resumed sessions.
+        self.client_principal = client_principal
+        #: The payload went out before the server accepted the start (a resumption without waiting
+        #: for the resume response, or an unnegotiated read that may be refused): a silent close
+        #: before any answer is a refusal the drivers retry with a new start.
+        self.pipelined = pipelined
+        self._raw_writer = _raw_writer
 
     @property
     def encrypted(self) -> bool:
@@ -375,36 +398,52 @@ def _decision(ad: ClassAd, name: str) -> Decision:
     return value
 
 
-@dataclass(repr=False)
 class _ClientHandshake:
     """What the client's new-session steps share (spec 03 §3-§6.1): one per connection."""
 
-    conn: CedarConnection
-    command: int
-    auth_command: int | None
-    security: ClientSecurity
-    target: str
-    ctx: AuthContext
-    level: str
-    #: The command is read-only (``pipeline_resume``): the first mask may go along with M1.
-    read_only: bool = False
-    mask_sent: bool = False
-    methods: list[str] = field(default_factory=list)
-    policy: ClientPolicy | None = None
-    ecdh: EcdhKeyPair | None = None
-    described: str = ""
-    offered: str = ""
-    m2: ClassAd = field(default_factory=ClassAd)
-    authentication: Decision = Decision.NO
-    encryption: Decision = Decision.NO
-    integrity: Decision = Decision.NO
-    crypto: str | None = None
-    clear_legacy: bool = False
-    result: MethodResult | None = None
-    legacy_key: bytes | None = None
-    tried: bool = False
-    key: bytes | None = None
-    p1: ClassAd = field(default_factory=ClassAd)
+    __slots__ = ("conn", "command", "auth_command", "security", "target", "ctx",
+                 "level", "read_only", "mask_sent", "methods", "policy", "ecdh",
+                 "described", "offered", "m2", "authentication", "encryption",
+                 "integrity", "crypto", "clear_legacy", "result", "legacy_key", "tried",
+                 "key", "p1")  # fmt: skip
+
+    def __init__(
+        self,
+        conn: CedarConnection,
+        command: int,
+        auth_command: int | None,
+        security: ClientSecurity,
+        target: str,
+        ctx: AuthContext,
+        level: str,
+        read_only: bool = False,
+    ) -> None:
+        self.conn = conn
+        self.command = command
+        self.auth_command = auth_command
+        self.security = security
+        self.target = target
+        self.ctx = ctx
+        self.level = level
+        #: The command is read-only (``pipeline_resume``): the first mask may go along with M1.
+        self.read_only = read_only
+        self.mask_sent = False
+        self.methods: list[str] = []
+        self.policy: ClientPolicy | None = None
+        self.ecdh: EcdhKeyPair | None = None
+        self.described = ""
+        self.offered = ""
+        self.m2 = ClassAd()
+        self.authentication = Decision.NO
+        self.encryption = Decision.NO
+        self.integrity = Decision.NO
+        self.crypto: str | None = None
+        self.clear_legacy = False
+        self.result: MethodResult | None = None
+        self.legacy_key: bytes | None = None
+        self.tried = False
+        self.key: bytes | None = None
+        self.p1 = ClassAd()
 
     @property
     def config(self) -> SecurityConfig:

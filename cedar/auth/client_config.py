@@ -8,10 +8,8 @@ import _thread  # the lock alone: threading is a costly import at start-up
 import socket
 import time
 from collections import OrderedDict
-from dataclasses import dataclass, field
 from typing import Any
 
-# Defined in cedar.auth.errors; exported here too, where callers have always imported them.
 from cedar.auth.errors import CommandDenied as CommandDenied
 from cedar.auth.errors import SessionRejected as SessionRejected
 from cedar.auth.methods import (
@@ -26,6 +24,9 @@ from cedar.errors import (
     InvalidArgument,
     SecurityError,
 )
+
+# Defined in cedar.auth.errors; exported here too, where callers have always imported them.
+from cedar.record import Record
 
 #: HTCondor's Unix default method list, in cedar's wire spelling; unregistered ones drop out.
 DEFAULT_METHODS = ("FS", "TOKEN", "KERBEROS", "SCITOKENS", "SSL")
@@ -58,8 +59,7 @@ def _default_domain() -> str:
     return socket.gethostname().lower() or "localhost"
 
 
-@dataclass
-class SecurityConfig:
+class SecurityConfig(Record, hidden=("options",)):
     """The client's outgoing security policy (the ``SEC_CLIENT_*`` knobs).
 
     ``methods`` are tried in this order (unregistered or unavailable ones are skipped);
@@ -69,34 +69,76 @@ class SecurityConfig:
     carries method knobs by config name.
     """
 
-    authentication: Requirement = Requirement.OPTIONAL
-    encryption: Requirement = Requirement.OPTIONAL
-    integrity: Requirement = Requirement.OPTIONAL
-    negotiation: Requirement = Requirement.PREFERRED
-    methods: list[str] = field(default_factory=lambda: list(DEFAULT_METHODS))
-    crypto_methods: list[str] = field(default_factory=lambda: list(SUPPORTED_CRYPTO))
-    subsystem: str = "TOOL"
-    session_duration: int = 60
-    session_lease: int = 3600
-    uid_domain: str = field(default_factory=_default_domain)
-    trust_domain: str | None = None
-    version: str = CEDAR_VERSION_STRING
-    resume_sessions: bool = True
-    #: Resume sessions without a key too (the real tools' clear-text mode does; there the
-    #: session id alone is the credential).  Off by default; capture replays turn it on.
-    resume_keyless_sessions: bool = False
-    cache_tag: str | None = None
-    #: Start read-only queries unnegotiated (a raw ``put_int(command)``, no DC_AUTHENTICATE, no
-    #: session, no key, spec 03 §2) for an anonymous client (no ``methods``): a daemon whose READ
-    #: level requires none of negotiation, authentication, encryption and integrity answers at
-    #: once (25.13.2, each checked alone).  A daemon that
-    #: refuses (it closes the connection before answering) gets a negotiated start instead, and
-    #: is remembered (:meth:`ClientSecurity.raw_refused`).  Ignored when ``methods`` is set: a
-    #: client with a credential is never sent unauthenticated.
-    unnegotiated_reads: bool = False
-    options: dict[str, Any] = field(default_factory=dict, repr=False)  # may hold tokens
+    __slots__ = (
+        "authentication",
+        "encryption",
+        "integrity",
+        "negotiation",
+        "methods",
+        "crypto_methods",
+        "subsystem",
+        "session_duration",
+        "session_lease",
+        "uid_domain",
+        "trust_domain",
+        "version",
+        "resume_sessions",
+        "resume_keyless_sessions",
+        "cache_tag",
+        "unnegotiated_reads",
+        "options",
+    )
 
-    def __post_init__(self) -> None:
+    def __init__(
+        self,
+        authentication: Requirement = Requirement.OPTIONAL,
+        encryption: Requirement = Requirement.OPTIONAL,
+        integrity: Requirement = Requirement.OPTIONAL,
+        negotiation: Requirement = Requirement.PREFERRED,
+        methods: list[str] | None = None,
+        crypto_methods: list[str] | None = None,
+        subsystem: str = "TOOL",
+        session_duration: int = 60,
+        session_lease: int = 3600,
+        uid_domain: str | None = None,
+        trust_domain: str | None = None,
+        version: str = CEDAR_VERSION_STRING,
+        resume_sessions: bool = True,
+        resume_keyless_sessions: bool = False,
+        cache_tag: str | None = None,
+        unnegotiated_reads: bool = False,
+        options: dict[str, Any] | None = None,  # may hold tokens: not in the repr
+    ) -> None:
+        self.authentication = authentication
+        self.encryption = encryption
+        self.integrity = integrity
+        self.negotiation = negotiation
+        self.methods = list(DEFAULT_METHODS) if methods is None else methods
+        self.crypto_methods = list(SUPPORTED_CRYPTO) if crypto_methods is None else crypto_methods
+        self.subsystem = subsystem
+        self.session_duration = session_duration
+        self.session_lease = session_lease
+        self.uid_domain = _default_domain() if uid_domain is None else uid_domain
+        self.trust_domain = trust_domain
+        self.version = version
+        self.resume_sessions = resume_sessions
+        #: Resume sessions without a key too (the real tools' clear-text mode does; there the
+        #: session id alone is the credential).  Off by default; capture replays turn it on.
+        self.resume_keyless_sessions = resume_keyless_sessions
+        self.cache_tag = cache_tag
+        #: Start read-only queries unnegotiated (a raw ``put_int(command)``, no
+        #: DC_AUTHENTICATE, no session, no key, spec 03 §2) for an anonymous client (no
+        #: ``methods``): a daemon whose READ level requires none of negotiation,
+        #: authentication, encryption and integrity answers at once (25.13.2, each checked
+        #: alone).  A daemon that refuses (it closes the connection before answering) gets a
+        #: negotiated start instead, and is remembered (:meth:`ClientSecurity.raw_refused`).
+        #: Ignored when ``methods`` is set: a client with a credential is never sent
+        #: unauthenticated.
+        self.unnegotiated_reads = unnegotiated_reads
+        self.options: dict[str, Any] = {} if options is None else options
+        self._check()
+
+    def _check(self) -> None:
         for name in ("authentication", "encryption", "integrity", "negotiation"):
             setattr(self, name, Requirement.parse(getattr(self, name)))
         self.crypto_methods = [crypto_name(name) for name in self.crypto_methods]
@@ -158,15 +200,24 @@ class SecurityConfig:
         )
 
 
-@dataclass
-class ClientPolicy:
+class ClientPolicy(Record):
     """The reconciled outgoing values of spec 03 §3.2 ("client policy construction")."""
 
-    authentication: Requirement
-    authentication_new: Requirement
-    encryption: Requirement
-    integrity: Requirement
-    negotiation: Requirement
+    __slots__ = ("authentication", "authentication_new", "encryption", "integrity", "negotiation")
+
+    def __init__(
+        self,
+        authentication: Requirement,
+        authentication_new: Requirement,
+        encryption: Requirement,
+        integrity: Requirement,
+        negotiation: Requirement,
+    ) -> None:
+        self.authentication = authentication
+        self.authentication_new = authentication_new
+        self.encryption = encryption
+        self.integrity = integrity
+        self.negotiation = negotiation
 
 
 def build_client_policy(config: SecurityConfig, methods: list[str]) -> ClientPolicy:

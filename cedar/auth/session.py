@@ -12,8 +12,9 @@ import os
 import socket
 import time
 from collections import OrderedDict
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+from cedar.record import Record
 
 if TYPE_CHECKING:  # made when a session with a key is used (cedar/auth/client.py)
     from cryptography.hazmat.primitives.ciphers.aead import AESGCM
@@ -22,30 +23,67 @@ if TYPE_CHECKING:  # made when a session with a key is used (cedar/auth/client.p
 SERVER_SLOP = 20.0
 
 
-@dataclass(repr=False)
-class Session:
+class Session(Record, uncompared=("resume_messages", "cipher")):
     """One cached security session; ``expires`` and ``lease`` are in ``time.time()`` seconds."""
 
-    sid: str
-    key: bytes | None
-    crypto_method: str | None
-    user: str
-    method: str | None
-    valid_commands: frozenset[int] = frozenset()
-    policy: dict[str, Any] = field(default_factory=dict)
-    remote_version: str | None = None
-    duration: float = 0.0
-    lease: float = 0.0
-    limit_authorization: list[str] | None = None
-    tried_authentication: bool = False
-    created: float = field(default_factory=time.time)
-    last_used: float = field(default_factory=time.time)
-    #: What a client reuses on every resumption, kept with the session so it goes with it:
-    #: the encoded resume messages (around their nonce) and the AES-GCM cipher object.
-    resume_messages: dict[tuple[Any, ...], tuple[bytes, bytes]] = field(
-        default_factory=dict, compare=False
+    __slots__ = (
+        "sid",
+        "key",
+        "crypto_method",
+        "user",
+        "method",
+        "valid_commands",
+        "policy",
+        "remote_version",
+        "duration",
+        "lease",
+        "limit_authorization",
+        "tried_authentication",
+        "created",
+        "last_used",
+        "resume_messages",
+        "cipher",
     )
-    cipher: AESGCM | None = field(default=None, compare=False)
+
+    def __init__(
+        self,
+        sid: str,
+        key: bytes | None,
+        crypto_method: str | None,
+        user: str,
+        method: str | None,
+        valid_commands: frozenset[int] = frozenset(),
+        policy: dict[str, Any] | None = None,
+        remote_version: str | None = None,
+        duration: float = 0.0,
+        lease: float = 0.0,
+        limit_authorization: list[str] | None = None,
+        tried_authentication: bool = False,
+        created: float | None = None,
+        last_used: float | None = None,
+        resume_messages: dict[tuple[Any, ...], tuple[bytes, bytes]] | None = None,
+        cipher: AESGCM | None = None,
+    ) -> None:
+        self.sid = sid
+        self.key = key
+        self.crypto_method = crypto_method
+        self.user = user
+        self.method = method
+        self.valid_commands = valid_commands
+        self.policy: dict[str, Any] = {} if policy is None else policy
+        self.remote_version = remote_version
+        self.duration = duration
+        self.lease = lease
+        self.limit_authorization = limit_authorization
+        self.tried_authentication = tried_authentication
+        self.created: float = time.time() if created is None else created
+        self.last_used: float = time.time() if last_used is None else last_used
+        #: What a client reuses on every resumption, kept with the session so it goes with it:
+        #: the encoded resume messages (around their nonce) and the AES-GCM cipher object.
+        self.resume_messages: dict[tuple[Any, ...], tuple[bytes, bytes]] = (
+            {} if resume_messages is None else resume_messages
+        )
+        self.cipher = cipher
 
     def expiry(self, slop: float = 0.0) -> float | None:
         """When the session stops being usable (``None`` = never)."""

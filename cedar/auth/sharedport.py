@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
 
 from cedar.auth.permissions import SHARED_PORT_CONNECT
 from cedar.errors import InvalidArgument, ProtocolError
+from cedar.record import Record
 from cedar.stream.connection import CedarConnection
 from cedar.stream.primitives import MessageReader, MessageWriter
 from cedar.stream.protocol import Protocol, Send
@@ -43,13 +43,16 @@ def validate_id(sock_id: str) -> None:
         raise InvalidArgument(f"invalid shared-port id {sock_id!r}")
 
 
-@dataclass(frozen=True)
-class Preamble:
+class Preamble(Record, frozen=True):
     """A parsed shared-port request."""
 
+    __slots__ = ("sock_id", "client_name", "deadline")
     sock_id: str
     client_name: str
     deadline: int
+
+    def __init__(self, sock_id: str, client_name: str, deadline: int) -> None:
+        self._set(sock_id, client_name, deadline)
 
 
 def parse_preamble(message: MessageReader) -> Preamble:

@@ -12,7 +12,6 @@ import os
 import re
 import stat
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
@@ -20,6 +19,7 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from cedar.auth.errors import CredentialError as CredentialError  # its old home exports it
 from cedar.config import Config
 from cedar.lazy import LazyLogger
+from cedar.record import Record
 
 log = LazyLogger(__name__)
 
@@ -104,12 +104,15 @@ def jwt_key(material: bytes) -> bytes:
     )
 
 
-@dataclass(frozen=True)
-class SigningKey:
+class SigningKey(Record, frozen=True, hidden=("material",)):
     """One named signing key.  ``material`` is what HKDF gets (doubled already for POOL)."""
 
+    __slots__ = ("name", "material")
     name: str
-    material: bytes = field(repr=False)
+    material: bytes
+
+    def __init__(self, name: str, material: bytes) -> None:
+        self._set(name, material)
 
     @classmethod
     def from_file_bytes(cls, name: str, data: bytes, *, is_password: bool = False) -> SigningKey:

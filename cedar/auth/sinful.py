@@ -7,9 +7,8 @@ prints back the way HTCondor would print it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from cedar.errors import InvalidArgument
+from cedar.record import Record
 
 _SAFE = ".-_:#[]+"
 
@@ -33,13 +32,17 @@ def _unescape(text: str) -> str:
     return unquote(text)
 
 
-@dataclass
-class Sinful:
+class Sinful(Record):
     """A parsed sinful string; ``params`` keeps every parameter (``noUDP`` has value ``""``)."""
 
-    host: str
-    port: int | None = None
-    params: dict[str, str] = field(default_factory=dict)
+    __slots__ = ("host", "port", "params")
+
+    def __init__(
+        self, host: str, port: int | None = None, params: dict[str, str] | None = None
+    ) -> None:
+        self.host = host
+        self.port = port
+        self.params = {} if params is None else params
 
     @classmethod
     def parse(cls, text: str) -> Sinful:

@@ -19,7 +19,6 @@ import os
 import re
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from cryptography.hazmat.primitives import hashes
@@ -34,6 +33,7 @@ from cedar.auth.signing_key import (
 )
 from cedar.errors import ProtocolError
 from cedar.lazy import LazyLogger
+from cedar.record import Record
 from cedar.stream.connection import CedarConnection
 from cedar.stream.crypto import hmac_digest, same_bytes
 from cedar.stream.protocol import Protocol, Receive, Send
@@ -92,14 +92,23 @@ def compact_json(value: Mapping[str, Any]) -> str:
     return json.dumps(dict(value), sort_keys=True, separators=(",", ":")).replace("/", "\\/")
 
 
-@dataclass(frozen=True)
-class IdToken:
+class IdToken(Record, frozen=True, hidden=("signing_input", "signature")):
     """A parsed IDTOKEN.  ``signing_input`` is ``T`` = ``header.payload`` exactly as written."""
 
+    __slots__ = ("header", "claims", "signing_input", "signature")
     header: Mapping[str, Any]
     claims: Mapping[str, Any]
-    signing_input: str = field(repr=False)
-    signature: bytes = field(repr=False)
+    signing_input: str
+    signature: bytes
+
+    def __init__(
+        self,
+        header: Mapping[str, Any],
+        claims: Mapping[str, Any],
+        signing_input: str,
+        signature: bytes,
+    ) -> None:
+        self._set(header, claims, signing_input, signature)
 
     @classmethod
     def parse(cls, text: str) -> IdToken:
@@ -373,12 +382,15 @@ def server_name_for(remote_version: str | None, uid_domain: str) -> str:
 # -- token discovery and selection (spec 04 §5.3, spec 06 §2.1) -----------------------------------
 
 
-@dataclass(frozen=True)
-class FoundToken:
+class FoundToken(Record, frozen=True):
     """A token found on disk (or in memory): where it came from and what it says."""
 
+    __slots__ = ("token", "source")
     token: IdToken
     source: str
+
+    def __init__(self, token: IdToken, source: str) -> None:
+        self._set(token, source)
 
 
 def iter_token_lines(data: bytes) -> Iterator[str]:
@@ -472,17 +484,26 @@ def split_issuer_keys(value: object) -> list[str]:
 # -- the exchange (spec 04 §5.5-§5.8) -------------------------------------------------------------
 
 
-@dataclass
-class ExchangeResult:
+class ExchangeResult(Record):
     """The outcome of one TOKEN exchange for either role."""
 
-    success: bool
-    error: str | None = None
-    #: Server: the client's token; client: the token sent.
-    token: IdToken | None = None
-    #: Server: ``A`` (the client name); client: ``B`` (the server name).
-    peer_name: str | None = None
-    material: bytes | None = field(default=None, repr=False)
+    __slots__ = ("success", "error", "token", "peer_name", "material")
+
+    def __init__(
+        self,
+        success: bool,
+        error: str | None = None,
+        token: IdToken | None = None,
+        peer_name: str | None = None,
+        material: bytes | None = None,
+    ) -> None:
+        self.success = success
+        self.error = error
+        #: Server: the client's token; client: the token sent.
+        self.token = token
+        #: Server: ``A`` (the client name); client: ``B`` (the server name).
+        self.peer_name = peer_name
+        self.material = material
 
     def __repr__(self) -> str:
         return (

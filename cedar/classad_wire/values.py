@@ -10,8 +10,9 @@ from __future__ import annotations
 import math
 import re
 import time
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
+
+from cedar.record import Record
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -57,12 +58,16 @@ Undefined: Final = UndefinedType()
 Error: Final = ErrorType()
 
 
-@dataclass(frozen=True, slots=True)
-class AbsTime:
+class AbsTime(Record, frozen=True):
     """An absolute time: Unix seconds (UTC) plus the offset east of UTC used for printing."""
 
+    __slots__ = ("seconds", "offset")
     seconds: int
-    offset: int = 0
+    offset: int
+
+    def __init__(self, seconds: int, offset: int = 0) -> None:
+        object.__setattr__(self, "seconds", seconds)
+        object.__setattr__(self, "offset", offset)
 
     @classmethod
     def from_datetime(cls, value: datetime) -> AbsTime:
@@ -87,11 +92,14 @@ class AbsTime:
         return format_abstime(self)
 
 
-@dataclass(frozen=True, slots=True)
-class RelTime:
+class RelTime(Record, frozen=True):
     """A relative time (duration) in seconds."""
 
+    __slots__ = ("seconds",)
     seconds: float
+
+    def __init__(self, seconds: float) -> None:
+        object.__setattr__(self, "seconds", seconds)
 
     def __str__(self) -> str:
         return format_reltime(self.seconds)

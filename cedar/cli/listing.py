@@ -10,7 +10,6 @@ scanner; what it produces is turned into output by :mod:`cedar.output`.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO
 
 from cedar.cli.common import (
@@ -21,6 +20,7 @@ from cedar.cli.common import (
     guarded,
 )
 from cedar.output import whole_writer, write_ads
+from cedar.record import Record
 
 if TYPE_CHECKING:  # imported where used: `--help` loads no ClassAd machinery
     from cedar.classad_wire.classad import ClassAd
@@ -31,27 +31,41 @@ if TYPE_CHECKING:  # imported where used: `--help` loads no ClassAd machinery
 __all__ = ["ListingArgs", "ListingTool", "Opt", "OutputRequest", "scan"]
 
 
-@dataclass(frozen=True)
-class Opt:
+class Opt(Record, frozen=True):
     """One option: its full name, the shortest abbreviation condor accepts, how many values
     it takes (``-1``: ``-af``'s "everything up to the next option"), and its help line."""
 
+    __slots__ = ("name", "minimum", "values", "help", "metavar")
     name: str
     minimum: int
-    values: int = 0
-    help: str = ""
-    metavar: str = ""
+    values: int
+    help: str
+    metavar: str
+
+    def __init__(
+        self, name: str, minimum: int, values: int = 0, help: str = "", metavar: str = ""
+    ) -> None:
+        self._set(name, minimum, values, help, metavar)
 
 
-@dataclass
-class OutputRequest:
+class OutputRequest(Record):
     """What the user asked to see, independent of the tool."""
 
-    af: list[str] = field(default_factory=list)
-    af_modifiers: str = ""
-    formats: list[tuple[str, str]] = field(default_factory=list)
-    form: str | None = None  # "long", "json", "xml"
-    attributes: list[str] | None = None
+    __slots__ = ("af", "af_modifiers", "formats", "form", "attributes")
+
+    def __init__(
+        self,
+        af: list[str] | None = None,
+        af_modifiers: str = "",
+        formats: list[tuple[str, str]] | None = None,
+        form: str | None = None,  # "long", "json", "xml"
+        attributes: list[str] | None = None,
+    ) -> None:
+        self.af = [] if af is None else af
+        self.af_modifiers = af_modifiers
+        self.formats = [] if formats is None else formats
+        self.form = form
+        self.attributes = attributes
 
     def custom(self) -> AutoFormat | Printf | None:
         """The compiled ``-af`` or ``-format`` request (``-af`` wins when both are given)."""
@@ -91,17 +105,28 @@ class OutputRequest:
         return False
 
 
-@dataclass
-class ListingArgs:
+class ListingArgs(Record):
     """The scanned command line."""
 
-    output: OutputRequest = field(default_factory=OutputRequest)
-    constraints: list[str] = field(default_factory=list)
-    positionals: list[str] = field(default_factory=list)
-    flags: dict[str, Any] = field(default_factory=dict)
-    timeout: float = DEFAULT_TIMEOUT
-    debug: bool = False
-    help: bool = False
+    __slots__ = ("output", "constraints", "positionals", "flags", "timeout", "debug", "help")
+
+    def __init__(
+        self,
+        output: OutputRequest | None = None,
+        constraints: list[str] | None = None,
+        positionals: list[str] | None = None,
+        flags: dict[str, Any] | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        debug: bool = False,
+        help: bool = False,
+    ) -> None:
+        self.output = OutputRequest() if output is None else output
+        self.constraints = [] if constraints is None else constraints
+        self.positionals = [] if positionals is None else positionals
+        self.flags: dict[str, Any] = {} if flags is None else flags
+        self.timeout = timeout
+        self.debug = debug
+        self.help = help
 
     def constraint(self) -> str | None:
         """Every ``-constraint`` ANDed (the one constraint rule); usage error if one is bad."""
@@ -253,17 +278,27 @@ def usage(prog: str, synopsis: str, options: Sequence[Opt], missing: str) -> str
     return "\n".join(lines) + "\n"
 
 
-@dataclass(frozen=True)
-class ListingTool:
+class ListingTool(Record, frozen=True):
     """What sets one listing tool apart: its synopsis, own options, the condor options it
     lacks, its option handler and its runner.  :meth:`run_argv` is the command-line path every
     listing tool shares."""
 
+    __slots__ = ("synopsis", "options", "missing", "handle", "run")
     synopsis: str
     options: Sequence[Opt]
     missing: str
     handle: Callable[[Opt, str, list[str], ListingArgs], None]
     run: Callable[[ListingArgs, TextIO, TextIO], int]
+
+    def __init__(
+        self,
+        synopsis: str,
+        options: Sequence[Opt],
+        missing: str,
+        handle: Callable[[Opt, str, list[str], ListingArgs], None],
+        run: Callable[[ListingArgs, TextIO, TextIO], int],
+    ) -> None:
+        self._set(synopsis, options, missing, handle, run)
 
     def run_argv(self, argv: Sequence[str], out: TextIO, err: TextIO, prog: str) -> int:
         """Scan and run a command line, writing to ``out``/``err``; returns the exit code

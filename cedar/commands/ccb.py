@@ -16,7 +16,6 @@ connection goes through.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 
 from cedar.auth.client import CommandSession
 from cedar.auth.client_config import ClientSecurity, default_security
@@ -26,6 +25,7 @@ from cedar.commands.base import Body
 from cedar.commands.errors import CcbRefused
 from cedar.errors import CedarConnectionError, CedarTimeout, ClassAdError
 from cedar.numbers import Command
+from cedar.record import Record
 from cedar.stream.connection import CedarConnection
 from cedar.stream.primitives import MessageReader
 from cedar.stream.protocol import Protocol, Receive, Send
@@ -37,12 +37,15 @@ HELLO_WAIT = 5.0
 REQUESTER_NAME = "TOOL"
 
 
-@dataclass(frozen=True)
-class BrokerContact:
+class BrokerContact(Record, frozen=True):
     """One ``<broker-address>#<ccbid>`` contact of a target's ``CCBID`` (spec 09 §2.2)."""
 
+    __slots__ = ("broker", "ccbid")
     broker: Sinful
     ccbid: str
+
+    def __init__(self, broker: Sinful, ccbid: str) -> None:
+        self._set(broker, ccbid)
 
     @property
     def broker_text(self) -> str:
@@ -152,20 +155,40 @@ def on_private_network(target: Sinful, network: str | None) -> Sinful | None:
     return target.connect_target(network)
 
 
-@dataclass
-class CcbRoute:
+class CcbRoute(Record):
     """One attempt to reach ``target`` through its brokers: the connect id, the order of the
     brokers (random, spec 09 §5.6), and what each broker said (for the final error)."""
 
-    target: Sinful
-    contacts: list[BrokerContact]
-    streaming: bool = False
-    connect_id: str = field(default_factory=lambda: os.urandom(20).hex())  # 40 hex digits
-    failures: list[str] = field(default_factory=list)
-    #: How the connection was made, once it was (``cedar ping`` shows it).
-    taken: str | None = None
-    #: The last broker's failure was a timeout (the call's deadline, mostly): the error says so.
-    timed_out: bool = False
+    __slots__ = (
+        "target",
+        "contacts",
+        "streaming",
+        "connect_id",
+        "failures",
+        "taken",
+        "timed_out",
+    )
+
+    def __init__(
+        self,
+        target: Sinful,
+        contacts: list[BrokerContact],
+        streaming: bool = False,
+        connect_id: str | None = None,
+        failures: list[str] | None = None,
+        taken: str | None = None,
+        timed_out: bool = False,
+    ) -> None:
+        self.target = target
+        self.contacts = contacts
+        self.streaming = streaming
+        self.connect_id = os.urandom(20).hex() if connect_id is None else connect_id  # 40 hex
+        self.failures = [] if failures is None else failures
+        #: How the connection was made, once it was (``cedar ping`` shows it).
+        self.taken = taken
+        #: The last broker's failure was a timeout (the call's deadline, mostly): the error
+        #: says so.
+        self.timed_out = timed_out
 
     def order(self) -> list[BrokerContact]:
         """The brokers in the order to try them."""

@@ -14,7 +14,6 @@ This module does no I/O.  The clients are written once in :mod:`cedar.commands._
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from cedar.auth.client import CommandSession
@@ -36,6 +35,7 @@ from cedar.errors import (
     SecurityError,
 )
 from cedar.numbers import AdType, Command, DaemonType
+from cedar.record import Record
 from cedar.stream.primitives import MessageWriter
 from cedar.stream.protocol import Emit, Protocol, Receive, Send, StreamedMessage
 
@@ -46,16 +46,28 @@ DEFAULT_COLLECTOR_PORT = 9618
 LOCATE_PROJECTION = ("MyAddress", "AddressV1", "CondorVersion", "CondorPlatform", "Name", "Machine")
 
 
-@dataclass(frozen=True)
-class DaemonLocation:
-    """Where a daemon is: its sinful address and version, as read from its location ad."""
+class DaemonLocation(Record, frozen=True, hidden=("ad",), uncompared=("ad",)):
+    """Where a daemon is: its sinful address and version, as read from its location ad (the
+    ad itself is neither shown nor compared)."""
 
+    __slots__ = ("address", "version", "name", "machine", "platform", "ad")
     address: str
     version: str | None
     name: str | None
     machine: str | None
     platform: str | None
-    ad: ClassAd = field(repr=False, compare=False)
+    ad: ClassAd
+
+    def __init__(
+        self,
+        address: str,
+        version: str | None,
+        name: str | None,
+        machine: str | None,
+        platform: str | None,
+        ad: ClassAd,
+    ) -> None:
+        self._set(address, version, name, machine, platform, ad)
 
     @classmethod
     def from_ad(cls, ad: ClassAd, daemon_type: DaemonType | None = None) -> DaemonLocation:

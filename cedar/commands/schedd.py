@@ -8,12 +8,10 @@ exported by :mod:`cedar.commands`.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeVar, Union
 
 from cedar.auth.client import CommandSession
@@ -39,6 +37,7 @@ from cedar.numbers import (
     JobAction,
     SetAttributeFlags,
 )
+from cedar.record import Record
 from cedar.stream.connection import CedarConnection
 from cedar.stream.protocol import Emit, Protocol, Receive, Send, StreamedMessage
 
@@ -94,14 +93,27 @@ SubmitDescription = Union["Submit", str, ClassAd, Mapping[str, object]]  # noqa:
 RESULT_NAMES = {result.value: result.text for result in ActionResult}
 
 
-@dataclass
-class ActResult:
+class ActResult(Record):
     """The schedd's answer to an action: totals per result code and, in long mode, per job."""
 
-    action: JobAction
-    ad: ClassAd
-    totals: dict[int, int] = field(default_factory=dict)
-    jobs: dict[str, int] = field(default_factory=dict)
+    __slots__ = (
+        "action",
+        "ad",
+        "totals",
+        "jobs",
+    )
+
+    def __init__(
+        self,
+        action: JobAction,
+        ad: ClassAd,
+        totals: dict[int, int] | None = None,
+        jobs: dict[str, int] | None = None,
+    ) -> None:
+        self.action = action
+        self.ad = ad
+        self.totals: dict[int, int] = {} if totals is None else totals
+        self.jobs: dict[str, int] = {} if jobs is None else jobs
 
     @property
     def succeeded(self) -> int:
@@ -118,18 +130,35 @@ class ActResult:
         return self.totals.get(code, 0)
 
 
-@dataclass
-class SubmitResult:
+class SubmitResult(Record):
     """What a submission created: ``cluster``, procs ``first_proc`` … ``+num_procs-1``."""
 
-    cluster: int
-    first_proc: int
-    num_procs: int
-    cluster_ad: ClassAd
-    warning: str | None = None
-    #: Each job's ad as submitted (cluster attributes overlaid with the proc's): what
-    #: :meth:`Schedd.spool` reads the input files from.
-    proc_ads: list[ClassAd] = field(default_factory=list)
+    __slots__ = (
+        "cluster",
+        "first_proc",
+        "num_procs",
+        "cluster_ad",
+        "warning",
+        "proc_ads",
+    )
+
+    def __init__(
+        self,
+        cluster: int,
+        first_proc: int,
+        num_procs: int,
+        cluster_ad: ClassAd,
+        warning: str | None = None,
+        proc_ads: list[ClassAd] | None = None,
+    ) -> None:
+        self.cluster = cluster
+        self.first_proc = first_proc
+        self.num_procs = num_procs
+        self.cluster_ad = cluster_ad
+        self.warning = warning
+        #: Each job's ad as submitted (cluster attributes overlaid with the proc's): what
+        #: :meth:`Schedd.spool` reads the input files from.
+        self.proc_ads: list[ClassAd] = [] if proc_ads is None else proc_ads
 
     def job_ids(self) -> list[str]:
         """``["c.0", "c.1", …]``."""
@@ -556,6 +585,8 @@ def _submit_builder(
     if isinstance(description, Submit):
         submit = description
         if settings.submit_method is None:
+            import dataclasses  # here: a query does not pay for it (start-up, issue 39)
+
             settings = dataclasses.replace(settings, submit_method=2)
         final = settings
         items: list[Mapping[str, str]] | None = None

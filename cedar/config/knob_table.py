@@ -15,9 +15,9 @@ from __future__ import annotations
 import functools
 import json
 import os
-from dataclasses import dataclass
 
 from cedar.errors import ConfigError
+from cedar.record import Record
 
 #: The generated data file, in this package.
 DATA_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "knob_table.json")
@@ -25,8 +25,7 @@ DATA_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "knob_table
 KNOB_KINDS = frozenset({"str", "int", "bool", "float"})
 
 
-@dataclass(frozen=True)
-class KnobTable:
+class KnobTable(Record, frozen=True):
     """The generated table, as read."""
 
     #: The release the table was taken from.
@@ -38,6 +37,16 @@ class KnobTable:
     metaknobs: dict[str, dict[str, str]]
     #: Names ``param`` shows that ``-dump`` does not (their values are in ``knobs``).
     derived_names: tuple[str, ...]
+    __slots__ = ("version", "knobs", "metaknobs", "derived_names")
+
+    def __init__(
+        self,
+        version: str,
+        knobs: dict[str, tuple[str | None, str]],
+        metaknobs: dict[str, dict[str, str]],
+        derived_names: tuple[str, ...],
+    ) -> None:
+        self._set(version, knobs, metaknobs, derived_names)
 
 
 @functools.cache

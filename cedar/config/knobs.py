@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
 
 from cedar.config.defaults import (
     CANONICAL_NAMES,
@@ -26,6 +25,7 @@ from cedar.config.macros import MacroExpander, split_list
 from cedar.config.typed import KnobValue, typed_value
 from cedar.errors import ConfigError
 from cedar.lazy import LazyLogger
+from cedar.record import Record
 
 log = LazyLogger("cedar.config")
 
@@ -375,29 +375,75 @@ class Knobs:
         )
 
 
-@dataclass(frozen=True)
-class SslClientFiles:
+class SslClientFiles(Record, frozen=True):
     """Trust anchors and the optional certificate of an SSL client."""
 
-    cafile: str | None = None
-    cadir: str | None = None
-    certfile: str | None = None
-    keyfile: str | None = None
-    use_default_cas: bool = True
-    require_client_certificate: bool = False
-    skip_host_check: bool = False
+    __slots__ = (
+        "cafile",
+        "cadir",
+        "certfile",
+        "keyfile",
+        "use_default_cas",
+        "require_client_certificate",
+        "skip_host_check",
+    )
+    cafile: str | None
+    cadir: str | None
+    certfile: str | None
+    keyfile: str | None
+    use_default_cas: bool
+    require_client_certificate: bool
+    skip_host_check: bool
+
+    def __init__(
+        self,
+        cafile: str | None = None,
+        cadir: str | None = None,
+        certfile: str | None = None,
+        keyfile: str | None = None,
+        use_default_cas: bool = True,
+        require_client_certificate: bool = False,
+        skip_host_check: bool = False,
+    ) -> None:
+        self._set(
+            cafile,
+            cadir,
+            certfile,
+            keyfile,
+            use_default_cas,
+            require_client_certificate,
+            skip_host_check,
+        )
 
 
-@dataclass(frozen=True)
-class SslServerFiles:
+class SslServerFiles(Record, frozen=True):
     """Certificates, keys and trust anchors of an SSL server."""
 
+    __slots__ = (
+        "certfiles",
+        "keyfiles",
+        "cafile",
+        "cadir",
+        "use_default_cas",
+        "require_client_certificate",
+    )
     certfiles: list[str]
     keyfiles: list[str]
-    cafile: str | None = None
-    cadir: str | None = None
-    use_default_cas: bool = True
-    require_client_certificate: bool = False
+    cafile: str | None
+    cadir: str | None
+    use_default_cas: bool
+    require_client_certificate: bool
+
+    def __init__(
+        self,
+        certfiles: list[str],
+        keyfiles: list[str],
+        cafile: str | None = None,
+        cadir: str | None = None,
+        use_default_cas: bool = True,
+        require_client_certificate: bool = False,
+    ) -> None:
+        self._set(certfiles, keyfiles, cafile, cadir, use_default_cas, require_client_certificate)
 
 
 __all__ = ["Knobs", "SslClientFiles", "SslServerFiles", "interpret_level", "normalize_methods"]

@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 
 from cedar.config.defaults import (
     DEFAULT_EXCLUDE_REGEXP,
@@ -24,6 +23,7 @@ from cedar.config.knobs import FALSE_WORDS, TRUE_WORDS, Knobs
 from cedar.config.macros import NAME_RE, next_logical_line, split_list
 from cedar.errors import ConfigError
 from cedar.lazy import LazyLogger
+from cedar.record import Record
 
 log = LazyLogger("cedar.config")
 
@@ -31,12 +31,15 @@ _MAX_INCLUDE_DEPTH = 20
 _MAX_IF_DEPTH = 63
 
 
-@dataclass(frozen=True)
-class _Source:
+class _Source(Record, frozen=True):
     """Where a line came from, for error messages."""
 
+    __slots__ = ("name", "line")
     name: str
     line: int
+
+    def __init__(self, name: str, line: int) -> None:
+        self._set(name, line)
 
 
 def read_text(path: str) -> str:

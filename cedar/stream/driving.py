@@ -27,10 +27,10 @@ which may explain it).
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from typing import Any
 
 from cedar.errors import CedarError, CedarTimeout, ConnectionClosed
+from cedar.record import Record
 from cedar.stream.connection import CedarConnection
 from cedar.stream.protocol import (
     Action,
@@ -108,26 +108,35 @@ class Waits:
         return ConnectionClosed(f"connection to {self.peer} is already closed")
 
 
-@dataclass(frozen=True)
-class Flush:
+class Flush(Record, frozen=True):
     """Driver step: write ``data`` within ``limit`` seconds (``payload``: the message in clear,
     when ``data`` is exactly one message; for drivers that record messages)."""
 
+    __slots__ = ("data", "limit", "payload")
     data: bytes
     limit: float
-    payload: bytes = b""
+    payload: bytes
+
+    def __init__(self, data: bytes, limit: float, payload: bytes = b"") -> None:
+        object.__setattr__(self, "data", data)
+        object.__setattr__(self, "limit", limit)
+        object.__setattr__(self, "payload", payload)
 
 
-@dataclass(frozen=True)
-class NeedData:
+class NeedData(Record, frozen=True):
     """Driver step: read more bytes within ``limit`` seconds.
 
     ``early``: a streamed message is being read; if nothing is readable right now, the driver
     may call :meth:`DriverCore.idle` to decode what has arrived instead of waiting idle.
     """
 
+    __slots__ = ("limit", "early")
     limit: float
-    early: bool = False
+    early: bool
+
+    def __init__(self, limit: float, early: bool = False) -> None:
+        object.__setattr__(self, "limit", limit)
+        object.__setattr__(self, "early", early)
 
 
 Step = Flush | NeedData | Deliver | Finished

@@ -18,10 +18,10 @@ of the transport (closed connection, timeout, forged packet) are thrown into the
 from __future__ import annotations
 
 from collections.abc import Callable, Generator, Sequence
-from dataclasses import FrozenInstanceError
 from typing import Any, TypeVar
 
 from cedar.errors import ProtocolError
+from cedar.record import Record
 from cedar.stream.connection import CedarConnection
 from cedar.stream.primitives import MessageReader, MessageTruncated, MessageWriter
 
@@ -31,42 +31,17 @@ T = TypeVar("T")
 _set = object.__setattr__
 
 
-class _Frozen:
-    """What the requests and actions below share, as ``@dataclass(frozen=True, slots=True)``
-    would give them: immutable, slotted, equal and hashed by their fields (in ``__slots__``
-    order), shown as ``Name(field=value, ...)``, copied and pickled by value.
+class _Frozen(Record, frozen=True):
+    """What the requests and actions below share: immutable, slotted, equal and hashed by
+    their fields, shown as ``Name(field=value, ...)``, copied and pickled by value
+    (:class:`cedar.record.Record`).
 
-    Each class writes its ``__slots__`` and ``__init__`` by hand: ``@dataclass`` cost every
-    client start-up ~4 ms for these ten classes and constructed ~10-15% slower (Python 3.11,
-    measured side by side), and one is built per message sent or received.
+    Each class writes its ``__slots__`` and ``__init__`` by hand, setting its fields with
+    ``object.__setattr__``: one is built per message sent or received, and ``@dataclass``
+    constructed ~10-15% slower (Python 3.11, measured side by side).
     """
 
-    __slots__: tuple[str, ...] = ()
-
-    def _values(self) -> tuple[Any, ...]:
-        return tuple(getattr(self, name) for name in self.__slots__)
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        assert isinstance(other, _Frozen)
-        return self._values() == other._values()
-
-    def __hash__(self) -> int:
-        return hash(self._values())
-
-    def __repr__(self) -> str:
-        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
-        return f"{self.__class__.__qualname__}({fields})"
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (self.__class__, self._values())
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise FrozenInstanceError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name: str) -> None:
-        raise FrozenInstanceError(f"cannot delete field {name!r}")
+    __slots__ = ()
 
 
 class Send(_Frozen):

@@ -165,9 +165,13 @@ def test_help_loads_no_protocol_stack() -> None:
 
 #: Standard-library modules a query does without (issue 39: each costs start-up time):
 #: logging (until a record could be shown), threading (locks come from ``_thread``), a second
-#: OpenSSL (``hmac``/``hashlib``: HMACs and digests go through ``cryptography``), and what only
-#: rare addresses, dates or random choices need.
+#: OpenSSL (``hmac``/``hashlib``: HMACs and digests go through ``cryptography``), what only
+#: rare addresses, dates or random choices need, and ``dataclasses`` with the ``inspect`` and
+#: ``ast`` it imports (~75 M instructions; the classes are ``cedar.record.Record``\ s).
 NOT_ON_A_QUERY = (
+    "dataclasses",
+    "inspect",
+    "ast",
     "logging",
     "threading",
     "hmac",
@@ -190,3 +194,29 @@ def test_q_loads_none_of_the_costly_standard_modules() -> None:
         _, modules = _loaded(["q", "-all", "-addr", daemon, "-timeout", "20"], env)
     assert "cedar.auth.client" in modules
     assert _heavy(modules, NOT_ON_A_QUERY) == []
+
+
+def test_the_program_exits_quickly_with_its_output_status_and_exit_handlers() -> None:
+    """``cedar`` (the console script: :func:`cedar.cli.main.console`) ends with ``os._exit``
+    after the command: everything printed still arrives through a pipe, the status is the
+    command's, ``atexit`` handlers run, and the garbage collector was on again for them."""
+    code = (
+        "import atexit, gc, sys\n"
+        "atexit.register(lambda: print('atexit, gc on:', gc.isenabled(), file=sys.stderr))\n"
+        "from cedar.cli.main import console\n"
+        "sys.argv = sys.argv[1:]\n"
+        "console()\n"
+        "print('after console()', file=sys.stderr)\n"
+    )
+    cases = ((["condor_version", "-arch"], 0), (["condor_q", "-addr", REFUSED, "-timeout", "5"], 1))
+    for argv, status in cases:
+        result = subprocess.run(
+            [sys.executable, "-c", code, *argv], capture_output=True, text=True, timeout=120
+        )
+        assert result.returncode == status
+        assert "atexit, gc on: True" in result.stderr
+        assert "after console()" not in result.stderr  # it did exit at once
+        if status == 0:
+            assert result.stdout.strip() == "X86_64"
+        else:  # a mounted command (imported with the collector paused): refused, exit 1
+            assert "127.0.0.1:1" in result.stderr

@@ -15,7 +15,7 @@ import sys
 
 import pytest
 
-from tests.cli.test_startup import NOT_ON_CLIENT_PATHS
+from tests.cli.test_startup import NOT_ON_A_QUERY, NOT_ON_CLIENT_PATHS
 
 #: Loaded only when a credential method really runs (not with FS).
 CREDENTIAL_MODULES = (
@@ -29,7 +29,7 @@ CREDENTIAL_MODULES = (
 )
 
 
-def _run(argv: list[str]) -> tuple[int, str, set[str]]:
+def _run(argv: list[str], env: dict[str, str] | None = None) -> tuple[int, str, set[str]]:
     code = (
         "import json, sys\n"
         "from cedar.cli.main import main\n"
@@ -38,7 +38,12 @@ def _run(argv: list[str]) -> tuple[int, str, set[str]]:
         "print('\\nMODULES ' + json.dumps([status, sorted(sys.modules)]))\n"
     )
     result = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+        env=env,
     )
     output, _, line = result.stdout.rpartition("\nMODULES ")
     status, modules = json.loads(line)
@@ -70,3 +75,23 @@ def test_q_loads_no_submission_peek_or_transfer() -> None:
     assert "Total for query" in output
     other = tuple(n for n in NOT_ON_CLIENT_PATHS if n not in CREDENTIAL_MODULES)
     assert _loaded(modules, other) == []
+
+
+def test_q_totals_with_a_token_loads_none_of_the_costly_standard_modules(
+    live_token_dir: str | None,
+) -> None:
+    """Issue 39's case: ``cedar q -totals`` authenticating with IDTOKENS under AES-GCM (FS
+    when this user cannot read the pool's token), over its whole run: no ``dataclasses``,
+    ``inspect``, ``logging``, ``threading``, second OpenSSL, ..."""
+    pool = os.environ["CEDAR_LIVE_COLLECTOR"]
+    env = dict(os.environ)
+    if live_token_dir is not None:
+        env["_condor_SEC_CLIENT_AUTHENTICATION_METHODS"] = "IDTOKENS"
+        env["_condor_SEC_TOKEN_DIRECTORY"] = live_token_dir
+    status, output, modules = _run(["q", "-totals", "-pool", pool], env)
+    if status != 0:
+        pytest.fail(f"cedar q failed ({status}): {output}")
+    assert "Total for query" in output
+    if live_token_dir is not None:
+        assert "cedar.auth.methods.idtokens" in modules  # it did authenticate with the token
+    assert _loaded(modules, NOT_ON_A_QUERY) == []

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import copy
 import pickle
-from dataclasses import FrozenInstanceError
 
 import pytest
 
+from cedar.record import FrozenRecordError
 from cedar.stream.protocol import (
     Deliver,
     Emit,
@@ -46,9 +46,9 @@ def test_value_semantics(value: object) -> None:
     assert pickle.loads(pickle.dumps(value)) == value
     assert eval(repr(value)) == value  # noqa: S307 - the repr is the constructor call
     assert value != object() and value != Finished(value)
-    with pytest.raises(FrozenInstanceError):
+    with pytest.raises(FrozenRecordError):
         value.anything = 1  # type: ignore[attr-defined]
-    with pytest.raises(FrozenInstanceError):
+    with pytest.raises(FrozenRecordError):
         del value.anything  # type: ignore[attr-defined]
 
 

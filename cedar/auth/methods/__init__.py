@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import _thread  # the lock alone: threading is a costly import at start-up
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from cedar.errors import InvalidArgument
+from cedar.record import Record
 from cedar.stream.connection import CedarConnection
 from cedar.stream.protocol import Protocol
 
@@ -76,8 +76,7 @@ def names_of_bits(mask: int) -> list[str]:
     return names
 
 
-@dataclass
-class AuthContext:
+class AuthContext(Record, hidden=("options",)):
     """What a method may need to know about the connection it runs on.
 
     ``local_address``/``peer_address`` are the socket endpoints as this side sees them (FS binds
@@ -86,22 +85,51 @@ class AuthContext:
     ``peer_ad``/``own_ad`` are the handshake ads (client: M2/M1, server: M1/M2).
     """
 
-    role: str  # "client" or "server"
-    local_address: tuple[str, int] | None = None
-    peer_address: tuple[str, int] | None = None
-    uid_domain: str = ""
-    trust_domain: str = ""
-    options: Mapping[str, Any] = field(default_factory=dict, repr=False)  # may hold tokens
-    connect_sinful: Sinful | None = None
-    shared_port_id: str | None = None
-    command: int | None = None
-    permission: str | None = None
-    peer_ad: Any = None
-    own_ad: Any = None
+    __slots__ = (
+        "role",
+        "local_address",
+        "peer_address",
+        "uid_domain",
+        "trust_domain",
+        "options",
+        "connect_sinful",
+        "shared_port_id",
+        "command",
+        "permission",
+        "peer_ad",
+        "own_ad",
+    )
+
+    def __init__(
+        self,
+        role: str,  # "client" or "server"
+        local_address: tuple[str, int] | None = None,
+        peer_address: tuple[str, int] | None = None,
+        uid_domain: str = "",
+        trust_domain: str = "",
+        options: Mapping[str, Any] | None = None,  # may hold tokens: not in the repr
+        connect_sinful: Sinful | None = None,
+        shared_port_id: str | None = None,
+        command: int | None = None,
+        permission: str | None = None,
+        peer_ad: Any = None,
+        own_ad: Any = None,
+    ) -> None:
+        self.role = role
+        self.local_address = local_address
+        self.peer_address = peer_address
+        self.uid_domain = uid_domain
+        self.trust_domain = trust_domain
+        self.options: Mapping[str, Any] = {} if options is None else options
+        self.connect_sinful = connect_sinful
+        self.shared_port_id = shared_port_id
+        self.command = command
+        self.permission = permission
+        self.peer_ad = peer_ad
+        self.own_ad = own_ad
 
 
-@dataclass
-class MethodResult:
+class MethodResult(Record):
     """The outcome of one method exchange.
 
     On the server, ``user``/``domain`` are the authenticated client; on the client they are the
@@ -114,16 +142,42 @@ class MethodResult:
     a round trip.
     """
 
-    success: bool
-    user: str | None = None
-    domain: str | None = None
-    authenticated_name: str | None = None
-    error: str | None = None
-    wrap_key: Callable[[bytes], bytes] | None = None
-    unwrap_key: Callable[[bytes], bytes] | None = None
-    limit_authorization: list[str] | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
-    unread: int = 0
+    __slots__ = (
+        "success",
+        "user",
+        "domain",
+        "authenticated_name",
+        "error",
+        "wrap_key",
+        "unwrap_key",
+        "limit_authorization",
+        "extra",
+        "unread",
+    )
+
+    def __init__(
+        self,
+        success: bool,
+        user: str | None = None,
+        domain: str | None = None,
+        authenticated_name: str | None = None,
+        error: str | None = None,
+        wrap_key: Callable[[bytes], bytes] | None = None,
+        unwrap_key: Callable[[bytes], bytes] | None = None,
+        limit_authorization: list[str] | None = None,
+        extra: dict[str, Any] | None = None,
+        unread: int = 0,
+    ) -> None:
+        self.success = success
+        self.user = user
+        self.domain = domain
+        self.authenticated_name = authenticated_name
+        self.error = error
+        self.wrap_key = wrap_key
+        self.unwrap_key = unwrap_key
+        self.limit_authorization = limit_authorization
+        self.extra: dict[str, Any] = {} if extra is None else extra
+        self.unread = unread
 
     @property
     def fqu(self) -> str | None:
