@@ -40,6 +40,21 @@ CONFIG = """\
 {d}.CCB_HEARTBEAT_INTERVAL = 30
 """
 
+# What a startd behind a broker needs for jobs to run there and be peeked at (found by experiment
+# on 25.13.2, docs/ccb.md "Jobs on a CCB-only startd"): the starter, as the startd, reachable
+# only through the broker (else the schedd's 509 answer names the starter's shared-port address
+# and condor_tail never meets CCB); and the shadow letting the starter's FILETRANS_UPLOAD in: it
+# comes on the claim's match session as ``execute-side@matchsession``, which the pool's
+# ALLOW_WRITE (users and admins) lacks, so every job was evicted ("PERMISSION DENIED to
+# execute-side@matchsession ... FILETRANS_UPLOAD") before it ran.
+STARTER_CONFIG = """\
+STARTER.USE_SHARED_PORT        = False
+STARTER.NETWORK_INTERFACE      = 127.0.0.5
+STARTER.CCB_ADDRESS            = $(COLLECTOR_HOST)
+STARTER.PRIVATE_NETWORK_NAME   = ccb-target-net
+SHADOW.ALLOW_WRITE             = $(ALLOW_WRITE) execute-side@matchsession
+"""
+
 
 @dataclass
 class CcbPool:
@@ -62,6 +77,14 @@ class CcbPool:
         return subprocess.run(
             list(argv), env=self.env, capture_output=True, text=True, timeout=timeout, check=False
         )
+
+    @property
+    def testuser_env(self) -> dict[str, str]:
+        """The pool's environment with testuser's IDTOKEN as the one client method (jobs are
+        testuser's: root's FS identity may not own jobs)."""
+        env = dict(self.env, _condor_SEC_CLIENT_AUTHENTICATION_METHODS="IDTOKENS")
+        env["_condor_SEC_TOKEN_DIRECTORY"] = self.env["CEDAR_LIVE_TOKEN_DIR"]
+        return env
 
 
 def _free_port() -> int:
@@ -96,7 +119,8 @@ def ccb_pool(daemon: str) -> Iterator[CcbPool]:
         pytest.skip("starting a pool needs root")
     directory = Path(tempfile.mkdtemp(prefix="cedar-ccb-pool."))
     (directory / "etc" / "config.d").mkdir(parents=True)
-    (directory / "etc" / "config.d" / "70-ccb").write_text(CONFIG.format(d=daemon))
+    config = CONFIG.format(d=daemon) + (STARTER_CONFIG if daemon == "STARTD" else "")
+    (directory / "etc" / "config.d" / "70-ccb").write_text(config)
     env = dict(os.environ, MINICONDOR_PORT=str(_free_port()))
     for name in list(env):
         if name.startswith(("CEDAR_LIVE_", "_condor_")) or name == "CONDOR_CONFIG":
