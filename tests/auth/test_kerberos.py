@@ -347,6 +347,24 @@ def test_an_unreachable_kdc_is_one_line(pump: Any, tmp_path: Path) -> None:
     assert client.error == f"KERBEROS: the KDC for realm {REALM} is unreachable (127.0.0.1:1)"
 
 
+def test_the_kdc_exchange_is_offloaded_and_bounded_by_the_limit(tmp_path: Path) -> None:
+    """The client's first request hands the ticket fetch to the driver (an ``Offload``: a
+    worker thread under Trio, tests/stream/test_offload.py); a KDC that accepts and never
+    answers ends the fetch at the limit the driver gives, as one line."""
+    from cedar.stream.connection import CedarConnection
+    from cedar.stream.protocol import Offload
+    from tests.loopback import serving, silent
+
+    realm = Realm(tmp_path, service_ticket=False)
+    with serving(silent()) as kdc:
+        (tmp_path / "krb5.conf").write_text(f"[realms]\n {REALM} = {{\n  kdc = {kdc}\n }}\n")
+        request = next(Kerberos().client(CedarConnection(), realm.client_ctx()))
+        assert isinstance(request, Offload)
+        found = request.function(0.3)
+    assert isinstance(found, KerberosError)
+    assert str(found) == f"the KDC for realm {REALM} is unreachable ({kdc})"
+
+
 def test_a_ticket_for_another_service_is_refused(pump: Any, tmp_path: Path) -> None:
     realm = Realm(tmp_path)
     (tmp_path / "other").mkdir()

@@ -179,8 +179,11 @@ def service_ticket(
     service: Principal,
     conf: Krb5Config,
     clock: Callable[[], float] = time.time,
+    *,
+    timeout: float = KDC_TIMEOUT,
 ) -> Credential:
-    """A valid ticket for ``service``: cached (file or this process), else from the KDC."""
+    """A valid ticket for ``service``: cached (file or this process), else from the KDC (at most
+    ``timeout`` seconds)."""
     now = clock()
     key = (cache.path, str(cache.principal), str(service))
     with _tickets_lock:
@@ -210,7 +213,7 @@ def service_ticket(
         )
     nonce = int.from_bytes(os.urandom(4), "big") & 0x7FFFFFFF
     request, _auth = _tgs_request(tgt, service, now, nonce)
-    reply = send_to_kdc(conf.kdcs.get(service.realm, []), service.realm, request)
+    reply = send_to_kdc(conf.kdcs.get(service.realm, []), service.realm, request, timeout)
     cred = _read_tgs_rep(reply, tgt, service, nonce)
     with _tickets_lock:
         _tickets[key] = cred
