@@ -580,6 +580,63 @@ def ccb_unknown_ccbid(target: Target) -> str:
     return "refused: " + reason.rpartition(": ")[2]
 
 
+def _behind_a_broker(target: Target) -> tuple[AdType, str, dict[str, ClassAd]]:
+    """A daemon the collector lists at an address with ``CCBID`` (slots first, then schedds):
+    its ad type, its address and the collector's ads for it by name; :class:`Skipped` if none."""
+    collector = target.collector()
+    for ad_type in (AdType.SLOT, AdType.SCHEDD):
+        ads = collector.query(ad_type, projection=["Name", "MyType", "MyAddress"])
+        for ad in ads:
+            address = str(ad.get("MyAddress") or "")
+            if "CCBID=" in address:
+                same = {str(a.get("Name")): a for a in ads if a.get("MyAddress") == address}
+                return ad_type, address, same
+    raise Skipped("no daemon of the pool is behind a broker (no MyAddress with CCBID)")
+
+
+def _through_the_broker(target: Target, relay: bool) -> str:
+    """The daemon's own ads, asked of it through the broker (reversed connection, or the
+    broker's relay), against the collector's copies; the route taken is checked too."""
+    ad_type, address, known = _behind_a_broker(target)
+    options: dict[str, object] = {}
+    if relay:
+        from cedar.config import Config
+
+        options["config"] = Config(settings={"TOOLS_ASSUME_FIREWALLS": "true"})
+    security = target.security(_auth_methods(target), authentication="PREFERRED", options=options)
+    pinged = ping(address, "READ", security=security, timeout=target.timeout)
+    _authorized(pinged, "READ through the broker")
+    way = "CCB relayed via" if relay else "CCB reversed connection via"
+    _require((pinged.route or "").startswith(way), f"route {pinged.route!r}, not {way}")
+    direct = Collector(address, security=security, timeout=target.timeout)
+    ads = direct.query(ad_type, projection=["Name", "MyType", "MyAddress"])
+    own = {str(ad.get("Name")): ad for ad in ads}
+    _require(
+        sorted(own) == sorted(known), f"the daemon has {sorted(own)}, the collector {sorted(known)}"
+    )
+    for name, ad in own.items():
+        for attribute in ("MyType", "MyAddress"):
+            mine, theirs = ad.get(attribute), known[name].get(attribute)
+            _require(
+                mine == theirs, f"{name}: {attribute} {mine!r} here, {theirs!r} in the collector"
+            )
+    return f"{len(own)} {ad_type.name.lower()} ads, {pinged.route}"
+
+
+@check("ccb.direct_ad")
+def ccb_direct_ad(target: Target) -> str:
+    """A daemon behind the broker, asked itself through a reversed connection, gives the ads the
+    collector holds for it (``condor_status -direct``)."""
+    return _through_the_broker(target, relay=False)
+
+
+@check("ccb.relay")
+def ccb_relay(target: Target) -> str:
+    """The same through the broker's relay, for a client that cannot listen
+    (``TOOLS_ASSUME_FIREWALLS``)."""
+    return _through_the_broker(target, relay=True)
+
+
 # --- malformed input (safe: each only affects its own connection) ---------------------------
 
 
