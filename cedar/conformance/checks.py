@@ -10,6 +10,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from cedar.auth import ClientSecurity, CommandDenied, SecurityConfig
 from cedar.auth.client import CommandSession
@@ -23,6 +24,8 @@ from cedar.commands.submit import Submit
 from cedar.errors import AuthenticationError, CedarConnectionError, CedarError
 from cedar.numbers import AdType, DaemonType
 from cedar.stream.connection import CedarConnection
+from cedar.stream.drivers import SyncChannel
+from cedar.stream.primitives import MessageReader
 from cedar.stream.protocol import Protocol, Receive
 
 #: The ad types every check of the query family covers, with the MyType their ads must carry.
@@ -372,6 +375,70 @@ def auth_kerberos(target: Target) -> str:
     result = _method_ping(target, "KERBEROS", "WRITE")
     _require(result.encrypted and result.crypto == "AES", f"crypto {result.crypto}")
     return f"{cache.principal} as {result.user}"
+
+
+class _RecordingChannel(SyncChannel):
+    """A blocking connection that keeps every write (to send them again elsewhere)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.writes: list[bytes] = []
+
+    def _write(self, data: bytes, limit: float) -> None:
+        self.writes.append(data)
+        super()._write(data, limit)
+
+
+def _answer_to_replay(target: Target, writes: list[bytes], address: str) -> int | None:
+    """Send a recorded client's writes up to its AP-REQ on a new connection; the server's
+    answer to that AP-REQ (its third message: M2, the chosen method, the answer), or None if it
+    closed first."""
+    host, port = Sinful.parse(address).endpoint
+    conn = CedarConnection()
+    with socket.create_connection((host, port), timeout=target.timeout) as sock:
+        sock.sendall(b"".join(writes))
+        received: list[MessageReader] = []
+        while len(received) < 3:
+            message = conn.next_message()
+            if message is not None:
+                received.append(message)
+                continue
+            chunk = sock.recv(65536)
+            if not chunk:
+                return None
+            conn.receive_data(chunk)
+    return received[2].get_int()
+
+
+@check("auth.kerberos_replay_refused")
+def auth_kerberos_replay_refused(target: Target) -> str:
+    """A KERBEROS AP-REQ sent again on a new connection is refused (a replay cache; the 25.13.2
+    schedd has none and accepts it, spec 10 §5.5)."""
+    auth_kerberos(target)  # a ticket, and KERBEROS works at all (else Skipped or failed)
+    from cedar.auth.permissions import DC_SEC_QUERY, NOP_FOR_LEVEL
+    from cedar.commands.base import CommandAttempts
+    from cedar.commands.ping import PingRequest
+
+    address = str(target.schedd_ad().get("MyAddress"))
+    security = target.security(["KERBEROS"])
+    request = PingRequest("WRITE", security, target.timeout)
+    nop = NOP_FOR_LEVEL["WRITE"]
+    attempts = CommandAttempts(address, DC_SEC_QUERY, request.body, security=security,
+                               timeout=target.timeout, raw=False, auth_command=nop,
+                               permission_hint="WRITE")  # fmt: skip
+    channel = _RecordingChannel(
+        socket.create_connection((attempts.host, attempts.port), timeout=target.timeout),
+        timeout=target.timeout,
+        deadline=attempts.deadline,
+    )
+    with contextlib.closing(channel.sock):
+        result: PingResult = channel.run(attempts.protocol(channel))
+    _require(result.method == "KERBEROS", f"authenticated with {result.method}, not KERBEROS")
+    # the client's last write is its confirmation after the AP-REP; the one before holds the AP-REQ
+    _require(len(channel.writes) >= 3 and len(channel.writes[-1]) < 64, "no AP-REQ recorded")
+    answer = _answer_to_replay(target, channel.writes[:-1], address)
+    _require(answer != 3, "the replayed AP-REQ was accepted (answered MUTUAL): no replay cache")
+    return "refused" if answer is None else f"refused (answered {answer})"
 
 
 # --- crypto and sessions -------------------------------------------------------------------
