@@ -42,9 +42,9 @@ class PingResult:
     #: connection or relay); None when no connection was made.
     route: str | None = None
     #: The daemon's session is in our cache, so later commands at this level resume it
-    #: (no new authentication) until ``session_duration`` seconds have passed.
-    session_kept: bool = False
-    session_duration: int | None = None
+    #: (no new authentication) for ``resumable_for`` seconds.
+    resumable: bool = False
+    resumable_for: int | None = None
 
 
 def level_command(level: str) -> int:
@@ -125,8 +125,8 @@ class PingRequest:
             encrypted=session.encrypted,
             remote_version=session.remote_version,
             route=self.route,
-            session_kept=self.security.sessions.holds(session.session_id),
-            session_duration=_seconds(session.policy.get("SessionDuration")),
+            resumable=self.security.sessions.holds(session.session_id),
+            resumable_for=_seconds(session.policy.get("SessionDuration")),
         )
 
     def denied(self, exc: CommandDenied) -> PingResult:
@@ -168,7 +168,7 @@ class Identity:
     @classmethod
     def from_ping(cls, address: str, result: PingResult) -> Identity:
         """The identity in one ping's answer."""
-        if result.session_kept:
+        if result.resumable:
             session = "new, kept for later commands"
         else:
             session = "new, not kept" if result.method or result.authorized else "none"
@@ -182,7 +182,7 @@ class Identity:
             crypto=result.crypto,
             encrypted=result.encrypted,
             session=session,
-            session_duration=result.session_duration if result.session_kept else None,
+            session_duration=result.resumable_for if result.resumable else None,
             route=result.route,
             remote_version=result.remote_version,
             error=result.error,
