@@ -64,6 +64,28 @@ class CcbPool:
     env: dict[str, str]
     collector: str
     address: str
+    daemon: str = "STARTD"
+
+    def advertised_address(self) -> str:
+        """The daemon's address once the collector lists it with its ``CCBID`` (after a start,
+        or after ``condor_restart -collector``: registration, then the ad published again)."""
+        kind = "-startd" if self.daemon == "STARTD" else "-schedd"
+        for _ in range(240):
+            shown = self.tool("condor_status", kind, "-af", "MyAddress")
+            if "CCBID=" in shown.stdout:
+                return shown.stdout.split()[0]
+            time.sleep(0.5)
+        raise RuntimeError(f"the {self.daemon} never advertised a CCB address")
+
+    def await_reachable(self) -> str:
+        """:meth:`advertised_address`, once the daemon answers through the broker (after a
+        collector restart it registers again only some time later)."""
+        for _ in range(360):
+            address = self.advertised_address()
+            if self.tool("condor_ping", "-addr", address, "READ").returncode == 0:
+                return address
+            time.sleep(0.5)
+        raise RuntimeError(f"the {self.daemon} is not reachable through the broker")
 
     @property
     def unreachable_address(self) -> str:
@@ -138,16 +160,8 @@ def ccb_pool(daemon: str) -> Iterator[CcbPool]:
         if started.returncode != 0:
             raise RuntimeError(f"the CCB pool did not start:\n{started.stderr[-2000:]}")
         env.update(_environment(started.stdout))
-        pool = CcbPool(directory, env, env["CEDAR_LIVE_COLLECTOR"], "")
-        kind = "-startd" if daemon == "STARTD" else "-schedd"
-        for _ in range(120):  # registration, then the ad re-published with the CCBID
-            shown = pool.tool("condor_status", kind, "-af", "MyAddress")
-            if "CCBID=" in shown.stdout:
-                pool.address = shown.stdout.split()[0]
-                break
-            time.sleep(0.5)
-        else:
-            raise RuntimeError(f"the {daemon} never advertised a CCB address")
+        pool = CcbPool(directory, env, env["CEDAR_LIVE_COLLECTOR"], "", daemon)
+        pool.address = pool.advertised_address()
         yield pool
     finally:
         subprocess.run(

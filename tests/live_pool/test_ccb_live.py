@@ -103,6 +103,22 @@ def test_async_client_through_the_broker(pool: CcbPool) -> None:
     )
 
 
+def test_conformance_ccb_checks_pass_on_the_ccb_pool(pool: CcbPool) -> None:
+    """``cedar conformance``'s CCB checks against a pool with a daemon behind its broker (on the
+    plain live pool the first two have nothing to look at: tests/live_pool/test_conformance.py
+    leaves them to this test)."""
+    from cedar.conformance import Target
+    from cedar.conformance.checks import run_checks
+
+    pool.await_reachable()  # were the collector just restarted, the startd must register again
+    target = Target(pool.collector, token_dir=pool.env["CEDAR_LIVE_TOKEN_DIR"], timeout=30)
+    outcomes = {o.name: (o.status, o.detail) for o in run_checks(target, ["ccb."])}
+    assert set(outcomes) == {"ccb.unknown_ccbid", "ccb.direct_ad", "ccb.relay"}
+    assert all(status == "pass" for status, _ in outcomes.values()), outcomes
+    assert "4 slot ads, CCB reversed connection via 127.0.0.1:" in outcomes["ccb.direct_ad"][1]
+    assert "4 slot ads, CCB relayed via 127.0.0.1:" in outcomes["ccb.relay"][1]
+
+
 def test_cedar_target_registers_again_after_the_broker_restarts(pool: CcbPool) -> None:
     """A cedar daemon behind this pool's broker: after ``condor_restart -collector`` it
     re-registers with its id and cookie (the broker's reconnect file keeps them, spec 09 §4.1,
@@ -125,25 +141,11 @@ def test_cedar_target_registers_again_after_the_broker_restarts(pool: CcbPool) -
         assert ping(address, "READ", timeout=20).authorized
 
 
-def test_conformance_ccb_checks_pass_on_the_ccb_pool(pool: CcbPool) -> None:
-    """``cedar conformance``'s CCB checks against a pool with a daemon behind its broker (on the
-    plain live pool the first two have nothing to look at: tests/live_pool/test_conformance.py
-    leaves them to this test)."""
-    from cedar.conformance import Target
-    from cedar.conformance.checks import run_checks
-
-    target = Target(pool.collector, token_dir=pool.env["CEDAR_LIVE_TOKEN_DIR"], timeout=30)
-    outcomes = {o.name: (o.status, o.detail) for o in run_checks(target, ["ccb."])}
-    assert set(outcomes) == {"ccb.unknown_ccbid", "ccb.direct_ad", "ccb.relay"}
-    assert all(status == "pass" for status, _ in outcomes.values()), outcomes
-    assert "4 slot ads, CCB reversed connection via 127.0.0.1:" in outcomes["ccb.direct_ad"][1]
-    assert "4 slot ads, CCB relayed via 127.0.0.1:" in outcomes["ccb.relay"][1]
-
-
 @pytest.fixture(scope="module")
 def tail_job(pool: CcbPool) -> Iterator[tuple[str, Path]]:
     """testuser's job on the CCB-only startd (the script of test_tail.py: 50 lines, then it
     waits for its "go" file); yields its id and the "go" file."""
+    pool.await_reachable()  # after the collector's restart above, the startd registers again
     directory = Path(pool.env["CEDAR_LIVE_IWD"]) / "ccb-tail"
     directory.mkdir(mode=0o777)
     directory.chmod(0o777)
