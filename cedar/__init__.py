@@ -66,12 +66,15 @@ _LAZY = {
     "Schedd": "cedar.commands",
     "ping": "cedar.commands",
     "ping_async": "cedar.commands",
+    "whoami": "cedar.commands",
+    "whoami_async": "cedar.commands",
     "query_all": "cedar.commands",
     "query_all_async": "cedar.commands",
     "DaemonLocation": "cedar.commands.collector",
     "FileTransferError": "cedar.commands.filetransfer",
     "TransferProgress": "cedar.commands.filetransfer",
     "PingResult": "cedar.commands.ping",
+    "Identity": "cedar.commands.ping",
     "InvalidRequest": "cedar.commands.qmgmt",
     "JobNotFound": "cedar.commands.qmgmt",
     "QmgmtError": "cedar.commands.qmgmt",
@@ -141,6 +144,8 @@ if TYPE_CHECKING:  # the same names, for type checkers and IDEs
         ping_async,
         query_all,
         query_all_async,
+        whoami,
+        whoami_async,
     )
     from cedar.commands.collector import DaemonLocation
     from cedar.commands.filetransfer import FileTransferError, TransferProgress
@@ -152,7 +157,7 @@ if TYPE_CHECKING:  # the same names, for type checkers and IDEs
         PeekRefused,
         PeekResult,
     )
-    from cedar.commands.ping import PingResult
+    from cedar.commands.ping import Identity, PingResult
     from cedar.commands.qmgmt import (
         InvalidRequest,
         JobNotFound,
@@ -215,6 +220,9 @@ __all__ = [
     "parse_next",
     "ping",
     "ping_async",
+    "whoami",
+    "whoami_async",
+    "Identity",
     "query_all",
     "AsyncHistoryQuery",
     "AsyncStartd",

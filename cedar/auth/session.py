@@ -162,6 +162,11 @@ class ClientSessionCache:
             self._sessions.clear()
             self._commands.clear()
 
+    def holds(self, sid: str | None) -> bool:
+        """Whether the session ``sid`` is kept for later commands (``cedar whoami`` says so)."""
+        with self._lock:
+            return sid is not None and sid in self._sessions
+
     def __len__(self) -> int:
         return len(self._sessions)
 

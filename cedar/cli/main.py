@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 #: ``run(args)`` (several), or just ``main(argv)``.  Only the named module is imported.
 MOUNTED = {
     "ping": ("cedar.cli.ping", "check that a daemon answers and what we may do there"),
+    "whoami": ("cedar.cli.whoami", "who a daemon authenticates us as (method, identity, route)"),
     "q": ("cedar.cli.q", "show the job queue (like condor_q)"),
     "query": ("cedar.cli.query", "query the collector (like condor_status)"),
     "status": ("cedar.cli.query", "the same as query (condor_status's name)"),

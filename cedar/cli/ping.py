@@ -35,13 +35,9 @@ if TYPE_CHECKING:  # imported where used: `cedar ping --help` loads no client st
 DEFAULT_COLLECTOR_PORT = 9618
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser (shared with ``cedar ping``)."""
-    parser = argparse.ArgumentParser(
-        prog="cedar-ping",
-        description="Test whether this client is authorized at permission levels of a daemon.",
-        formatter_class=HelpFormatter,
-    )
+def add_target_options(parser: argparse.ArgumentParser) -> None:
+    """How a daemon is named (``--pool``, ``--address``, ``--type``, ``--name``, read by
+    :func:`target_address`) and the common options; shared with ``cedar whoami``."""
     parser.add_argument("--pool", metavar="HOST[:PORT]", help="the collector (default port 9618)")
     parser.add_argument("--address", metavar="SINFUL", help="the daemon's address")
     parser.add_argument(
@@ -52,6 +48,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--name", metavar="NAME", help="daemon name to locate")
     add_common_options(parser)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser (shared with ``cedar ping``)."""
+    parser = argparse.ArgumentParser(
+        prog="cedar-ping",
+        description="Test whether this client is authorized at permission levels of a daemon.",
+        formatter_class=HelpFormatter,
+    )
+    add_target_options(parser)
     parser.add_argument("--verbose", action="store_true", help="print every detail")
     parser.add_argument("--json", action="store_true", help="print results as JSON")
     parser.add_argument(
@@ -63,7 +69,9 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _target(args: argparse.Namespace, security: ClientSecurity) -> str:
+def target_address(args: argparse.Namespace, security: ClientSecurity) -> str:
+    """The daemon named by --address, --pool, --type and --name (the local schedd when none
+    is), as condor_ping finds it; shared with `cedar whoami`."""
     if args.address:
         return str(args.address)
     daemon_type = (args.type or "COLLECTOR").upper()
@@ -119,7 +127,7 @@ def run(args: argparse.Namespace, security: ClientSecurity | None = None) -> int
     levels = args.levels or ["WRITE"]
     security = security or default_security()
     try:
-        target = _target(args, security)
+        target = target_address(args, security)
     except (CedarError, ValueError) as exc:
         print(f"{getattr(args, 'prog', 'cedar-ping')}: {exc}", file=sys.stderr)
         return exit_code(exc) if isinstance(exc, CedarError) else EXIT_USAGE

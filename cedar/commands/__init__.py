@@ -30,6 +30,7 @@ _LAZY = {
     "run_command_async": "cedar.commands._async.command",
     "AsyncHistoryQuery": "cedar.commands._async.history",
     "ping_async": "cedar.commands._async.ping",
+    "whoami_async": "cedar.commands._async.ping",
     "AsyncJobChunks": "cedar.commands._async.schedd",
     "AsyncJobQuery": "cedar.commands._async.schedd",
     "AsyncSchedd": "cedar.commands._async.schedd",
@@ -41,6 +42,7 @@ _LAZY = {
     "run_command": "cedar.commands._sync.command",
     "HistoryQuery": "cedar.commands._sync.history",
     "ping": "cedar.commands._sync.ping",
+    "whoami": "cedar.commands._sync.ping",
     "JobChunks": "cedar.commands._sync.schedd",
     "JobQuery": "cedar.commands._sync.schedd",
     "Schedd": "cedar.commands._sync.schedd",
@@ -58,7 +60,7 @@ if TYPE_CHECKING:  # the same names, for type checkers and IDEs
     from cedar.commands._async.collector import AsyncCollector, locate_address_async
     from cedar.commands._async.command import iterate_command_async, run_command_async
     from cedar.commands._async.history import AsyncHistoryQuery
-    from cedar.commands._async.ping import ping_async
+    from cedar.commands._async.ping import ping_async, whoami_async
     from cedar.commands._async.schedd import (
         AsyncJobChunks,
         AsyncJobQuery,
@@ -69,7 +71,7 @@ if TYPE_CHECKING:  # the same names, for type checkers and IDEs
     from cedar.commands._sync.collector import Collector, locate_address
     from cedar.commands._sync.command import iterate_command, run_command
     from cedar.commands._sync.history import HistoryQuery
-    from cedar.commands._sync.ping import ping
+    from cedar.commands._sync.ping import ping, whoami
     from cedar.commands._sync.schedd import JobChunks, JobQuery, Schedd, locate_schedd
     from cedar.commands._sync.startd import Startd
     from cedar.commands.base import DEFAULT_TIMEOUT, MAX_RESULTS
@@ -105,6 +107,8 @@ __all__ = [
     "query_all_async",
     "run_command",
     "run_command_async",
+    "whoami",
+    "whoami_async",
 ]
 
 

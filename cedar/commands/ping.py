@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TypedDict
 
 from cedar.auth.client import CommandDenied, CommandSession
-from cedar.auth.client_config import ClientSecurity
+from cedar.auth.client_config import ClientSecurity, default_security
 from cedar.auth.permissions import NOP_FOR_LEVEL
 from cedar.classad_wire import get_handshake_ad
 from cedar.commands.base import DEFAULT_TIMEOUT
@@ -41,6 +41,10 @@ class PingResult:
     #: How the daemon was reached: ``"direct"``, or the CCB route (broker, ccbid, reversed
     #: connection or relay); None when no connection was made.
     route: str | None = None
+    #: The daemon's session is in our cache, so later commands at this level resume it
+    #: (no new authentication) for ``resumable_for`` seconds.
+    resumable: bool = False
+    resumable_for: int | None = None
 
 
 def level_command(level: str) -> int:
@@ -54,6 +58,14 @@ def level_command(level: str) -> int:
             "or a command number"
         )
     return NOP_FOR_LEVEL[name]
+
+
+def _seconds(value: object) -> int | None:
+    """A session duration as the daemon sent it (an int, or a string of one)."""
+    try:
+        return int(str(value)) if value is not None else None
+    except ValueError:
+        return None
 
 
 def sec_query_body(session: CommandSession) -> Protocol[bool]:
@@ -81,9 +93,12 @@ class PingRequest:
     ) -> None:
         self.level = level
         self.command = level_command(level)
+        #: The security the call runs with (the process default when none is given), so the
+        #: result can say whether the new session was kept.
+        self.security = security or default_security()
         #: ``run_command*`` options: always a new, negotiated session for ``command``.
         self.options = _PingOptions(
-            security=security,
+            security=self.security,
             timeout=timeout,
             raw=False,
             auth_command=self.command,
@@ -110,6 +125,8 @@ class PingRequest:
             encrypted=session.encrypted,
             remote_version=session.remote_version,
             route=self.route,
+            resumable=self.security.sessions.holds(session.session_id),
+            resumable_for=_seconds(session.policy.get("SessionDuration")),
         )
 
     def denied(self, exc: CommandDenied) -> PingResult:
@@ -125,4 +142,48 @@ class PingRequest:
             remote_version=None,
             error=str(exc),
             route=self.route,
+        )
+
+
+@dataclass(frozen=True)
+class Identity:
+    """Who a daemon authenticated us as (``cedar whoami``): :class:`PingResult` seen from the
+    caller's side, with the daemon's address.  Never the session id nor a credential."""
+
+    address: str
+    level: str
+    authorized: bool
+    #: The identity the daemon mapped us to (condor_ping -verbose's "Remote Mapping").
+    identity: str | None
+    method: str | None
+    principal: str | None
+    crypto: str | None
+    encrypted: bool
+    session: str
+    session_duration: int | None
+    route: str | None
+    remote_version: str | None
+    error: str | None
+
+    @classmethod
+    def from_ping(cls, address: str, result: PingResult) -> Identity:
+        """The identity in one ping's answer."""
+        if result.resumable:
+            session = "new, kept for later commands"
+        else:
+            session = "new, not kept" if result.method or result.authorized else "none"
+        return cls(
+            address=address,
+            level=result.level,
+            authorized=result.authorized,
+            identity=result.user,
+            method=result.method,
+            principal=result.principal,
+            crypto=result.crypto,
+            encrypted=result.encrypted,
+            session=session,
+            session_duration=result.resumable_for if result.resumable else None,
+            route=result.route,
+            remote_version=result.remote_version,
+            error=result.error,
         )

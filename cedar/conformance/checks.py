@@ -10,6 +10,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from cedar.auth import ClientSecurity, CommandDenied, SecurityConfig
 from cedar.auth.client import CommandSession
@@ -23,6 +24,8 @@ from cedar.commands.submit import Submit
 from cedar.errors import AuthenticationError, CedarConnectionError, CedarError
 from cedar.numbers import AdType, DaemonType
 from cedar.stream.connection import CedarConnection
+from cedar.stream.drivers import SyncChannel
+from cedar.stream.primitives import MessageReader
 from cedar.stream.protocol import Protocol, Receive
 
 #: The ad types every check of the query family covers, with the MyType their ads must carry.
@@ -374,6 +377,70 @@ def auth_kerberos(target: Target) -> str:
     return f"{cache.principal} as {result.user}"
 
 
+class _RecordingChannel(SyncChannel):
+    """A blocking connection that keeps every write (to send them again elsewhere)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.writes: list[bytes] = []
+
+    def _write(self, data: bytes, limit: float) -> None:
+        self.writes.append(data)
+        super()._write(data, limit)
+
+
+def _answer_to_replay(target: Target, writes: list[bytes], address: str) -> int | None:
+    """Send a recorded client's writes up to its AP-REQ on a new connection; the server's
+    answer to that AP-REQ (its third message: M2, the chosen method, the answer), or None if it
+    closed first."""
+    host, port = Sinful.parse(address).endpoint
+    conn = CedarConnection()
+    with socket.create_connection((host, port), timeout=target.timeout) as sock:
+        sock.sendall(b"".join(writes))
+        received: list[MessageReader] = []
+        while len(received) < 3:
+            message = conn.next_message()
+            if message is not None:
+                received.append(message)
+                continue
+            chunk = sock.recv(65536)
+            if not chunk:
+                return None
+            conn.receive_data(chunk)
+    return received[2].get_int()
+
+
+@check("auth.kerberos_replay_refused")
+def auth_kerberos_replay_refused(target: Target) -> str:
+    """A KERBEROS AP-REQ sent again on a new connection is refused (a replay cache; the 25.13.2
+    schedd has none and accepts it, spec 10 §5.5)."""
+    auth_kerberos(target)  # a ticket, and KERBEROS works at all (else Skipped or failed)
+    from cedar.auth.permissions import DC_SEC_QUERY, NOP_FOR_LEVEL
+    from cedar.commands.base import CommandAttempts
+    from cedar.commands.ping import PingRequest
+
+    address = str(target.schedd_ad().get("MyAddress"))
+    security = target.security(["KERBEROS"])
+    request = PingRequest("WRITE", security, target.timeout)
+    nop = NOP_FOR_LEVEL["WRITE"]
+    attempts = CommandAttempts(address, DC_SEC_QUERY, request.body, security=security,
+                               timeout=target.timeout, raw=False, auth_command=nop,
+                               permission_hint="WRITE")  # fmt: skip
+    channel = _RecordingChannel(
+        socket.create_connection((attempts.host, attempts.port), timeout=target.timeout),
+        timeout=target.timeout,
+        deadline=attempts.deadline,
+    )
+    with contextlib.closing(channel.sock):
+        result: PingResult = channel.run(attempts.protocol(channel))
+    _require(result.method == "KERBEROS", f"authenticated with {result.method}, not KERBEROS")
+    # the client's last write is its confirmation after the AP-REP; the one before holds the AP-REQ
+    _require(len(channel.writes) >= 3 and len(channel.writes[-1]) < 64, "no AP-REQ recorded")
+    answer = _answer_to_replay(target, channel.writes[:-1], address)
+    _require(answer != 3, "the replayed AP-REQ was accepted (answered MUTUAL): no replay cache")
+    return "refused" if answer is None else f"refused (answered {answer})"
+
+
 # --- crypto and sessions -------------------------------------------------------------------
 
 
@@ -578,6 +645,63 @@ def ccb_unknown_ccbid(target: Target) -> str:
         raise Skipped(f"the collector runs no CCB broker (or did not answer): {reason}")
     _require("no daemon is currently registered" in reason, f"unexpected refusal: {reason}")
     return "refused: " + reason.rpartition(": ")[2]
+
+
+def _behind_a_broker(target: Target) -> tuple[AdType, str, dict[str, ClassAd]]:
+    """A daemon the collector lists at an address with ``CCBID`` (slots first, then schedds):
+    its ad type, its address and the collector's ads for it by name; :class:`Skipped` if none."""
+    collector = target.collector()
+    for ad_type in (AdType.SLOT, AdType.SCHEDD):
+        ads = collector.query(ad_type, projection=["Name", "MyType", "MyAddress"])
+        for ad in ads:
+            address = str(ad.get("MyAddress") or "")
+            if "CCBID=" in address:
+                same = {str(a.get("Name")): a for a in ads if a.get("MyAddress") == address}
+                return ad_type, address, same
+    raise Skipped("no daemon of the pool is behind a broker (no MyAddress with CCBID)")
+
+
+def _through_the_broker(target: Target, relay: bool) -> str:
+    """The daemon's own ads, asked of it through the broker (reversed connection, or the
+    broker's relay), against the collector's copies; the route taken is checked too."""
+    ad_type, address, known = _behind_a_broker(target)
+    options: dict[str, object] = {}
+    if relay:
+        from cedar.config import Config
+
+        options["config"] = Config(settings={"TOOLS_ASSUME_FIREWALLS": "true"})
+    security = target.security(_auth_methods(target), authentication="PREFERRED", options=options)
+    pinged = ping(address, "READ", security=security, timeout=target.timeout)
+    _authorized(pinged, "READ through the broker")
+    way = "CCB relayed via" if relay else "CCB reversed connection via"
+    _require((pinged.route or "").startswith(way), f"route {pinged.route!r}, not {way}")
+    direct = Collector(address, security=security, timeout=target.timeout)
+    ads = direct.query(ad_type, projection=["Name", "MyType", "MyAddress"])
+    own = {str(ad.get("Name")): ad for ad in ads}
+    _require(
+        sorted(own) == sorted(known), f"the daemon has {sorted(own)}, the collector {sorted(known)}"
+    )
+    for name, ad in own.items():
+        for attribute in ("MyType", "MyAddress"):
+            mine, theirs = ad.get(attribute), known[name].get(attribute)
+            _require(
+                mine == theirs, f"{name}: {attribute} {mine!r} here, {theirs!r} in the collector"
+            )
+    return f"{len(own)} {ad_type.name.lower()} ads, {pinged.route}"
+
+
+@check("ccb.direct_ad")
+def ccb_direct_ad(target: Target) -> str:
+    """A daemon behind the broker, asked itself through a reversed connection, gives the ads the
+    collector holds for it (``condor_status -direct``)."""
+    return _through_the_broker(target, relay=False)
+
+
+@check("ccb.relay")
+def ccb_relay(target: Target) -> str:
+    """The same through the broker's relay, for a client that cannot listen
+    (``TOOLS_ASSUME_FIREWALLS``)."""
+    return _through_the_broker(target, relay=True)
 
 
 # --- malformed input (safe: each only affects its own connection) ---------------------------

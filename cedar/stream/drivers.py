@@ -39,7 +39,7 @@ from cedar.stream.driving import (
 )
 from cedar.stream.framing import CLIENT_MAX_PACKET
 from cedar.stream.primitives import MessageReader
-from cedar.stream.protocol import Deliver, Finished, Protocol, Receive, ReceiveRaw
+from cedar.stream.protocol import Deliver, Finished, Offload, Protocol, Receive, ReceiveRaw
 
 if TYPE_CHECKING:
     import trio  # imported where used: the sync API never needs Trio (start-up time)
@@ -276,6 +276,8 @@ class _BlockingDriver:
                 elif isinstance(step, Deliver):
                     yield step
                     step = core.delivered()
+                elif isinstance(step, Offload):  # blocking work: this driver blocks anyway
+                    step = core.computed(step.function(core.limit()))
                 else:
                     yield step
                     return
@@ -483,11 +485,31 @@ class TrioChannel(Waits):
                 elif isinstance(step, Deliver):
                     yield step
                     step = core.delivered()
+                elif isinstance(step, Offload):
+                    step = core.computed(await self._offload(step.function, core.limit()))
                 else:
                     yield step
                     return
         finally:
             core.close()
+
+    async def _offload(self, function: Callable[[float], Any], limit: float) -> Any:
+        """``function(limit)`` in a worker thread, so the loop runs on meanwhile; once ``limit``
+        has passed it is left to finish alone (its own waits are bounded by ``limit``) and the
+        call is a :class:`~cedar.errors.CedarTimeout`."""
+        import inspect
+
+        import trio
+
+        run_sync: Any = trio.to_thread.run_sync
+        leave = (
+            {"abandon_on_cancel": True}
+            if "abandon_on_cancel" in inspect.signature(run_sync).parameters
+            else {"cancellable": True}
+        )
+        with trio.move_on_after(limit):
+            return await run_sync(function, limit, **leave)
+        raise self.timed_out("waiting for")
 
     async def run(self, protocol: Protocol[T], on_emit: Callable[[Any], None] | None = None) -> T:
         """Run ``protocol`` to completion and return its result."""
@@ -751,6 +773,8 @@ class MemoryPair:
                     elif isinstance(step, Deliver):
                         self.emitted[name].extend(step.values())
                         steps[name] = side.delivered()
+                    elif isinstance(step, Offload):
+                        steps[name] = side.computed(step.function(side.limit()))
                     elif isinstance(step, Finished):
                         results[name] = step.result
                         self._deliver(peers[name], b"", cores, steps)  # the peer sees EOF

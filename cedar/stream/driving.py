@@ -18,6 +18,8 @@ the socket and Trio drivers); it lives here:
   :meth:`DriverCore.received` (``b""`` = the peer closed); with ``early``, a driver that can
   tell that nothing is readable right now may call :meth:`DriverCore.idle` instead;
 * :class:`Deliver` -- hand values to the consumer, then call :meth:`DriverCore.delivered`;
+* :class:`~cedar.stream.protocol.Offload` -- call its ``function`` with :meth:`DriverCore.limit`
+  where it blocks no other task, then hand the result to :meth:`DriverCore.computed`;
 * :class:`Finished` -- the protocol's result.
 
 A transport failure is reported with :meth:`DriverCore.failed` (it is thrown into the protocol,
@@ -36,6 +38,7 @@ from cedar.stream.protocol import (
     Action,
     Deliver,
     Finished,
+    Offload,
     Protocol,
     ProtocolRunner,
     ReadMessage,
@@ -139,7 +142,7 @@ class NeedData(Record, frozen=True):
         object.__setattr__(self, "early", early)
 
 
-Step = Flush | NeedData | Deliver | Finished
+Step = Flush | NeedData | Deliver | Finished | Offload
 
 
 class DriverCore:
@@ -203,6 +206,16 @@ class DriverCore:
         """The values of the last :class:`Deliver` were handed to the consumer."""
         return self._advance(self._runner.resume(None))
 
+    def limit(self) -> float:
+        """How long an :class:`Offload`'s function may take: what the call's deadline leaves
+        (at least the per-wait timeout when there is no deadline)."""
+        deadline = self.waits.deadline
+        return self.waits.timeout if deadline is None else max(0.0, deadline.remaining())
+
+    def computed(self, value: Any) -> Step:
+        """The result of the last :class:`Offload`'s function."""
+        return self._advance(self._runner.resume(value))
+
     def failed(self, error: CedarError) -> Step:
         """The transport failed during the last step: throw ``error`` into the protocol."""
         self._after_flush = self._reading = None
@@ -261,7 +274,7 @@ class DriverCore:
                     action = runner.resume(raw)
                     continue
             else:
-                return action  # Deliver or Finished
+                return action  # Deliver, Finished or Offload
             try:  # a real wait: bounded by the timeout and what is left of the deadline
                 limit = self.waits.limit("waiting for")
             except CedarError as exc:

@@ -112,7 +112,23 @@ class Emit(_Frozen):
         _set(self, "many", many)
 
 
-Request = Send | Receive | SendRaw | ReceiveRaw | Emit
+class Offload(_Frozen):
+    """Run ``function`` -- blocking work outside this connection, such as a Kerberos KDC
+    exchange -- where it blocks no other task, and resume with its result.
+
+    The driver calls ``function(limit)`` with the seconds the call's deadline leaves (and stops
+    waiting then): the blocking driver in place, the Trio driver in a worker thread.  It must
+    not raise: an error is a value it returns for the protocol to judge.
+    """
+
+    __slots__ = ("function",)
+    function: Callable[[float], Any]
+
+    def __init__(self, function: Callable[[float], Any]) -> None:
+        _set(self, "function", function)
+
+
+Request = Send | Receive | SendRaw | ReceiveRaw | Emit | Offload
 Protocol = Generator[Request, Any, T]
 
 
@@ -176,7 +192,7 @@ class Finished(_Frozen):
         _set(self, "result", result)
 
 
-Action = Write | ReadMessage | ReadRaw | Deliver | Finished
+Action = Write | ReadMessage | ReadRaw | Deliver | Finished | Offload
 
 
 class ProtocolRunner:
@@ -199,7 +215,9 @@ class ProtocolRunner:
             return ReadRaw(request.max_bytes)
         if isinstance(request, Emit):
             return Deliver(request.value, request.many)
-        raise TypeError(f"protocol yielded {request!r}, not Send/Receive/Emit")
+        if isinstance(request, Offload):
+            return request
+        raise TypeError(f"protocol yielded {request!r}, not Send/Receive/Emit/Offload")
 
     def start(self) -> Action:
         """Run the protocol up to its first request."""

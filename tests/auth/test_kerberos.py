@@ -347,6 +347,24 @@ def test_an_unreachable_kdc_is_one_line(pump: Any, tmp_path: Path) -> None:
     assert client.error == f"KERBEROS: the KDC for realm {REALM} is unreachable (127.0.0.1:1)"
 
 
+def test_the_kdc_exchange_is_offloaded_and_bounded_by_the_limit(tmp_path: Path) -> None:
+    """The client's first request hands the ticket fetch to the driver (an ``Offload``: a
+    worker thread under Trio, tests/stream/test_offload.py); a KDC that accepts and never
+    answers ends the fetch at the limit the driver gives, as one line."""
+    from cedar.stream.connection import CedarConnection
+    from cedar.stream.protocol import Offload
+    from tests.loopback import serving, silent
+
+    realm = Realm(tmp_path, service_ticket=False)
+    with serving(silent()) as kdc:
+        (tmp_path / "krb5.conf").write_text(f"[realms]\n {REALM} = {{\n  kdc = {kdc}\n }}\n")
+        request = next(Kerberos().client(CedarConnection(), realm.client_ctx()))
+        assert isinstance(request, Offload)
+        found = request.function(0.3)
+    assert isinstance(found, KerberosError)
+    assert str(found) == f"the KDC for realm {REALM} is unreachable ({kdc})"
+
+
 def test_a_ticket_for_another_service_is_refused(pump: Any, tmp_path: Path) -> None:
     realm = Realm(tmp_path)
     (tmp_path / "other").mkdir()
@@ -480,3 +498,29 @@ def test_krb5_conf_settings() -> None:
 def test_der_integers_round_trip() -> None:
     for value in (0, 1, 127, 128, 255, 256, -1, -128, -129, 2**31 - 1, 2**32):
         assert der.decode(der.integer(value)).as_int() == value
+
+
+def test_a_service_ticket_is_stored_in_the_file_cache(tmp_path: Path) -> None:
+    """As the real tools do: the new entry follows the old ones (which stay byte for byte), the
+    cache keeps its mode, and a cache cedar cannot extend is left alone."""
+    from cedar.auth.krb5.files import store_credential
+
+    realm = Realm(tmp_path, service_ticket=False)
+    os.chmod(realm.ccache, 0o640)
+    before = Path(realm.ccache).read_bytes()
+    (tmp_path / "other").mkdir()
+    other = Realm(tmp_path / "other")  # a ready service ticket to store
+    ticket = read_ccache(other.ccache).find(other.service)
+    assert ticket is not None
+    store_credential(realm.ccache, ticket)
+    after = Path(realm.ccache).read_bytes()
+    assert after.startswith(before) and len(after) > len(before)
+    assert os.stat(realm.ccache).st_mode & 0o777 == 0o640
+    stored = read_ccache(realm.ccache).find(other.service)
+    assert stored == ticket
+    assert sorted(os.listdir(tmp_path)).count("ccache") == 1  # no temporary file left
+    assert not [n for n in os.listdir(tmp_path) if n.startswith(".ccache")]
+    old_format = tmp_path / "v3"
+    old_format.write_bytes(b"\x05\x03" + before[4:])
+    with pytest.raises(KerberosError, match="not a format-4"):
+        store_credential(str(old_format), ticket)

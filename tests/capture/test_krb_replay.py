@@ -5,6 +5,7 @@ against the recorded client (the keytab, the recording's clock, a fresh replay c
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 import pytest
 
@@ -54,3 +55,63 @@ def test_the_skewed_recording_is_denied_by_our_server() -> None:
     that clock, answers DENY as the schedd did (the comparison above found no difference)."""
     (server,) = [r for r in reports("krb-probe-skew-plain") if r.side == "server"]
     assert server.differences == [] and server.skipped is None
+
+
+def _session_key_of(conversation: Any) -> Any:
+    """The ticket session key of a recorded AP-REQ, opened with the recorded daemons' keytab."""
+    from cedar.auth.krb5.files import read_keytab
+    from cedar.auth.krb5.messages import open_ticket, parse_ap_req
+
+    (payload,) = [m.payload for m in conversation.messages if "service" in m.fields]
+    size = int.from_bytes(payload[8:16], "big")
+    ticket, _sealed = parse_ap_req(payload[16 : 16 + size])
+    for entry in read_keytab(str(KRB / "krb-condor.keytab")):
+        if entry.principal.same_name(ticket.server) and entry.key.etype == ticket.enc_part.etype:
+            return open_ticket(ticket, entry.key).session_key
+    raise AssertionError("no key of the keytab opens the recorded ticket")
+
+
+def _kerberos_conversation(name: str, keys: list[bytes] | None = None) -> Any:
+    from cedar.capture.dissect import dissect
+
+    (found,) = [
+        c for c in dissect(str(KRB / f"{name}.pcap"), keys=keys)
+        if c.facts.get("method") == "KERBEROS"
+    ]  # fmt: skip
+    return found
+
+
+def test_the_legacy_aes_recording_is_readable_with_the_keytab() -> None:
+    """krb-probe-legacy-aes (no ECDH): the keytab opens the recorded ticket, its session key
+    unwraps K1's stream key (spec 10 §6.3), and that key decrypts the recorded AES-GCM P1 and
+    reply.  So this recording is replayable past the authentication; the replay skips it
+    only because its encrypted part needs that key given (cedar/capture, another branch's)."""
+    from cedar.auth.methods.kerberos import legacy_wrappers
+
+    conversation = _kerberos_conversation("krb-probe-legacy-aes")
+    (key_message,) = [m for m in conversation.messages if "key_length" in m.fields]
+    wrapped = key_message.payload[32:]  # I(32) I(3) I(0) I(72), then the 72 wrapped bytes
+    _wrap, unwrap = legacy_wrappers(_session_key_of(conversation))
+    stream_key = unwrap(wrapped)
+    printed = (KRB / "krb-probe-legacy-aes.out").read_text()
+    assert f"key {stream_key.hex()}" in printed  # what the recording's own client derived
+    readable = _kerberos_conversation("krb-probe-legacy-aes", keys=[stream_key])
+    texts = [str(m.fields) + str(m.payload) for m in readable.messages if m.encrypted]
+    assert texts and any("testuser@minicondor" in text for text in texts)
+    assert any("AuthorizationSucceeded" in text for text in texts)
+
+
+def test_the_ecdh_aes_recording_is_readable_only_up_to_the_key_exchange() -> None:
+    """krb-ping-schedd-write-aes: the keytab opens the recorded ticket (the Kerberos part, in
+    clear before P1, verifies), but the AES-GCM key comes from the ECDH exchange, whose private
+    halves are in no recording: P1 and the reply stay unreadable, so only the authentication
+    could be replayed, not the session."""
+    conversation = _kerberos_conversation("krb-ping-schedd-write-aes")
+    assert _session_key_of(conversation) is not None
+    assert conversation.facts.get("encrypted") is True
+    assert any(str(m.fields.get("ecdh")) == "True" for m in conversation.messages)
+    assert [str(m.fields["has_key"]) for m in conversation.messages if "has_key" in m.fields] == [
+        "0"
+    ]  # K1 = 0: no key sent under the ticket's session key
+    assert not [m for m in conversation.messages if "key_length" in m.fields]
+    assert all(not m.payload for m in conversation.messages if m.encrypted)  # unread

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from cedar.classad_wire import ClassAd
 from cedar.cli.main import main
 from cedar.conformance import CHECKS, Target, run_checks
 from cedar.server import collector as collector_module
@@ -62,6 +63,9 @@ def test_every_check_passes_or_skips_against_the_mock_pool(
     passed = {o.name for o in outcomes if o.status == "pass"}
     assert {"jobs.lifecycle", "query.schedd", "query.master"} <= passed
     assert "auth.kerberos" in passed or setup != "kerberos"
+    # cedar's server keeps a replay cache: our own AP-REQ sent again is denied (DENY = 0)
+    replay = [o.detail for o in outcomes if o.name == "auth.kerberos_replay_refused"]
+    assert replay == (["refused (answered 0)"] if setup == "kerberos" else replay)
     # cedar's client never resumes a keyless session (issue 13): nothing to resume in clear.
     assert ("crypto.aes_gcm" in passed) == (setup != "claimtobe-clear")
     assert ("session.resumption" in passed) == (setup != "claimtobe-clear")
@@ -107,3 +111,26 @@ def test_ignored_projection_fails_the_query_check(pool: MockPool, monkeypatch) -
     (outcome,) = run_checks(_target(pool), ["query.schedd"])
     assert outcome.status == "fail"
     assert "projection [Name, MyType] ignored" in outcome.detail
+
+
+def test_the_ccb_checks_skip_without_a_brokered_daemon_and_fail_on_a_direct_route(
+    pool: MockPool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The mock pool has no daemon behind a broker: both checks skip.  The double: the
+    collector names a daemon that is reached directly (as if its CCBID had been ignored), which
+    ``ccb.direct_ad`` must catch by the route (the live pass is in
+    tests/live_pool/test_ccb_live.py)."""
+    from cedar.conformance import checks
+    from cedar.numbers import AdType
+
+    outcomes = run_checks(_target(pool), ["ccb.direct_ad", "ccb.relay"])
+    assert [(o.name, o.status) for o in outcomes] == [
+        ("ccb.direct_ad", "skip"),
+        ("ccb.relay", "skip"),
+    ]
+    assert "no daemon of the pool is behind a broker" in outcomes[0].detail
+    schedd = pool.schedd.address
+    known = {pool.schedd.name: ClassAd({"MyType": "Scheduler", "MyAddress": schedd})}
+    monkeypatch.setattr(checks, "_behind_a_broker", lambda t: (AdType.SCHEDD, schedd, known))
+    (direct,) = run_checks(_target(pool), ["ccb.direct_ad"])
+    assert direct.status == "fail" and "route 'direct', not CCB reversed" in direct.detail

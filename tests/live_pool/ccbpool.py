@@ -40,6 +40,21 @@ CONFIG = """\
 {d}.CCB_HEARTBEAT_INTERVAL = 30
 """
 
+# What a startd behind a broker needs for jobs to run there and be peeked at (found by experiment
+# on 25.13.2, docs/ccb.md "Jobs on a CCB-only startd"): the starter, as the startd, reachable
+# only through the broker (else the schedd's 509 answer names the starter's shared-port address
+# and condor_tail never meets CCB); and the shadow letting the starter's FILETRANS_UPLOAD in: it
+# comes on the claim's match session as ``execute-side@matchsession``, which the pool's
+# ALLOW_WRITE (users and admins) lacks, so every job was evicted ("PERMISSION DENIED to
+# execute-side@matchsession ... FILETRANS_UPLOAD") before it ran.
+STARTER_CONFIG = """\
+STARTER.USE_SHARED_PORT        = False
+STARTER.NETWORK_INTERFACE      = 127.0.0.5
+STARTER.CCB_ADDRESS            = $(COLLECTOR_HOST)
+STARTER.PRIVATE_NETWORK_NAME   = ccb-target-net
+SHADOW.ALLOW_WRITE             = $(ALLOW_WRITE) execute-side@matchsession
+"""
+
 
 @dataclass
 class CcbPool:
@@ -49,6 +64,28 @@ class CcbPool:
     env: dict[str, str]
     collector: str
     address: str
+    daemon: str = "STARTD"
+
+    def advertised_address(self) -> str:
+        """The daemon's address once the collector lists it with its ``CCBID`` (after a start,
+        or after ``condor_restart -collector``: registration, then the ad published again)."""
+        kind = "-startd" if self.daemon == "STARTD" else "-schedd"
+        for _ in range(240):
+            shown = self.tool("condor_status", kind, "-af", "MyAddress")
+            if "CCBID=" in shown.stdout:
+                return shown.stdout.split()[0]
+            time.sleep(0.5)
+        raise RuntimeError(f"the {self.daemon} never advertised a CCB address")
+
+    def await_reachable(self) -> str:
+        """:meth:`advertised_address`, once the daemon answers through the broker (after a
+        collector restart it registers again only some time later)."""
+        for _ in range(360):
+            address = self.advertised_address()
+            if self.tool("condor_ping", "-addr", address, "READ").returncode == 0:
+                return address
+            time.sleep(0.5)
+        raise RuntimeError(f"the {self.daemon} is not reachable through the broker")
 
     @property
     def unreachable_address(self) -> str:
@@ -62,6 +99,14 @@ class CcbPool:
         return subprocess.run(
             list(argv), env=self.env, capture_output=True, text=True, timeout=timeout, check=False
         )
+
+    @property
+    def testuser_env(self) -> dict[str, str]:
+        """The pool's environment with testuser's IDTOKEN as the one client method (jobs are
+        testuser's: root's FS identity may not own jobs)."""
+        env = dict(self.env, _condor_SEC_CLIENT_AUTHENTICATION_METHODS="IDTOKENS")
+        env["_condor_SEC_TOKEN_DIRECTORY"] = self.env["CEDAR_LIVE_TOKEN_DIR"]
+        return env
 
 
 def _free_port() -> int:
@@ -96,7 +141,8 @@ def ccb_pool(daemon: str) -> Iterator[CcbPool]:
         pytest.skip("starting a pool needs root")
     directory = Path(tempfile.mkdtemp(prefix="cedar-ccb-pool."))
     (directory / "etc" / "config.d").mkdir(parents=True)
-    (directory / "etc" / "config.d" / "70-ccb").write_text(CONFIG.format(d=daemon))
+    config = CONFIG.format(d=daemon) + (STARTER_CONFIG if daemon == "STARTD" else "")
+    (directory / "etc" / "config.d" / "70-ccb").write_text(config)
     env = dict(os.environ, MINICONDOR_PORT=str(_free_port()))
     for name in list(env):
         if name.startswith(("CEDAR_LIVE_", "_condor_")) or name == "CONDOR_CONFIG":
@@ -114,16 +160,8 @@ def ccb_pool(daemon: str) -> Iterator[CcbPool]:
         if started.returncode != 0:
             raise RuntimeError(f"the CCB pool did not start:\n{started.stderr[-2000:]}")
         env.update(_environment(started.stdout))
-        pool = CcbPool(directory, env, env["CEDAR_LIVE_COLLECTOR"], "")
-        kind = "-startd" if daemon == "STARTD" else "-schedd"
-        for _ in range(120):  # registration, then the ad re-published with the CCBID
-            shown = pool.tool("condor_status", kind, "-af", "MyAddress")
-            if "CCBID=" in shown.stdout:
-                pool.address = shown.stdout.split()[0]
-                break
-            time.sleep(0.5)
-        else:
-            raise RuntimeError(f"the {daemon} never advertised a CCB address")
+        pool = CcbPool(directory, env, env["CEDAR_LIVE_COLLECTOR"], "", daemon)
+        pool.address = pool.advertised_address()
         yield pool
     finally:
         subprocess.run(

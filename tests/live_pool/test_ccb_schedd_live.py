@@ -47,3 +47,18 @@ def test_ping_names_the_route(pool: CcbPool) -> None:
     assert shown.returncode == 0, shown.stderr
     assert "WRITE: authorized as testuser@" in shown.stdout
     assert shown.stdout.count("reached by CCB reversed connection via 127.0.0.1:") == 2
+
+
+def test_whoami_through_the_broker_is_condor_pings_identity(pool: CcbPool) -> None:
+    """``cedar whoami`` reaches the CCB-only schedd through the broker and reports what
+    ``condor_ping -verbose`` reports for the same token, plus the route."""
+    from tests.live_pool.test_whoami_live import SHARED, fields
+
+    ours = pool.tool(CEDAR, "whoami", "--type", "schedd")
+    theirs = pool.tool("condor_ping", "-verbose", "-type", "schedd", "WRITE")
+    assert ours.returncode == 0 and theirs.returncode == 0, ours.stderr + theirs.stderr
+    mine, reference = fields(ours.stdout), fields(theirs.stdout)
+    assert {k: mine[k] for k in SHARED} == {k: reference[k] for k in SHARED}
+    assert mine["Remote Mapping"] == "testuser@minicondor"
+    assert mine["Route"].startswith("CCB reversed connection via 127.0.0.1:")
+    assert "CCBID=" in mine["Destination"]

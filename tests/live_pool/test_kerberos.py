@@ -112,6 +112,32 @@ def test_each_user_error_is_one_line(krb5: dict[str, str], tmp_path: Path) -> No
     assert "is in realm OTHER.TEST, the ticket cache" in wrong.stdout + wrong.stderr
 
 
+def test_the_service_ticket_goes_into_the_file_cache(krb5: dict[str, str], tmp_path: Path) -> None:
+    """After a TGS exchange the ticket is in the cache as MIT's own tools would find it:
+    ``klist`` lists it next to the TGT, the cache keeps its mode, and a second cedar process
+    authenticates without asking the KDC (its address broken in that process's krb5.conf)."""
+    fresh = _kinit(krb5, tmp_path / "fresh", "1h")  # a TGT only
+    fresh.chmod(0o640)
+    pinged = cedar(krb5, "ping", "--type", "schedd", "WRITE", KRB5CCNAME=f"FILE:{fresh}")
+    assert pinged.returncode == 0, pinged.stderr
+    listed = subprocess.run(
+        ["klist", "-c", f"FILE:{fresh}"], capture_output=True, text=True, timeout=60, env=krb5
+    )
+    assert listed.returncode == 0, listed.stderr
+    assert f"krbtgt/{krb5['CEDAR_LIVE_KRB5_REALM']}@" in listed.stdout
+    assert krb5["CEDAR_LIVE_KRB5_SERVICE_PRINCIPAL"] in listed.stdout
+    assert fresh.stat().st_mode & 0o777 == 0o640
+    conf = tmp_path / "no-kdc.conf"
+    conf.write_text(
+        Path(krb5["CEDAR_LIVE_KRB5_CONFIG"])
+        .read_text()
+        .replace(krb5["CEDAR_LIVE_KRB5_KDC"], "127.0.0.1:1")
+    )
+    again = cedar({**krb5, "KRB5_CONFIG": str(conf)}, "ping", "--type", "schedd", "WRITE",
+                  KRB5CCNAME=f"FILE:{fresh}")  # fmt: skip
+    assert again.returncode == 0, again.stdout + again.stderr
+
+
 def test_real_tools_authenticate_to_cedar_pool_with_kerberos(krb5: dict[str, str]) -> None:
     env = {
         **krb5,

@@ -7,6 +7,7 @@ a count or length larger than the rest of the file is an error, never an allocat
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import struct
@@ -76,6 +77,9 @@ class Credential:
     starttime: float
     endtime: float
     ticket: Ticket = field(repr=False)
+    #: The ticket's flags (RFC 4120 TicketFlags, bit 0 the most significant), as a ccache
+    #: keeps them (``klist -f``).
+    flags: int = 0
 
 
 @dataclass(frozen=True)
@@ -110,7 +114,7 @@ def _cc_credential(r: _Reader, version: int) -> Credential | None:
     key_data = r.counted()
     _authtime, starttime, endtime, _renew = (r.u32() for _ in range(4))
     r.u8()  # is_skey
-    r.u32()  # ticket flags
+    flags = r.u32()
     for _ in range(r.u32()):  # addresses
         r.u16()
         r.counted()
@@ -126,7 +130,7 @@ def _cc_credential(r: _Reader, version: int) -> Credential | None:
         key = Key(etype, key_data)
     except KerberosError:
         return None
-    return Credential(client, server, key, float(starttime), float(endtime), ticket)
+    return Credential(client, server, key, float(starttime), float(endtime), ticket, flags)
 
 
 def parse_ccache(data: bytes, path: str) -> CredentialCache:
@@ -234,26 +238,61 @@ def write_keytab(path: str, entries: list[KeytabEntry]) -> None:
         handle.write(out)
 
 
+def _cc_name(p: Principal) -> bytes:
+    raw = struct.pack(">II", p.name_type, len(p.components))
+    for text in (p.realm, *p.components):
+        data = text.encode()
+        raw += struct.pack(">I", len(data)) + data
+    return raw
+
+
+def _cc_entry(c: Credential) -> bytes:
+    """One credential as a format-4 ccache holds it (no addresses, no authorization data)."""
+    out = _cc_name(c.client) + _cc_name(c.server)
+    out += struct.pack(">HI", c.key.etype, len(c.key.data)) + c.key.data
+    start, end = int(c.starttime), int(c.endtime)
+    out += struct.pack(">IIIIBIII", start, start, end, 0, 0, c.flags, 0, 0)
+    return out + struct.pack(">I", len(c.ticket.raw)) + c.ticket.raw + struct.pack(">I", 0)
+
+
 def write_ccache(path: str, principal: Principal, creds: list[Credential]) -> None:
     """Write a format-4 FILE ccache (tests: a cache holding a ready service ticket)."""
-
-    def name(p: Principal) -> bytes:
-        raw = struct.pack(">II", p.name_type, len(p.components))
-        for text in (p.realm, *p.components):
-            data = text.encode()
-            raw += struct.pack(">I", len(data)) + data
-        return raw
-
-    out = bytearray(b"\x05\x04\x00\x00") + name(principal)
+    out = bytearray(b"\x05\x04\x00\x00") + _cc_name(principal)
     for c in creds:
-        out += name(c.client) + name(c.server)
-        out += struct.pack(">HI", c.key.etype, len(c.key.data)) + c.key.data
-        start, end = int(c.starttime), int(c.endtime)
-        out += struct.pack(">IIIIBIII", start, start, end, 0, 0, 0, 0, 0)
-        out += struct.pack(">I", len(c.ticket.raw)) + c.ticket.raw + struct.pack(">I", 0)
+        out += _cc_entry(c)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "wb") as handle:
         handle.write(out)
+
+
+def store_credential(path: str, cred: Credential) -> None:
+    """Add a service ticket to the FILE ccache at ``path``, as MIT's tools do after a TGS
+    exchange, so that the next process (and ``klist``) finds it.
+
+    Atomic: the cache with the new entry goes to a temporary file beside it, given the cache's
+    mode and owner, then renamed over it; a reader sees the old cache or the new one, never half
+    of one.  Only format 4 (what MIT 1.20 writes) is extended; raises ``OSError`` or
+    :class:`KerberosError` (callers treat failing to store as harmless)."""
+    data = _read_file(path, "Kerberos credential cache")
+    if data[:2] != b"\x05\x04":
+        raise KerberosError(f"{path} is not a format-4 credential cache; the ticket is not stored")
+    before = os.stat(path)
+    directory, name = os.path.split(os.path.abspath(path))
+    temporary = os.path.join(directory, f".{name}.cedar-{os.getpid()}-{os.urandom(4).hex()}")
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            os.fchmod(handle.fileno(), before.st_mode & 0o7777)
+            if os.geteuid() == 0:
+                os.fchown(handle.fileno(), before.st_uid, before.st_gid)
+            handle.write(data + _cc_entry(cred))
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
 
 
 # -- krb5.conf -----------------------------------------------------------------------------------

@@ -3,7 +3,8 @@
 RFC 4120 §3.3: a TGS-REQ whose PA-TGS-REQ authenticator carries the keyed checksum of the
 request body (an MIT KDC refuses one without it, spec 10 §7.1), over TCP (§7.2.2, 4-byte length
 prefix) with UDP as the fallback.  Each attempt has a deadline, every error is one line naming
-what to do.  The service tickets obtained are kept in this process (not written to the cache).
+what to do.  The service tickets obtained are kept in this process and added to the FILE cache
+(atomically, its mode and owner kept), as the real tools add them.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from collections.abc import Callable
 from cedar.auth.errors import KerberosError
 from cedar.auth.krb5 import der
 from cedar.auth.krb5.crypto import checksum
-from cedar.auth.krb5.files import Credential, CredentialCache, Krb5Config
+from cedar.auth.krb5.files import Credential, CredentialCache, Krb5Config, store_credential
 from cedar.auth.krb5.messages import (
     KRB_ERROR,
     KRB_TGS_REP,
@@ -32,6 +33,9 @@ from cedar.auth.krb5.messages import (
     Ticket,
     decode_key,
 )
+from cedar.lazy import LazyLogger
+
+log = LazyLogger("cedar.auth")
 
 KDC_TIMEOUT = 5.0
 MAX_REPLY = 1024 * 1024
@@ -171,7 +175,9 @@ def _read_tgs_rep(reply: bytes, tgt: Credential, service: Principal, nonce: int)
     if not {0, 2, 7} <= g.keys() or g[2].as_int() != nonce:
         raise KerberosError("the KDC's TGS-REP does not answer our request")
     start = g[6].as_time() if 6 in g else g[5].as_time()
-    return Credential(tgt.client, service, decode_key(g[0]), start, g[7].as_time(), ticket)
+    flags = g[4].as_bits() if 4 in g else 0
+    key = decode_key(g[0])
+    return Credential(tgt.client, service, key, start, g[7].as_time(), ticket, flags)
 
 
 def service_ticket(
@@ -179,8 +185,11 @@ def service_ticket(
     service: Principal,
     conf: Krb5Config,
     clock: Callable[[], float] = time.time,
+    *,
+    timeout: float = KDC_TIMEOUT,
 ) -> Credential:
-    """A valid ticket for ``service``: cached (file or this process), else from the KDC."""
+    """A valid ticket for ``service``: cached (file or this process), else from the KDC (at most
+    ``timeout`` seconds)."""
     now = clock()
     key = (cache.path, str(cache.principal), str(service))
     with _tickets_lock:
@@ -210,10 +219,14 @@ def service_ticket(
         )
     nonce = int.from_bytes(os.urandom(4), "big") & 0x7FFFFFFF
     request, _auth = _tgs_request(tgt, service, now, nonce)
-    reply = send_to_kdc(conf.kdcs.get(service.realm, []), service.realm, request)
+    reply = send_to_kdc(conf.kdcs.get(service.realm, []), service.realm, request, timeout)
     cred = _read_tgs_rep(reply, tgt, service, nonce)
     with _tickets_lock:
         _tickets[key] = cred
+    try:  # as the real tools do: the next process finds the ticket (spec 10 §7.1)
+        store_credential(cache.path, cred)
+    except (OSError, KerberosError) as exc:  # the ticket still serves this process
+        log.info("the service ticket for %s was not stored in %s: %s", service, cache.path, exc)
     return cred
 
 

@@ -46,6 +46,10 @@ METHOD_ALIASES: dict[str, str] = {
     "SCITOKEN": "SCITOKENS",
 }
 
+#: How condor_ping -verbose names a method it authenticated with, where that differs from the
+#: wire name (observed on 25.13.2: "Authenticated using: IDTOKENS" after a TOKEN exchange).
+TOOL_SPELLINGS: dict[str, str] = {"TOKEN": "IDTOKENS"}
+
 #: Identity of an unauthenticated peer (spec 04 §1.5).
 UNAUTHENTICATED_USER = "unauthenticated@unmapped"
 

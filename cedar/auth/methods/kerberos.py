@@ -41,7 +41,7 @@ from cedar.auth.krb5.files import (
     read_ccache,
     read_keytab,
 )
-from cedar.auth.krb5.kdc import service_ticket
+from cedar.auth.krb5.kdc import KDC_TIMEOUT, service_ticket
 from cedar.auth.krb5.messages import (
     NT_SRV_HST,
     USAGE_AP_REQ_AUTH,
@@ -60,7 +60,7 @@ from cedar.auth.methods._credentials import knob, knob_bool
 from cedar.errors import ProtocolError
 from cedar.stream.connection import CedarConnection
 from cedar.stream.primitives import MessageReader
-from cedar.stream.protocol import Protocol, Receive, Send
+from cedar.stream.protocol import Offload, Protocol, Receive, Send
 
 if TYPE_CHECKING:
     from cedar.auth.scitoken import MapFile
@@ -175,8 +175,11 @@ class Kerberos(AuthMethod):
 
     # -- client ---------------------------------------------------------------------------------
 
-    def client_credential(self, ctx: AuthContext) -> tuple[Credential, Principal]:
-        """The service ticket for this server and the target principal (raises KerberosError)."""
+    def client_credential(
+        self, ctx: AuthContext, limit: float = KDC_TIMEOUT
+    ) -> tuple[Credential, Principal]:
+        """The service ticket for this server and the target principal (raises KerberosError);
+        a KDC exchange takes at most ``limit`` seconds."""
         conf = ctx.options.get("kerberos_krb5_conf")
         if not isinstance(conf, Krb5Config):
             conf = load_krb5_conf()
@@ -185,16 +188,27 @@ class Kerberos(AuthMethod):
             cache = read_ccache(knob(ctx, "KRB5CCNAME") or default_ccache_name(conf))
         realm = conf.default_realm or cache.principal.realm
         target = Principal((_service(ctx), service_host(ctx)), realm, NT_SRV_HST)
-        return service_ticket(cache, target, conf, _clock(ctx)), target
+        return service_ticket(cache, target, conf, _clock(ctx), timeout=limit), target
+
+    def _credential_or_error(
+        self, ctx: AuthContext, limit: float
+    ) -> tuple[Credential, Principal] | KerberosError:
+        """:meth:`client_credential` for an :class:`Offload`: the error is a value."""
+        try:
+            return self.client_credential(ctx, min(limit, KDC_TIMEOUT))
+        except KerberosError as exc:
+            return exc
 
     def client(self, conn: CedarConnection, ctx: AuthContext) -> Protocol[MethodResult]:
         """K-R, K-Q; then K-M, K-P from the server, K-G, and the server's verdict K-F."""
-        try:
-            cred, target = self.client_credential(ctx)
-        except KerberosError as exc:
+        # The reverse lookup and the KDC exchange block: off the connection's loop (Offload).
+        found = yield Offload(lambda limit: self._credential_or_error(ctx, limit))
+        if isinstance(found, KerberosError):
+            exc = found
             log.info("KERBEROS: %s", exc)
             yield Send(conn.writer().put_int(ABORT))
             return MethodResult.failed(f"KERBEROS: {exc}")
+        cred, target = found
         now = _clock(ctx)()
         usec = round(now * 1e6) % 1_000_000
         auth = Authenticator(cred.client, now, usec, Key.random(cred.key.etype), random_seq())

@@ -8,7 +8,7 @@ from cedar.auth.permissions import DC_SEC_QUERY
 from cedar.auth.sinful import Sinful
 from cedar.commands._async.command import run_command_async
 from cedar.commands.base import DEFAULT_TIMEOUT
-from cedar.commands.ping import PingRequest, PingResult
+from cedar.commands.ping import Identity, PingRequest, PingResult
 
 
 async def ping_async(
@@ -28,3 +28,16 @@ async def ping_async(
         return await run_command_async(address, DC_SEC_QUERY, request.body, **request.options)
     except CommandDenied as exc:
         return request.denied(exc)
+
+
+async def whoami_async(
+    address: str | Sinful,
+    level: str = "WRITE",
+    *,
+    security: ClientSecurity | SecurityConfig | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+) -> Identity:
+    """Who the daemon at ``address`` authenticates us as at ``level`` (a ping, read for its
+    identity: method, mapped name, crypto, the session, the route)."""
+    result = await ping_async(address, level, security=security, timeout=timeout)
+    return Identity.from_ping(str(address), result)

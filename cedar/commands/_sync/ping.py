@@ -11,7 +11,7 @@ from cedar.auth.permissions import DC_SEC_QUERY
 from cedar.auth.sinful import Sinful
 from cedar.commands._sync.command import run_command
 from cedar.commands.base import DEFAULT_TIMEOUT
-from cedar.commands.ping import PingRequest, PingResult
+from cedar.commands.ping import Identity, PingRequest, PingResult
 
 
 def ping(
@@ -31,3 +31,16 @@ def ping(
         return run_command(address, DC_SEC_QUERY, request.body, **request.options)
     except CommandDenied as exc:
         return request.denied(exc)
+
+
+def whoami(
+    address: str | Sinful,
+    level: str = "WRITE",
+    *,
+    security: ClientSecurity | SecurityConfig | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+) -> Identity:
+    """Who the daemon at ``address`` authenticates us as at ``level`` (a ping, read for its
+    identity: method, mapped name, crypto, the session, the route)."""
+    result = ping(address, level, security=security, timeout=timeout)
+    return Identity.from_ping(str(address), result)
