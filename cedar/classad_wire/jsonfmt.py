@@ -129,6 +129,16 @@ def sorted_columns(
 
     The order is computed once per shape (every ad of a large query shares its names)."""
     names, texts = ad.raw_columns()
+    getter, kept = column_plan(names, only)
+    return kept, getter(texts)
+
+
+def column_plan(
+    names: tuple[str, ...], only: frozenset[str] | None = None
+) -> tuple[Callable[[Sequence[Any]], tuple[Any, ...]], tuple[str, ...]]:
+    """How :func:`sorted_columns` orders the values of an ad with these names: a getter that
+    picks them from the ad's values in the printed order, and the printed names (made once per
+    names tuple, which every ad of one shape shares)."""
     key = (names, only)
     plan = _PLANS.get(key)
     if plan is None:
@@ -143,8 +153,7 @@ def sorted_columns(
         if len(_PLANS) >= _PLANS_MAX:
             _PLANS.clear()
         _PLANS[key] = plan
-    getter, kept = plan
-    return kept, getter(texts)
+    return plan
 
 
 def _column_order(names: Sequence[str], only: frozenset[str] | None) -> list[int]:
@@ -217,18 +226,69 @@ def ad_to_json_sorted(ad: ClassAd, only: frozenset[str] | None = None) -> str:
     if None in values:
         for index, value in enumerate(values):
             if value is None:
-                text = texts[index]
-                json_text = _EXPRESSIONS.get(text)
-                if json_text is None:
-                    out: list[str] = []
-                    _emit(ad.lookup(names[index]), 2, out)
-                    json_text = "".join(out)
-                    if len(text) <= 4096:  # an expression's JSON depends on its text alone
-                        if len(_EXPRESSIONS) >= 4096:
-                            _EXPRESSIONS.clear()
-                        _EXPRESSIONS[text] = json_text
-                values[index] = json_text
+                values[index] = _expression_json(ad, names[index], texts[index])
     return _JSON_TEMPLATES[names] % tuple(values)
+
+
+def _expression_json(ad: ClassAd, name: str, text: str) -> str:
+    """The JSON of a member whose wire text is not a plain literal (remembered by its text)."""
+    json_text = _EXPRESSIONS.get(text)
+    if json_text is None:
+        out: list[str] = []
+        _emit(ad.lookup(name), 2, out)
+        json_text = "".join(out)
+        if len(text) <= 4096:  # an expression's JSON depends on its text alone
+            if len(_EXPRESSIONS) >= 4096:
+                _EXPRESSIONS.clear()
+            _EXPRESSIONS[text] = json_text
+    return json_text
+
+
+class _PlainValueBytes(dict[bytes, "bytes | None"]):
+    """:class:`_PlainValues` keyed and answered in received bytes."""
+
+    def __missing__(self, raw: bytes) -> bytes | None:
+        text = _plain_literal_json(raw.decode("utf-8", "surrogateescape"))
+        value = None if text is None else _utf8(text)
+        if len(raw) <= 64:
+            if len(self) >= 65536:
+                self.clear()
+            self[raw] = value
+        return value
+
+
+class _JsonByteTemplates(dict[tuple[str, ...], bytes]):
+    """:data:`_JSON_TEMPLATES` as bytes."""
+
+    def __missing__(self, names: tuple[str, ...]) -> bytes:
+        if len(self) >= 256:
+            self.clear()
+        template = self[names] = _utf8(_JSON_TEMPLATES[names])
+        return template
+
+
+_PLAIN_VALUE_BYTES = _PlainValueBytes()
+_JSON_BYTE_TEMPLATES = _JsonByteTemplates()
+
+
+def ad_to_json_sorted_bytes(ad: ClassAd, only: frozenset[str] | None = None) -> bytes | None:
+    """:func:`ad_to_json_sorted` as UTF-8 bytes, made from the values as received (no text
+    decoded, none encoded: a listing of 40 000 jobs writes them as they came); ``None`` for
+    an ad not read from the wire (use the text form)."""
+    names, raws = ad.raw_values()
+    if not raws or raws[0].__class__ is not bytes:
+        return None
+    getter, kept = column_plan(names, only)
+    if not kept:
+        return b"{\n}"
+    picked: tuple[bytes, ...] = getter(raws)
+    values = list(map(_PLAIN_VALUE_BYTES.__getitem__, picked))
+    if None in values:
+        for index, value in enumerate(values):
+            if value is None:
+                text = picked[index].decode("utf-8", "surrogateescape")
+                values[index] = _utf8(_expression_json(ad, kept[index], text))
+    return _JSON_BYTE_TEMPLATES[kept] % tuple(values)
 
 
 def _compact(json_text: str, lower: bool) -> str:
@@ -629,6 +689,8 @@ __all__ = [
     "ad_to_json",
     "ad_to_json_compact_bytes",
     "ad_to_json_sorted",
+    "ad_to_json_sorted_bytes",
+    "column_plan",
     "columns_json_bytes",
     "sorted_columns",
 ]
