@@ -416,20 +416,25 @@ def _write_whole_bytes(
 ) -> None:
     """:func:`_write_whole`'s sorted ``-long``/``-json``/``-xml`` as bytes: an ad read from the
     wire is printed from its values as received (nothing decoded or encoded: the CPU of a
-    large listing is per value); any other ad as text, encoded as ``out`` would."""
+    large listing is per value), any other ad as its text in UTF-8; a received byte that is
+    not UTF-8 goes out as it came either way, as condor_q prints it."""
     from cedar.output import JsonWriter
 
     json = isinstance(writer, JsonWriter)
     text_of = writer.text if isinstance(writer, JsonWriter) else writer.ad
-    encoding = str(out.encoding)
-    errors = str(getattr(out, "errors", None) or "strict")
+    errors = str(getattr(out, "errors", None) or "strict")  # out's encoding is UTF-8
 
     def render(ad: ClassAd) -> bytes:
         data = writer.ad_bytes(ad)
-        return text_of(ad).encode(encoding, errors) if data is None else data
+        if data is not None:
+            return data
+        text = text_of(ad)
+        try:  # a byte that is not UTF-8 was decoded to a surrogate: its own byte again
+            return text.encode("utf-8", "surrogateescape")
+        except UnicodeEncodeError:
+            return text.encode("utf-8", errors)
 
-    binary.write(writer.begin().encode(encoding, errors))
-    first = True
+    first = True  # writer.begin() is written already
     for ads in batches:
         rendered = [(_job_key(ad), render(ad)) for ad in ads]
         rendered.sort(key=_first)
@@ -441,7 +446,7 @@ def _write_whole_bytes(
     if json:
         binary.write(b"" if first else b"\n]\n")
     else:
-        binary.write(writer.end().encode(encoding, errors))
+        binary.write(writer.end().encode("utf-8", errors))
     binary.flush()
 
 
