@@ -244,12 +244,21 @@ def _expression_json(ad: ClassAd, name: str, text: str) -> str:
     return json_text
 
 
+#: Wire texts that are their own JSON: a string with no escape and no control character (as
+#: :func:`_plain_literal_json` passes them on), a canonical non-negative integer.
+_SAME_IN_JSON = re.compile(rb'"[^"\\\x00-\x1f]*"|0|[1-9][0-9]{0,17}')
+
+
 class _PlainValueBytes(dict[bytes, "bytes | None"]):
     """:class:`_PlainValues` keyed and answered in received bytes."""
 
     def __missing__(self, raw: bytes) -> bytes | None:
-        text = _plain_literal_json(raw.decode("utf-8", "surrogateescape"))
-        value = None if text is None else _utf8(text)
+        value: bytes | None
+        if _SAME_IN_JSON.fullmatch(raw) is not None:
+            value = raw  # (a value unique to each ad -- an id, a time -- takes this path)
+        else:
+            text = _plain_literal_json(raw.decode("utf-8", "surrogateescape"))
+            value = None if text is None else _utf8(text)
         if len(raw) <= 64:
             if len(self) >= 65536:
                 self.clear()
@@ -268,6 +277,8 @@ class _JsonByteTemplates(dict[tuple[str, ...], bytes]):
 
 
 _PLAIN_VALUE_BYTES = _PlainValueBytes()
+#: :data:`_EXPRESSIONS` by received bytes, as bytes.
+_EXPRESSION_BYTES: dict[bytes, bytes] = {}
 _JSON_BYTE_TEMPLATES = _JsonByteTemplates()
 
 
@@ -283,11 +294,19 @@ def ad_to_json_sorted_bytes(ad: ClassAd, only: frozenset[str] | None = None) -> 
         return b"{\n}"
     picked: tuple[bytes, ...] = getter(raws)
     values = list(map(_PLAIN_VALUE_BYTES.__getitem__, picked))
-    if None in values:
-        for index, value in enumerate(values):
-            if value is None:
-                text = picked[index].decode("utf-8", "surrogateescape")
-                values[index] = _utf8(_expression_json(ad, kept[index], text))
+    index = -1
+    while None in values:  # the few expressions, found by C-level scans
+        index = values.index(None, index + 1)
+        raw = picked[index]
+        json_bytes = _EXPRESSION_BYTES.get(raw)
+        if json_bytes is None:
+            text = raw.decode("utf-8", "surrogateescape")
+            json_bytes = _utf8(_expression_json(ad, kept[index], text))
+            if len(raw) <= 4096:  # as _EXPRESSIONS
+                if len(_EXPRESSION_BYTES) >= 4096:
+                    _EXPRESSION_BYTES.clear()
+                _EXPRESSION_BYTES[raw] = json_bytes
+        values[index] = json_bytes
     return _JSON_BYTE_TEMPLATES[kept] % tuple(values)
 
 
