@@ -249,16 +249,21 @@ def _expression_json(ad: ClassAd, name: str, text: str) -> str:
 _SAME_IN_JSON = re.compile(rb'"[^"\\\x00-\x1f]*"|0|[1-9][0-9]{0,17}')
 
 
-class _PlainValueBytes(dict[bytes, "bytes | None"]):
+#: What :data:`_PLAIN_VALUE_BYTES` gives for a value that is not a plain literal (bytes, so
+#: that finding it in a list compares bytes with bytes: no JSON text is a lone NUL).
+_NOT_PLAIN = b"\0"
+
+
+class _PlainValueBytes(dict[bytes, bytes]):
     """:class:`_PlainValues` keyed and answered in received bytes."""
 
-    def __missing__(self, raw: bytes) -> bytes | None:
-        value: bytes | None
+    def __missing__(self, raw: bytes) -> bytes:
+        value: bytes
         if _SAME_IN_JSON.fullmatch(raw) is not None:
             value = raw  # (a value unique to each ad -- an id, a time -- takes this path)
         else:
             text = _plain_literal_json(raw.decode("utf-8", "surrogateescape"))
-            value = None if text is None else _utf8(text)
+            value = _NOT_PLAIN if text is None else _utf8(text)
         if len(raw) <= 64:
             if len(self) >= 65536:
                 self.clear()
@@ -295,8 +300,11 @@ def ad_to_json_sorted_bytes(ad: ClassAd, only: frozenset[str] | None = None) -> 
     picked: tuple[bytes, ...] = getter(raws)
     values = list(map(_PLAIN_VALUE_BYTES.__getitem__, picked))
     index = -1
-    while None in values:  # the few expressions, found by C-level scans
-        index = values.index(None, index + 1)
+    while True:  # the few expressions, found by C-level scans
+        try:
+            index = values.index(_NOT_PLAIN, index + 1)
+        except ValueError:
+            break
         raw = picked[index]
         json_bytes = _EXPRESSION_BYTES.get(raw)
         if json_bytes is None:
