@@ -5,21 +5,31 @@ Run it against a pool of your own (``tools/live_pool.sh start DIR > DIR.env; . D
 
     python bench/bench_cli.py            # 40 000 jobs, 25 000 history records, 100 000 slots
     python bench/bench_cli.py --sizes 400,250,1000 --json /tmp/bench_cli.json
+    # issue 39 point 2: whole ads at 8 000 then 40 000 jobs, 5 interleaved runs each
+    python bench/bench_cli.py --job-sizes 8000,40000 --whole --repeat 5
 
-* jobs: held jobs submitted as testuser with the pool's IDTOKEN (``condor_submit``, in chunks of
-  ``MAX_JOBS_PER_SUBMISSION``), tagged ``CedarBench``; removed at the end;
+* jobs: held jobs submitted as testuser with the pool's IDTOKEN (``cedar submit``, ``queue N``
+  with ``hold = true``, in chunks of ``MAX_JOBS_PER_SUBMISSION``), tagged ``CedarBench``;
+  removed at the end.  ``--job-sizes`` runs the job cases at each size in turn, topping the
+  queue up between them (the pool's schedd must allow that many: ``MAX_JOBS_PER_OWNER``,
+  ``MAX_JOBS_SUBMITTED``); the queue should hold no other jobs (each tool's query is answered
+  from the whole queue);
 * history records: held jobs tagged ``CedarBenchHistory``, removed at once (a removed job goes to
   the history file);
 * slots: copies of a real slot ad with distinct names advertised with ``condor_advertise
   -multiple UPDATE_STARTD_AD``; invalidated at the end.
 
-Each case runs each tool ``--repeat`` times (median time, highest peak RSS of the child, from
-``wait4``), output to ``/dev/null``; the ``cedar`` package is byte-compiled first; ``| head
--3`` cases time the third line's arrival and then close the pipe.  ratio = condor's time /
-cedar's time (above 1: cedar is faster); rss ratio = condor's peak / cedar's peak; cpu ratio =
-condor's CPU seconds (user + system, GNU time) / cedar's.  Numbers on a shared 2-core machine
-are noisy: under load the wall times mostly measure the wait for a core, the CPU seconds much
-less so.  ``--only TEXT`` runs the cases whose label contains TEXT (repeatable).
+Each case runs each tool ``--repeat`` times, interleaved (cedar, condor, condor, cedar, ...:
+load that comes and goes hits both alike), output to ``/dev/null``: medians of the wall time,
+the CPU time (user + system) and the peak RSS of each run, all three from GNU time (``%e``-like
+wall from our clock, ``%U``+``%S``, ``%M``: ``wait4``'s rusage of the tool's own process, which
+is its ``VmHWM``), and the highest peak; the load average is recorded per case.  The ``cedar``
+package is byte-compiled first; ``| head -3`` cases time the third line's arrival and then
+close the pipe.  ratio = condor's time / cedar's time (above 1: cedar is faster); rss ratio =
+condor's peak / cedar's peak (medians); cpu ratio = condor's CPU seconds / cedar's.  Numbers
+on a shared 2-core machine are noisy: under load the wall times mostly measure the wait for a
+core, the CPU seconds much less so.  ``--only TEXT`` runs the cases whose label contains TEXT
+(repeatable); ``--whole`` only the job query's ``-long`` and ``-json``.
 """
 
 from __future__ import annotations
@@ -73,7 +83,7 @@ def config(name: str, default: int) -> int:
 
 def submit_held(count: int, tag: str, directory: str) -> None:
     """``count`` held jobs tagged ``tag``, as testuser, in chunks the schedd accepts."""
-    chunk = max(1, min(config("MAX_JOBS_PER_SUBMISSION", 20000), 10000))
+    chunk = max(1, min(config("MAX_JOBS_PER_SUBMISSION", 20000), 20000))
     left = count
     while left > 0:
         batch = min(chunk, left)
@@ -81,7 +91,7 @@ def submit_held(count: int, tag: str, directory: str) -> None:
         path.write_text(
             f"executable = /bin/sleep\narguments = 600\nhold = true\n+{tag} = true\nqueue {batch}\n"
         )
-        tool("condor_submit", "-terse", str(path), as_testuser=True, cwd=directory)
+        tool(CEDAR, "submit", "--terse", str(path), as_testuser=True, cwd=directory)
         left -= batch
 
 
@@ -200,13 +210,22 @@ def run_once(argv: list[str], first_lines: int = 0) -> tuple[float, int, float]:
 
 
 def measure(cedar: list[str], condor: list[str], repeat: int, first: int = 0) -> dict[str, Any]:
-    row: dict[str, Any] = {}
-    for side, argv in (("cedar", cedar), ("condor", condor)):
-        runs = [run_once(argv, first) for _ in range(repeat)]
+    """Both tools ``repeat`` times, interleaved (the one that goes first alternates)."""
+    runs: dict[str, list[tuple[float, int, float]]] = {"cedar": [], "condor": []}
+    load = [os.getloadavg()[0]]
+    for index in range(repeat):
+        order = (("cedar", cedar), ("condor", condor))
+        for side, argv in order if index % 2 == 0 else order[::-1]:
+            runs[side].append(run_once(argv, first))
+        load.append(os.getloadavg()[0])
+    row: dict[str, Any] = {"load": [round(min(load), 2), round(max(load), 2)]}
+    for side, done in runs.items():
         row[side] = {
-            "seconds": statistics.median(r[0] for r in runs),
-            "rss_kib": max(r[1] for r in runs),
-            "cpu_seconds": statistics.median(r[2] for r in runs),
+            "seconds": statistics.median(r[0] for r in done),
+            "rss_kib": statistics.median(r[1] for r in done),
+            "rss_kib_max": max(r[1] for r in done),
+            "cpu_seconds": statistics.median(r[2] for r in done),
+            "runs": done,
         }
     row["ratio"] = row["condor"]["seconds"] / max(row["cedar"]["seconds"], 1e-9)
     row["rss_ratio"] = row["condor"]["rss_kib"] / max(row["cedar"]["rss_kib"], 1)
@@ -214,22 +233,29 @@ def measure(cedar: list[str], condor: list[str], repeat: int, first: int = 0) ->
     return row
 
 
-def cases(jobs: int, history: int, slots: int) -> list[tuple[str, list[str], list[str], int]]:
-    """(label, cedar argv, condor argv, lines to wait for or 0)."""
+def job_cases(jobs: int) -> list[tuple[str, list[str], list[str], int]]:
+    """The job query's cases at ``jobs`` jobs: (label, cedar argv, condor argv, lines to wait
+    for or 0)."""
     q = ["-all", "-constraint", "CedarBench =?= true"]
-    s = ["-constraint", f'regexp("@{BENCH_DOMAIN}$", Name)']
     return [
         (f"q -all ({jobs} jobs)", [CEDAR, "q", *q], ["condor_q", *q], 0),
         ("q -all -nobatch", [CEDAR, "q", *q, "-nobatch"], ["condor_q", *q, "-nobatch"], 0),
         ("q -all -af ClusterId ProcId JobStatus",
          [CEDAR, "q", *q, "-af", "ClusterId", "ProcId", "JobStatus"],
          ["condor_q", *q, "-af", "ClusterId", "ProcId", "JobStatus"], 0),
-        ("q -all -long", [CEDAR, "q", *q, "-long"], ["condor_q", *q, "-long"], 0),
-        ("q -all -json", [CEDAR, "q", *q, "-json"], ["condor_q", *q, "-json"], 0),
+        (f"q -all -long ({jobs} jobs)", [CEDAR, "q", *q, "-long"], ["condor_q", *q, "-long"], 0),
+        (f"q -all -json ({jobs} jobs)", [CEDAR, "q", *q, "-json"], ["condor_q", *q, "-json"], 0),
         ("q -all -long | head -3 (first lines)", [CEDAR, "q", *q, "-long"],
          ["condor_q", *q, "-long"], 3),
         ("q -all -long -stream-results | head -3", [CEDAR, "q", *q, "-long", "-stream-results"],
          ["condor_q", *q, "-long", "-stream-results"], 3),
+    ]  # fmt: skip
+
+
+def cases(jobs: int, history: int, slots: int) -> list[tuple[str, list[str], list[str], int]]:
+    """(label, cedar argv, condor argv, lines to wait for or 0)."""
+    s = ["-constraint", f'regexp("@{BENCH_DOMAIN}$", Name)']
+    return [*job_cases(jobs),
         (f"history ({history} records)", [CEDAR, "history"], ["condor_history"], 0),
         ("history -af ClusterId ProcId", [CEDAR, "history", "-af", "ClusterId", "ProcId"],
          ["condor_history", "-af", "ClusterId", "ProcId"], 0),
@@ -249,6 +275,7 @@ def _row_text(label: str, row: dict[str, Any]) -> str:
         f"{c['cpu_seconds']:>6.2f}s "
         f"{r['seconds']:>8.2f}s {r['rss_kib'] / 1024:>7.0f}MB {r['cpu_seconds']:>6.2f}s "
         f"{row['ratio']:>6.2f} {row['rss_ratio']:>6.2f} {row['cpu_ratio']:>6.2f}"
+        f"  {row['load'][0]:.1f}-{row['load'][1]:.1f}"
     )
 
 
@@ -256,6 +283,14 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="40000,25000,100000",
                         help="JOBS,HISTORY,SLOTS (default 40000,25000,100000)")  # fmt: skip
+    parser.add_argument("--job-sizes", metavar="N,N,...",
+                        help="run the job cases at each of these queue sizes in turn, smallest "
+                             "first (instead of --sizes' JOBS)")  # fmt: skip
+    parser.add_argument(
+        "--whole",
+        action="store_true",
+        help="only q -all -long and -json (issue 39 point 2); no history, no slots",
+    )
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     parser.add_argument("--keep", action="store_true", help="leave the jobs and slots in place")
@@ -263,46 +298,65 @@ def main() -> int:
                         help="only the cases whose label contains TEXT (repeatable)")  # fmt: skip
     args = parser.parse_args()
     jobs, history, slots = (int(x) for x in args.sizes.split(","))
+    job_sizes = sorted(int(x) for x in args.job_sizes.split(",")) if args.job_sizes else [jobs]
+    if args.whole:
+        history = slots = 0
     if not os.environ.get("CEDAR_LIVE_TOKEN_DIR") or shutil.which("condor_q") is None:
         print("source a live pool's env file first (tools/live_pool.sh start DIR > DIR.env)")
         return 2
+
+    def wanted(label: str) -> bool:
+        if args.whole and not label.startswith(("q -all -long (", "q -all -json (")):
+            return False
+        return not args.only or any(text in label for text in args.only)
+
     workdir = tempfile.mkdtemp(prefix="bench-cli-", dir=os.environ.get("CEDAR_LIVE_IWD"))
     os.chmod(workdir, 0o777)
     results: list[dict[str, Any]] = []
     try:
-        print(f"filling: {history} history records, {jobs} jobs, {slots} slots", flush=True)
+        print(f"filling: {history} history records, {job_sizes} jobs, {slots} slots", flush=True)
         # top up what an earlier (--keep or interrupted) run left
-        have = len(tool("condor_history", "-af", "ClusterId").splitlines())
-        if have < history:
-            fill_history(history - have, workdir)
-        have = queued("CedarBench")
-        if have < jobs:
-            submit_held(jobs - have, "CedarBench", workdir)
+        if history:
+            have = len(tool("condor_history", "-af", "ClusterId").splitlines())
+            if have < history:
+                fill_history(history - have, workdir)
         top_up_slots(slots)
-        time.sleep(2)
         print(f"cedar from {compile_cedar()} (byte-compiled)", flush=True)
         header = (
             f"{'case':<42} {'cedar':>9} {'rss':>9} {'cpu':>7} {'condor':>9} {'rss':>9} {'cpu':>7} "
-            f"{'ratio':>6} {'rss':>6} {'cpu':>6}"
+            f"{'ratio':>6} {'rss':>6} {'cpu':>6}  load"
         )
         print(header)
-        for label, ours, theirs, first in cases(jobs, history, slots):
-            if args.only and not any(text in label for text in args.only):
-                continue
-            if label.startswith("status") and label.endswith("slots)"):
-                top_up_slots(slots)  # advertised slot ads expire (~15 min): the q cases are long
-            row = measure(ours, theirs, args.repeat, first)
-            row["case"] = label
-            results.append(row)
-            print(_row_text(label, row), flush=True)
+        all_cases = cases(jobs, history, slots)
+        plan = [(size, job_cases(size)) for size in job_sizes]
+        plan.append((0, all_cases[len(job_cases(jobs)) :]))
+        for size, chosen in plan:
+            chosen = [case for case in chosen if wanted(case[0])]
+            if size and chosen:
+                have = queued("CedarBench")
+                if have < size:
+                    submit_held(size - have, "CedarBench", workdir)
+                    time.sleep(2)
+                if queued("CedarBench") != size:
+                    print(f"the queue holds {queued('CedarBench')} bench jobs, not {size}")
+                    return 1
+            for label, ours, theirs, first in chosen:
+                if label.startswith("status") and label.endswith("slots)"):
+                    top_up_slots(slots)  # advertised slot ads expire (~15 min)
+                row = measure(ours, theirs, args.repeat, first)
+                row["case"] = label
+                row["jobs"] = size or None
+                results.append(row)
+                print(_row_text(label, row), flush=True)
     finally:
         if not args.keep:
-            invalidate_slots()
+            if slots:
+                invalidate_slots()
             subprocess.run(["condor_rm", "-constraint", "CedarBench =?= true"], env=_env(True),
                            capture_output=True, check=False)  # fmt: skip
     if args.json:
-        Path(args.json).write_text(json.dumps({"sizes": [jobs, history, slots],
-                                               "results": results}, indent=2))  # fmt: skip
+        sizes = {"jobs": job_sizes, "history": history, "slots": slots}
+        Path(args.json).write_text(json.dumps({"sizes": sizes, "results": results}, indent=2))
     return 0
 
 

@@ -129,6 +129,16 @@ def sorted_columns(
 
     The order is computed once per shape (every ad of a large query shares its names)."""
     names, texts = ad.raw_columns()
+    getter, kept = column_plan(names, only)
+    return kept, getter(texts)
+
+
+def column_plan(
+    names: tuple[str, ...], only: frozenset[str] | None = None
+) -> tuple[Callable[[Sequence[Any]], tuple[Any, ...]], tuple[str, ...]]:
+    """How :func:`sorted_columns` orders the values of an ad with these names: a getter that
+    picks them from the ad's values in the printed order, and the printed names (made once per
+    names tuple, which every ad of one shape shares)."""
     key = (names, only)
     plan = _PLANS.get(key)
     if plan is None:
@@ -143,8 +153,7 @@ def sorted_columns(
         if len(_PLANS) >= _PLANS_MAX:
             _PLANS.clear()
         _PLANS[key] = plan
-    getter, kept = plan
-    return kept, getter(texts)
+    return plan
 
 
 def _column_order(names: Sequence[str], only: frozenset[str] | None) -> list[int]:
@@ -217,18 +226,96 @@ def ad_to_json_sorted(ad: ClassAd, only: frozenset[str] | None = None) -> str:
     if None in values:
         for index, value in enumerate(values):
             if value is None:
-                text = texts[index]
-                json_text = _EXPRESSIONS.get(text)
-                if json_text is None:
-                    out: list[str] = []
-                    _emit(ad.lookup(names[index]), 2, out)
-                    json_text = "".join(out)
-                    if len(text) <= 4096:  # an expression's JSON depends on its text alone
-                        if len(_EXPRESSIONS) >= 4096:
-                            _EXPRESSIONS.clear()
-                        _EXPRESSIONS[text] = json_text
-                values[index] = json_text
+                values[index] = _expression_json(ad, names[index], texts[index])
     return _JSON_TEMPLATES[names] % tuple(values)
+
+
+def _expression_json(ad: ClassAd, name: str, text: str) -> str:
+    """The JSON of a member whose wire text is not a plain literal (remembered by its text)."""
+    json_text = _EXPRESSIONS.get(text)
+    if json_text is None:
+        out: list[str] = []
+        _emit(ad.lookup(name), 2, out)
+        json_text = "".join(out)
+        if len(text) <= 4096:  # an expression's JSON depends on its text alone
+            if len(_EXPRESSIONS) >= 4096:
+                _EXPRESSIONS.clear()
+            _EXPRESSIONS[text] = json_text
+    return json_text
+
+
+#: Wire texts that are their own JSON: a string with no escape and no control character (as
+#: :func:`_plain_literal_json` passes them on), a canonical non-negative integer.
+_SAME_IN_JSON = re.compile(rb'"[^"\\\x00-\x1f]*"|0|[1-9][0-9]{0,17}')
+
+
+#: What :data:`_PLAIN_VALUE_BYTES` gives for a value that is not a plain literal (bytes, so
+#: that finding it in a list compares bytes with bytes: no JSON text is a lone NUL).
+_NOT_PLAIN = b"\0"
+
+
+class _PlainValueBytes(dict[bytes, bytes]):
+    """:class:`_PlainValues` keyed and answered in received bytes."""
+
+    def __missing__(self, raw: bytes) -> bytes:
+        value: bytes
+        if _SAME_IN_JSON.fullmatch(raw) is not None:
+            value = raw  # (a value unique to each ad -- an id, a time -- takes this path)
+        else:
+            text = _plain_literal_json(raw.decode("utf-8", "surrogateescape"))
+            value = _NOT_PLAIN if text is None else _utf8(text)
+        if len(raw) <= 64:
+            if len(self) >= 65536:
+                self.clear()
+            self[raw] = value
+        return value
+
+
+class _JsonByteTemplates(dict[tuple[str, ...], bytes]):
+    """:data:`_JSON_TEMPLATES` as bytes."""
+
+    def __missing__(self, names: tuple[str, ...]) -> bytes:
+        if len(self) >= 256:
+            self.clear()
+        template = self[names] = _utf8(_JSON_TEMPLATES[names])
+        return template
+
+
+_PLAIN_VALUE_BYTES = _PlainValueBytes()
+#: :data:`_EXPRESSIONS` by received bytes, as bytes.
+_EXPRESSION_BYTES: dict[bytes, bytes] = {}
+_JSON_BYTE_TEMPLATES = _JsonByteTemplates()
+
+
+def ad_to_json_sorted_bytes(ad: ClassAd, only: frozenset[str] | None = None) -> bytes | None:
+    """:func:`ad_to_json_sorted` as UTF-8 bytes, made from the values as received (no text
+    decoded, none encoded: a listing of 40 000 jobs writes them as they came); ``None`` for
+    an ad not read from the wire (use the text form)."""
+    names, raws = ad.raw_values()
+    if not raws or raws[0].__class__ is not bytes:
+        return None
+    getter, kept = column_plan(names, only)
+    if not kept:
+        return b"{\n}"
+    picked: tuple[bytes, ...] = getter(raws)
+    values = list(map(_PLAIN_VALUE_BYTES.__getitem__, picked))
+    index = -1
+    while True:  # the few expressions, found by C-level scans
+        try:
+            index = values.index(_NOT_PLAIN, index + 1)
+        except ValueError:
+            break
+        raw = picked[index]
+        json_bytes = _EXPRESSION_BYTES.get(raw)
+        if json_bytes is None:
+            text = raw.decode("utf-8", "surrogateescape")
+            json_bytes = _utf8(_expression_json(ad, kept[index], text))
+            if len(raw) <= 4096:  # as _EXPRESSIONS
+                if len(_EXPRESSION_BYTES) >= 4096:
+                    _EXPRESSION_BYTES.clear()
+                _EXPRESSION_BYTES[raw] = json_bytes
+        values[index] = json_bytes
+    return _JSON_BYTE_TEMPLATES[kept] % tuple(values)
 
 
 def _compact(json_text: str, lower: bool) -> str:
@@ -629,6 +716,8 @@ __all__ = [
     "ad_to_json",
     "ad_to_json_compact_bytes",
     "ad_to_json_sorted",
+    "ad_to_json_sorted_bytes",
+    "column_plan",
     "columns_json_bytes",
     "sorted_columns",
 ]

@@ -304,7 +304,11 @@ class Progress:
             self.enabled = False
 
     def track(self, items: Iterable[T]) -> Iterator[T]:
-        """Pass ``items`` through, counting them."""
+        """Pass ``items`` through, counting them (only when the count can be shown)."""
+        if not self.enabled:
+            yield from items
+            self.done()
+            return
         for item in items:
             self.count += 1
             if self.enabled:

@@ -20,7 +20,7 @@ import re
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, BinaryIO, TextIO, cast
 
 from cedar.cli.common import Progress, UsageError
 from cedar.cli.listing import ListingArgs, ListingTool, Opt
@@ -44,6 +44,7 @@ from cedar.output import (
 if TYPE_CHECKING:  # imported where used: `cedar q --help` loads no ClassAd machinery
     from cedar.classad_wire.classad import ClassAd
     from cedar.classad_wire.expr import Expr
+    from cedar.output import WholeAdWriter
 
 __all__ = ["Q_OPTIONS", "main", "run"]
 
@@ -380,6 +381,10 @@ def _write_whole(
                 out.write(writer.ad(ad))
         out.write(writer.end())
         return
+    binary = _utf8_buffer(out)
+    if binary is not None:
+        _write_whole_bytes(writer, batches, out, binary)
+        return
     if isinstance(writer, JsonWriter):
         # The JSON separators depend on position: render each ad alone, join in id order.
         first = True
@@ -393,6 +398,60 @@ def _write_whole(
         for text in by_job_id(ads, writer.ad):
             out.write(text)
     out.write(writer.end())
+
+
+def _utf8_buffer(out: TextIO) -> BinaryIO | None:
+    """The byte stream under ``out`` when its text goes out as UTF-8 (a console's or a
+    pipe's stdout), flushed so that bytes written to it come after the text; else ``None``."""
+    buffer = getattr(out, "buffer", None)
+    encoding = str(getattr(out, "encoding", "") or "").lower().replace("-", "").replace("_", "")
+    if buffer is None or encoding != "utf8":
+        return None
+    out.flush()
+    return cast("BinaryIO", buffer)
+
+
+def _write_whole_bytes(
+    writer: WholeAdWriter, batches: Iterable[Iterable[ClassAd]], out: TextIO, binary: BinaryIO
+) -> None:
+    """:func:`_write_whole`'s sorted ``-long``/``-json``/``-xml`` as bytes: an ad read from the
+    wire is printed from its values as received (nothing decoded or encoded: the CPU of a
+    large listing is per value), any other ad as its text in UTF-8; a received byte that is
+    not UTF-8 goes out as it came either way, as condor_q prints it."""
+    from cedar.output import JsonWriter
+
+    json = isinstance(writer, JsonWriter)
+    text_of = writer.text if isinstance(writer, JsonWriter) else writer.ad
+    errors = str(getattr(out, "errors", None) or "strict")  # out's encoding is UTF-8
+
+    def render(ad: ClassAd) -> bytes:
+        data = writer.ad_bytes(ad)
+        if data is not None:
+            return data
+        text = text_of(ad)
+        try:  # a byte that is not UTF-8 was decoded to a surrogate: its own byte again
+            return text.encode("utf-8", "surrogateescape")
+        except UnicodeEncodeError:
+            return text.encode("utf-8", errors)
+
+    first = True  # writer.begin() is written already
+    for ads in batches:
+        rendered = [(_job_key(ad), render(ad)) for ad in ads]
+        rendered.sort(key=_first)
+        for _, data in rendered:
+            if json:
+                binary.write(b"[\n" if first else b"\n,\n")
+            binary.write(data)
+            first = False
+    if json:
+        binary.write(b"" if first else b"\n]\n")
+    else:
+        binary.write(writer.end().encode("utf-8", errors))
+    binary.flush()
+
+
+def _first(item: tuple[tuple[int, int], bytes]) -> tuple[int, int]:
+    return item[0]
 
 
 def _needs_first(custom: Any) -> bool:

@@ -14,7 +14,12 @@ from typing import Any
 
 from cedar.classad_wire.classad import ClassAd
 from cedar.classad_wire.expr import Expr, ListExpr, Literal, RecordExpr
-from cedar.classad_wire.jsonfmt import ad_to_json_sorted, sorted_columns
+from cedar.classad_wire.jsonfmt import (
+    ad_to_json_sorted,
+    ad_to_json_sorted_bytes,
+    column_plan,
+    sorted_columns,
+)
 from cedar.classad_wire.syntax import simple_value
 from cedar.classad_wire.unparse import format_name, format_real, quote_string, unparse
 from cedar.classad_wire.values import (
@@ -31,6 +36,7 @@ __all__ = [
     "WholeAdWriter",
     "XmlWriter",
     "attribute_filter",
+    "long_bytes",
     "long_text",
 ]
 
@@ -89,6 +95,33 @@ def long_text(ad: ClassAd, only: frozenset[str] | None = None) -> str:
     return _LONG_TEMPLATES[names] % tuple(texts)
 
 
+class _LongByteTemplates(dict[tuple[str, ...], bytes]):
+    """:data:`_LONG_TEMPLATES` as UTF-8 bytes (a name read from the wire keeps its bytes)."""
+
+    def __missing__(self, names: tuple[str, ...]) -> bytes:
+        if len(self) >= 256:
+            self.clear()
+        template = _LONG_TEMPLATES[names].encode("utf-8", "surrogateescape")
+        self[names] = template
+        return template
+
+
+_LONG_BYTE_TEMPLATES = _LongByteTemplates()
+
+
+def long_bytes(ad: ClassAd, only: frozenset[str] | None = None) -> bytes | None:
+    """:func:`long_text` as bytes, made from the values as received: the wire text is what
+    ``-long`` prints, so nothing is decoded or encoded (``None``: an ad not read from the
+    wire, use :func:`long_text`)."""
+    names, raws = ad.raw_values()
+    if not raws or raws[0].__class__ is not bytes:
+        return None
+    getter, kept = column_plan(names, only)
+    if not kept:
+        return b"\n"
+    return _LONG_BYTE_TEMPLATES[kept] % getter(raws)
+
+
 class WholeAdWriter:
     """The interface of the whole-ad forms: text before the first ad, per ad, and at the end.
 
@@ -106,6 +139,12 @@ class WholeAdWriter:
         """The text of one ad."""
         raise NotImplementedError
 
+    def ad_bytes(self, ad: ClassAd) -> bytes | None:
+        """What :meth:`ad` gives (for :class:`JsonWriter`: :meth:`JsonWriter.text`), as UTF-8
+        bytes made from the received values; ``None`` where this form has no byte path or the
+        ad was not read from the wire."""
+        return None
+
     def end(self) -> str:
         """Text printed after the last ad."""
         return ""
@@ -117,6 +156,10 @@ class LongWriter(WholeAdWriter):
     def ad(self, ad: ClassAd) -> str:
         """See :func:`long_text`."""
         return long_text(ad, self.only)
+
+    def ad_bytes(self, ad: ClassAd) -> bytes | None:
+        """See :func:`long_bytes`."""
+        return long_bytes(ad, self.only)
 
 
 class JsonWriter(WholeAdWriter):
@@ -134,6 +177,10 @@ class JsonWriter(WholeAdWriter):
     def text(self, ad: ClassAd) -> str:
         """One ad's JSON object alone."""
         return ad_to_json_sorted(ad, self.only)
+
+    def ad_bytes(self, ad: ClassAd) -> bytes | None:
+        """:meth:`text` as bytes (the separators are the caller's: they depend on position)."""
+        return ad_to_json_sorted_bytes(ad, self.only)
 
     def end(self) -> str:
         """``]`` after at least one ad; nothing at all for none (as the tools)."""

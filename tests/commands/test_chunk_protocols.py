@@ -21,7 +21,13 @@ from cedar.classad_wire import ClassAd, put_classad
 from cedar.classad_wire.jsonfmt import ad_to_json_compact_bytes, columns_json_bytes
 from cedar.commands.errors import HistoryError
 from cedar.commands.history import history_chunks_protocol, history_protocol, history_request
-from cedar.commands.schedd import query_chunks_protocol, query_protocol, query_request
+from cedar.commands.schedd import (
+    QUERY_LIST_SIZE,
+    query_chunks_protocol,
+    query_lists_protocol,
+    query_protocol,
+    query_request,
+)
 from cedar.errors import CommandError, ConnectionClosed, ProtocolError, ResultLimitExceeded
 from cedar.numbers import Command
 from cedar.stream.connection import CedarConnection
@@ -309,3 +315,44 @@ def test_query_chunks_keep_one_ad_per_message() -> None:
     for body in (job_query(), lambda s: query_protocol(s, request)):
         _, error = raised(body, replies)
         assert isinstance(error, ProtocolError) and "unread bytes" in str(error)
+
+
+@pytest.mark.parametrize("step", [None, 1000])
+def test_query_lists_hold_what_the_query_emits(step: int | None) -> None:
+    """The job query's ads in lists (``Schedd.query_iter`` flattens them): the same ads, in
+    order, no list longer than ``QUERY_LIST_SIZE``; what has arrived is handed on before each
+    wait (bytes in slices: many short lists); the summary is returned."""
+    count = QUERY_LIST_SIZE * 2 + 44
+    summary = {"Owner": 0, "Idle": 0, "Held": count}
+    replies = [*(payload(job(i, 40)) for i in range(count)), payload(summary)]
+    request = query_request("ClusterId == 7")
+    ads, _ = run(lambda s: query_protocol(s, request), replies, step=step)
+    lists, result = run(lambda s: query_lists_protocol(s, request, 10**6), replies, step=step)
+    assert result["Held"] == count
+    flat = [ad for ads_ in lists for ad in ads_]
+    assert [ad.raw_items() for ad in flat] == [ad.raw_items() for ad in ads]
+    assert all(0 < len(ads_) <= QUERY_LIST_SIZE for ads_ in lists)
+    if step is None:  # all held: full lists
+        assert [len(ads_) for ads_ in lists] == [QUERY_LIST_SIZE, QUERY_LIST_SIZE, 44]
+    else:  # ~10 ads a slice: handed on as they arrive, not held back
+        assert max(map(len, lists)) < 20
+
+
+def test_query_lists_count_ads_against_max_results() -> None:
+    """``max_results`` counts ads (the driver counts lists); an error summary after ads: the
+    ads are handed on, then the same error as the ad protocol's."""
+    replies = [*(payload(job(i, 10)) for i in range(9)), payload({"Owner": 0})]
+    request = query_request("ClusterId == 7")
+    lists, result = run(lambda s: query_lists_protocol(s, request, 9), replies)
+    assert sum(map(len, lists)) == 9 and result["Owner"] == 0
+    _, error = raised(lambda s: query_lists_protocol(s, request, 8), replies)
+    assert isinstance(error, ResultLimitExceeded)
+    assert str(error) == (
+        "the schedd sent more than 8 results; raise max_results if that many are expected"
+    )
+    bad = {"Owner": 0, "ErrorCode": 3, "ErrorString": "bad constraint"}
+    replies = [*(payload(job(i, 10)) for i in range(7)), payload(bad)]
+    lists, error = raised(lambda s: query_lists_protocol(s, request, 10**6), replies)
+    assert sum(map(len, lists)) == 7 and isinstance(error, CommandError)
+    _, same = raised(lambda s: query_protocol(s, request), replies)
+    assert str(error) == str(same)

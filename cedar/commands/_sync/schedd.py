@@ -43,7 +43,7 @@ from cedar.commands.schedd import (
     location_address,
     qmgmt_body,
     query_chunks_protocol,
-    query_protocol,
+    query_lists_protocol,
     reschedule_body,
     retrieve_body,
     shared_query_request,
@@ -73,11 +73,17 @@ class JobQuery:
     def __init__(self, schedd: Schedd, command: Command, request: ClassAd) -> None:
         #: The summary ad, set when the schedd has sent its last ad.
         self.summary: ClassAd | None = None
-        self._ads = schedd._iterate(command, self._body(request))
+        self._lists: Iterator[Any] = schedd._iterate(
+            command, self._body(request, schedd.max_results)
+        )
+        self._list: list[ClassAd] = []
+        self._next = 0
 
-    def _body(self, request: ClassAd) -> Callable[[CommandSession], Protocol[ClassAd]]:
+    def _body(
+        self, request: ClassAd, max_results: int
+    ) -> Callable[[CommandSession], Protocol[ClassAd]]:
         def body(session: CommandSession) -> Protocol[ClassAd]:
-            self.summary = yield from query_protocol(session, request)
+            self.summary = yield from query_lists_protocol(session, request, max_results)
             return self.summary
 
         return body
@@ -86,8 +92,12 @@ class JobQuery:
         return self
 
     def __next__(self) -> ClassAd:
-        ad: ClassAd = next(self._ads)
-        return ad
+        ads, index = self._list, self._next
+        while index >= len(ads):  # the protocol hands the ads on in lists
+            ads = self._list = next(self._lists)
+            index = 0
+        self._next = index + 1
+        return ads[index]
 
 
 class JobChunks:
