@@ -459,7 +459,7 @@ def _send_policy_ad(hs: _ClientHandshake) -> Protocol[None]:
     config = hs.config
     hs.methods = offered_methods(config, hs.ctx)
     hs.policy = policy = build_client_policy(config, hs.methods)
-    hs.ecdh = EcdhKeyPair() if config.crypto_methods else None
+    hs.ecdh = EcdhKeyPair() if config.crypto_methods and config.offer_ecdh else None
     m1 = _policy_ad(
         config, policy, hs.methods, hs.command, hs.auth_command, hs.target, hs.ecdh, hs.ctx
     )

@@ -86,6 +86,7 @@ class SecurityConfig(Record, hidden=("options",)):
         "resume_keyless_sessions",
         "cache_tag",
         "unnegotiated_reads",
+        "offer_ecdh",
         "options",
     )
 
@@ -108,6 +109,7 @@ class SecurityConfig(Record, hidden=("options",)):
         cache_tag: str | None = None,
         unnegotiated_reads: bool = False,
         options: dict[str, Any] | None = None,  # may hold tokens: not in the repr
+        offer_ecdh: bool = True,
     ) -> None:
         self.authentication = authentication
         self.encryption = encryption
@@ -135,6 +137,10 @@ class SecurityConfig(Record, hidden=("options",)):
         #: Ignored when ``methods`` is set: a client with a credential is never sent
         #: unauthenticated.
         self.unnegotiated_reads = unnegotiated_reads
+        #: Send an ECDH public key with the crypto methods (the real tools always do).  Off, the
+        #: client is a pre-ECDH one: an AES session then takes the key the server sends
+        #: wrapped after authentication (spec 04 §1.4); capture replays of such clients need it.
+        self.offer_ecdh = offer_ecdh
         self.options: dict[str, Any] = {} if options is None else options
         self._check()
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import base64
 import contextlib
 import logging
-import os
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -381,7 +380,7 @@ def _choose_crypto(hs: _ServerHandshake) -> bool:
         if hs.client_public:
             hs.ecdh = EcdhKeyPair()
         else:
-            hs.legacy_key = os.urandom(32)
+            hs.legacy_key = hs.env.policy.legacy_key_source(32)
     elif Decision.YES in (hs.decisions["encryption"], hs.decisions["integrity"]) or (
         hs.client_crypto and _needs_crypto(hs.client_enc, hs.client_int)
     ):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import fnmatch
 import getpass
+import os
 import socket
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
@@ -106,6 +107,10 @@ class ServerPolicy:
     #: Let sessions without a key be resumed (their id is then the only credential, issue 13
     #: §2).  Off: a keyless session is not cached.  Capture replays of clear-text pools need it.
     resume_keyless_sessions: bool = False
+    #: Where the AES key of a legacy (non-ECDH) client comes from, given its length (spec 04
+    #: §1.4): fresh random bytes.  A capture replay gives the recorded key instead, so the
+    #: recorded client's encrypted messages read.  Out of the repr: it may return a secret.
+    legacy_key_source: Callable[[int], bytes] = field(default=os.urandom, repr=False)
     #: Evaluation budget of one request, shared by all the ads it is evaluated against:
     #: steps, seconds in total, and seconds one single evaluation may run (see
     #: :class:`cedar.classad_wire.evaluate.Budget`).  Over it, the request gets an error.
