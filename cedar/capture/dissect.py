@@ -96,6 +96,7 @@ def dissect_conversation(
             decoded.kind = decoded.kind or "UNDECODED"
             decoded.summary = f"{decoded.size} bytes"
     result.error = conv.error
+    result.session_key = flow.decryptor.key
     return result
 
 

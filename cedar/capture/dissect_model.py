@@ -135,6 +135,9 @@ class DissectedConversation:
     #: Session keys learned in clear (a claim id in a connect-info reply) for the conversations
     #: that follow; never shown.
     learned_keys: list[bytes] = field(default_factory=list, repr=False)
+    #: The AES key that opened this conversation's encrypted part (None: clear, or unopened);
+    #: a replay re-protects recorded messages with it.  Never shown.
+    session_key: bytes | None = field(default=None, repr=False)
 
     @property
     def command_name(self) -> str:

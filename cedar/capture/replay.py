@@ -24,7 +24,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from cedar.auth.client import CommandSession
@@ -42,6 +42,7 @@ from cedar.capture.replay_context import (
     mock_schedd,
     server_policy,
 )
+from cedar.capture.reseal import PREAMBLE, ResealingChannel
 from cedar.capture.tcp import C2S, S2C
 from cedar.capture.writer import write_capture
 from cedar.classad_wire import ClassAd, evaluate, parse_expr
@@ -568,9 +569,26 @@ def compare_messages(
     return out
 
 
-def _redissect(chunks: list[tuple[str, bytes]]) -> DissectedConversation:
-    (conv,) = [c for c in dissect(write_capture([chunks])) if c.transport == "tcp"]
+def _redissect(chunks: list[tuple[str, bytes]], key: bytes | None = None) -> DissectedConversation:
+    keys = [key] if key is not None else None
+    (conv,) = [c for c in dissect(write_capture([chunks]), keys=keys) if c.transport == "tcp"]
     return conv
+
+
+def _channel(ctx: ReplayContext, peer: str) -> ReplayChannel:
+    """The recorded ``peer`` for ours: as recorded, or re-protected when it was encrypted."""
+    recorded = ctx.dissected.messages
+    key = ctx.dissected.session_key
+    if key is not None:
+        return ResealingChannel(recorded, peer, key)
+    played = [m for m in recorded if m.direction == peer and m.kind != PREAMBLE]
+    return ReplayChannel(b"".join(m.wire for m in played))
+
+
+def _played(channel: ReplayChannel, message: DecodedMessage) -> bytes:
+    """The wire bytes ours received for a recorded message."""
+    resealed = channel.resealed if isinstance(channel, ResealingChannel) else {}
+    return resealed.get(message.index, message.wire)
 
 
 # -- the two replays ------------------------------------------------------------------------
@@ -592,7 +610,7 @@ def replay_client(
     command = ctx.dissected.command
     assert command is not None
     recorded = ctx.dissected.messages
-    channel = ReplayChannel(b"".join(m.wire for m in recorded if m.direction == S2C))
+    channel = _channel(ctx, S2C)
     handshake = ctx.handshake_ad()
     auth_command = handshake.get("AuthCommand") if handshake is not None else None
     preamble = ctx.preamble()
@@ -613,9 +631,9 @@ def replay_client(
     except CedarError as exc:
         report.differences.append(f"our client failed: {exc}")
     # Our preamble is a message like any other here: the client sends it.
-    chunks = _interleave_client(recorded, channel.sent, report, _extra_ok(kind, ctx))
+    chunks = _interleave_client(recorded, channel, report, _extra_ok(kind, ctx))
     if not report.differences:
-        mine = _redissect(chunks)
+        mine = _redissect(chunks, ctx.dissected.session_key)
         report.differences += compare_messages(recorded, mine.messages, ignore=kind.ignore)
         assert kind.check is not None
         report.differences += kind.check(ctx, report.results, result)
@@ -627,9 +645,12 @@ def _extra_ok(kind: ReplayKind, ctx: ReplayContext) -> bool:
 
 
 def _interleave_client(
-    recorded: list[DecodedMessage], ours: list[bytes], report: ReplayReport, extra_ok: bool = False
+    recorded: list[DecodedMessage],
+    channel: ReplayChannel,
+    report: ReplayReport,
+    extra_ok: bool = False,
 ) -> list[tuple[str, bytes]]:
-    mine = iter(ours)
+    mine = iter(channel.sent)
     chunks: list[tuple[str, bytes]] = []
     for message in recorded:
         if message.direction == C2S:
@@ -639,7 +660,7 @@ def _interleave_client(
                 break
             chunks.append((C2S, wire))
         else:
-            chunks.append((S2C, message.wire))
+            chunks.append((S2C, _played(channel, message)))
     extra = list(mine)
     if extra and not extra_ok:
         report.differences.append(f"our client sent {len(extra)} more message(s)")
@@ -663,8 +684,7 @@ def replay_server(
     daemon.sessions = state.server_sessions
     recorded = ctx.dissected.messages
     # The shared-port router consumes the preamble; the daemon never sees it (spec 03 §8.5).
-    client = [m for m in recorded if m.direction == C2S and m.kind != "SHARED_PORT_CONNECT"]
-    channel = ReplayChannel(b"".join(m.wire for m in client))
+    channel = _channel(ctx, C2S)
     try:
         channel.run(
             daemon.connection_protocol(
@@ -685,13 +705,13 @@ def replay_server(
                 break
             chunks.append((S2C, wire))
         else:
-            chunks.append((C2S, message.wire))
+            chunks.append((C2S, _played(channel, message)))
     extra = list(mine)
     if extra and not _extra_ok(kind, ctx):
         report.differences.append(f"our server sent {len(extra)} more message(s)")
     if report.differences:
         return report
-    ours = _redissect(chunks)
+    ours = _redissect(chunks, ctx.dissected.session_key)
     report.differences += compare_messages(
         [m for m in recorded if m.direction == S2C],
         [m for m in ours.messages if m.direction == S2C],
@@ -724,16 +744,25 @@ def _map_session(ctx: ReplayContext, ours: DissectedConversation, state: Capture
         state.server_sessions.add(dataclasses.replace(session, sid=str(recorded)))
 
 
-def replay_capture(path: str) -> list[ReplayReport]:
-    """Replay both sides of every clear-text conversation of a capture, in order."""
+def replay_capture(path: str, keys: Sequence[bytes] = ()) -> list[ReplayReport]:
+    """Replay both sides of every clear-text conversation of a capture, in order, and of each
+    encrypted one that one of ``keys`` opens (AES session keys derived from the recording)."""
     reports = []
-    state = CaptureState()
+    state = CaptureState(keys=list(keys))
     raw_convs = {c.number: c for c in load_conversations(path)}
-    for dissected in dissect(path):
+    for dissected in dissect(path, keys=list(keys)):
         if dissected.transport == "tcp":
             reports += replay_conversation(ReplayContext(path, raw_convs[dissected.number],
                                                          dissected), state)  # fmt: skip
     return reports
+
+
+def _readable(dissected: DissectedConversation, state: CaptureState) -> bool:
+    """Clear, or encrypted and wholly opened by a key the caller gave (not one learned)."""
+    encrypted = [m for m in dissected.messages if m.encrypted]
+    if not encrypted:
+        return True
+    return dissected.session_key in state.keys and all(m.decrypted for m in encrypted)
 
 
 def replay_conversation(ctx: ReplayContext, state: CaptureState) -> list[ReplayReport]:
@@ -750,7 +779,7 @@ def replay_conversation(ctx: ReplayContext, state: CaptureState) -> list[ReplayR
             ReplayReport(path, dissected.number, kind.name, side, skipped=reason)
             for side in ("client", "server")
         ]
-    if dissected.start not in kind.starts or any(m.encrypted for m in dissected.messages):
+    if dissected.start not in kind.starts or not _readable(dissected, state):
         reason = (
             f"{dissected.start} start"
             + (", encrypted" if dissected.facts.get("encrypted") else "")

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cedar.auth.client_config import ClientSecurity, SecurityConfig
-from cedar.auth.policy import Requirement
+from cedar.auth.policy import Requirement, split_list
 from cedar.auth.server_policy import LevelPolicy, ServerPolicy
 from cedar.auth.session import ClientSessionCache, ServerSessionCache
 from cedar.auth.sinful import Sinful
@@ -194,6 +194,9 @@ class CaptureState:
     server_sessions: ServerSessionCache = field(default_factory=ServerSessionCache)
     #: Recorded ids of the sessions whose negotiation was replayed (resumable by ours).
     negotiated: set[str] = field(default_factory=set)
+    #: AES session keys the caller derived from the recording (e.g. a legacy key unwrapped
+    #: with the recorded keytab): the encrypted conversations they open are replayed too.
+    keys: list[bytes] = field(default_factory=list, repr=False)
 
 
 def client_security(ctx: ReplayContext, sessions: ClientSessionCache) -> ClientSecurity:
@@ -209,13 +212,24 @@ def client_security(ctx: ReplayContext, sessions: ClientSessionCache) -> ClientS
     methods, options = list(PLAIN_METHODS), {"SEC_CLAIMTOBE_USER": user} if user else {}
     if replay_kerberos.uses_kerberos(ctx.dissected):  # KERBEROS only, as the krb-* clients
         methods, options = ["KERBEROS"], replay_kerberos.client_options(ctx.capture, ctx.dissected)
+    # what the recorded M1 says: the tools' plain default, or, for an encrypted conversation
+    # opened with a given key, the recorded client's own settings
+    auth, crypto, ecdh = "PREFERRED", list(PLAIN_CRYPTO), True
+    encryption = integrity = "NEVER"
+    if ctx.dissected.session_key is not None and handshake is not None:
+        auth = str(handshake.get("Authentication", auth))
+        encryption = str(handshake.get("Encryption", encryption))
+        integrity = str(handshake.get("Integrity", integrity))
+        crypto = split_list(handshake.get("CryptoMethods")) or ["AES"]
+        ecdh = "ECDHPublicKey" in handshake  # a pre-ECDH client takes the server's key
     config = SecurityConfig(
-        authentication=Requirement.PREFERRED,  # what the recorded M1 says (the tools' default)
-        encryption=Requirement.NEVER,
-        integrity=Requirement.NEVER,
+        authentication=Requirement.parse(auth),
+        encryption=Requirement.parse(encryption),
+        integrity=Requirement.parse(integrity),
         negotiation=Requirement.PREFERRED,
         methods=methods,
-        crypto_methods=list(PLAIN_CRYPTO),
+        crypto_methods=crypto,
+        offer_ecdh=ecdh,
         subsystem=str(subsystem or "TOOL"),
         uid_domain=domain or "localhost",
         trust_domain=domain or None,
@@ -240,13 +254,17 @@ def server_policy(ctx: ReplayContext) -> ServerPolicy:
             "READ": LevelPolicy(methods=methods),
         }
         options = replay_kerberos.server_options(ctx.capture, ctx.dissected, domain)
-    return ServerPolicy(
+    policy = ServerPolicy(
         levels=levels,
         uid_domain=domain,
         trust_domain=domain,
         options=options,
         resume_keyless_sessions=True,  # the recorded tools resume their clear-text sessions
     )
+    key = ctx.dissected.session_key
+    if key is not None:  # a pre-ECDH client gets the recorded key, so its messages still read
+        policy.legacy_key_source = lambda size: key[:size]
+    return policy
 
 
 def mock_schedd(ctx: ReplayContext, queue: JobQueue | None = None) -> MockSchedd:

@@ -81,18 +81,22 @@ def _kerberos_conversation(name: str, keys: list[bytes] | None = None) -> Any:
     return found
 
 
+LEGACY = str(KRB / "krb-probe-legacy-aes.pcap")
+
+
+def _legacy_key() -> bytes:
+    from cedar.capture.replay_kerberos import legacy_key
+
+    stream_key = legacy_key(LEGACY, _kerberos_conversation("krb-probe-legacy-aes"))
+    assert stream_key is not None
+    return stream_key
+
+
 def test_the_legacy_aes_recording_is_readable_with_the_keytab() -> None:
     """krb-probe-legacy-aes (no ECDH): the keytab opens the recorded ticket, its session key
     unwraps K1's stream key (spec 10 §6.3), and that key decrypts the recorded AES-GCM P1 and
-    reply.  So this recording is replayable past the authentication; the replay skips it
-    only because its encrypted part needs that key given (cedar/capture, another branch's)."""
-    from cedar.auth.methods.kerberos import legacy_wrappers
-
-    conversation = _kerberos_conversation("krb-probe-legacy-aes")
-    (key_message,) = [m for m in conversation.messages if "key_length" in m.fields]
-    wrapped = key_message.payload[32:]  # I(32) I(3) I(0) I(72), then the 72 wrapped bytes
-    _wrap, unwrap = legacy_wrappers(_session_key_of(conversation))
-    stream_key = unwrap(wrapped)
+    reply."""
+    stream_key = _legacy_key()
     printed = (KRB / "krb-probe-legacy-aes.out").read_text()
     assert f"key {stream_key.hex()}" in printed  # what the recording's own client derived
     readable = _kerberos_conversation("krb-probe-legacy-aes", keys=[stream_key])
@@ -115,3 +119,78 @@ def test_the_ecdh_aes_recording_is_readable_only_up_to_the_key_exchange() -> Non
     ]  # K1 = 0: no key sent under the ticket's session key
     assert not [m for m in conversation.messages if "key_length" in m.fields]
     assert all(not m.payload for m in conversation.messages if m.encrypted)  # unread
+
+
+#: The recorded client is a probe that leaves OutgoingNegotiation at PREFERRED beside
+#: Authentication REQUIRED; ours (like the real tools) raises it to REQUIRED (spec 03 §3.2,
+#: "raised to at least every other preference").  Informational for the server; the only
+#: difference, and it is ours to keep.
+PROBE_NEGOTIATION = (
+    "message 2 (C→S) [security policy]: missing [], extra [], changed outgoingnegotiation: "
+    '"PREFERRED" -> "REQUIRED"'
+)
+
+
+def test_the_legacy_aes_recording_replays_in_both_roles_with_the_derived_key() -> None:
+    """Given the key derived from the recording, both sides run past the authentication:
+    our client (no ECDH key offered, as the probe) takes the recorded server's wrapped key and
+    reads its re-protected P1 and DC_SEC_QUERY reply; our server (keytab, the recording's
+    clock, fresh replay cache) sends the recorded client that key and answers the same."""
+    client, server = replay_capture(LEGACY, keys=[_legacy_key()])
+    assert (client.side, client.kind, client.skipped) == ("client", "ping", None)
+    assert client.differences == [PROBE_NEGOTIATION]
+    assert (server.side, server.kind, server.skipped) == ("server", "ping", None)
+    assert server.differences == []
+
+
+def test_a_wrong_key_leaves_the_legacy_recording_unreplayed() -> None:
+    """One bit off the derived key: nothing opens, so both sides are skipped as without one."""
+    key = bytearray(_legacy_key())
+    key[0] ^= 1
+    for report in replay_capture(LEGACY, keys=[bytes(key)]):
+        assert report.skipped and "encrypted not replayable" in report.skipped
+
+
+def test_our_server_must_send_the_recorded_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With a fresh random key (what a live server sends) our server's P1 no longer reads under
+    the recorded key: the replay reports it rather than passing."""
+    import os
+
+    from cedar.capture import replay_context
+
+    policy_for = replay_context.server_policy
+
+    def fresh_key(ctx: Any) -> Any:
+        policy = policy_for(ctx)
+        policy.legacy_key_source = os.urandom
+        return policy
+
+    monkeypatch.setattr(replay_context, "server_policy", fresh_key)
+    (server,) = [r for r in replay_capture(LEGACY, keys=[_legacy_key()]) if r.side == "server"]
+    assert server.differences == [
+        "message 14 (S→C): expected POST_AUTH S→C, got ENCRYPTED",
+        "message 15 (S→C): expected SEC_QUERY_RESULT S→C, got ENCRYPTED",
+    ]
+
+
+def test_a_changed_recorded_byte_is_caught_on_the_client_side() -> None:
+    """The recorded server's reply says AuthorizationSucceeded = true; changed in the plaintext
+    the replay re-protects, our client decodes something else and the replay reports it."""
+    from cedar.capture import replay
+    from cedar.capture.messages import load_conversations
+    from cedar.capture.replay_context import CaptureState, ReplayContext
+
+    key = _legacy_key()
+    conversation = _kerberos_conversation("krb-probe-legacy-aes", keys=[key])
+    (reply,) = [m for m in conversation.messages if m.kind == "SEC_QUERY_RESULT"]
+    assert reply.payload is not None and b"true" in reply.payload
+    reply.payload = reply.payload.replace(b"true", b"1==2")  # same length: an expression
+    raw = {c.number: c for c in load_conversations(LEGACY)}[conversation.number]
+    ctx = ReplayContext(LEGACY, raw, conversation)
+    kind = replay.kind_of(conversation, ctx)
+    assert kind is not None
+    client = replay.replay_client(ctx, kind, CaptureState(keys=[key]))
+    assert client.differences == [
+        "our client failed: handshake ad attribute 'AuthorizationSucceeded' is not a single "
+        "literal (at byte offset 8)"
+    ]
