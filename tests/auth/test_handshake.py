@@ -509,3 +509,23 @@ def test_legacy_key_message_without_ecdh(pump):
     key_message = decode(harness.sent["s2c"][4:5])[0]
     assert [key_message.get_int() for _ in range(4)] == [32, 3, 0, 32]
     assert key_message.get_bytes(32) == key
+
+
+def test_a_client_without_ecdh_takes_the_servers_legacy_key(pump):
+    """``offer_ecdh=False``: M1 carries no ECDHPublicKey, so the server sends its AES key
+    wrapped after authentication (spec 04 §1.4) -- the one its ``legacy_key_source`` gave --
+    and the command runs encrypted under it."""
+    given = bytes(range(32))
+    daemon, _ = mock_daemon(methods=["CLAIMTOBE"], legacy_key_source=lambda size: given[:size])
+    security = ClientSecurity(
+        SecurityConfig(methods=["CLAIMTOBE"], authentication="REQUIRED", offer_ecdh=False)
+    )
+    session, names, _request, harness = exchange(pump, daemon, security)
+    first = decode(harness.sent["c2s"][:1])[0]
+    assert first.get_int() == DC_AUTHENTICATE
+    m1 = get_handshake_ad(first)
+    assert "ECDHPublicKey" not in m1 and m1["CryptoMethods"] == "AES"
+    assert names == ["slot1@mock"] and session.encrypted
+    cached = daemon.sessions.get(str(session.session_id))
+    assert cached is not None and cached.key == given
+    assert given.hex() not in repr(daemon.policy) and given.hex() not in repr(security.config)
