@@ -25,7 +25,6 @@ import importlib.metadata
 import os
 import re
 import shutil
-import socket
 import subprocess
 import tempfile
 from collections.abc import Callable, Generator
@@ -33,6 +32,8 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
+
+from tests.pools import start_minicondor, stop_minicondor
 
 # No example may fail for being slow: hypothesis's per-example deadline (200 ms) and its
 # "too slow" health check are timing thresholds, which a loaded CI machine trips without any
@@ -49,13 +50,6 @@ _live_pool: dict[str, str] = {}  # "dir" of the pool we started, or "why" it was
 
 def _htcondor_release() -> Path:
     return Path(os.environ.get("CEDAR_HTCONDOR") or REPO.parent / "shared" / "htcondor")
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 def _start_live_pool() -> None:
@@ -78,16 +72,19 @@ def _start_live_pool() -> None:
         _live_pool["why"] = "SKIPPED: starting the pool needs root; tests/live_pool/ will skip"
         return
     pool_dir = tempfile.mkdtemp(prefix="cedar-live-pool.")
-    env = dict(os.environ)
-    env.setdefault("MINICONDOR_PORT", str(_free_port()))  # several suites may run at once
-    started = subprocess.run(
-        [str(LIVE_POOL_SCRIPT), "start", pool_dir],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=900,
-        stdin=subprocess.DEVNULL,
-    )
+    given = os.environ.get("MINICONDOR_PORT")  # several suites may run at once: else a free one
+    try:
+        started, _port = start_minicondor(
+            [str(LIVE_POOL_SCRIPT)],
+            Path(pool_dir),
+            os.environ,
+            port=int(given) if given else None,
+        )
+    except RuntimeError as exc:
+        shutil.rmtree(pool_dir, ignore_errors=True)
+        raise pytest.UsageError(
+            f"tools/live_pool.sh could not start the real pool: {exc}"
+        ) from None
     if started.returncode != 0:
         shutil.rmtree(pool_dir, ignore_errors=True)
         raise pytest.UsageError(
@@ -132,13 +129,7 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_unconfigure(config: pytest.Config) -> None:
     pool_dir = _live_pool.pop("dir", None)
     if pool_dir:
-        subprocess.run(
-            [str(LIVE_POOL_SCRIPT), "stop", pool_dir],
-            capture_output=True,
-            timeout=120,
-            stdin=subprocess.DEVNULL,
-            check=False,
-        )
+        stop_minicondor([str(LIVE_POOL_SCRIPT)], Path(pool_dir), os.environ)
         shutil.rmtree(pool_dir, ignore_errors=True)
 
 

@@ -3,7 +3,8 @@
 As ``../shared/htcondor/README.md`` describes (and the ``ccb-*`` captures were recorded): the
 daemon gets its own port on 127.0.0.5, a private network name no client shares, and registers
 with the collector's broker, so it publishes ``<127.0.0.5:PORT?CCBID=<collector>#N&...>``.
-Started per test module (a few seconds), on a port the kernel picked, and stopped after.
+Started per test module (a few seconds), on a port the kernel picked and checked to be this
+pool's (:mod:`tests.pools`), and stopped after.
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import socket
 import subprocess
 import tempfile
 import time
@@ -29,6 +29,7 @@ from cedar.numbers import Command
 from cedar.server.ccb_target import CcbTarget
 from cedar.server.daemon import Daemon, serve_in_thread
 from cedar.server.testing import RecordingQueryHandler, slot_ad
+from tests.pools import start_minicondor, stop_minicondor
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -109,13 +110,6 @@ class CcbPool:
         return env
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 def _environment(printed: str) -> dict[str, str]:
     shown = subprocess.run(
         ["bash", "-c", 'eval "$1" && env -0', "ccb-pool-env", printed],
@@ -143,20 +137,12 @@ def ccb_pool(daemon: str) -> Iterator[CcbPool]:
     (directory / "etc" / "config.d").mkdir(parents=True)
     config = CONFIG.format(d=daemon) + (STARTER_CONFIG if daemon == "STARTD" else "")
     (directory / "etc" / "config.d" / "70-ccb").write_text(config)
-    env = dict(os.environ, MINICONDOR_PORT=str(_free_port()))
+    env = dict(os.environ)
     for name in list(env):
         if name.startswith(("CEDAR_LIVE_", "_condor_")) or name == "CONDOR_CONFIG":
             del env[name]
     try:
-        started = subprocess.run(
-            [str(script), "start", str(directory)],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=300,
-            stdin=subprocess.DEVNULL,
-            check=False,
-        )
+        started, _port = start_minicondor([str(script)], directory, env, timeout=300)
         if started.returncode != 0:
             raise RuntimeError(f"the CCB pool did not start:\n{started.stderr[-2000:]}")
         env.update(_environment(started.stdout))
@@ -164,14 +150,7 @@ def ccb_pool(daemon: str) -> Iterator[CcbPool]:
         pool.address = pool.advertised_address()
         yield pool
     finally:
-        subprocess.run(
-            [str(script), "stop", str(directory)],
-            env=env,
-            capture_output=True,
-            timeout=120,
-            check=False,
-            stdin=subprocess.DEVNULL,
-        )
+        stop_minicondor([str(script)], directory, env)
         shutil.rmtree(directory, ignore_errors=True)
 
 

@@ -1,0 +1,120 @@
+"""Starting a pool on a free port, and making sure the port is really that pool's.
+
+A port found free (bind port 0, close) may be taken by another pool on the same machine before
+ours binds it: its daemons then fail to listen, and the start script, asking "the collector on
+that port", talks to the *other* pool and reports success.  :func:`start_minicondor` checks that
+the process listening on the port runs from this pool's own directory (each pool unpacks its
+release there, so the executable's path is a value only this pool has) and starts again on
+another port when not, a bounded number of times.  Stdlib only: ``tests/conftest.py`` uses it.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+#: Ports tried before giving up (each a fresh one from the kernel).
+TRIES = 3
+
+
+def free_port() -> int:
+    """A loopback port the kernel just handed out (free now, not reserved)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def _listening_inodes(port: int) -> set[str]:
+    """Socket inodes listening on TCP ``port`` (IPv4 and IPv6, any address)."""
+    inodes = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            fields = line.split()
+            if (
+                len(fields) > 9
+                and fields[3] == "0A"
+                and int(fields[1].rsplit(":", 1)[1], 16) == port
+            ):
+                inodes.add(fields[9])
+    return inodes
+
+
+def listeners(port: int) -> list[str]:
+    """The executables of the processes listening on ``port`` (needs root for others')."""
+    wanted = {f"socket:[{inode}]" for inode in _listening_inodes(port)}
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            fds = os.listdir(f"/proc/{pid}/fd")
+            if any(os.readlink(f"/proc/{pid}/fd/{fd}") in wanted for fd in fds):
+                found.append(os.readlink(f"/proc/{pid}/exe"))
+        except OSError:
+            continue  # gone meanwhile, or not ours to read
+    return found
+
+
+def owns_port(directory: Path, port: int) -> bool:
+    """Whether something listens on ``port`` and all of it runs from ``directory``."""
+    exes = listeners(port)
+    root = str(directory.resolve()) + os.sep
+    return bool(exes) and all(exe.startswith(root) for exe in exes)
+
+
+def start_minicondor(
+    script: Sequence[str],
+    directory: Path,
+    env: Mapping[str, str],
+    *,
+    port: int | None = None,
+    timeout: float = 900,
+) -> tuple[subprocess.CompletedProcess[str], int]:
+    """``script start DIR`` (``minicondor.sh`` or ``tools/live_pool.sh``) on a free port,
+    checked to be this pool's; ``(the start's outcome, the port)``.  A failed start is
+    returned as it is (the caller says why); a pool that came up on a port another pool holds
+    is stopped and started again on a new port, :data:`TRIES` times.  A ``port`` given is
+    tried alone."""
+    tried = []
+    for _attempt in range(1 if port is not None else TRIES):
+        chosen = port if port is not None else free_port()
+        tried.append(chosen)
+        started = subprocess.run(
+            [*script, "start", str(directory)],
+            env={**env, "MINICONDOR_PORT": str(chosen)},
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+        if started.returncode == 0 and owns_port(directory, chosen):
+            return started, chosen
+        stop_minicondor(script, directory, env)
+        if started.returncode != 0 and not listeners(chosen):
+            return started, chosen  # it failed on its own, not for want of the port
+    raise RuntimeError(
+        f"the pool in {directory} found its port held by another process each time "
+        f"(tried {', '.join(map(str, tried))})"
+    )
+
+
+def stop_minicondor(script: Sequence[str], directory: Path, env: Mapping[str, str]) -> None:
+    """``script stop DIR``; never raises (a pool half started is stopped as well as it can)."""
+    subprocess.run(
+        [*script, "stop", str(directory)],
+        env=dict(env),
+        capture_output=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+
+
+__all__ = ["TRIES", "free_port", "listeners", "owns_port", "start_minicondor", "stop_minicondor"]
