@@ -5,7 +5,9 @@ ours binds it: its daemons then fail to listen, and the start script, asking "th
 that port", talks to the *other* pool and reports success.  :func:`start_minicondor` checks that
 the process listening on the port runs from this pool's own directory (each pool unpacks its
 release there, so the executable's path is a value only this pool has) and starts again on
-another port when not, a bounded number of times.  Stdlib only: ``tests/conftest.py`` uses it.
+another port when not, a bounded number of times.  A shell script that starts a server in the
+background checks the same with ``python tests/pools.py await-listener $! PORT`` (exit 75: the
+port is another process's).  Stdlib only: ``tests/conftest.py`` uses it.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from __future__ import annotations
 import os
 import socket
 import subprocess
+import sys
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -47,18 +51,54 @@ def _listening_inodes(port: int) -> set[str]:
     return inodes
 
 
-def listeners(port: int) -> list[str]:
-    """The executables of the processes listening on ``port`` (needs root for others')."""
+def listening_processes(port: int) -> dict[int, str]:
+    """pid -> executable of the processes listening on ``port`` (needs root for others')."""
     wanted = {f"socket:[{inode}]" for inode in _listening_inodes(port)}
-    found = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
+    found = {}
+    for pid in filter(str.isdigit, os.listdir("/proc")) if wanted else ():
         try:
             fds = os.listdir(f"/proc/{pid}/fd")
             if any(os.readlink(f"/proc/{pid}/fd/{fd}") in wanted for fd in fds):
-                found.append(os.readlink(f"/proc/{pid}/exe"))
+                found[int(pid)] = os.readlink(f"/proc/{pid}/exe")
         except OSError:
             continue  # gone meanwhile, or not ours to read
     return found
+
+
+def listeners(port: int) -> list[str]:
+    """The executables of the processes listening on ``port``."""
+    return list(listening_processes(port).values())
+
+
+def _descends_from(pid: int, ancestor: int) -> bool:
+    for _ in range(64):  # bounded: a pid chain is short
+        if pid == ancestor:
+            return True
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            return False
+        pid = int(stat.rsplit(")", 1)[1].split()[1])  # the field after the state: the ppid
+        if pid <= 1:
+            return False
+    return False
+
+
+def await_listener(pid: int, port: int, timeout: float = 60) -> int:
+    """Wait until ``pid`` (or a child of it) listens on ``port``: 0 then; 75 when another
+    process holds the port (the caller may retry on another); 1 when ``pid`` ended or the
+    wait timed out."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        holders = listening_processes(port)
+        if any(_descends_from(holder, pid) for holder in holders):
+            return 0
+        if holders:
+            return 75
+        if not Path(f"/proc/{pid}").exists():
+            return 1
+        time.sleep(0.1)
+    return 1
 
 
 def owns_port(directory: Path, port: int) -> bool:
@@ -117,4 +157,18 @@ def stop_minicondor(script: Sequence[str], directory: Path, env: Mapping[str, st
     )
 
 
-__all__ = ["TRIES", "free_port", "listeners", "owns_port", "start_minicondor", "stop_minicondor"]
+__all__ = [
+    "TRIES",
+    "await_listener",
+    "free_port",
+    "listeners",
+    "listening_processes",
+    "owns_port",
+    "start_minicondor",
+    "stop_minicondor",
+]
+
+if __name__ == "__main__":  # ``python tests/pools.py await-listener PID PORT`` (shell scripts)
+    if len(sys.argv) != 4 or sys.argv[1] != "await-listener":
+        sys.exit("usage: pools.py await-listener PID PORT")
+    sys.exit(await_listener(int(sys.argv[2]), int(sys.argv[3])))

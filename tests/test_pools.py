@@ -100,3 +100,23 @@ def test_the_retries_are_bounded(
         start_minicondor(script, directory, env, timeout=60)
     calls = (directory / "calls").read_text().splitlines()
     assert calls == [f"start {held}", "stop"] * TRIES
+
+
+def test_await_listener_tells_ours_from_another_process(held: int) -> None:
+    """0 when the started process itself listens, 75 when another holds the port, 1 when the
+    started process ended without listening."""
+    import subprocess
+
+    from tests.pools import await_listener
+
+    code = "import socket,sys,time; s=socket.socket(); s.bind(('127.0.0.1',0)); s.listen(); "
+    code += "print(s.getsockname()[1], flush=True); time.sleep(60)"
+    with subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True) as ours:
+        try:
+            assert ours.stdout is not None
+            port = int(ours.stdout.readline())
+            assert await_listener(ours.pid, port, timeout=30) == 0
+            assert await_listener(ours.pid, held, timeout=30) == 75
+        finally:
+            ours.kill()
+    assert await_listener(ours.pid, port, timeout=30) == 1
