@@ -12,7 +12,9 @@ port is another process's).  Stdlib only: ``tests/conftest.py`` uses it.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -136,8 +138,10 @@ def start_minicondor(
         )
         if started.returncode == 0 and owns_port(directory, chosen):
             return started, chosen
-        stop_minicondor(script, directory, env)
-        if started.returncode != 0 and not listeners(chosen):
+        taken = bool(listeners(chosen)) and not owns_port(directory, chosen)
+        # through a port another pool holds, the script would talk to that pool: by pid only
+        stop_minicondor(script, directory, env, via_script=not taken)
+        if started.returncode != 0 and not taken:
             return started, chosen  # it failed on its own, not for want of the port
     raise RuntimeError(
         f"the pool in {directory} found its port held by another process each time "
@@ -145,16 +149,50 @@ def start_minicondor(
     )
 
 
-def stop_minicondor(script: Sequence[str], directory: Path, env: Mapping[str, str]) -> None:
-    """``script stop DIR``; never raises (a pool half started is stopped as well as it can)."""
-    subprocess.run(
-        [*script, "stop", str(directory)],
-        env=dict(env),
-        capture_output=True,
-        timeout=120,
-        stdin=subprocess.DEVNULL,
-        check=False,
-    )
+def running_from(directory: Path) -> list[int]:
+    """The processes whose executable lies in ``directory`` (a pool's own release)."""
+    root = str(directory.resolve()) + os.sep
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if os.readlink(f"/proc/{pid}/exe").startswith(root):
+                found.append(int(pid))
+        except OSError:
+            continue
+    return found
+
+
+def stop_minicondor(
+    script: Sequence[str],
+    directory: Path,
+    env: Mapping[str, str],
+    *,
+    via_script: bool = True,
+    grace: float = 20,
+) -> None:
+    """``script stop DIR`` (unless ``via_script`` is false), then the end of whatever still
+    runs from DIR, by pid; never raises.
+
+    The script stops the master through the pool's port: a pool that came up on a port another
+    pool holds is not reached that way (measured: its master outlived ``minicondor.sh stop``).
+    """
+    if via_script:
+        subprocess.run(
+            [*script, "stop", str(directory)],
+            env=dict(env),
+            capture_output=True,
+            timeout=120,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        pids = running_from(directory)
+        for pid in pids:
+            with contextlib.suppress(OSError):
+                os.kill(pid, sig)
+        deadline = time.monotonic() + grace
+        while pids and running_from(directory) and time.monotonic() < deadline:
+            time.sleep(0.2)
 
 
 __all__ = [
@@ -164,6 +202,7 @@ __all__ = [
     "listeners",
     "listening_processes",
     "owns_port",
+    "running_from",
     "start_minicondor",
     "stop_minicondor",
 ]
