@@ -10,6 +10,7 @@ The same call always writes the same files (a seeded generator, no clock, no hos
 
 from __future__ import annotations
 
+import itertools
 import random
 import shutil
 import sys
@@ -516,9 +517,56 @@ PATH_LETTERS = [
     ]
 ] + ["executable = job.sh\nP = /x/y/\narguments = $Ffd(P)x\nqueue"]
 
+#: Every set of the piece letters p, d, n, x, b on paths with backslashes, dots and doubled
+#: separators (issue 39: $Ffd of a\b\c.txt is b\c.txt there), plus f/u/w/qa variants.
+_PIECES = ["".join(c) for k in range(1, 6) for c in itertools.combinations("pdnxb", k)]
+PATH_PIECES = [
+    f"executable = job.sh\nP = {path}\narguments = "
+    + " ".join(f"[$F{letters}{extra}(P)]" for letters in _PIECES)
+    + "\nqueue"
+    for path in [
+        "a\\b\\c.txt",
+        "/x/y\\z.q",
+        "/x\\y\\z.q",
+        "a\\/b",
+        "//x//y",
+        "..aa",
+        "/x/.hid",
+        "./\\b/\\a",
+        ".\\.\\a",
+        "b..ba/",
+    ]
+    for extra in ["", "f"]
+] + [
+    f"executable = job.sh\nP = {path}\narguments = "
+    + " ".join(
+        f"[$F{letters}(P)]"
+        for letters in [
+            "fw",
+            "fu",
+            "pfw",
+            "dfw",
+            "nqa",
+            "xqa",
+            "pqa",
+            "dqa",
+            "pbqa",
+            "dbqa",
+            "nxqa",
+            "pdnqa",
+        ]
+    )
+    + "\nqueue"
+    for path in ["./a", ".\\a", "./", ".baa", "plain", "/", "a.b", "/x"]
+]
+
 
 def _path_letters(rng: random.Random, i: int) -> str:
     return PATH_LETTERS[i]
+
+
+def _path_pieces(rng: random.Random, i: int) -> str:
+    return PATH_PIECES[i]
 
 
 FAMILIES: list[tuple[str, Family, int]] = [
@@ -538,6 +586,7 @@ FAMILIES: list[tuple[str, Family, int]] = [
     ("more", _more, 70),
     ("issue-26", _issue_26, len(ISSUE_26)),
     ("path-letters", _path_letters, len(PATH_LETTERS)),
+    ("path-pieces", _path_pieces, len(PATH_PIECES)),
 ]
 
 
