@@ -297,6 +297,8 @@ class MacroExpander:
         if func in ("INT", "REAL", "EVAL", "STRING"):
             return self._eval_function(func, args, depth)
         if func == "RANDOM_CHOICE" and args:
+            if len(args) == 1:  # observed: one argument names a macro holding the list,
+                args = self._arg(args[0], depth).replace(",", " ").split()  # blanks split it
             return _random().choice(args)
         if func == "RANDOM_INTEGER":
             return self._random_integer(body, args)

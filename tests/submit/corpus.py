@@ -561,6 +561,46 @@ PATH_PIECES = [
 ]
 
 
+#: Commands given under their attributes' names (issue 39: htmap writes JobBatchName), the
+#: command winning when both are there; signals by number and name; atoi'd and evaluated sizes.
+ATTRIBUTE_NAMED = [
+    "executable = job.sh\nJobBatchName = mapped\nSubmitEventNotes = $(Process)\nqueue 2",
+    "executable = job.sh\nJobBatchName = xyz\nbatch_name = abc\nqueue",
+    "executable = job.sh\nbatch_name = abc\nJobBatchName = xyz\nqueue",
+    "executable = job.sh\nPeriodicHold = NumJobStarts > 2\nPeriodicRemove = false\n"
+    'PeriodicRelease = true\nOnExitHoldReason = "r"\nqueue',
+    "executable = job.sh\nJobPrio = 5\nNiceUser = true\nJobDescription = d\nqueue",
+    "executable = job.sh\nRequestMemory = 20\nrequest_memory = 10\nRequestCpus = 2\nqueue",
+    "executable = job.sh\nKillSig = 15x\nRemoveKillSig = sigusr1\nHoldKillSig = 9\nqueue",
+    "executable = job.sh\nkill_sig = SigTerm\nkill_sig_timeout = 5x\ncoresize = 3.7\nqueue",
+    "executable = job.sh\nkill_sig = 16\nqueue",
+    "executable = job.sh\nkill_sig = SIGCLD\nqueue",
+    "executable = job.sh\nkill_sig_timeout = 99999999999\ncoresize = true\nqueue",
+    "executable = job.sh\ncoresize = xyz\nqueue",
+    "executable = job.sh\nJobMaxVacateTime = 30\nMaxJobRetirementTime = 60\n"
+    "KeepClaimIdle = 5\nLeaveJobInQueue = false\nStackSize = 100\nqueue",
+    "executable = job.sh\nTransferInputFiles = in.txt\nTransferOutputFiles = out.txt\n"
+    "should_transfer_files = YES\nqueue",
+    "executable = job.sh\nCronMinute = 5\nCronHour = *\nqueue",
+    "executable = job.sh\nNotifyUser = a@b\nJobMachineAttrs = Machine\n"
+    "JobAdInformationAttrs = Owner\nDAGNodeName = n1\nqueue",
+    # and two found beside them: $RANDOM_CHOICE of one macro name picks from its list, and a
+    # custom attribute keeps the spelling it was first given
+    "executable = job.sh\nL = only\narguments = $RANDOM_CHOICE(L) $RANDOM_CHOICE(q)\nqueue",
+    "executable = job.sh\n+foo = 1\n+FOO = 2\nMY.Bar = 3\n+BAR = 4\nqueue",
+    "executable = job.sh\nL = only\nM = one  ,\narguments = $RANDOM_CHOICE(M)\nqueue",
+    # a plugin URL with requirements that name HasFileTransfer: no WantTransferPluginMethods
+    "executable = job.sh\ntransfer_input_files = file:///tmp/x, in.txt\n"
+    "requirements = TARGET.HasFileTransfer && Memory > 1\nshould_transfer_files = YES\nqueue",
+    "executable = job.sh\ntransfer_output_files = a\noutput_destination = file:///tmp/o\n"
+    "requirements = HasFileTransfer\nqueue",
+]
+
+
+def _attribute_named(rng: random.Random, i: int) -> str:
+    return ATTRIBUTE_NAMED[i]
+
+
 def _path_letters(rng: random.Random, i: int) -> str:
     return PATH_LETTERS[i]
 
@@ -587,6 +627,7 @@ FAMILIES: list[tuple[str, Family, int]] = [
     ("issue-26", _issue_26, len(ISSUE_26)),
     ("path-letters", _path_letters, len(PATH_LETTERS)),
     ("path-pieces", _path_pieces, len(PATH_PIECES)),
+    ("attribute-named", _attribute_named, len(ATTRIBUTE_NAMED)),
 ]
 
 

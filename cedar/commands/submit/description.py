@@ -373,7 +373,8 @@ class Submit(Mapping[str, str]):
             for kind, arg in program:
                 if kind == "set":
                     current[arg[0].lower()] = arg[1]
-                    translator.keys[arg[0].lower()] = arg[0]
+                    # observed: the first spelling names the attribute (+foo, then +FOO)
+                    translator.keys.setdefault(arg[0].lower(), arg[0])
                     translator.values[arg[0].lower()] = arg[1].strip()
                     continue
                 spec: QueueSpec = arg
