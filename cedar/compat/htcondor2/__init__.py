@@ -576,14 +576,9 @@ class Schedd:
     def get_claims(
         self, constraint: str | ExprTree | None = None, projection: list[str] | None = None
     ) -> list[ClassAd]:
-        """The slots this schedd holds claims on (QUERY_STARTD_ADS sent to the schedd, which
-        answers with one ad per claim it holds).
-
-        The constraint is sent as its text, as the reference does (``str(constraint)``, seen
-        in its traceback): without one that is ``None``: an attribute reference, undefined in
-        a slot ad, so no claim is listed ("No active claims" in ``htcondor ap claims``).  The
-        same query is sent here, so programs see what they see with the reference.
-        """
+        """The slots this schedd holds claims on (QUERY_STARTD_ADS to the schedd).  The
+        constraint goes as its text, as the reference's ``str(constraint)``: without one the
+        attribute ``None``, which selects no slot ("No active claims" in htcondor ap claims)."""
         with translated():
             address = self._schedd.locate()
             ads = _CedarCollector(address).query(
