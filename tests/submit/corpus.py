@@ -589,6 +589,10 @@ ATTRIBUTE_NAMED = [
     "executable = job.sh\nL = only\narguments = $RANDOM_CHOICE(L) $RANDOM_CHOICE(q)\nqueue",
     "executable = job.sh\n+foo = 1\n+FOO = 2\nMY.Bar = 3\n+BAR = 4\nqueue",
     "executable = job.sh\nL = only\nM = one  ,\narguments = $RANDOM_CHOICE(M)\nqueue",
+    # $CHOICE: the index a number cut (none or negative: 0), out of range empty
+    "executable = job.sh\nI = 1\nL = p, q\narguments = [$CHOICE(1x, a, b)][$CHOICE(1.9, a, b)]"
+    "[$CHOICE(I, a, b)][$CHOICE(2, a, b)][$CHOICE(0, a)][$CHOICE(5, L)][$CHOICE(-1, L)]"
+    "[$CHOICE(1, L)]\nqueue",
     # a plugin URL with requirements that name HasFileTransfer: no WantTransferPluginMethods
     "executable = job.sh\ntransfer_input_files = file:///tmp/x, in.txt\n"
     "requirements = TARGET.HasFileTransfer && Memory > 1\nshould_transfer_files = YES\nqueue",

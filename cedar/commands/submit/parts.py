@@ -8,12 +8,13 @@ from typing import Protocol
 from cedar.commands.submit.encodings import (
     URL_SCHEME,
     bool_value,
+    evaluate_text,
     quote,
     reprint,
 )
 from cedar.commands.submit.errors import SubmitError
 from cedar.commands.submit.settings import SubmitSettings
-from cedar.config.macros import MacroExpander
+from cedar.config.macros import Lookup, MacroExpander
 
 #: Commands condor_submit also takes under the name of the job attribute they set (observed,
 #: 25.13.2 -dry-run: ``JobBatchName = x`` is ``batch_name = x``; the command wins when both
@@ -80,6 +81,31 @@ ATTRIBUTE_NAMES: dict[str, str] = {
     "want_graceful_removal": "WantGracefulRemoval",
     "want_io_proxy": "WantIOProxy",
 }
+
+
+class SubmitMacros(MacroExpander):
+    """The macro expander of the submit language: the configuration's, with ClassAd
+    evaluation, :class:`SubmitError` and condor_submit's ``$CHOICE``."""
+
+    def __init__(self, lookup: Lookup) -> None:
+        super().__init__(lookup, evaluate_text, error=SubmitError)
+
+    def _function(self, func: str, body: str, depth: int) -> str | None:
+        args = [a.strip() for a in self._expand(body, depth + 1).split(",")]
+        if func != "CHOICE" or len(args) < 2:
+            return super()._function(func, body, depth)
+        # Observed (condor_submit -dry-run; the configuration refuses these): the index is a
+        # number cut to an integer, 0 when it is none or negative; one out of range gives an
+        # empty value; a single list argument names a macro (undefined: an empty list).
+        try:
+            index = max(int(float(self._arg(args[0], depth))), 0)
+        except (ValueError, OverflowError):
+            index = 0
+        items = args[1:]
+        if len(items) == 1:
+            value = self.lookup(items[0])
+            items = [] if value is None else self._expand(value, depth + 1).split(",")
+        return items[index].strip() if index < len(items) else ""
 
 
 class TranslationState(Protocol):
