@@ -225,3 +225,20 @@ def test_location_ads_carry_no_my_type() -> None:
         for ad in ads:
             assert "MyType" not in ad
             assert "MyAddress" in ad and "Name" in ad
+
+
+def test_get_claims_sends_the_constraint_as_its_text() -> None:
+    """The reference sends ``str(constraint)`` (issue 39): no constraint is the attribute
+    reference ``None``, which selects no slot, so ``htcondor ap claims`` says "No active
+    claims" there; an empty constraint selects every claim."""
+    from cedar.server.testing import mock_daemon
+
+    daemon, handler = mock_daemon(allow={"READ": ["*"]})
+    with daemon.run_in_thread():
+        location = compat_classad2.ClassAd({"MyAddress": daemon.address, "Name": "mock"})
+        schedd = compat_htcondor2.Schedd(location)
+        schedd.get_claims()
+        schedd.get_claims("", ["Name"])
+    first, second = (seen.query["Requirements"] for seen in handler.seen)
+    assert str(first) == "((None))" and second is True
+    assert [seen.command for seen in handler.seen] == [5, 5]

@@ -10,6 +10,7 @@ The same call always writes the same files (a seeded generator, no clock, no hos
 
 from __future__ import annotations
 
+import itertools
 import random
 import shutil
 import sys
@@ -516,9 +517,100 @@ PATH_LETTERS = [
     ]
 ] + ["executable = job.sh\nP = /x/y/\narguments = $Ffd(P)x\nqueue"]
 
+#: Every set of the piece letters p, d, n, x, b on paths with backslashes, dots and doubled
+#: separators (issue 39: $Ffd of a\b\c.txt is b\c.txt there), plus f/u/w/qa variants.
+_PIECES = ["".join(c) for k in range(1, 6) for c in itertools.combinations("pdnxb", k)]
+PATH_PIECES = [
+    f"executable = job.sh\nP = {path}\narguments = "
+    + " ".join(f"[$F{letters}{extra}(P)]" for letters in _PIECES)
+    + "\nqueue"
+    for path in [
+        "a\\b\\c.txt",
+        "/x/y\\z.q",
+        "/x\\y\\z.q",
+        "a\\/b",
+        "//x//y",
+        "..aa",
+        "/x/.hid",
+        "./\\b/\\a",
+        ".\\.\\a",
+        "b..ba/",
+    ]
+    for extra in ["", "f"]
+] + [
+    f"executable = job.sh\nP = {path}\narguments = "
+    + " ".join(
+        f"[$F{letters}(P)]"
+        for letters in [
+            "fw",
+            "fu",
+            "pfw",
+            "dfw",
+            "nqa",
+            "xqa",
+            "pqa",
+            "dqa",
+            "pbqa",
+            "dbqa",
+            "nxqa",
+            "pdnqa",
+        ]
+    )
+    + "\nqueue"
+    for path in ["./a", ".\\a", "./", ".baa", "plain", "/", "a.b", "/x"]
+]
+
+
+#: Commands given under their attributes' names (issue 39: htmap writes JobBatchName), the
+#: command winning when both are there; signals by number and name; atoi'd and evaluated sizes.
+ATTRIBUTE_NAMED = [
+    "executable = job.sh\nJobBatchName = mapped\nSubmitEventNotes = $(Process)\nqueue 2",
+    "executable = job.sh\nJobBatchName = xyz\nbatch_name = abc\nqueue",
+    "executable = job.sh\nbatch_name = abc\nJobBatchName = xyz\nqueue",
+    "executable = job.sh\nPeriodicHold = NumJobStarts > 2\nPeriodicRemove = false\n"
+    'PeriodicRelease = true\nOnExitHoldReason = "r"\nqueue',
+    "executable = job.sh\nJobPrio = 5\nNiceUser = true\nJobDescription = d\nqueue",
+    "executable = job.sh\nRequestMemory = 20\nrequest_memory = 10\nRequestCpus = 2\nqueue",
+    "executable = job.sh\nKillSig = 15x\nRemoveKillSig = sigusr1\nHoldKillSig = 9\nqueue",
+    "executable = job.sh\nkill_sig = SigTerm\nkill_sig_timeout = 5x\ncoresize = 3.7\nqueue",
+    "executable = job.sh\nkill_sig = 16\nqueue",
+    "executable = job.sh\nkill_sig = SIGCLD\nqueue",
+    "executable = job.sh\nkill_sig_timeout = 99999999999\ncoresize = true\nqueue",
+    "executable = job.sh\ncoresize = xyz\nqueue",
+    "executable = job.sh\nJobMaxVacateTime = 30\nMaxJobRetirementTime = 60\n"
+    "KeepClaimIdle = 5\nLeaveJobInQueue = false\nStackSize = 100\nqueue",
+    "executable = job.sh\nTransferInputFiles = in.txt\nTransferOutputFiles = out.txt\n"
+    "should_transfer_files = YES\nqueue",
+    "executable = job.sh\nCronMinute = 5\nCronHour = *\nqueue",
+    "executable = job.sh\nNotifyUser = a@b\nJobMachineAttrs = Machine\n"
+    "JobAdInformationAttrs = Owner\nDAGNodeName = n1\nqueue",
+    # and two found beside them: $RANDOM_CHOICE of one macro name picks from its list, and a
+    # custom attribute keeps the spelling it was first given
+    "executable = job.sh\nL = only\narguments = $RANDOM_CHOICE(L) $RANDOM_CHOICE(q)\nqueue",
+    "executable = job.sh\n+foo = 1\n+FOO = 2\nMY.Bar = 3\n+BAR = 4\nqueue",
+    "executable = job.sh\nL = only\nM = one  ,\narguments = $RANDOM_CHOICE(M)\nqueue",
+    # $CHOICE: the index a number cut (none or negative: 0), out of range empty
+    "executable = job.sh\nI = 1\nL = p, q\narguments = [$CHOICE(1x, a, b)][$CHOICE(1.9, a, b)]"
+    "[$CHOICE(I, a, b)][$CHOICE(2, a, b)][$CHOICE(0, a)][$CHOICE(5, L)][$CHOICE(-1, L)]"
+    "[$CHOICE(1, L)]\nqueue",
+    # a plugin URL with requirements that name HasFileTransfer: no WantTransferPluginMethods
+    "executable = job.sh\ntransfer_input_files = file:///tmp/x, in.txt\n"
+    "requirements = TARGET.HasFileTransfer && Memory > 1\nshould_transfer_files = YES\nqueue",
+    "executable = job.sh\ntransfer_output_files = a\noutput_destination = file:///tmp/o\n"
+    "requirements = HasFileTransfer\nqueue",
+]
+
+
+def _attribute_named(rng: random.Random, i: int) -> str:
+    return ATTRIBUTE_NAMED[i]
+
 
 def _path_letters(rng: random.Random, i: int) -> str:
     return PATH_LETTERS[i]
+
+
+def _path_pieces(rng: random.Random, i: int) -> str:
+    return PATH_PIECES[i]
 
 
 FAMILIES: list[tuple[str, Family, int]] = [
@@ -538,6 +630,8 @@ FAMILIES: list[tuple[str, Family, int]] = [
     ("more", _more, 70),
     ("issue-26", _issue_26, len(ISSUE_26)),
     ("path-letters", _path_letters, len(PATH_LETTERS)),
+    ("path-pieces", _path_pieces, len(PATH_PIECES)),
+    ("attribute-named", _attribute_named, len(ATTRIBUTE_NAMED)),
 ]
 
 

@@ -9,6 +9,7 @@ import re
 from typing import TYPE_CHECKING
 
 from cedar.classad_wire import parse_expr
+from cedar.classad_wire.operators import wrap32
 from cedar.commands.submit.encodings import (
     ATTR_NAME,
     encode_arguments,
@@ -19,6 +20,7 @@ from cedar.commands.submit.encodings import (
     parse_units,
     quote,
     reprint,
+    signal_name,
     size_kib,
     v2_quote,
     v2_tokens,
@@ -381,9 +383,6 @@ class JobBuilder(RequirementsParts, TransferParts, UniverseParts):
             ("job_machine_attrs", "JobMachineAttrs"),
             ("job_ad_information_attrs", "JobAdInformationAttrs"),
             ("transfer_checkpoint_files", "TransferCheckpoint"),
-            ("kill_sig", "KillSig"),
-            ("remove_kill_sig", "RemoveKillSig"),
-            ("hold_kill_sig", "HoldKillSig"),
             ("submit_event_notes", "SubmitEventNotes"),
             ("dag_node_name", "DAGNodeName"),
             ("docker_network_type", "DockerNetworkType"),
@@ -454,13 +453,28 @@ class JobBuilder(RequirementsParts, TransferParts, UniverseParts):
         ):
             if self.get(cmd) is not None:
                 self.ad[attr] = "true" if self.boolean(cmd, False) else "false"
-        for cmd, attr in (("coresize", "CoreSize"), ("kill_sig_timeout", "KillSigTimeout")):
+        value = self.get("coresize")
+        if value is not None:
+            # Observed: any number, a real cut to its integer part, a boolean as 0/1.
+            number = evaluate_text(value)
+            if isinstance(number, float) and math.isfinite(number):
+                number = int(number)
+            if not isinstance(number, int):
+                raise SubmitError(f"coresize = {value} does not evaluate to an integer")
+            self.ad["CoreSize"] = str(int(number))
+        value = self.get("kill_sig_timeout")
+        if value is not None:
+            # Observed: C atoi of the text, as a C int (xyz is 0, 5x is 5, 1+1 is 1).
+            digits = re.match(r"\s*([-+]?\d+)", value)
+            self.ad["KillSigTimeout"] = str(wrap32(int(digits.group(1))) if digits else 0)
+        for cmd, attr in (
+            ("kill_sig", "KillSig"),
+            ("remove_kill_sig", "RemoveKillSig"),
+            ("hold_kill_sig", "HoldKillSig"),
+        ):
             value = self.get(cmd)
             if value is not None:
-                number = evaluate_text(value)
-                if isinstance(number, bool) or not isinstance(number, int):
-                    raise SubmitError(f"{cmd} = {value} is not an integer")
-                self.ad[attr] = str(number)
+                self.set_str(attr, signal_name(value))
         self._accounting()
         ad.setdefault("LeaveJobInQueue", "false")
         for attr, value in (

@@ -9,9 +9,9 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from cedar.commands.submit.encodings import evaluate_text
 from cedar.commands.submit.errors import SubmitError
 from cedar.commands.submit.jobad import JobAds, Translator
+from cedar.commands.submit.parts import SubmitMacros
 from cedar.commands.submit.queue import (
     QueueSpec,
     command_output,
@@ -22,7 +22,7 @@ from cedar.commands.submit.queue import (
 )
 from cedar.commands.submit.settings import SubmitSettings
 from cedar.config import version_condition
-from cedar.config.macros import MacroExpander, next_logical_line
+from cedar.config.macros import next_logical_line
 
 #: How deeply ``include`` statements may nest.
 MAX_INCLUDE_DEPTH = 20
@@ -304,7 +304,7 @@ class Submit(Mapping[str, str]):
             self._referenced.add(name.lower())  # used, for the "unused" warning
             return self._values.get(name.lower())
 
-        return MacroExpander(lookup, evaluate_text, error=SubmitError).expand(text)
+        return SubmitMacros(lookup).expand(text)
 
     def _queue_spec(self, args: str, block: list[str] | None, line_no: int) -> QueueSpec:
         try:
@@ -322,7 +322,7 @@ class Submit(Mapping[str, str]):
             return []
         spec = queue or self._queues[0]
         names = spec.variables or ["Item"]
-        expander = MacroExpander(self._raw_lookup({}), evaluate_text, error=SubmitError)
+        expander = SubmitMacros(self._raw_lookup({}))
         rows = queue_items(spec, expander, submit_dir or os.getcwd())
         return [dict(zip(names, split_row(row, len(names)), strict=False)) for _index, row in rows]
 
@@ -373,7 +373,8 @@ class Submit(Mapping[str, str]):
             for kind, arg in program:
                 if kind == "set":
                     current[arg[0].lower()] = arg[1]
-                    translator.keys[arg[0].lower()] = arg[0]
+                    # observed: the first spelling names the attribute (+foo, then +FOO)
+                    translator.keys.setdefault(arg[0].lower(), arg[0])
                     translator.values[arg[0].lower()] = arg[1].strip()
                     continue
                 spec: QueueSpec = arg

@@ -233,6 +233,32 @@ def parse_units(value: str, base: str) -> int | None:
     return math.ceil(number / 1000 / divisor)
 
 
+#: The signals a job's kill_sig, remove_kill_sig and hold_kill_sig may name (observed,
+#: condor_submit 25.13.2: by number or by case-insensitive SIG name; 16, 26, 30 and the
+#: aliases SIGCLD, SIGIOT, SIGPOLL, SIGPWR are refused).
+SIGNALS = {
+    1: "SIGHUP", 2: "SIGINT", 3: "SIGQUIT", 4: "SIGILL", 5: "SIGTRAP", 6: "SIGABRT",
+    7: "SIGBUS", 8: "SIGFPE", 9: "SIGKILL", 10: "SIGUSR1", 11: "SIGSEGV", 12: "SIGUSR2",
+    13: "SIGPIPE", 14: "SIGALRM", 15: "SIGTERM", 17: "SIGCHLD", 18: "SIGCONT", 19: "SIGSTOP",
+    20: "SIGTSTP", 21: "SIGTTIN", 22: "SIGTTOU", 23: "SIGURG", 24: "SIGXCPU", 25: "SIGXFSZ",
+    27: "SIGPROF", 28: "SIGWINCH", 29: "SIGIO", 31: "SIGSYS",
+}  # fmt: skip
+_SIGNAL_NUMBERS = {name: number for number, name in SIGNALS.items()}
+
+
+def signal_name(value: str) -> str:
+    """A signal as condor_submit writes it: ``7`` and ``sigbus`` are ``SIGBUS``; a number is
+    read as C ``atoi`` reads it (``15x`` is 15, ``3.0`` is 3)."""
+    digits = re.match(r"\d+", value)
+    if digits:
+        name = SIGNALS.get(int(digits.group()))
+    else:
+        name = value.upper() if value.upper() in _SIGNAL_NUMBERS else None
+    if name is None:
+        raise SubmitError(f"invalid signal {value}")
+    return name
+
+
 def bool_value(name: str, value: str) -> bool:
     """A submit boolean: a ClassAd expression evaluating to a bool or number (spec 06 §4.1)."""
     try:

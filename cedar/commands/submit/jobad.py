@@ -15,11 +15,12 @@ from typing import Any
 from cedar.commands.submit.builder import JobBuilder
 from cedar.commands.submit.encodings import evaluate_text
 from cedar.commands.submit.errors import SubmitError
+from cedar.commands.submit.parts import SubmitMacros
 from cedar.commands.submit.queue import QueueSpec, queue_items, split_row
 from cedar.commands.submit.settings import (
     SubmitSettings,
 )
-from cedar.config.macros import Lookup, MacroExpander
+from cedar.config.macros import Lookup
 from cedar.errors import CedarError
 
 MAX_PROCS = 100_000
@@ -120,7 +121,7 @@ class Translator:
         itemdata: list[Mapping[str, str]] | None,
     ) -> None:
         commands = _Consulted(commands, self.consulted)
-        base = MacroExpander(self._lookup(commands, {}), evaluate_text, error=SubmitError)
+        base = SubmitMacros(self._lookup(commands, {}))
         if any(base.expand(commands.get(knob, "")).strip() for knob in LATE_MATERIALIZATION):
             self.late_materialization = True
         if count_override is not None and not spec.mode and itemdata is None:
@@ -196,9 +197,7 @@ class Translator:
                     "node": node,
                 }
                 used: set[str] = set()
-                expander = MacroExpander(
-                    self._lookup(commands, items, builtins, used), evaluate_text, error=SubmitError
-                )
+                expander = SubmitMacros(self._lookup(commands, items, builtins, used))
                 ad = JobBuilder(self, commands, expander).build(proc)
                 self._add_job(proc, ad)
                 self.next_proc += 1
@@ -221,7 +220,7 @@ class Translator:
         number (observed in condor_submit's ads), elsewhere empty."""
         universe = commands.get("universe") or self.settings.default_universe
         if "$" in universe:
-            expander = MacroExpander(self._lookup(commands, {}), evaluate_text, error=SubmitError)
+            expander = SubmitMacros(self._lookup(commands, {}))
             universe = expander.expand(universe)
         return "#pArAlLeLnOdE#" if universe.strip().lower() == "parallel" else ""
 

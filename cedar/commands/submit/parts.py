@@ -8,12 +8,104 @@ from typing import Protocol
 from cedar.commands.submit.encodings import (
     URL_SCHEME,
     bool_value,
+    evaluate_text,
     quote,
     reprint,
 )
 from cedar.commands.submit.errors import SubmitError
 from cedar.commands.submit.settings import SubmitSettings
-from cedar.config.macros import MacroExpander
+from cedar.config.macros import Lookup, MacroExpander
+
+#: Commands condor_submit also takes under the name of the job attribute they set (observed,
+#: 25.13.2 -dry-run: ``JobBatchName = x`` is ``batch_name = x``; the command wins when both
+#: are given, in either order).  htmap writes ``JobBatchName``.
+ATTRIBUTE_NAMES: dict[str, str] = {
+    "allowed_execute_duration": "AllowedExecuteDuration",
+    "allowed_job_duration": "AllowedJobDuration",
+    "batch_id": "JobBatchId",
+    "batch_name": "JobBatchName",
+    "coresize": "CoreSize",
+    "cron_day_of_month": "CronDayOfMonth",
+    "cron_day_of_week": "CronDayOfWeek",
+    "cron_hour": "CronHour",
+    "cron_minute": "CronMinute",
+    "cron_month": "CronMonth",
+    "dag_node_name": "DAGNodeName",
+    "description": "JobDescription",
+    "docker_network_type": "DockerNetworkType",
+    "docker_pull_policy": "DockerPullPolicy",
+    "dont_encrypt_input_files": "DontEncryptInputFiles",
+    "dont_encrypt_output_files": "DontEncryptOutputFiles",
+    "encrypt_execute_directory": "EncryptExecuteDirectory",
+    "encrypt_input_files": "EncryptInputFiles",
+    "encrypt_output_files": "EncryptOutputFiles",
+    "hold_kill_sig": "HoldKillSig",
+    "job_ad_information_attrs": "JobAdInformationAttrs",
+    "job_machine_attrs": "JobMachineAttrs",
+    "job_max_vacate_time": "JobMaxVacateTime",
+    "jobset": "JobSetName",
+    "keep_claim_idle": "KeepClaimIdle",
+    "kill_sig": "KillSig",
+    "kill_sig_timeout": "KillSigTimeout",
+    "leave_in_queue": "LeaveJobInQueue",
+    "load_profile": "LoadProfile",
+    "max_job_retirement_time": "MaxJobRetirementTime",
+    "max_transfer_input_mb": "MaxTransferInputMB",
+    "max_transfer_output_mb": "MaxTransferOutputMB",
+    "next_job_start_delay": "NextJobStartDelay",
+    "nice_user": "NiceUser",
+    "notify_user": "NotifyUser",
+    "on_exit_hold_reason": "OnExitHoldReason",
+    "on_exit_hold_subcode": "OnExitHoldSubCode",
+    "periodic_hold": "PeriodicHold",
+    "periodic_hold_reason": "PeriodicHoldReason",
+    "periodic_hold_subcode": "PeriodicHoldSubCode",
+    "periodic_release": "PeriodicRelease",
+    "periodic_remove": "PeriodicRemove",
+    "periodic_vacate": "PeriodicVacate",
+    "preserve_relative_paths": "PreserveRelativePaths",
+    "priority": "JobPrio",
+    "remote_initialdir": "RemoteIwd",
+    "remove_kill_sig": "RemoveKillSig",
+    "request_cpus": "RequestCpus",
+    "request_disk": "RequestDisk",
+    "request_gpus": "RequestGPUs",
+    "request_memory": "RequestMemory",
+    "run_as_owner": "RunAsOwner",
+    "stack_size": "StackSize",
+    "submit_event_notes": "SubmitEventNotes",
+    "transfer_checkpoint_files": "TransferCheckpoint",
+    "transfer_input_files": "TransferInputFiles",
+    "transfer_output_files": "TransferOutputFiles",
+    "universe": "JobUniverse",
+    "want_graceful_removal": "WantGracefulRemoval",
+    "want_io_proxy": "WantIOProxy",
+}
+
+
+class SubmitMacros(MacroExpander):
+    """The macro expander of the submit language: the configuration's, with ClassAd
+    evaluation, :class:`SubmitError` and condor_submit's ``$CHOICE``."""
+
+    def __init__(self, lookup: Lookup) -> None:
+        super().__init__(lookup, evaluate_text, error=SubmitError)
+
+    def _function(self, func: str, body: str, depth: int) -> str | None:
+        args = [a.strip() for a in self._expand(body, depth + 1).split(",")]
+        if func != "CHOICE" or len(args) < 2:
+            return super()._function(func, body, depth)
+        # Observed (condor_submit -dry-run; the configuration refuses these): the index is a
+        # number cut to an integer, 0 when it is none or negative; one out of range gives an
+        # empty value; a single list argument names a macro (undefined: an empty list).
+        try:
+            index = max(int(float(self._arg(args[0], depth))), 0)
+        except (ValueError, OverflowError):
+            index = 0
+        items = args[1:]
+        if len(items) == 1:
+            value = self.lookup(items[0])
+            items = [] if value is None else self._expand(value, depth + 1).split(",")
+        return items[index].strip() if index < len(items) else ""
 
 
 class TranslationState(Protocol):
@@ -59,8 +151,10 @@ class JobParts:
         self._expanded: dict[str, str] = {}
 
     def get(self, *names: str) -> str | None:
-        """Expanded value of the first given command; empty counts as absent."""
-        for name in names:
+        """Expanded value of the first given command; empty counts as absent.  A command not
+        given may be given under its attribute's name (:data:`ATTRIBUTE_NAMES`)."""
+        aliases = [ATTRIBUTE_NAMES[name] for name in names if name in ATTRIBUTE_NAMES]
+        for name in (*names, *aliases):
             low = name.lower()
             raw = self.commands.get(low)
             if raw is None:

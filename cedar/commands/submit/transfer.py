@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from cedar.commands.submit.encodings import (
     URL_SCHEME,
     join_path,
+    requirement_references,
     size_kib,
 )
 from cedar.commands.submit.errors import SubmitError
@@ -127,7 +128,10 @@ class TransferParts(JobParts):
         if dest is not None:
             self.set_str("OutputDestination", dest)
             self._scheme(dest)
-        if self.schemes:
+        # Observed: not when the user's requirements name HasFileTransfer (which also drops
+        # the plugin clauses from Requirements).
+        user = self.get("requirements")
+        if self.schemes and "hasfiletransfer" not in requirement_references(user or "true"):
             self.set_str("WantTransferPluginMethods", ",".join(self._sorted_schemes()))
 
     def _proxy(self) -> None:

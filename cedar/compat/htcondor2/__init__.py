@@ -576,12 +576,13 @@ class Schedd:
     def get_claims(
         self, constraint: str | ExprTree | None = None, projection: list[str] | None = None
     ) -> list[ClassAd]:
-        """The slots this schedd holds claims on (QUERY_STARTD_ADS sent to the schedd, which
-        answers with one ad per claim it holds)."""
+        """The slots this schedd holds claims on (QUERY_STARTD_ADS to the schedd).  The
+        constraint goes as its text, as the reference's ``str(constraint)``: without one the
+        attribute ``None``, which selects no slot ("No active claims" in htcondor ap claims)."""
         with translated():
             address = self._schedd.locate()
             ads = _CedarCollector(address).query(
-                _CedarAdType.STARTD, _text(constraint), projection=projection or ()
+                _CedarAdType.STARTD, str(constraint), projection=projection or ()
             )
         return _adopt_all(ads)
 
