@@ -85,7 +85,7 @@ _LAZY = {
     "RetrievedJob": "cedar.commands.spool",
     "SpooledJob": "cedar.commands.spool",
     "SpoolRefused": "cedar.commands.spool",
-    "Submit": "cedar.commands.submit",
+    "Submit": "cedar.submit_language",
     "AsyncHistoryQuery": "cedar.commands",
     "AsyncStartd": "cedar.commands",
     "HistoryError": "cedar.commands",
@@ -167,9 +167,9 @@ if TYPE_CHECKING:  # the same names, for type checkers and IDEs
     )
     from cedar.commands.schedd import ActResult, SubmitResult
     from cedar.commands.spool import RetrievedJob, SpooledJob, SpoolRefused
-    from cedar.commands.submit import Submit
     from cedar.config import Config
     from cedar.numbers import AdType, DaemonType, JobAction, JobStatus
+    from cedar.submit_language import Submit
 
 __all__ = [
     "DEFAULT_TIMEOUT",
