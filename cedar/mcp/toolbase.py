@@ -123,8 +123,9 @@ async def transfer_progress(call: ToolCall, label: str) -> AsyncIterator[Progres
 
 
 def ad_json(call: ToolCall, ad: ClassAd) -> dict[str, Any]:
-    """An ad as a JSON object: the service core's mapping (:func:`cedar.service_core.adjson.ad_dict`),
-    private attributes redacted for every caller, as every other mouth does."""
+    """An ad as a JSON object: the service core's mapping
+    (:func:`cedar.service_core.adjson.ad_dict`), private attributes redacted for every caller,
+    as every other mouth does."""
     return ad_dict(ad, call.access.settings.private_attrs)
 
 

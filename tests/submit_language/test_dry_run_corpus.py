@@ -1,9 +1,10 @@
 """cedar's submit language against the real ``condor_submit -dry-run`` on a generated corpus.
 
-Every file of ``tests/submit_language/corpus.py`` (≥ 300, plus the captures' ``*.sub``) goes through both;
-the job ads must be equal, accept/reject included, except the deliberate deviations listed in
-``tests/submit_language/dry_run.py`` (``TIME_OR_BUILD``, ``DELIBERATE_REJECTIONS``, ``#RANDOM#`` values
-compared by type and range).  Skips when the real ``condor_submit`` is not available.
+Every file of ``tests/submit_language/corpus.py`` (≥ 300, plus the captures' ``*.sub``) goes
+through both; the job ads must be equal, accept/reject included, except the deliberate
+deviations listed in ``tests/submit_language/dry_run.py`` (``TIME_OR_BUILD``,
+``DELIBERATE_REJECTIONS``, ``#RANDOM#`` values compared by type and range).  Skips when the
+real ``condor_submit`` is not available.
 """
 
 from __future__ import annotations
