@@ -5,7 +5,8 @@ put them next to the rest of its policy); command-line flags override them.
 
 ``CEDAR_MCP_ADMINS`` (or ``CEDAR_SERVE_ADMINS``)
     identities (``user@domain`` or ``user``) that see and touch every job; everyone else is
-    scoped to their own jobs (the service core's one rule, :func:`cedar.service_core.settings.is_admin`).
+    scoped to their own jobs (the service core's one rule,
+    :func:`cedar.service_core.settings.is_admin`).
 ``CEDAR_MCP_READ_ONLY``
     true: the destructive tools (submit, edit, hold, release, remove) are not offered.
 ``CEDAR_SERVE_URL``
