@@ -33,7 +33,10 @@ from typing import TYPE_CHECKING  # noqa: E402 - after the hook: imports may be 
 from cedar.errors import *  # noqa: E402, F403 - light (no third-party import)
 from cedar.errors import __all__ as _errors_all  # noqa: E402
 from cedar.lazy import lazy_exports  # noqa: E402
+from cedar.old_names import register as _register_old_names  # noqa: E402
 from cedar.version import __version__ as __version__  # noqa: E402 - the one package version
+
+_register_old_names()  # the package names before issue 37 stay importable
 
 #: Public name -> the module that defines it, imported on first use (PEP 562), so that
 #: ``import cedar`` and the CLIs start without Trio, cryptography or the protocol layers.

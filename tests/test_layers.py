@@ -21,6 +21,7 @@ LAYERS: list[set[str]] = [
     {
         "errors",
         "lazy",
+        "old_names",
         "numbers",
         "record",
         "version",
