@@ -152,7 +152,7 @@ WARM_MODULES = (
     "cedar.auth.methods.idtokens",
     "cedar.auth.methods.fs",
     "cedar.commands.qmgmt",
-    "cedar.commands.submit.factory",
+    "cedar.submit_language.factory",
     "cryptography.hazmat.primitives.ciphers.aead",
     "cryptography.hazmat.primitives.kdf.hkdf",
 )

@@ -1,6 +1,6 @@
 """Query throughput: cedar vs the reference bindings against the same mock pool, in one run.
 
-A mock pool (:class:`cedar.server.pool.MockPool`, FS + AES-GCM) runs in a child process, its
+A mock pool (:class:`cedar.daemons.pool.MockPool`, FS + AES-GCM) runs in a child process, its
 collector filled with copies of the real slot ads recorded in
 ``captures/status-startd-long-raw.out`` and its schedd with jobs.  This process then times the
 same queries through ``cedar`` and through ``htcondor2`` and prints the ratio
@@ -35,7 +35,7 @@ SERVER = """
 import sys
 from cedar.classad_wire import ClassAd
 from cedar.commands import Schedd
-from cedar.server.pool import MockPool
+from cedar.daemons.pool import MockPool
 
 slots, jobs, recording = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 blocks = [b for b in open(recording).read().split("\\n\\n") if "=" in b]

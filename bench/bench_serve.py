@@ -42,9 +42,9 @@ import httpx
 import trio
 
 from cedar.commands import AsyncSchedd
-from cedar.commands.submit import Submit
 from cedar.config import Config
-from cedar.service import Caller, PoolAccess, ServiceSettings
+from cedar.service_core import Caller, PoolAccess, ServiceSettings
+from cedar.submit_language import Submit
 
 HELD = "executable = /bin/sleep\narguments = 600\ntransfer_executable = false\nhold = true\n"
 

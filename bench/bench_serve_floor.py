@@ -104,8 +104,8 @@ def fastapi_app() -> Any:
 def one_job_reader() -> Callable[[str], Awaitable[bytes]]:
     """``job id -> the ad's JSON``, by the library's one-job query as the token's user (from the
     pool's environment)."""
-    from cedar.serve.adjson import ad_json_bytes
-    from cedar.service import Caller, PoolAccess
+    from cedar.http_api.adjson import ad_json_bytes
+    from cedar.service_core import Caller, PoolAccess
 
     access = PoolAccess(pool_settings())
     caller = Caller.from_token(pool_token())
@@ -136,9 +136,9 @@ def query_app() -> Any:
 
 
 def hypercorn_settings(port: int) -> Any:
-    """cedar serve's own Hypercorn settings (``cedar.serve.server.hypercorn_config``)."""
-    from cedar.serve.server import hypercorn_config
-    from cedar.service import ServiceSettings
+    """cedar serve's own Hypercorn settings (``cedar.http_api.server.hypercorn_config``)."""
+    from cedar.http_api.server import hypercorn_config
+    from cedar.service_core import ServiceSettings
 
     return hypercorn_config(ServiceSettings(host="127.0.0.1", port=port))
 
@@ -319,7 +319,7 @@ async def main(args: argparse.Namespace) -> None:
     from cedar.commands import AsyncSchedd, run_command_async
     from cedar.commands.collector import collector_query
     from cedar.commands.schedd import job_query_command, shared_query_request
-    from cedar.service import Caller, PoolAccess
+    from cedar.service_core import Caller, PoolAccess
 
     token = pool_token()
     access = PoolAccess(pool_settings())

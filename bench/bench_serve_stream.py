@@ -36,8 +36,8 @@ import httpx
 import trio
 from bench_serve import pool_settings, pool_token, process_cpu, start_server
 
-from cedar.serve.adjson import ad_json_bytes, json_chunks
-from cedar.service import Caller, PoolAccess
+from cedar.http_api.adjson import ad_json_bytes, json_chunks
+from cedar.service_core import Caller, PoolAccess
 
 
 def process_times(pid: int) -> tuple[float, float]:

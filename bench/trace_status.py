@@ -82,9 +82,9 @@ def install(app: Any) -> Any:
     import trio
     from hypercorn.protocol.h11 import H11Protocol
 
-    import cedar.serve.restd as restd
-    from cedar.serve.context import Services
-    from cedar.service.access import PoolAccess
+    import cedar.http_api.restd as restd
+    from cedar.http_api.context import Services
+    from cedar.service_core.access import PoolAccess
     from cedar.stream import drivers
 
     original_handle = H11Protocol.handle
@@ -182,8 +182,8 @@ def serve(port: int, profile: str | None) -> None:
     from bench_serve import pool_settings
     from hypercorn.trio import serve as hypercorn_serve
 
-    from cedar.serve.app import create_app
-    from cedar.serve.server import hypercorn_config
+    from cedar.http_api.app import create_app
+    from cedar.http_api.server import hypercorn_config
 
     settings = dataclasses.replace(pool_settings(), port=port, rate=0.0)
     app = install(create_app(settings))

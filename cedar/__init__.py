@@ -33,7 +33,10 @@ from typing import TYPE_CHECKING  # noqa: E402 - after the hook: imports may be 
 from cedar.errors import *  # noqa: E402, F403 - light (no third-party import)
 from cedar.errors import __all__ as _errors_all  # noqa: E402
 from cedar.lazy import lazy_exports  # noqa: E402
+from cedar.old_names import register as _register_old_names  # noqa: E402
 from cedar.version import __version__ as __version__  # noqa: E402 - the one package version
+
+_register_old_names()  # the package names before issue 37 stay importable
 
 #: Public name -> the module that defines it, imported on first use (PEP 562), so that
 #: ``import cedar`` and the CLIs start without Trio, cryptography or the protocol layers.
@@ -85,7 +88,7 @@ _LAZY = {
     "RetrievedJob": "cedar.commands.spool",
     "SpooledJob": "cedar.commands.spool",
     "SpoolRefused": "cedar.commands.spool",
-    "Submit": "cedar.commands.submit",
+    "Submit": "cedar.submit_language",
     "AsyncHistoryQuery": "cedar.commands",
     "AsyncStartd": "cedar.commands",
     "HistoryError": "cedar.commands",
@@ -167,9 +170,9 @@ if TYPE_CHECKING:  # the same names, for type checkers and IDEs
     )
     from cedar.commands.schedd import ActResult, SubmitResult
     from cedar.commands.spool import RetrievedJob, SpooledJob, SpoolRefused
-    from cedar.commands.submit import Submit
     from cedar.config import Config
     from cedar.numbers import AdType, DaemonType, JobAction, JobStatus
+    from cedar.submit_language import Submit
 
 __all__ = [
     "DEFAULT_TIMEOUT",

@@ -57,5 +57,5 @@ def test_each_package_defines_exceptions_in_one_module() -> None:
 
 def test_the_finder_sees_the_known_homes() -> None:
     found = {str(path.relative_to(ROOT)) for path in _exception_classes()}
-    assert {"errors.py", "commands/errors.py", "commands/submit/errors.py"} <= found
-    assert "service/errors.py" in found and "commands/qmgmt.py" not in found
+    assert {"errors.py", "commands/errors.py", "submit_language/errors.py"} <= found
+    assert "service_core/errors.py" in found and "commands/qmgmt.py" not in found

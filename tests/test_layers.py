@@ -21,6 +21,7 @@ LAYERS: list[set[str]] = [
     {
         "errors",
         "lazy",
+        "old_names",
         "numbers",
         "record",
         "version",
@@ -29,14 +30,16 @@ LAYERS: list[set[str]] = [
     {"classad_wire"},  # ClassAd values, expressions, wire codec
     {"jobid"},  # the one job-id grammar (its constraints are classad_wire trees)
     {"config"},  # the HTCondor configuration language
+    {"submit_language"},  # the submit language: a description -> job ads
     {"auth"},  # the security handshake in both roles, methods, sessions, tokens
     {"commands"},  # the clients of each daemon command
-    {"server"},  # the mock daemons
+    {"daemons"},  # the mock daemons
     {"capture", "conformance"},  # dissector and replay; the conformance battery (clients)
     {"output", "analysis"},  # condor-style printing of ads (-af, -format, tables); match analysis
-    {"service"},  # what every service shares: the caller's identity, scoping, per-token sessions
+    # what every service shares: the caller's identity, scoping, per-token sessions
+    {"service_core"},
     # programs, compatibility layers, conformance battery, the HTTP API and the MCP server
-    {"cli", "compat", "conformance", "serve", "mcp_server"},
+    {"cli", "compat", "conformance", "http_api", "mcp"},
     {"__init__", "__main__"},  # the package's public face
 ]
 RANK = {name: rank for rank, names in enumerate(LAYERS) for name in names}

@@ -41,7 +41,7 @@ def test_fresh_venv_install_imports_with_runtime_dependencies_only(tmp_path: Pat
     )
     assert install.returncode == 0, install.stderr[-3000:]
     probe = (
-        "import sys, cedar, cedar.server.pool, cedar.cli.main, cedar.capture\n"
+        "import sys, cedar, cedar.daemons.pool, cedar.cli.main, cedar.capture\n"
         f"loaded = sorted(m for m in {TEST_ONLY!r} if m in sys.modules)\n"
         "print(cedar.__version__, loaded)\n"
     )

@@ -41,7 +41,7 @@ def test_everything_shows_the_one_package_version() -> None:
     # the HTTP API and the MCP server take it from the same place (their modules import their
     # optional extras, so the source is checked, not imported)
     root = PYPROJECT.parent / "cedar"
-    for module in ("serve/models.py", "mcp_server/server.py"):
+    for module in ("http_api/models.py", "mcp/server.py"):
         text = (root / module).read_text(encoding="utf-8")
         body = text.split("def package_version() -> str:", 1)[1].split("\ndef ", 1)[0]
         assert "from cedar.version import __version__" in body, module

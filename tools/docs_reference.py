@@ -84,15 +84,15 @@ def _routes_table(document: dict[str, Any], prefix: str = "") -> str:
 
 def http_reference() -> str:
     """The routes of ``cedar serve``, from the OpenAPI documents the running service serves."""
-    from cedar.serve.app import create_app
-    from cedar.service.settings import ServiceSettings
+    from cedar.http_api.app import create_app
+    from cedar.service_core.settings import ServiceSettings
 
     app = create_app(ServiceSettings(collector="127.0.0.1:9618"))
     parts = [
         "## The REST API (`/openapi.json`)\n\n" + _routes_table(app.openapi()),
     ]
-    from cedar.serve.iri.settings import IriSettings
-    from cedar.serve.iri.spec import document
+    from cedar.http_api.iri.settings import IriSettings
+    from cedar.http_api.iri.spec import document
 
     prefix = IriSettings().prefix
     parts.append(
@@ -104,7 +104,7 @@ def http_reference() -> str:
 
 def mcp_reference() -> str:
     """The MCP tool table."""
-    from cedar.mcp_server.tools import TOOLS
+    from cedar.mcp.tools import TOOLS
 
     rows = [
         "| tool | title | read-only | destructive | idempotent | what |",

@@ -2,7 +2,7 @@
 
 See spec 03 (handshake) and spec 04 §1-§4 (the built-in methods).  The public client entry point
 is :func:`start_command`; servers use :func:`cedar.auth.server.serve_authenticate` through
-:class:`cedar.server.Daemon`.
+:class:`cedar.daemons.Daemon`.
 
 The names are resolved on first use (PEP 562): a client that imports :mod:`cedar.auth.client`
 does not load the server's policy machinery.  The built-in methods are registered at import

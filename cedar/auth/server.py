@@ -43,7 +43,7 @@ from cedar.stream.crypto import EcdhKeyPair
 from cedar.stream.primitives import MessageReader
 from cedar.stream.protocol import Protocol, Receive, Send
 
-log = logging.getLogger("cedar.server.security")
+log = logging.getLogger("cedar.daemons.security")
 
 
 @dataclass(frozen=True)

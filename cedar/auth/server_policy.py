@@ -70,7 +70,7 @@ def _default_level() -> LevelPolicy:
 
 @dataclass
 class ServerPolicy:
-    """Everything a :class:`~cedar.server.Daemon` decides security by.
+    """Everything a :class:`~cedar.daemons.Daemon` decides security by.
 
     ``levels`` maps a level name (``READ``, ``WRITE``, ``DEFAULT`` ...) to its settings;
     ``allow``/``deny`` map a level to authorization patterns.  ``allow=None`` authorizes every

@@ -53,14 +53,14 @@ from cedar.commands import qmgmt
 from cedar.commands import schedd as schedd_commands
 from cedar.commands.base import DEFAULT_TIMEOUT, Body, command_protocol
 from cedar.commands.ping import sec_query_body
-from cedar.commands.submit.factory import JobFactory, digest_queue, parse_item_bytes
+from cedar.daemons.ad_store import QUERY_TABLES, AdStore
+from cedar.daemons.collector import MockCollector
+from cedar.daemons.daemon import Daemon
+from cedar.daemons.schedd import HELD, IDLE, Job, JobQueue
 from cedar.errors import CedarError
 from cedar.numbers import Command, QmgmtCall
-from cedar.server.ad_store import QUERY_TABLES, AdStore
-from cedar.server.collector import MockCollector
-from cedar.server.daemon import Daemon
-from cedar.server.schedd import HELD, IDLE, Job, JobQueue
 from cedar.stream.drivers import ReplayChannel
+from cedar.submit_language.factory import JobFactory, digest_queue, parse_item_bytes
 
 #: Attributes whose values legitimately differ between runs (keys, nonces, session ids, pids,
 #: clocks, versions); their presence is still compared.

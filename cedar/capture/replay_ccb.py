@@ -59,9 +59,8 @@ from cedar.commands.ccb import (
     request_sender,
     send_ad,
 )
-from cedar.numbers import Command
-from cedar.server.ccb_broker import CcbBroker
-from cedar.server.ccb_model import (
+from cedar.daemons.ccb_broker import CcbBroker
+from cedar.daemons.ccb_model import (
     Request,
     forwarded,
     hello,
@@ -70,8 +69,9 @@ from cedar.server.ccb_model import (
     reply,
     result_for,
 )
-from cedar.server.ccb_target import reverse_hello
-from cedar.server.collector import MockCollector
+from cedar.daemons.ccb_target import reverse_hello
+from cedar.daemons.collector import MockCollector
+from cedar.numbers import Command
 from cedar.stream.drivers import ReplayChannel
 
 #: Why a BLOWFISH secret stops a replay (plain recordings, spec 09 §4.1).

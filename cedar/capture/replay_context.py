@@ -24,10 +24,10 @@ from cedar.capture.messages import Conversation
 from cedar.capture.tcp import C2S, S2C
 from cedar.classad_wire import ClassAd
 from cedar.commands.base import Body
+from cedar.daemons.daemon import Daemon
+from cedar.daemons.job_queue import JobQueue
+from cedar.daemons.schedd import MockSchedd
 from cedar.errors import CedarError
-from cedar.server.daemon import Daemon
-from cedar.server.job_queue import JobQueue
-from cedar.server.schedd import MockSchedd
 
 #: The client settings of the index's "plain" security (captures/README.md).
 PLAIN_METHODS = ["CLAIMTOBE"]

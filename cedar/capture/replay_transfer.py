@@ -24,13 +24,13 @@ from cedar.capture.tcp import S2C
 from cedar.classad_wire import ClassAd
 from cedar.commands.filetransfer import FileTransferError, UploadItem
 from cedar.commands.spool import SpoolRefused, retrieve_protocol, spool_protocol
+from cedar.daemons.job_queue import Job, JobQueue
 from cedar.jobid import parse_job_id
-from cedar.server.job_queue import Job, JobQueue
 
 if TYPE_CHECKING:
     from cedar.auth.client import CommandSession
     from cedar.commands.base import Body
-    from cedar.server.daemon import Daemon
+    from cedar.daemons.daemon import Daemon
 
 #: Attributes of the transfer reports and job ads that legitimately differ in a replay: the
 #: failure texts name local paths and addresses, the statistics count differently (the

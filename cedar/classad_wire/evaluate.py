@@ -44,6 +44,7 @@ from cedar.classad_wire.operators import (
     to_python,
     to_string,
     unary_op,
+    wrap32,
 )
 from cedar.classad_wire.syntax import parse_expr
 from cedar.classad_wire.values import (
@@ -391,6 +392,7 @@ class Evaluator:
         if bad is not None:
             return bad
         if isinstance(base, tuple) and type(index) is int:
+            index = wrap32(index)  # observed: a C int ({1, 2, 3}[4294967297] is 2)
             if not 0 <= index < len(base):
                 return Error
             again = getattr(base, "scope", None)

@@ -137,11 +137,24 @@ def wrap(value: int) -> int:
     return ((value - INT64_MIN) & 0xFFFFFFFFFFFFFFFF) + INT64_MIN
 
 
+def wrap32(value: int) -> int:
+    """A 64-bit integer cut to a C ``int`` (two's complement wrap), as the reference stores
+    times and list subscripts."""
+    return ((value + 2**31) & 0xFFFFFFFF) - 2**31
+
+
 def trunc(value: float) -> int:
     """C ``(long long)`` of a double on x86-64: out of range (or NaN) gives INT64_MIN."""
     if math.isnan(value) or not -(2.0**63) <= value < 2.0**63:
         return INT64_MIN
     return int(value)
+
+
+def c_int(value: float) -> int:
+    """C ``(int)`` of a double as the reference converts times: out of range (or NaN) gives
+    INT_MIN (observed: int(relTime(3e9)) is -2147483648)."""
+    seconds = trunc(value)
+    return seconds if -(2**31) <= seconds < 2**31 else -(2**31)
 
 
 def is_number(value: Value) -> bool:
@@ -215,8 +228,9 @@ def arith(op: str, a: Value, b: Value) -> Value:
         result = a - b
     elif op == "*":
         result = a * b
-    elif b == 0:
-        result = math.nan if a == 0 or math.isnan(a) else math.copysign(math.inf, a)
+    elif b == 0:  # the signs of both count: 1 / -0.0 is -infinity (observed)
+        infinity = math.copysign(math.inf, a) * math.copysign(1.0, b)
+        result = math.nan if a == 0 or math.isnan(a) else infinity
     else:
         result = a / b
     # The reference reports a result of +infinity as an error (but not -infinity or NaN).

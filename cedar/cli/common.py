@@ -205,7 +205,7 @@ def exit_code(exc: BaseException) -> int:
     if isinstance(exc, CedarConnectionError):  # including NotCedarPeer
         return EXIT_UNREACHABLE
     if isinstance(exc, InvalidArgument):
-        from cedar.commands.submit.errors import SubmitError  # here: the CLI starts without it
+        from cedar.submit_language.errors import SubmitError  # here: the CLI starts without it
 
         if isinstance(exc, SubmitError):  # a refused submit description, as condor_submit
             return EXIT_REFUSED

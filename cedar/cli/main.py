@@ -43,8 +43,8 @@ MOUNTED = {
     "decode": ("cedar.cli.decode", "decode a capture of CEDAR traffic"),
     "conformance": ("cedar.cli.conformance", "run the CEDAR conformance battery against a pool"),
     "tail": ("cedar.cli.tail", "show the end of a running job's output (like condor_tail)"),
-    "mcp": ("cedar.mcp_server.cli", "serve HTCondor to AI agents (Model Context Protocol)"),
-    "serve": ("cedar.serve.cli", "serve the pool over HTTP (needs the [serve] extra)"),
+    "mcp": ("cedar.mcp.cli", "serve HTCondor to AI agents (Model Context Protocol)"),
+    "serve": ("cedar.http_api.cli", "serve the pool over HTTP (needs the [serve] extra)"),
     "submit": ("cedar.cli.schedd_tools", "submit jobs from a submit description file"),
     "history": ("cedar.cli.history", "job, epoch, transfer, startd history (condor_history)"),
     "rm": ("cedar.cli.actions", "remove jobs (like condor_rm)"),
@@ -384,9 +384,9 @@ def run_demo(args: argparse.Namespace, out: TextIO) -> int:
 
     from cedar.cli import spool_tools
     from cedar.commands import Collector, Schedd, ping
-    from cedar.commands.submit import Submit
     from cedar.config import Config, set_default_config
-    from cedar.server.pool import MockPool
+    from cedar.daemons.pool import MockPool
+    from cedar.submit_language import Submit
 
     # The demo is self-contained: no HTCondor configuration on this machine is read or needed.
     set_default_config(Config())
@@ -479,7 +479,7 @@ def run_pool(args: argparse.Namespace, out: TextIO) -> int:
     """Serve a mock pool until interrupted and say how to point clients at it."""
     import trio
 
-    from cedar.server.pool import MockPool, host_name
+    from cedar.daemons.pool import MockPool, host_name
 
     pool = MockPool.for_setup(
         args.security,

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from cedar.cli.common import Progress, UsageError
 from cedar.cli.schedd_options import add_common, schedd_from
-from cedar.commands.submit import Submit
+from cedar.submit_language import Submit
 
 if TYPE_CHECKING:
     from cedar.commands.schedd import SubmitResult
@@ -128,7 +128,7 @@ def run_submit(args: argparse.Namespace, out: TextIO) -> int:
     stderr, exit 1 (observed on 25.13.2)."""
     if args.prog != "condor_submit":
         return _submit(args, out)
-    from cedar.commands.submit.errors import SubmitError
+    from cedar.submit_language.errors import SubmitError
 
     try:
         return _submit(args, out)
@@ -153,7 +153,7 @@ def _submit(args: argparse.Namespace, out: TextIO) -> int:
         return run_spooled_submit(args, description, out)
     schedd = schedd_from(args)
     if args.prog == "condor_submit":  # the jobs say which tool submitted them
-        from cedar.commands.submit.settings import SubmitSettings
+        from cedar.submit_language.settings import SubmitSettings
 
         schedd.settings = SubmitSettings.from_config()
         schedd.settings.submit_method = CONDOR_SUBMIT_METHOD

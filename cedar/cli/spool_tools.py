@@ -15,7 +15,7 @@ from typing import Any, TextIO
 
 from cedar.cli.schedd_options import add_common, schedd_from
 from cedar.commands.filetransfer import TransferProgress
-from cedar.commands.submit import Submit
+from cedar.submit_language import Submit
 
 
 class ProgressBar:
@@ -155,7 +155,7 @@ def demo_spool(schedd: Any, pool: Any, out: TextIO) -> bool:
     """The demo's remote submission: the input travels to the mock schedd, output comes back.
 
     The mock does not run the job; completing it writes a manifest of the input it received as
-    the job's stdout and a ``summary.txt`` (see :mod:`cedar.server.spool`).
+    the job's stdout and a ``summary.txt`` (see :mod:`cedar.daemons.spool`).
     """
     import os
     import tempfile

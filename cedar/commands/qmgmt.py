@@ -45,7 +45,7 @@ from cedar.stream.primitives import MessageReader, MessageWriter
 from cedar.stream.protocol import Protocol, Receive, Send
 
 if TYPE_CHECKING:  # imported where used: a query or an edit loads no submission code
-    from cedar.commands.submit.factory import JobFactory
+    from cedar.submit_language.factory import JobFactory
 
 __all__ = [
     "CommitResult",
@@ -483,7 +483,7 @@ def submit_transaction(
     late materialization (:func:`_send_factory`).  Any failure before the commit aborts the
     transaction (explicitly when the connection still works), so nothing is left behind.
     """
-    from cedar.commands.submit.factory import JobFactory
+    from cedar.submit_language.factory import JobFactory
 
     capabilities = yield from get_capabilities(conn)
     cluster = yield from new_cluster(conn)

@@ -55,7 +55,7 @@ if TYPE_CHECKING:  # imported where used: a query loads no submission, spool or 
     from cedar.commands.filetransfer import ProgressCallback
     from cedar.commands.history import history_protocol, history_request
     from cedar.commands.qmgmt import SubmitOutcome
-    from cedar.commands.submit import Submit, SubmitSettings
+    from cedar.submit_language import Submit, SubmitSettings
 
 __all__ = [
     "ActResult",
@@ -611,7 +611,7 @@ def submit_builder(
     if not spool:
         return build
     from cedar.commands import spool as spool_lib
-    from cedar.commands.submit.factory import JobFactory
+    from cedar.submit_language.factory import JobFactory
 
     def build_on_hold(cluster: int) -> qmgmt.Built:
         built = build(cluster)
@@ -633,8 +633,8 @@ def _submit_builder(
     settings: SubmitSettings,
     spool: bool = False,
 ) -> Callable[[int], qmgmt.Built]:
-    from cedar.commands.submit import Submit
-    from cedar.commands.submit.factory import job_factory, max_materialize
+    from cedar.submit_language import Submit
+    from cedar.submit_language.factory import job_factory, max_materialize
 
     if isinstance(description, str):
         description = Submit(description)

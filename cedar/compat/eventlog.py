@@ -498,7 +498,7 @@ def event_dicts(lines: Iterable[str], limit: int = MAX_EVENTS) -> list[dict[str,
     event's name, e.g. ``ExecuteEvent``); at most ``limit`` events, the first ones.  The one
     reader the REST API (``GET /api/v1/jobs/{id}/events``) and the MCP server share."""
     from cedar.classad_wire import parse_one
-    from cedar.service.adjson import ad_dict
+    from cedar.service_core.adjson import ad_dict
 
     events: list[dict[str, Any]] = []
     block: list[str] = []

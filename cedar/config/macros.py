@@ -103,49 +103,89 @@ def find_body_end(text: str, start: int) -> int:
 
 
 def path_parts(path: str, letters: str) -> str:
-    """``$F<letters>(x)``: pieces of a path (spec 06 §1.4): ``p`` directory, ``d`` parent
-    directory name, ``n`` name, ``x`` extension, ``q`` quoted, ``b`` without the trailing
-    ``/``; no piece letter means the whole path (observed: ``$F(/a/b.c)`` and ``$Fb(/a/b.c)`` are
-    ``/a/b.c``; dask-jobqueue writes ``$F(MY.JobId)``).  The value's surrounding quotes go first
-    (observed: ``$F`` of ``"/x/y.c"`` is ``/x/y.c``, ``$Fq`` of it ``"/x/y.c"``).
+    """``$F<letters>(x)``: a piece of a path (spec 06 §1.4): ``p`` directory, ``d`` parent
+    directory name, ``n`` name, ``x`` extension, ``q`` quoted, ``b`` bare; no piece letter means
+    the whole path (observed: ``$F(/a/b.c)`` and ``$Fb(/a/b.c)`` are ``/a/b.c``; dask-jobqueue
+    writes ``$F(MY.JobId)``).  The value's surrounding quotes go first (observed: ``$F`` of
+    ``"/x/y.c"`` is ``/x/y.c``, ``$Fq`` of it ``"/x/y.c"``).
 
-    Observed (25.13.2): ``f`` puts the current directory before a relative path, unnormalised
-    (``$Ff(/x/y/)`` keeps its ``/``); ``u`` turns ``\\`` into ``/`` and ``w`` ``/`` into ``\\``
-    before the pieces are taken (so ``$Fpw(/x/y.c)`` is empty); ``a`` only makes ``q`` quote
-    with ``'`` (``$Fqa(a b)`` is ``'a b'``)."""
+    Observed (25.13.2, ``condor_submit -dry-run`` on generated paths and letter sets): the
+    piece is one slice of the path.  It starts where the first of ``d``, ``p``, ``n``, ``x``
+    starts (``x`` after its dot with ``b``) and ends at the end for ``x``, before the
+    extension for ``n``, else after the directory's last ``/`` (one character earlier with
+    ``b``).  The directory is cut at ``/`` alone, but ``d`` starts after the separator
+    (``/`` or ``\\``) before the path's last one; a slice that would end before it starts runs
+    to the end (``$Fd(/x\\y\\z.q)`` is ``y\\z.q``, ``$Fdb(/x/y\\z.q)`` is ``y\\z.q``), and a
+    path without ``/`` has no ``d`` or ``p`` piece.  ``f`` puts the current directory before a
+    relative path, unnormalised (``$Ff(/x/y/)`` keeps its ``/``); ``u`` turns ``\\`` into ``/``
+    and ``w`` ``/`` into ``\\`` before the pieces are taken (so ``$Fpw(/x/y.c)`` is empty);
+    ``a`` only makes ``q`` quote with ``'`` (``$Fqa(a b)`` is ``'a b'``)."""
     if path[:1] in ('"', "'"):
         # Observed (25.13.2, config and submit alike): a leading quote is dropped, and a
         # trailing one only when it is the same quote ("a/b' keeps its ').
         path = path[1:-1] if len(path) > 1 and path[-1] == path[0] else path[1:]
     if "f" in letters and path and not path.startswith("/"):
-        path = posixpath.join(os.getcwd(), path)
+        # Observed: one leading "./" goes first (".\\" too with w): $Ff(./a) is CWD/a,
+        # $Ff(./) is CWD/./
+        if len(path) > 2 and (path[:2] == "./" or ("w" in letters and path[:2] == ".\\")):
+            path = path[2:]
+        cwd = os.getcwd()
+        path = (cwd if cwd.endswith("/") else cwd + "/") + path  # "./" + "/a" is CWD//a
     if "u" in letters:
         path = path.replace("\\", "/")
     if "w" in letters:
         path = path.replace("/", "\\")
-    directory, base = posixpath.split(path)
-    if directory and not directory.endswith("/"):
-        directory += "/"
-    stem, ext = posixpath.splitext(base)
-    out = ""
-    if "p" in letters:
-        out += directory
-    elif "d" in letters:
-        parent = posixpath.basename(directory.rstrip("/"))
-        out += parent + "/" if parent else ""
-    if "n" in letters:
-        out += stem
+    quote = ("'" if "a" in letters else '"') if "q" in letters else ""
+    if not any(piece in letters for piece in "pdnx"):
+        return f"{quote}{path}{quote}"
+    out, closed = _path_slice(path, letters, quoted=bool(quote))
+    # Observed: an empty piece quoted is the opening quote alone ($Fqa(a.b) is '), unless
+    # a d without a directory or an empty name before a dot made it ($Fdqa(a.b) is '').
+    return f"{quote}{out}{quote}" if out or closed else quote
+
+
+def _extension_start(path: str, name_start: int, quoted: bool) -> int:
+    """Where the extension starts (``len(path)`` without one): at the name's last dot, unless
+    that dot is right after a ``/`` or starts the value -- which, quoted, it does not (observed:
+    ``$Fx(.a)`` is empty, ``$Fxqa(.a)`` is ``'.a'``; ``$Fx(/x/.a)`` is empty either way)."""
+    dot = path.rfind(".", name_start)
+    if dot < 0 or (dot == name_start and (dot > 0 or not quoted)):
+        return len(path)
+    return dot
+
+
+def _path_slice(path: str, letters: str, *, quoted: bool) -> tuple[str, bool]:
+    """The slice of ``path`` that the piece letters ``p``/``d``/``n``/``x`` (and ``b``) name,
+    and whether a quoted empty slice still gets its closing quote."""
+    name_start = path.rfind("/") + 1  # the directory ends after its last "/"
+    ext_start = _extension_start(path, name_start, quoted)
+    ext = ext_start < len(path)
+    bare = "b" in letters
+    has_directory = name_start > 0
+    closed = False
+    if "d" in letters and has_directory:
+        last = max(path.rfind("/"), path.rfind("\\"))
+        start = max(path.rfind("/", 0, last), path.rfind("\\", 0, last)) + 1
+    elif "p" in letters and has_directory:
+        start = 0
+    elif "n" in letters:
+        start = name_start
+        closed = "x" not in letters and (ext and ext_start == name_start or "d" in letters)
+    elif "x" in letters:
+        start = min(ext_start + (1 if bare and ext else 0), len(path))
+    else:
+        return "", "d" in letters
     if "x" in letters:
-        out += ext
-    whole = not any(piece in letters for piece in "pdnx")
-    if whole:
-        out = path
-    if "b" in letters and not whole and out.endswith("/"):  # observed: $Fb(/x/y/) is /x/y/
-        out = out[:-1]
-    if "q" in letters:
-        quote = "'" if "a" in letters else '"'
-        out = f"{quote}{out}{quote}"
-    return out
+        end = len(path)
+    elif "n" in letters:
+        end = ext_start
+    else:
+        end = name_start - (1 if bare else 0)
+    if end < start:  # runs to the end, unquoted (observed: quoted it is empty)
+        return ("", False) if quoted else (path[start:], False)
+    if bare and end == start == 0 and "n" not in letters and "x" not in letters:
+        closed = True  # a directory that "b" emptied ($Fpbqa(/x) is '')
+    return path[start:end], closed
 
 
 class MacroExpander:
@@ -257,6 +297,8 @@ class MacroExpander:
         if func in ("INT", "REAL", "EVAL", "STRING"):
             return self._eval_function(func, args, depth)
         if func == "RANDOM_CHOICE" and args:
+            if len(args) == 1:  # observed: one argument names a macro holding the list,
+                args = self._arg(args[0], depth).replace(",", " ").split()  # blanks split it
             return _random().choice(args)
         if func == "RANDOM_INTEGER":
             return self._random_integer(body, args)

@@ -20,13 +20,13 @@ from cedar.classad_wire import ClassAd
 from cedar.commands import Collector, Schedd, ping, run_command
 from cedar.commands.collector import build_query_ad, query_protocol
 from cedar.commands.ping import PingResult
-from cedar.commands.submit import Submit
 from cedar.errors import AuthenticationError, CedarConnectionError, CedarError
 from cedar.numbers import AdType, DaemonType
 from cedar.stream.connection import CedarConnection
 from cedar.stream.drivers import SyncChannel
 from cedar.stream.primitives import MessageReader
 from cedar.stream.protocol import Protocol, Receive
+from cedar.submit_language import Submit
 
 #: The ad types every check of the query family covers, with the MyType their ads must carry.
 QUERY_TYPES: list[tuple[AdType, str | None]] = [

@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
+from cedar.daemons.daemon import Daemon
+from cedar.daemons.testing import RecordingQueryHandler, mock_daemon
 from cedar.errors import CedarError
-from cedar.server.daemon import Daemon
-from cedar.server.testing import RecordingQueryHandler, mock_daemon
 from cedar.stream.drivers import MemoryPair
 from tests.support import reference_import_problem
 

@@ -9,8 +9,8 @@ import pytest
 from cedar.auth import ClientSecurity, CommandDenied, SecurityConfig, start_command
 from cedar.classad_wire import ClassAd, put_classad
 from cedar.commands import ping
+from cedar.daemons.testing import mock_daemon, wait_for
 from cedar.errors import AuthenticationError, ConnectionClosed, IntegrityError, ProtocolError
-from cedar.server.testing import mock_daemon, wait_for
 from cedar.stream.connection import CedarConnection
 from cedar.stream.drivers import ReplayChannel
 from tests.support import ad_messages

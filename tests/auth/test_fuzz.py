@@ -8,8 +8,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cedar.classad_wire import ClassAd, put_classad
+from cedar.daemons.testing import mock_daemon
 from cedar.errors import CedarError
-from cedar.server.testing import mock_daemon
 from cedar.stream.connection import CedarConnection
 from cedar.stream.drivers import ReplayChannel
 from tests.support import ad_messages

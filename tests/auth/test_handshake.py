@@ -14,8 +14,8 @@ from cedar.auth.server_policy import LevelPolicy
 from cedar.auth.version import parse_version
 from cedar.classad_wire import ClassAd, get_classad, get_handshake_ad, put_classad
 from cedar.commands.ping import sec_query_body
+from cedar.daemons.testing import mock_daemon
 from cedar.errors import AuthenticationError, ConnectionClosed, SecurityError
-from cedar.server.testing import mock_daemon
 from cedar.stream.connection import CedarConnection
 from cedar.stream.protocol import Receive, Send
 from tests.support import query_names

@@ -21,7 +21,7 @@ from cedar.auth.methods.fs import FileSystem
 from cedar.auth.permissions import DC_AUTHENTICATE
 from cedar.auth.server_policy import LevelPolicy
 from cedar.classad_wire import get_handshake_ad
-from cedar.server.testing import mock_daemon
+from cedar.daemons.testing import mock_daemon
 from cedar.stream.connection import CedarConnection
 from cedar.stream.protocol import Receive, Send
 from tests.auth.test_handshake import CLIENT, SERVER, TARGET, decode, exchange

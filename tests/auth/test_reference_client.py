@@ -1,6 +1,6 @@
 """The reference client (htcondor2) against our server: the interoperability matrix.
 
-Each test runs the real client library in a subprocess against a :class:`cedar.server.Daemon`
+Each test runs the real client library in a subprocess against a :class:`cedar.daemons.Daemon`
 and checks both what the client reports and what our server saw.
 """
 
@@ -11,8 +11,8 @@ import json
 
 import pytest
 
-from cedar.server import SharedPortRouter
-from cedar.server.testing import mock_daemon, wait_for
+from cedar.daemons import SharedPortRouter
+from cedar.daemons.testing import mock_daemon, wait_for
 
 pytestmark = pytest.mark.reference
 

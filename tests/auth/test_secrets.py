@@ -9,7 +9,7 @@ import pytest
 
 from cedar.auth import ClientSecurity, SecurityConfig
 from cedar.commands import ping, run_command
-from cedar.server.testing import mock_daemon
+from cedar.daemons.testing import mock_daemon
 
 from .test_handshake import query
 

@@ -19,7 +19,7 @@ from cedar.auth.signing_key import SigningKey, SigningKeyStore
 from cedar.auth.sinful import Sinful
 from cedar.auth.tls import TlsServerSettings
 from cedar.config import Config
-from cedar.server.daemon import Daemon
+from cedar.daemons.daemon import Daemon
 from tests.support import reference_import_problem
 
 from .pki import Issuer, Pki, make_issuer, make_pki

@@ -10,9 +10,9 @@ import pytest
 
 from cedar.capture import dissect
 from cedar.capture.replay import replay_capture
-from cedar.commands.submit import Submit
-from cedar.commands.submit.factory import job_factory, max_materialize
 from cedar.numbers import QmgmtCall
+from cedar.submit_language import Submit
+from cedar.submit_language.factory import job_factory, max_materialize
 
 from .conftest import CAPTURES
 

@@ -20,8 +20,8 @@ from cedar.capture.replay import (
     replay_server,
 )
 from cedar.classad_wire import ClassAd
-from cedar.server.daemon import Daemon
-from cedar.server.schedd import MockSchedd
+from cedar.daemons.daemon import Daemon
+from cedar.daemons.schedd import MockSchedd
 
 from .conftest import CAPTURES, capture_index
 

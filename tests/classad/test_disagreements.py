@@ -892,3 +892,45 @@ def test_root_in_a_match_is_a_documented_deviation(classad2: Any, text: str) -> 
         parse_expr(text).eval(parse_one(EACH_CONTEXT_MINE), parse_one(EACH_CONTEXT_THEIRS)) == alone
     )
     assert alone in (1, 2)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "1 / -0.0",  # -infinity: the divisor's sign counts
+        "-1 / -0.0",  # +infinity: error
+        "-1 / 0.0",
+        "0.0 / -0.0",
+        "{1, 2, 3}[4294967297]",  # the subscript is a C int
+        "{1, 2, 3}[-4294967296]",
+        "{1, 2, 3}[2147483648]",
+        "{1, 2}[9223372036854775807]",
+        "splitTime(true)",  # a boolean is no time
+        'formatTime(false, "%Y")',
+        "interval(true)",  # ... but interval() reads it as 1
+        "int(relTime(3e9))",  # a relTime seen as a number is a C int
+        "real(relTime(1e308))",
+        "floor(relTime(-3e9))",
+        "quantize(relTime(3e9), 1)",
+        "quantize(relTime(2.5), 1)",
+        "quantize(3, 1e-9)",  # a quantum within 1e-8 of zero is zero
+        "quantize(3, -1e-8)",
+        "quantize(3, 1.1e-8)",
+        "quantize(true, 1e-308)",
+        'quantize("3", 1e-300)',
+        "quantize(1e308, 1e-308)",
+        "quantize(3, {0.5, 1e-300})",
+    ],
+)
+def test_classes_the_random_expressions_found_match_reference(classad2: Any, text: str) -> None:
+    """Found by the generator of ``tests/classad/random_expressions.py`` (issue 39)."""
+    ours, reference = _both(classad2, text)
+    assert ours == reference
+
+
+def test_rel_time_of_a_computed_string_is_a_documented_deviation(classad2: Any) -> None:
+    """The reference gives 0 for relTime of any string computed while evaluating (a bug: the
+    literal ``relTime("1:00")`` is 60); cedar reads the string either way."""
+    assert classad2.ExprTree('relTime(strcat("1:00"))').eval() == 0.0
+    assert classad2.ExprTree('relTime("1:00")').eval() == 60.0
+    assert parse_expr('relTime(strcat("1:00"))').eval() == RelTime(60.0)

@@ -29,8 +29,8 @@ from cedar.cli.common import (
 from cedar.cli.main import main
 from cedar.commands import DEFAULT_TIMEOUT as LIBRARY_TIMEOUT
 from cedar.commands import Schedd
-from cedar.commands.submit import Submit
-from cedar.server.pool import MockPool
+from cedar.daemons.pool import MockPool
+from cedar.submit_language import Submit
 from tests.loopback import serving
 
 SCRIPT = Path(sys.executable).parent / "cedar"
@@ -269,7 +269,7 @@ def test_import_cedar_imports_no_protocol_stack() -> None:
     (by module list, not by timing)."""
     code = (
         "import sys, cedar; heavy = ('trio', 'cryptography', 'jwt', 'scitokens', 'construct', "
-        "'dpkt', 'cedar.commands', 'cedar.auth', 'cedar.stream', 'cedar.server', "
+        "'dpkt', 'cedar.commands', 'cedar.auth', 'cedar.stream', 'cedar.daemons', "
         "'cedar.classad_wire'); print(sorted(m for m in sys.modules if m.split('.')[0] in "
         "heavy or any(m == h or m.startswith(h + '.') for h in heavy)))"
     )

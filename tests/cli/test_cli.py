@@ -14,7 +14,7 @@ import pytest
 
 from cedar.cli.history import main as history_main
 from cedar.cli.main import main
-from cedar.server.pool import MockPool
+from cedar.daemons.pool import MockPool
 
 
 @pytest.fixture

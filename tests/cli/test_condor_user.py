@@ -21,8 +21,8 @@ import pytest
 
 from cedar.cli.common import DEFAULT_TIMEOUT
 from cedar.commands import Schedd
-from cedar.commands.submit import Submit
-from cedar.server.pool import MockPool
+from cedar.daemons.pool import MockPool
+from cedar.submit_language import Submit
 from tests.loopback import serving, silent
 
 SCRIPT_DIR = Path(sys.executable).parent

@@ -20,8 +20,8 @@ import pytest
 from cedar.classad_wire import syntax
 from cedar.cli.main import main
 from cedar.commands import Schedd
-from cedar.commands.submit import Submit
-from cedar.server.pool import MockPool
+from cedar.daemons.pool import MockPool
+from cedar.submit_language import Submit
 
 CONSTRAINT = 'JobStatus =!= 42 && Owner =!= "nobody-at-all" && ProcId >= 1'
 
@@ -88,7 +88,7 @@ def test_the_compat_schedd_parses_it_once(pool: MockPool, parses: list[str]) -> 
 
 def test_the_service_path_parses_it_once(parses: list[str]) -> None:
     from cedar.commands.schedd import query_request
-    from cedar.service import check_constraint, scoped_constraint
+    from cedar.service_core import check_constraint, scoped_constraint
 
     tree = check_constraint(CONSTRAINT, 8192)  # the API's input check
     scoped = scoped_constraint(tree, "alice@pool")  # the owner scope, as trees

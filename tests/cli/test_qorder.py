@@ -16,8 +16,8 @@ from cedar.cli import qorder
 from cedar.cli.main import main
 from cedar.cli.qorder import FIRST_WINDOW, LARGEST_WINDOW, Window, cluster_counts, plan_windows
 from cedar.commands import Schedd
-from cedar.commands.submit import Submit
-from cedar.server.pool import MockPool
+from cedar.daemons.pool import MockPool
+from cedar.submit_language import Submit
 
 
 def _inside(window: Window, cluster: int, proc: int) -> bool:

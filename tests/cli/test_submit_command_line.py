@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from cedar.cli.main import main
-from cedar.commands.submit import Submit, SubmitError, SubmitSettings
-from cedar.server.pool import MockPool
+from cedar.daemons.pool import MockPool
+from cedar.submit_language import Submit, SubmitError, SubmitSettings
 
 FILE = "executable = /bin/echo\narguments = $(foo) $(bar)\nfoo = file\nqueue\n"
 TWO_QUEUES = "executable = /bin/echo\narguments = $(foo)\nfoo = file\nqueue\nfoo = after\nqueue\n"

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from cedar.cli.main import main
-from cedar.commands.submit import SubmitError
+from cedar.daemons.pool import MockPool
 from cedar.errors import InvalidArgument
-from cedar.server.pool import MockPool
+from cedar.submit_language import SubmitError
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,7 @@ import cedar
 from cedar.cli import tail
 from cedar.cli.main import main
 from cedar.commands import Schedd
-from cedar.server.pool import MockPool
+from cedar.daemons.pool import MockPool
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,7 @@ from cedar.cli.main import main
 from cedar.cli.whoami import describe
 from cedar.commands import ping, whoami, whoami_async
 from cedar.commands.ping import Identity, PingResult
-from cedar.server.pool import MockPool
+from cedar.daemons.pool import MockPool
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import pytest
 
 from cedar.auth.server_policy import open_policy
-from cedar.server.collector import MockCollector
+from cedar.daemons.collector import MockCollector
 
 from .pool import new_store
 

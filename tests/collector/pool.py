@@ -20,7 +20,7 @@ import pytest
 from cedar.capture.messages import load_conversations
 from cedar.classad_wire import ClassAd
 from cedar.commands.collector import read_query_results
-from cedar.server.collector import AdStore, MockCollector
+from cedar.daemons.collector import AdStore, MockCollector
 from cedar.stream import CedarConnection, ReplayChannel
 from cedar.stream.protocol import Protocol, StreamedMessage
 from tests.support import CAPTURES

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from cedar.cli.query import run_argv
-from cedar.server.collector import MockCollector
+from cedar.daemons.collector import MockCollector
 
 from .pool import expected_output, host_port
 

@@ -15,6 +15,7 @@ from cedar.auth.server_policy import ServerPolicy
 from cedar.classad_wire import ClassAd
 from cedar.commands import AsyncCollector, Collector
 from cedar.commands.collector import resolve_pool, split_pool
+from cedar.daemons.collector import MockCollector
 from cedar.errors import (
     CedarConnectionError,
     ClassAdParseError,
@@ -23,7 +24,6 @@ from cedar.errors import (
     PermissionDenied,
 )
 from cedar.numbers import AdType, Command, DaemonType
-from cedar.server.collector import MockCollector
 from tests.loopback import serving
 
 from .pool import host_port, new_store

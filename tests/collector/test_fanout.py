@@ -11,9 +11,9 @@ from cedar.auth.client_config import ClientSecurity, SecurityConfig
 from cedar.classad_wire import ClassAd
 from cedar.commands import query_all, query_all_async
 from cedar.commands.collector import DaemonLocation
+from cedar.daemons.collector import MockCollector
 from cedar.errors import CedarConnectionError
 from cedar.numbers import AdType
-from cedar.server.collector import MockCollector
 
 RAW = ClientSecurity(SecurityConfig(negotiation="NEVER"))
 FS = ClientSecurity(SecurityConfig(methods=["FS"], authentication="REQUIRED"))

@@ -6,8 +6,8 @@ import pytest
 
 from cedar.auth.server_policy import ServerPolicy
 from cedar.classad_wire import ClassAd, put_classad
+from cedar.daemons.collector import MockCollector
 from cedar.numbers import Command
-from cedar.server.collector import MockCollector
 from cedar.stream import MessageWriter
 
 from .pool import new_store

@@ -8,7 +8,7 @@ calls share a script to keep the suite fast.  The bindings have no query limit p
 from __future__ import annotations
 
 from cedar.classad_wire import ClassAd, get_classad, put_classad
-from cedar.server.collector import MockCollector
+from cedar.daemons.collector import MockCollector
 from cedar.stream import CedarConnection, MessageWriter
 
 from .pool import host_port, raw_exchange, reference

@@ -10,8 +10,8 @@ import pytest
 
 from cedar.classad_wire import ClassAd, get_classad, parse_expr
 from cedar.commands.collector import build_query_ad, invalidation_ad
+from cedar.daemons.collector import AdStore, is_match, write_answer
 from cedar.numbers import AdType, Command
-from cedar.server.collector import AdStore, is_match, write_answer
 from cedar.stream import MessageReader, MessageWriter
 
 from .pool import CAPTURE_TIME, new_store
@@ -267,7 +267,7 @@ def test_unkeyed_ads_are_kept_as_given() -> None:
 
 
 def test_a_collector_that_is_not_listening_has_no_own_ad() -> None:
-    from cedar.server.collector import MockCollector
+    from cedar.daemons.collector import MockCollector
 
     collector = MockCollector()
     assert collector.own_ad() is None

@@ -18,10 +18,10 @@ import cedar
 from cedar.auth.client_config import SecurityConfig
 from cedar.classad_wire import ClassAd
 from cedar.commands import AsyncCollector, AsyncSchedd, Collector, Schedd
-from cedar.commands.submit import SubmitSettings
+from cedar.daemons.pool import MockPool
 from cedar.errors import CedarError, InvalidArgument
 from cedar.numbers import AdType, DaemonType, JobAction, JobStatus
-from cedar.server.pool import MockPool
+from cedar.submit_language import SubmitSettings
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -22,10 +22,10 @@ from cedar.auth import ClientSecurity, SecurityConfig
 from cedar.auth.sinful import Sinful
 from cedar.classad_wire import ClassAd, get_classad, put_classad
 from cedar.commands import Collector, ping
+from cedar.daemons.daemon import CommandRequest, Daemon, offload
+from cedar.daemons.testing import RecordingQueryHandler, slot_ad
 from cedar.errors import CedarConnectionError, CedarTimeout
 from cedar.numbers import AdType, Command
-from cedar.server.daemon import CommandRequest, Daemon, offload
-from cedar.server.testing import RecordingQueryHandler, slot_ad
 from cedar.stream.connection import CedarConnection
 from cedar.stream.primitives import MessageWriter
 from cedar.stream.protocol import Protocol, Receive, Send

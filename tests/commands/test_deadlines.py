@@ -18,10 +18,10 @@ from cedar.auth.client_config import ClientSecurity, SecurityConfig
 from cedar.auth.policy import Requirement
 from cedar.classad_wire import ClassAd, put_classad
 from cedar.commands import AsyncCollector, Collector, Schedd, ping
+from cedar.daemons.daemon import CommandRequest, Daemon
+from cedar.daemons.testing import mock_daemon
 from cedar.errors import CedarTimeout, ResultLimitExceeded
 from cedar.numbers import Command
-from cedar.server.daemon import CommandRequest, Daemon
-from cedar.server.testing import mock_daemon
 from cedar.stream.protocol import Protocol, Send
 from tests.loopback import serving
 

@@ -17,9 +17,9 @@ from cedar.auth.client_config import (
 from cedar.auth.policy import Requirement
 from cedar.auth.server_policy import LevelPolicy
 from cedar.commands import Collector, Schedd
+from cedar.daemons.pool import MockPool, pool_policy
 from cedar.errors import InvalidArgument
 from cedar.numbers import Command
-from cedar.server.pool import MockPool, pool_policy
 
 
 def anonymous() -> ClientSecurity:
@@ -160,7 +160,7 @@ def test_any_one_required_read_knob_refuses_a_raw_read(
     is closed too, as the real pool closes it: checked with SEC_READ_AUTHENTICATION)."""
     from cedar.auth import CommandDenied
 
-    caplog.set_level(logging.INFO, logger="cedar.server")
+    caplog.set_level(logging.INFO, logger="cedar.daemons")
     with read_requiring(knob).run_in_thread() as pool:
         pool.advertise()  # the schedd's ad, for the collector's read
         if knob != "authentication":

@@ -7,9 +7,9 @@ from cedar.auth.client import CommandSession
 from cedar.auth.client_config import ClientSecurity, SecurityConfig
 from cedar.auth.policy import Requirement
 from cedar.commands import run_command
+from cedar.daemons.daemon import CommandRequest
+from cedar.daemons.testing import mock_daemon
 from cedar.numbers import Command
-from cedar.server.daemon import CommandRequest
-from cedar.server.testing import mock_daemon
 from cedar.stream.primitives import MessageReader
 from cedar.stream.protocol import Protocol, Receive, Send
 
@@ -25,7 +25,7 @@ def query_instance_body(session: CommandSession) -> Protocol[str]:
     return instance
 
 
-# 2. The server's handler (cedar.server), registered at the level of spec 03 §10.
+# 2. The server's handler (cedar.daemons), registered at the level of spec 03 §10.
 def query_instance_handler(request: CommandRequest) -> Protocol[None]:
     yield Send(request.writer().put_bytes(INSTANCE_ID))
 

@@ -216,7 +216,7 @@ def test_unreachable_pool_raises_the_bindings_exception() -> None:
 def test_location_ads_carry_no_my_type() -> None:
     """As the reference's (observed: 25.14.1 wheel, 25.13.2 pool): with an explicit pool the
     located attributes only, so ``ad["MyType"]`` is a KeyError there too (issue 39)."""
-    from cedar.server.pool import MockPool
+    from cedar.daemons.pool import MockPool
 
     with MockPool().run_in_thread() as pool:
         collector = compat_htcondor2.Collector(pool.address)
@@ -225,3 +225,20 @@ def test_location_ads_carry_no_my_type() -> None:
         for ad in ads:
             assert "MyType" not in ad
             assert "MyAddress" in ad and "Name" in ad
+
+
+def test_get_claims_sends_the_constraint_as_its_text() -> None:
+    """The reference sends ``str(constraint)`` (issue 39): no constraint is the attribute
+    reference ``None``, which selects no slot, so ``htcondor ap claims`` says "No active
+    claims" there; an empty constraint selects every claim."""
+    from cedar.daemons.testing import mock_daemon
+
+    daemon, handler = mock_daemon(allow={"READ": ["*"]})
+    with daemon.run_in_thread():
+        location = compat_classad2.ClassAd({"MyAddress": daemon.address, "Name": "mock"})
+        schedd = compat_htcondor2.Schedd(location)
+        schedd.get_claims()
+        schedd.get_claims("", ["Name"])
+    first, second = (seen.query["Requirements"] for seen in handler.seen)
+    assert str(first) == "((None))" and second is True
+    assert [seen.command for seen in handler.seen] == [5, 5]

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from cedar.commands.submit import Submit, SubmitSettings
 from cedar.config import Config
 from cedar.config.macros import MAX_VALUE, MacroExpander
 from cedar.errors import ConfigError
+from cedar.submit_language import Submit, SubmitSettings
 
 
 @pytest.mark.parametrize(

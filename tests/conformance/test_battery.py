@@ -17,8 +17,8 @@ import pytest
 from cedar.classad_wire import ClassAd
 from cedar.cli.main import main
 from cedar.conformance import CHECKS, Target, run_checks
-from cedar.server import collector as collector_module
-from cedar.server.pool import SECURITY_SETUPS, MockPool
+from cedar.daemons import collector as collector_module
+from cedar.daemons.pool import SECURITY_SETUPS, MockPool
 from cedar.stream.connection import CedarConnection
 from tests.auth.test_kerberos import Realm
 

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from cedar.server.pool import MockPool
+from cedar.daemons.pool import MockPool
 
 
 @pytest.fixture

@@ -9,9 +9,9 @@ from cedar.classad_wire import ClassAd
 from cedar.commands import AsyncSchedd, HistoryError, Schedd, Startd
 from cedar.commands._sync.history import HistoryQuery
 from cedar.commands.history import history_request
+from cedar.daemons.pool import MockPool
 from cedar.errors import PermissionDenied
 from cedar.numbers import Command
-from cedar.server.pool import MockPool
 
 JOBS = (
     "executable = /bin/echo\n"

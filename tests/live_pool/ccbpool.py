@@ -25,10 +25,10 @@ import pytest
 import trio
 
 from cedar.auth.server_policy import open_policy
+from cedar.daemons.ccb_target import CcbTarget
+from cedar.daemons.daemon import Daemon, serve_in_thread
+from cedar.daemons.testing import RecordingQueryHandler, slot_ad
 from cedar.numbers import Command
-from cedar.server.ccb_target import CcbTarget
-from cedar.server.daemon import Daemon, serve_in_thread
-from cedar.server.testing import RecordingQueryHandler, slot_ad
 from tests.pools import start_minicondor, stop_minicondor
 
 REPO = Path(__file__).resolve().parents[2]

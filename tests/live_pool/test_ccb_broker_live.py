@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from cedar.commands import ping
-from cedar.server.pool import MockPool, host_name
-from cedar.server.testing import wait_for
+from cedar.daemons.pool import MockPool, host_name
+from cedar.daemons.testing import wait_for
 
 pytestmark = pytest.mark.live
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from tests.http_api.conftest import client
+from tests.http_api.test_events import Listener
 from tests.live_pool.test_serve_live import Live, live, submit  # noqa: F401 (a fixture)
-from tests.serve.conftest import client
-from tests.serve.test_events import Listener
 
 EXITS = (
     "executable = /bin/sh\narguments = \"-c 'sleep 2; exit 3'\"\n"

@@ -339,7 +339,7 @@ MOCK_LINES = [
 def test_condor_history_reads_the_mock_schedds_epochs() -> None:
     """Our server role: the real condor_history asks the mock schedd for the epoch and
     transfer records of a vacated-then-completed run, and prints what cedar history prints."""
-    from cedar.server.pool import MockPool, host_name
+    from cedar.daemons.pool import MockPool, host_name
 
     tools = os.environ.get("CEDAR_LIVE_TOOLS")
     if not tools or not Path(tools, "condor_history").exists():

@@ -19,10 +19,10 @@ import httpx
 import pytest
 
 from cedar.config import Config
-from cedar.service import ServiceSettings
+from cedar.service_core import ServiceSettings
+from tests.http_api.conftest import RunningServer, client
 from tests.live_pool.conftest import readable
 from tests.live_pool.test_serve_live import _token_file
-from tests.serve.conftest import RunningServer, client
 
 pytestmark = pytest.mark.live
 STAGING = "storage:staging"

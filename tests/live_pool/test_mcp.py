@@ -19,8 +19,8 @@ from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 
 from cedar.auth.signing_key import SigningKey  # noqa: E402
 from cedar.auth.token import create_token  # noqa: E402
-from cedar.mcp_server import McpSettings  # noqa: E402
-from cedar.mcp_server.http import serve_http  # noqa: E402
+from cedar.mcp import McpSettings  # noqa: E402
+from cedar.mcp.http import serve_http  # noqa: E402
 from tests.loopback import held_port  # noqa: E402
 
 SCRIPT = {"name": "run.sh", "content": "#!/bin/sh\necho done by $1\n", "executable": True}

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 import trio
 
-from cedar.service import Caller, PoolAccess
-from cedar.service.settings import DEFAULT_PRIVATE_ATTRS
+from cedar.service_core import Caller, PoolAccess
+from cedar.service_core.settings import DEFAULT_PRIVATE_ATTRS
 from tests.live_pool.test_serve_live import Live, live, submit  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.live
@@ -26,8 +26,8 @@ RUNNING = "executable = /bin/sleep\narguments = 600\ntransfer_executable = false
 def _mcp(running: Live, caller_token: str, job: str, admins: frozenset[str]) -> dict[str, Any]:
     from mcp import Client
 
-    from cedar.mcp_server import McpSettings
-    from cedar.mcp_server.server import CedarMcp
+    from cedar.mcp import McpSettings
+    from cedar.mcp.server import CedarMcp
 
     settings = McpSettings(pool=running.server.settings.collector, admins=admins)
     # the caller of MCP over HTTP: the bearer token, identified as REST identifies it (READ),

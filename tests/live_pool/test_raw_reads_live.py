@@ -14,8 +14,8 @@ from cedar.auth import ClientSecurity, SecurityConfig
 from cedar.auth.policy import Requirement
 from cedar.classad_wire import ClassAd
 from cedar.commands import Collector, Schedd, run_command
+from cedar.daemons.pool import pool_policy
 from cedar.numbers import Command
-from cedar.server.pool import pool_policy
 from tests.support import query_names
 
 

@@ -23,7 +23,7 @@ import pytest
 
 from cedar.auth import ClientSecurity, SecurityConfig
 from cedar.commands import Schedd
-from cedar.commands.submit import Submit
+from cedar.submit_language import Submit
 
 pytestmark = pytest.mark.live
 

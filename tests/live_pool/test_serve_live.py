@@ -23,9 +23,9 @@ import pytest
 from cedar.auth.signing_key import SigningKey
 from cedar.auth.token import create_token
 from cedar.config import Config
-from cedar.service import ServiceSettings
+from cedar.service_core import ServiceSettings
+from tests.http_api.conftest import RunningServer, client
 from tests.live_pool.conftest import readable
-from tests.serve.conftest import RunningServer, client
 
 
 @dataclass

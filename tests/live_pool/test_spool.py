@@ -186,7 +186,7 @@ def test_missing_input_fails_as_with_the_real_tools(schedd: cedar.Schedd, job_di
 def test_real_tools_spool_to_and_fetch_from_cedar_pool(job_dir: Path, setup: str) -> None:
     """condor_submit -spool and condor_transfer_data against the mock schedd (``cedar pool``),
     with AES-GCM (chunked bodies) and in clear (raw bodies)."""
-    from cedar.server.pool import MockPool, host_name
+    from cedar.daemons.pool import MockPool, host_name
 
     if not TOOLS:
         pytest.skip("CEDAR_LIVE_TOOLS names the real tools")

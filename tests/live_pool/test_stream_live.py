@@ -13,17 +13,17 @@ import pytest
 import trio
 
 from cedar.config import Config
-from cedar.service import Caller, PoolAccess, ServiceSettings
+from cedar.service_core import Caller, PoolAccess, ServiceSettings
+from tests.http_api.conftest import RunningServer, client
 from tests.live_pool.conftest import readable
 from tests.live_pool.test_serve_live import HELD, _token_file
-from tests.serve.conftest import RunningServer, client
 
 #: The schedd's clock when it answered, in every job ad: differs between two queries.
 _CLOCK = re.compile(rb'"ServerTime": [0-9]+,?')
 
 
 def test_listing_is_the_ad_writers_bytes_on_the_real_pool() -> None:
-    from cedar.serve.adjson import ad_json_bytes
+    from cedar.http_api.adjson import ad_json_bytes
 
     token = _token_file(os.environ.get("CEDAR_LIVE_TOKEN_DIR"))
     if token is None or not readable(os.environ.get("CEDAR_LIVE_TOKEN_DIR")):

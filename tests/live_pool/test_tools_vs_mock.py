@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from cedar.server.pool import SECURITY_SETUPS, MockPool, host_name
+from cedar.daemons.pool import SECURITY_SETUPS, MockPool, host_name
 
 SUBMIT = "executable = /bin/sleep\narguments = 300\nhold = true\niwd = {iwd}\nqueue 2\n"
 

@@ -18,9 +18,9 @@ from cedar.auth.client_config import SecurityConfig
 from cedar.commands import AsyncSchedd
 from cedar.commands.base import resolve_address
 from cedar.config import Config
+from cedar.http_api.app import create_app
 from cedar.numbers import Command
-from cedar.serve.app import create_app
-from cedar.service import Caller, PoolAccess, ServiceSettings
+from cedar.service_core import Caller, PoolAccess, ServiceSettings
 from tests.live_pool.conftest import readable
 
 HELD = "executable = /bin/sleep\narguments = 600\ntransfer_executable = false\nhold = true\n"

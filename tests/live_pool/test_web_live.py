@@ -13,10 +13,10 @@ import pytest
 from cedar.auth.signing_key import SigningKey
 from cedar.auth.token import create_token
 from cedar.config import Config
-from cedar.service import ServiceSettings
+from cedar.service_core import ServiceSettings
+from tests.http_api.conftest import RunningServer
 from tests.live_pool.conftest import readable
 from tests.live_pool.test_serve_live import _token_file
-from tests.serve.conftest import RunningServer
 from tests.web.browser import need_browser
 from tests.web.scenario import GREETING, Target, run
 

@@ -11,7 +11,7 @@ pytest.importorskip("mcp", reason="the mcp extra is not installed")
 from cedar.auth.client_config import ClientSecurity, SecurityConfig  # noqa: E402
 from cedar.auth.policy import Requirement  # noqa: E402
 from cedar.config import Config, set_default_config  # noqa: E402
-from cedar.server.pool import MockPool  # noqa: E402
+from cedar.daemons.pool import MockPool  # noqa: E402
 from tests.mcp_server.helpers import keep_marked_jobs_idle  # noqa: E402
 
 

@@ -10,9 +10,9 @@ from mcp import Client
 from mcp.types import CallToolResult
 
 from cedar.auth.client_config import ClientSecurity
-from cedar.mcp_server import McpSettings, build_server, pool_access
-from cedar.mcp_server.tools import TOOLS
-from cedar.server.pool import MockPool
+from cedar.daemons.pool import MockPool
+from cedar.mcp import McpSettings, build_server, pool_access
+from cedar.mcp.tools import TOOLS
 
 
 def settings_for(pool: MockPool, **kwargs: Any) -> McpSettings:

@@ -15,10 +15,10 @@ from mcp.client.streamable_http import streamable_http_client
 from cedar.auth.signing_key import SigningKeyStore
 from cedar.auth.token import create_token
 from cedar.config import Config, set_default_config
-from cedar.mcp_server import McpSettings
-from cedar.mcp_server.http import serve_http
-from cedar.mcp_server.tools import TOOLS
-from cedar.server.pool import MockPool
+from cedar.daemons.pool import MockPool
+from cedar.mcp import McpSettings
+from cedar.mcp.http import serve_http
+from cedar.mcp.tools import TOOLS
 from tests.loopback import held_port
 from tests.mcp_server.helpers import (
     ERAS,

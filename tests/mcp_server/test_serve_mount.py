@@ -8,8 +8,8 @@ import httpx2
 import pytest
 import trio
 
-from cedar.mcp_server.tools import TOOLS
-from cedar.server.pool import MockPool
+from cedar.daemons.pool import MockPool
+from cedar.mcp.tools import TOOLS
 from tests.loopback import held_port
 from tests.mcp_server.test_http import client_for, token_pool  # noqa: F401
 
@@ -19,9 +19,9 @@ pytest.importorskip("fastapi", reason="the serve extra is not installed")
 def test_cedar_serve_mounts_mcp_with_its_lifespan(
     token_pool: tuple[MockPool, dict[str, str]],  # noqa: F811
 ) -> None:
-    from cedar.mcp_server.http import mount_in_serve
-    from cedar.serve.server import serve
-    from cedar.service import ServiceSettings
+    from cedar.http_api.server import serve
+    from cedar.mcp.http import mount_in_serve
+    from cedar.service_core import ServiceSettings
 
     pool, tokens = token_pool
     mounted: list[Any] = []
@@ -74,10 +74,10 @@ def test_cedar_serve_mounts_mcp_with_its_lifespan(
 def test_an_ephemeral_port_mounts_no_mcp_without_a_resource_url() -> None:
     """The metadata must name a URL that reaches the server; port 0 is not known before the bind."""
     from cedar.config import Config
-    from cedar.mcp_server.http import mount_in_serve, serve_http
-    from cedar.mcp_server.settings import McpSettings
-    from cedar.serve.app import create_app
-    from cedar.service import ServiceSettings
+    from cedar.http_api.app import create_app
+    from cedar.mcp.http import mount_in_serve, serve_http
+    from cedar.mcp.settings import McpSettings
+    from cedar.service_core import ServiceSettings
 
     def paths(app: Any) -> set[str]:
         return {getattr(route, "path", "") for route in app.router.routes}

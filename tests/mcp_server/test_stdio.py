@@ -17,8 +17,8 @@ import pytest
 import trio
 from mcp import Client, MCPDeprecationWarning, StdioServerParameters
 
-from cedar.mcp_server.tools import TOOLS
-from cedar.server.pool import MockPool
+from cedar.daemons.pool import MockPool
+from cedar.mcp.tools import TOOLS
 from tests.mcp_server.helpers import (
     ERAS,
     UNCALLED,

@@ -10,9 +10,9 @@ import trio
 from mcp import Client, MCPDeprecationWarning
 
 from cedar.commands import Collector
-from cedar.mcp_server import McpSettings, build_server, pool_access
-from cedar.mcp_server.tools import TOOLS
-from cedar.server.pool import MockPool, pool_policy
+from cedar.daemons.pool import MockPool, pool_policy
+from cedar.mcp import McpSettings, build_server, pool_access
+from cedar.mcp.tools import TOOLS
 from tests.loopback import serving, silent
 from tests.mcp_server.conftest import claimtobe
 from tests.mcp_server.helpers import UNCALLED, every_tool, run_client, text, wait_status
@@ -132,7 +132,7 @@ def test_a_task_groups_error_is_told_by_its_cause() -> None:
     import builtins
 
     from cedar.errors import ConnectionClosed
-    from cedar.mcp_server.server import failure_reason
+    from cedar.mcp.server import failure_reason
 
     ExceptionGroup = getattr(builtins, "ExceptionGroup", None)  # noqa: N806
     if ExceptionGroup is None:  # Python 3.10: the backport anyio and trio bring
@@ -228,7 +228,7 @@ def test_a_job_is_looked_up_by_its_id_before_its_owner(monkeypatch: pytest.Monke
     """The schedd evaluates the constraint on every job it scans: the id's two integer
     comparisons come first, the owner's scope last (an admin's lookup has none)."""
     from cedar.classad_wire import unparse
-    from cedar.service import Caller, Identity
+    from cedar.service_core import Caller, Identity
 
     access = pool_access(McpSettings(admins=frozenset({"root"})))
     caller = Caller.local()
@@ -261,7 +261,7 @@ def test_tools_returning_user_text_say_it_is_untrusted() -> None:
     """Attack (issue 37): text from job attributes reached an agent unmarked.  Every tool whose
     result holds an ad (an object of any members) says in its description that the values are
     data written by users, never instructions."""
-    from cedar.mcp_server.tools import UNTRUSTED_NOTE
+    from cedar.mcp.tools import UNTRUSTED_NOTE
 
     marked = {name for name, spec in TOOLS.items() if UNTRUSTED_NOTE in spec.description}
     with_ads = {name for name, spec in TOOLS.items() if _free_form(spec.output_schema())}
@@ -279,9 +279,9 @@ def test_no_tool_reveals_a_private_attribute(
     (as an older or differently configured daemon would): none reaches any result, each is
     ``<REDACTED>``, through the core's one mapping.  A new tool that maps ads its own way fails
     here."""
-    import cedar.server.schedd as schedd
+    import cedar.daemons.schedd as schedd
     from cedar.classad_wire import ClassAd
-    from cedar.service.settings import DEFAULT_PRIVATE_ATTRS
+    from cedar.service_core.settings import DEFAULT_PRIVATE_ATTRS
 
     original = schedd.put_classad
 
@@ -321,7 +321,7 @@ def test_describe_knows_knobs_attributes_and_submit_commands(
     """``describe_attribute`` looks a name up as an attribute, a submit command, then a knob
     (cedar's knob table): issue 37 asked for SCHEDD_INTERVAL, RequestMemory and
     should_transfer_files."""
-    from cedar.mcp_server.describe import describe
+    from cedar.mcp.describe import describe
 
     entry = describe(name)
     assert entry is not None and entry.ad == ad and entry.name == found
@@ -385,7 +385,7 @@ def test_edit_jobs_refuses_protected_attributes_before_counting(pool: MockPool) 
 
 
 def test_history_quantiles_are_nearest_rank() -> None:
-    from cedar.mcp_server.pool_tools import quantiles
+    from cedar.mcp.pool_tools import quantiles
 
     spread = quantiles([float(v) for v in range(100, 0, -1)])  # 1..100, unordered
     assert (spread.min, spread.p25, spread.median, spread.p75, spread.p95, spread.max) == (

@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 from cedar.auth import ClientSecurity, SecurityConfig, start_command
 from cedar.auth.policy import Requirement
 from cedar.auth.server_policy import LevelPolicy, ServerPolicy
+from cedar.daemons.daemon import Daemon
 from cedar.errors import CedarError
-from cedar.server.daemon import Daemon
 from cedar.stream.connection import CedarConnection
 from cedar.stream.drivers import MemoryPair, ReplayChannel
 from cedar.stream.framing import frame_plain

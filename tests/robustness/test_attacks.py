@@ -32,18 +32,18 @@ from cedar.classad_wire import ClassAd, put_classad
 from cedar.classad_wire.evaluate import Budget
 from cedar.commands import Collector, Schedd, ping
 from cedar.config import Config
-from cedar.errors import CedarError
-from cedar.numbers import AdType, Command
-from cedar.server.collector import AdStore, MockCollector
-from cedar.server.daemon import CommandRequest, Daemon
-from cedar.server.job_queue import (
+from cedar.daemons.collector import AdStore, MockCollector
+from cedar.daemons.daemon import CommandRequest, Daemon
+from cedar.daemons.job_queue import (
     MAX_ATTRIBUTE_SIZE,
     MAX_JOB_AD_SIZE,
     JobQueue,
     QueueError,
     Transaction,
 )
-from cedar.server.pool import MockPool
+from cedar.daemons.pool import MockPool
+from cedar.errors import CedarError
+from cedar.numbers import AdType, Command
 from cedar.stream.connection import CedarConnection
 from cedar.stream.primitives import MessageWriter
 from cedar.stream.protocol import Protocol
@@ -209,7 +209,7 @@ class ParkingClock:
 def parked_requests(park_at: int, *, frozen: bool) -> Iterator[ParkingClock]:
     """Every request budget made in the block uses one :class:`ParkingClock`."""
     clock = ParkingClock(park_at, frozen=frozen)
-    with mock.patch("cedar.server.daemon.Budget", partial(Budget, clock=clock)):
+    with mock.patch("cedar.daemons.daemon.Budget", partial(Budget, clock=clock)):
         try:
             yield clock
         finally:
@@ -611,7 +611,7 @@ def test_hostile_token_claims_are_denied_promptly_and_cleanly(
 
 def test_oversized_edit_over_the_wire_names_the_problem(pool: MockPool) -> None:
     with bounded_memory(VALUE_MEMORY):
-        from cedar.commands.submit import Submit
+        from cedar.submit_language import Submit
 
         schedd = Schedd(pool.schedd_address, timeout=30)
         cluster = schedd.submit(Submit("executable = /bin/echo\nqueue\n")).cluster
@@ -651,7 +651,7 @@ def test_large_queries_are_decoded_off_the_event_loop(pool: MockPool) -> None:
     most two at a time): with every one of them parked inside its decoding, honest pings are
     answered (a decode on the loop would answer none), and then every query gets its answer.
     """
-    import cedar.server.collector as collector_module
+    import cedar.daemons.collector as collector_module
 
     real = collector_module.strict_ad
     arrived = threading.Semaphore(0)

@@ -20,15 +20,15 @@ from cedar.classad_wire import ClassAd, get_classad, put_classad
 from cedar.commands import ping
 from cedar.commands.base import command_protocol
 from cedar.commands.ccb import read_ad, send_ad
+from cedar.daemons.ccb_model import BrokerLimits
+from cedar.daemons.collector import MockCollector
 from cedar.numbers import Command
-from cedar.server.ccb_model import BrokerLimits
-from cedar.server.collector import MockCollector
 from cedar.stream.connection import CedarConnection
 from cedar.stream.drivers import SyncChannel
 from cedar.stream.primitives import MessageWriter
+from tests.daemons.ccb_setup import SECURITY, CcbSetup, ccb_setup
 from tests.robustness.helpers import plain_policy
 from tests.robustness.test_attacks import REQUEST_MEMORY, bounded_memory
-from tests.server.ccb_setup import SECURITY, CcbSetup, ccb_setup
 
 LIMITS = BrokerLimits(
     max_targets=3, max_pending_per_target=4, max_pending=6, max_streaming=2, request_timeout=3

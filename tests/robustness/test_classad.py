@@ -251,13 +251,13 @@ def test_long_select_chain_is_a_parse_error() -> None:
     [
         ("absTime(0) + relTime(1e309)", "any"),
         ("relTime(1e309) + absTime(0)", "any"),
-        ("int(relTime(1e309))", -(1 << 63)),
-        ('int(relTime(real("NaN")))', -(1 << 63)),
+        ("int(relTime(1e309))", -(1 << 31)),  # a C int, as classad2 gives
+        ('int(relTime(real("NaN")))', -(1 << 31)),
         ('quantize("a", {1})', Error),
         ("quantize(true, {1})", 1),  # booleans count as numbers (classad2 prints 1)
         ('quantize(real("INF"), 1)', math.inf),
-        ("quantize(-1e308, 1e-308)", -math.inf),
-        ("quantize(1e308, 1e-308)", math.inf),
+        ("quantize(-1e308, 1e-308)", -1e308),  # a quantum within 1e-8 of 0 is 0 (classad2)
+        ("quantize(1e308, 1e-308)", 1e308),
         ('stringListSize("a,b", "")', 1),
         ('split("a,b", "")', ["a,b"]),
         ('stringListMember("a", "a", "")', True),

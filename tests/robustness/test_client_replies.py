@@ -22,10 +22,10 @@ from cedar.commands import collector as cc
 from cedar.commands import qmgmt
 from cedar.commands import schedd as cs
 from cedar.commands.history import history_chunks_protocol
+from cedar.daemons.collector import AdStore, MockCollector
+from cedar.daemons.schedd import JobQueue, MockSchedd
 from cedar.errors import CedarError, ProtocolError
 from cedar.numbers import Command
-from cedar.server.collector import AdStore, MockCollector
-from cedar.server.schedd import JobQueue, MockSchedd
 from cedar.stream.primitives import MessageWriter
 from cedar.stream.protocol import Protocol
 

@@ -25,8 +25,8 @@ from cedar.auth.krb5 import der
 from cedar.auth.krb5.files import parse_ccache, parse_keytab
 from cedar.auth.krb5.messages import Authenticator, parse_ap_req
 from cedar.commands import ping
+from cedar.daemons.daemon import Daemon
 from cedar.errors import CedarError
-from cedar.server.daemon import Daemon
 from tests.auth.test_kerberos import NOW, Realm
 from tests.robustness.helpers import fuzz
 from tests.robustness.test_attacks import REQUEST_MEMORY, bounded_memory

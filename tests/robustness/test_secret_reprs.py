@@ -21,7 +21,7 @@ from cedar.auth.session import ClientSessionCache, ServerSessionCache, Session
 from cedar.auth.signing_key import SigningKey, SigningKeyStore
 from cedar.auth.token import FoundToken, IdToken, create_token
 from cedar.classad_wire.evaluate import Budget
-from cedar.server.daemon import CommandRequest, Daemon
+from cedar.daemons.daemon import CommandRequest, Daemon
 from cedar.stream.connection import CedarConnection
 
 SID = "secrethost:1:SESSIONIDSECRETSESSIONIDSECRET"

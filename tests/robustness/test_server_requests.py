@@ -22,10 +22,10 @@ from cedar.classad_wire import ClassAd
 from cedar.commands import collector as cc
 from cedar.commands import qmgmt
 from cedar.commands import schedd as cs
+from cedar.daemons.collector import AdStore, MockCollector
+from cedar.daemons.pool import MockPool
+from cedar.daemons.schedd import MAX_JOBS, JobQueue, MockSchedd, Transaction
 from cedar.numbers import Command, QmgmtCall
-from cedar.server.collector import AdStore, MockCollector
-from cedar.server.pool import MockPool
-from cedar.server.schedd import MAX_JOBS, JobQueue, MockSchedd, Transaction
 from cedar.stream.framing import frame_plain
 from cedar.stream.primitives import MessageWriter
 from cedar.stream.protocol import Protocol
@@ -286,7 +286,7 @@ def test_new_cluster_flood_is_bounded(schedd: MockSchedd) -> None:
 
 def test_edits_of_one_transaction_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     # Regression: SetAttribute on an existing job grew txn.edits without limit.
-    from cedar.server import job_queue as server
+    from cedar.daemons import job_queue as server
 
     monkeypatch.setattr(server, "MAX_TXN_EDITS", 50)
     queue = JobQueue(name="s", clock=lambda: FIXED_NOW)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from cedar.server.pool import MockPool
+from cedar.daemons.pool import MockPool
 from tests.support import reference_import_problem
 
 REFERENCE_TIMEOUT = 120

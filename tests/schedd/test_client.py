@@ -8,12 +8,12 @@ import pytest
 import trio
 
 from cedar.commands import AsyncSchedd, Schedd, qmgmt
-from cedar.commands.submit import Submit, SubmitError, SubmitSettings
+from cedar.daemons import job_queue
+from cedar.daemons.pool import MockPool
+from cedar.daemons.schedd import Transaction
 from cedar.errors import CedarError, InvalidArgument
 from cedar.numbers import JobAction
-from cedar.server import job_queue
-from cedar.server.pool import MockPool
-from cedar.server.schedd import Transaction
+from cedar.submit_language import Submit, SubmitError, SubmitSettings
 
 DESCRIPTION = "executable = /bin/echo\narguments = job $(Process)\nqueue 3\n"
 

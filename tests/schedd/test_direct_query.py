@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import cedar
-from cedar.server.pool import MockPool
+from cedar.daemons.pool import MockPool
 from tests.schedd.conftest import REFERENCE_TIMEOUT, reference_env
 
 

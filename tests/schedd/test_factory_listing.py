@@ -8,9 +8,9 @@ import time
 
 from cedar.cli.q import run_argv
 from cedar.commands import Schedd
-from cedar.commands.submit import Submit
+from cedar.daemons.pool import MockPool
 from cedar.output import factory_lines
-from cedar.server.pool import MockPool
+from cedar.submit_language import Submit
 
 SIX_BY_TWO = "executable = /bin/sleep\narguments = 300\nmax_materialize = 2\nqueue 6\n"
 

@@ -7,8 +7,9 @@ import pytest
 import trio
 
 from cedar.commands import AsyncSchedd, Schedd
-from cedar.commands.submit import Submit, SubmitError
-from cedar.commands.submit.factory import (
+from cedar.daemons.pool import MockPool
+from cedar.submit_language import Submit, SubmitError
+from cedar.submit_language.factory import (
     digest_queue,
     item_bytes,
     job_factory,
@@ -16,7 +17,6 @@ from cedar.commands.submit.factory import (
     max_materialize,
     parse_item_bytes,
 )
-from cedar.server.pool import MockPool
 
 MAX_IDLE = "executable = /bin/sleep\narguments = 60\nmax_idle = 2\nqueue 10\n"
 ITEMS = (
@@ -88,7 +88,7 @@ def test_remove_ends_the_factory(pool: MockPool) -> None:
 
 def test_a_digest_without_queue_statement_fails_the_commit(pool: MockPool) -> None:
     from cedar.commands import qmgmt
-    from cedar.commands.submit.factory import JobFactory
+    from cedar.submit_language.factory import JobFactory
 
     schedd = Schedd(pool.schedd_address)
     bad = JobFactory({"Cmd": '"/bin/true"'}, 1, 1, "", 1, ["Item"], None)
@@ -179,7 +179,7 @@ def test_the_mock_refuses_a_digest_that_does_more_than_assign(line: str) -> None
 
 def test_the_mock_refuses_a_factory_over_its_limit(pool: MockPool) -> None:
     from cedar.commands import qmgmt
-    from cedar.server.factories import MAX_FACTORY_PROCS
+    from cedar.daemons.factories import MAX_FACTORY_PROCS
 
     schedd = Schedd(pool.schedd_address)
     text = f"executable = /bin/true\nmax_idle = 1\nqueue {MAX_FACTORY_PROCS + 1}\n"

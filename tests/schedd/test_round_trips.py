@@ -15,9 +15,9 @@ from dataclasses import dataclass
 import pytest
 
 from cedar.commands import Schedd, qmgmt
-from cedar.commands.submit import Submit
-from cedar.server.pool import MockPool
+from cedar.daemons.pool import MockPool
 from cedar.stream.drivers import SyncChannel
+from cedar.submit_language import Submit
 
 
 @dataclass

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from cedar.server.pool import MockPool
+from cedar.daemons.pool import MockPool
 
 
 def make_inputs(root: Path) -> Path:

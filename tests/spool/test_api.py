@@ -15,7 +15,7 @@ import trio
 import cedar
 from cedar.commands.filetransfer import FileTransferError
 from cedar.commands.spool import SpoolRefused
-from cedar.server.pool import MockPool
+from cedar.daemons.pool import MockPool
 
 SUBMIT = """
 executable = job.sh

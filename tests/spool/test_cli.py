@@ -13,7 +13,7 @@ from cedar import Schedd
 from cedar.cli.main import main
 from cedar.cli.spool_tools import ProgressBar
 from cedar.commands.filetransfer import TransferProgress
-from cedar.server.pool import MockPool
+from cedar.daemons.pool import MockPool
 
 SUBMIT = """\
 executable = job.sh

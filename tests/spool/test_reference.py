@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from cedar.server.pool import MockPool
+from cedar.daemons.pool import MockPool
 from tests.schedd.conftest import REFERENCE_TIMEOUT, reference_available, reference_env
 
 __all__ = ["reference_available"]

@@ -13,12 +13,12 @@ import httpx
 import pytest
 
 from cedar.config import Config
-from cedar.serve.web.session import COOKIE, WebSettings, csrf_ok, csrf_token, seal, unseal
-from cedar.service import Caller
-from tests.serve.conftest import Api, RunningServer
-from tests.serve.conftest import api as api  # noqa: F401 (a fixture)
-from tests.service.conftest import TokenPool
-from tests.service.conftest import token_pool as token_pool  # noqa: F401 (a fixture)
+from cedar.http_api.web.session import COOKIE, WebSettings, csrf_ok, csrf_token, seal, unseal
+from cedar.service_core import Caller
+from tests.http_api.conftest import Api, RunningServer
+from tests.http_api.conftest import api as api  # noqa: F401 (a fixture)
+from tests.service_core.conftest import TokenPool
+from tests.service_core.conftest import token_pool as token_pool  # noqa: F401 (a fixture)
 
 #: A JWT's shape (the cookie code checks shape only; daemons check the signature).
 JWT = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhbGljZSJ9.c2ln"
@@ -250,7 +250,7 @@ def test_forwarding_stays_under_the_api(api: Api, alice: tuple[httpx.Client, str
 
 
 def test_the_cookie_is_secure_under_tls() -> None:
-    from cedar.serve.web.session import cookie_header
+    from cedar.http_api.web.session import cookie_header
 
     web = WebSettings.from_config(Config(), tls=True)
     header = cookie_header(web, "v")
@@ -297,7 +297,7 @@ def test_signed_out_cookie_is_refused_by_every_replica(
 
 
 def test_revocations_are_pruned_when_their_cookies_expire(tmp_path: Path) -> None:
-    from cedar.serve.web.session import Revocations
+    from cedar.http_api.web.session import Revocations
 
     table = Revocations(str(tmp_path / "r.sqlite"))
     table.revoke("a", expires=1000, now=900)
@@ -345,7 +345,7 @@ def test_pool_data_needs_a_session_and_keeps_a_bounded_series(
     api: Api,  # noqa: F811
     alice: tuple[httpx.Client, str],
 ) -> None:
-    import cedar.serve.metrics as metrics
+    import cedar.http_api.metrics as metrics
 
     assert httpx.get(api.url + "/web/pool").status_code == 401
     c, _ = alice

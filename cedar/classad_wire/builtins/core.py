@@ -14,6 +14,7 @@ from cedar.classad_wire.operators import (
     Value,
     arith,
     as_bool,
+    c_int,
     is_number,
     is_numeric,
     to_string,
@@ -78,12 +79,13 @@ _LEADING_REAL = re.compile(
 
 
 def time_number(value: Value) -> Value:
-    """An absTime as its seconds, a relTime as its whole seconds (as the math functions see
-    them, observed: real(relTime(2.5)) is 2.0); other values unchanged."""
+    """An absTime as its seconds, a relTime as its whole seconds in a C int (as the math
+    functions see them, observed: real(relTime(2.5)) is 2.0, real(relTime(3e9)) is INT_MIN);
+    other values unchanged."""
     if type(value) is AbsTime:
         return value.seconds
     if type(value) is RelTime:
-        return trunc(value.seconds)
+        return c_int(value.seconds)
     return value
 
 
@@ -99,10 +101,8 @@ def to_int(value: Value) -> Value:
     if kind is str:
         match = _LEADING_REAL.match(value)
         return Error if match is None else trunc(float(match.group()))
-    if kind is AbsTime:
-        return value.seconds
-    if kind is RelTime:
-        return trunc(value.seconds)
+    if kind is AbsTime or kind is RelTime:
+        return time_number(value)
     return Error
 
 
@@ -192,6 +192,9 @@ def _pow(base: Value, exponent: Value) -> Value:
     return result  # booleans give a real, as observed
 
 
+_ZERO_QUANTUM = 1e-8
+
+
 @strict_function("quantize", arity=(2, 2), undefined_is_error=True)
 def _quantize(original: Value, quantum: Value) -> Value:
     """Observed: strings and times are read as numbers; a zero quantum (or an empty list)
@@ -207,7 +210,9 @@ def _quantize(original: Value, quantum: Value) -> Value:
         quantum = _real(quantum)
     if not is_numeric(value):
         return Error
-    if quantum == () or (is_numeric(quantum) and quantum == 0):
+    # Observed: a quantum within 1e-8 of zero counts as zero (quantize(3, 1e-9) is 3,
+    # quantize(3, 1.1e-8) is 3.000000003).
+    if quantum == () or (is_numeric(quantum) and abs(quantum) <= _ZERO_QUANTUM):
         return original
     if isinstance(quantum, tuple):
         for q in quantum:

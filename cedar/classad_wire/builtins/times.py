@@ -15,7 +15,9 @@ from cedar.classad_wire.operators import (
     EvaluationFailed,
     Scope,
     Value,
+    c_int,
     trunc,
+    wrap32,
 )
 from cedar.classad_wire.values import AbsTime, Error, RelTime, Undefined
 
@@ -78,10 +80,9 @@ def _c_int(value: Value) -> int | None:
     """A number as the C int classad2 keeps for times (None: not a number)."""
     kind = type(value)
     if kind is int:
-        return _wrap32(value)
+        return wrap32(value)
     if kind is float or kind is RelTime:
-        seconds = trunc(value if kind is float else value.seconds)
-        return seconds if -(2**31) <= seconds < 2**31 else -(2**31)
+        return c_int(value if kind is float else value.seconds)
     return None
 
 
@@ -90,7 +91,7 @@ def _rel_time(value: Value) -> Value:
     if type(value) in (AbsTime, RelTime):
         return RelTime(float(time_number(value)) if type(value) is AbsTime else value.seconds)
     if type(value) is int:
-        return RelTime(float(_wrap32(value)))  # observed: an integer count of seconds is a C int
+        return RelTime(float(wrap32(value)))  # observed: an integer count of seconds is a C int
     if type(value) is float:
         return RelTime(value)
     if type(value) is str:
@@ -99,11 +100,6 @@ def _rel_time(value: Value) -> Value:
         parsed = parse_reltime(value)
         return Error if parsed is None else parsed
     return Error
-
-
-def _wrap32(value: int) -> int:
-    """A 64-bit integer cut to a C ``int`` (two's complement wrap), as the reference stores it."""
-    return ((value + 2**31) & 0xFFFFFFFF) - 2**31
 
 
 def _seconds_of(value: Value) -> int | None:
@@ -136,7 +132,7 @@ def _interval(value: Value) -> Value:
         if found is None:
             return Error
         seconds = found
-    seconds = _wrap32(seconds)  # observed: interval() works on a C int
+    seconds = wrap32(seconds)  # observed: interval() works on a C int
     sign = "-" if seconds < 0 else ""
     rest = abs(seconds)
     days, rest = divmod(rest, 86400)
@@ -156,6 +152,8 @@ def _broken_down(value: Value) -> tuple[time.struct_time, int] | None:
     seconds at the local zone's."""
     if type(value) is AbsTime:
         return _gmtime(value.seconds + value.offset), value.offset
+    if type(value) is bool:  # observed: formatTime(true) and splitTime(true) are error
+        return None
     # Observed (condor_status -af on 25.13.2, classad2): a real is first a C int, so one out
     # of its range (or NaN) is INT_MIN, 1901-12-13; an integer keeps its 64 bits.
     seconds = _c_int(value) if type(value) is float else _seconds_of(value)

@@ -58,7 +58,7 @@ if TYPE_CHECKING:  # imported where used: a query loads no submission, peek or t
     from cedar.commands.filetransfer import ProgressCallback
     from cedar.commands.peek import PeekedFile, PeekResult
     from cedar.commands.spool import RetrievedJob, SpooledJob
-    from cedar.commands.submit import SubmitSettings
+    from cedar.submit_language import SubmitSettings
 
 T = TypeVar("T")
 
@@ -268,7 +268,7 @@ class AsyncSchedd(AsyncDaemonClient):
         :meth:`spool` has sent their input files.
         """
         from cedar.commands.qmgmt import submit_transaction
-        from cedar.commands.submit import SubmitSettings
+        from cedar.submit_language import SubmitSettings
 
         settings = self.settings
         if settings is None:

@@ -20,8 +20,6 @@ from cedar.commands import ping as _cedar_ping
 from cedar.commands.collector import DaemonLocation
 from cedar.commands.schedd import ActResult, JobSpec
 from cedar.commands.schedd import SubmitResult as NativeSubmitResult
-from cedar.commands.submit import Submit as _CedarSubmit
-from cedar.commands.submit.queue import parse_queue
 from cedar.compat.classad2 import ClassAd, ExprTree, adopt, plain
 from cedar.compat.errors import (
     HTCondorException,
@@ -61,6 +59,8 @@ from cedar.errors import CedarError, CommandError
 from cedar.numbers import AdType as _CedarAdType
 from cedar.numbers import DaemonType as _CedarDaemonType
 from cedar.numbers import JobAction as _CedarJobAction
+from cedar.submit_language import Submit as _CedarSubmit
+from cedar.submit_language.queue import parse_queue
 from cedar.version import PLATFORM_STRING, VERSION_STRING
 
 if TYPE_CHECKING:
@@ -576,12 +576,13 @@ class Schedd:
     def get_claims(
         self, constraint: str | ExprTree | None = None, projection: list[str] | None = None
     ) -> list[ClassAd]:
-        """The slots this schedd holds claims on (QUERY_STARTD_ADS sent to the schedd, which
-        answers with one ad per claim it holds)."""
+        """The slots this schedd holds claims on (QUERY_STARTD_ADS to the schedd).  The
+        constraint goes as its text, as the reference's ``str(constraint)``: without one the
+        attribute ``None``, which selects no slot ("No active claims" in htcondor ap claims)."""
         with translated():
             address = self._schedd.locate()
             ads = _CedarCollector(address).query(
-                _CedarAdType.STARTD, _text(constraint), projection=projection or ()
+                _CedarAdType.STARTD, str(constraint), projection=projection or ()
             )
         return _adopt_all(ads)
 

@@ -1,7 +1,0 @@
-"""CEDAR servers: the :class:`Daemon` framework, its policy, and the shared-port router."""
-
-from cedar.auth.server_policy import LevelPolicy, ServerPolicy
-from cedar.server.daemon import CommandRequest, Daemon, Handler
-from cedar.server.router import SharedPortRouter
-
-__all__ = ["CommandRequest", "Daemon", "Handler", "LevelPolicy", "ServerPolicy", "SharedPortRouter"]
