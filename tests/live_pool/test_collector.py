@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -104,10 +105,17 @@ def test_every_type_matches_condor_status(
 
 
 def test_every_type_answers(collector: Collector) -> None:
-    """Without the tools: each type is answered and carries its MyType."""
+    """Without the tools: each type is answered and carries its MyType.
+
+    A pool started a moment ago may not have advertised every daemon yet (the master's ad comes
+    after its first update interval), so the types every pool has are waited for, bounded."""
     for ad_type, _option, my_type in TYPES:
         ads = collector.query(ad_type)
         if ad_type in (AdType.SLOT, AdType.START_DAEMON, AdType.SCHEDD, AdType.MASTER):
+            deadline = time.monotonic() + 120
+            while not ads and time.monotonic() < deadline:
+                time.sleep(1)
+                ads = collector.query(ad_type)
             assert ads, ad_type
         if my_type is not None:
             assert all(ad.get("MyType") == my_type for ad in ads), ad_type
