@@ -245,11 +245,12 @@ def guarded(prog: str, debug: bool, action: Callable[[], int], err: TextIO | Non
         return EXIT_PIPE
     except SystemExit:
         raise
-    except Exception as exc:  # noqa: BLE001 - the one place errors meet the user
+    except Exception as raised:  # noqa: BLE001 - the one place errors meet the user
         if debug:
             import traceback
 
             traceback.print_exc()
+        exc = _sole_cause(raised)
         if _interrupted(exc):
             return EXIT_INTERRUPTED
         code = exit_code(exc)
@@ -264,6 +265,16 @@ def guarded(prog: str, debug: bool, action: Callable[[], int], err: TextIO | Non
         else:
             err.write(f"{prog}: {_lines(str(exc))}\n")
         return code
+
+
+def _sole_cause(exc: Exception) -> Exception:
+    """The one error inside task groups that each hold one (a Trio nursery wraps what its task
+    raised): the user meets that error, not the group."""
+    while True:
+        inner = getattr(exc, "exceptions", None)
+        if not isinstance(inner, tuple) or len(inner) != 1 or not isinstance(inner[0], Exception):
+            return exc
+        exc = inner[0]
 
 
 def _interrupted(exc: BaseException) -> bool:

@@ -378,7 +378,7 @@ class Daemon:
                     task_status.started(self)
                     await trio.sleep_forever()
             return
-        listeners = await trio.open_tcp_listeners(self.port, host=self.host)
+        listeners = await open_listeners(self.host, self.port)
         sockname = listeners[0].socket.getsockname()
         self.port = sockname[1]
         if self._shared_port_id is None:
@@ -680,6 +680,16 @@ class Daemon:
             log.info("PERMISSION DENIED for raw command %d: in-band authentication failed", command)
             return None
         return result
+
+
+async def open_listeners(host: str | None, port: int) -> list[trio.SocketListener]:
+    """Trio's listeners on ``host:port``, or one clear error naming the address (a port in use is
+    a user's mistake, not a crash of the daemon)."""
+    try:
+        return await trio.open_tcp_listeners(port, host=host)
+    except OSError as exc:
+        where = f"{host or '*'}:{port}"
+        raise CedarError(f"cannot listen on {where}: {exc.strerror or exc}") from None
 
 
 def _raw_refusals(resolved: ResolvedPolicy) -> list[str]:

@@ -17,7 +17,7 @@ import trio
 
 from cedar.auth.permissions import SHARED_PORT_CONNECT
 from cedar.auth.sharedport import parse_preamble, validate_id
-from cedar.daemons.daemon import Daemon, serve_in_thread
+from cedar.daemons.daemon import Daemon, open_listeners, serve_in_thread
 from cedar.errors import CedarError, ProtocolError
 from cedar.stream.connection import CedarConnection
 from cedar.stream.framing import HEADER_SIZE, decode_header
@@ -62,7 +62,7 @@ class SharedPortRouter:
 
     async def serve(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
         """Listen and route until cancelled."""
-        listeners = await trio.open_tcp_listeners(self.port, host=self.host)
+        listeners = await open_listeners(self.host, self.port)
         self.port = listeners[0].socket.getsockname()[1]
         for sock_id, daemon in self._daemons.items():
             daemon.set_shared_port(self.host, self.port, sock_id)

@@ -83,3 +83,24 @@ def test_errors_are_reported_not_raised(pool: MockPool, tmp_path: Path) -> None:
     assert pool.schedd.queue.all_jobs() == []
     status, _ = cedar("q", "--addr", "127.0.0.1:1", "--timeout", "2")
     assert status == 3  # cannot reach the daemon
+
+
+def test_pool_on_a_port_in_use_says_so() -> None:
+    """`cedar pool --port N` where something already listens: one line naming the address and
+    the reason, exit 1 — not an 'internal error' about a task group."""
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = subprocess.run(
+            [sys.executable, "-m", "cedar.cli.main", "pool", "--port", str(port)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            stdin=subprocess.DEVNULL,
+        )
+    assert result.returncode == 1, result.stderr
+    assert "internal error" not in result.stderr
+    assert f"cannot listen on 127.0.0.1:{port}: Address already in use" in result.stderr
