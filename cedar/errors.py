@@ -132,3 +132,8 @@ __all__ = [
     "ResultLimitExceeded",
     "SecurityError",
 ]
+
+
+class FrozenRecordError(AttributeError):
+    """Assigning to a field of a frozen :class:`cedar.record.Record` (an ``AttributeError``, as
+    ``dataclasses.FrozenInstanceError`` is: a programming error, not a :class:`CedarError`)."""

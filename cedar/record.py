@@ -17,11 +17,9 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from cedar.errors import FrozenRecordError
+
 __all__ = ["FrozenRecordError", "Record"]
-
-
-class FrozenRecordError(AttributeError):
-    """Assigning to a field of a frozen record (as ``dataclasses.FrozenInstanceError``)."""
 
 
 class _DataclassFields:

@@ -30,12 +30,17 @@ CREDENTIAL_MODULES = (
 
 
 def _run(argv: list[str], env: dict[str, str] | None = None) -> tuple[int, str, set[str]]:
+    # What the interpreter loaded before the program (a system Python's site packages may
+    # load pathlib, fnmatch, ... at start-up, as the one the as-testuser run uses does) is not
+    # the program's: only modules that appear after the first line count.
     code = (
-        "import json, sys\n"
+        "import sys\n"
+        "before = set(sys.modules)\n"
+        "import json\n"
         "from cedar.cli.main import main\n"
         f"status = main({argv!r})\n"
         "sys.stdout.flush()\n"
-        "print('\\nMODULES ' + json.dumps([status, sorted(sys.modules)]))\n"
+        "print('\\nMODULES ' + json.dumps([status, sorted(set(sys.modules) - before)]))\n"
     )
     result = subprocess.run(
         [sys.executable, "-c", code],

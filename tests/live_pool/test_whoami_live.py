@@ -7,11 +7,11 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-CEDAR = str(Path(sys.executable).parent / "cedar")
+#: This interpreter's cedar (the run as testuser has no ``cedar`` script beside its Python).
+CEDAR = [sys.executable, "-m", "cedar.cli.main"]
 #: The lines both print, and must print alike.
 SHARED = ("Remote Mapping", "Authenticated using", "Encryption")
 
@@ -25,7 +25,7 @@ def fields(text: str) -> dict[str, str]:
 def compare(env: dict[str, str], condor_ping: list[str] | None = None) -> dict[str, str]:
     """Run both for the schedd at WRITE; the shared lines agree; cedar's fields returned."""
     ours = subprocess.run(
-        [CEDAR, "whoami", "--type", "schedd"], env=env, capture_output=True, text=True,
+        [*CEDAR, "whoami", "--type", "schedd"], env=env, capture_output=True, text=True,
         timeout=120, check=False,
     )  # fmt: skip
     assert ours.returncode == 0, ours.stderr
