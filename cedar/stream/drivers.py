@@ -497,18 +497,10 @@ class TrioChannel(Waits):
         """``function(limit)`` in a worker thread, so the loop runs on meanwhile; once ``limit``
         has passed it is left to finish alone (its own waits are bounded by ``limit``) and the
         call is a :class:`~cedar.errors.CedarTimeout`."""
-        import inspect
-
         import trio
 
-        run_sync: Any = trio.to_thread.run_sync
-        leave = (
-            {"abandon_on_cancel": True}
-            if "abandon_on_cancel" in inspect.signature(run_sync).parameters
-            else {"cancellable": True}
-        )
         with trio.move_on_after(limit):
-            return await run_sync(function, limit, **leave)
+            return await trio.to_thread.run_sync(function, limit, abandon_on_cancel=True)
         raise self.timed_out("waiting for")
 
     async def run(self, protocol: Protocol[T], on_emit: Callable[[Any], None] | None = None) -> T:
